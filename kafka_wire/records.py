@@ -183,3 +183,45 @@ def set_max_timestamp_log_append(buf: bytearray | memoryview, pos: int, size: in
     struct.pack_into(">h", buf, pos + 21, attributes)
     _INT64.pack_into(buf, pos + 35, now_ms)
     _UINT32.pack_into(buf, pos + 17, compute_crc(buf, pos, size))
+
+
+def pack_batch(
+    records: bytes | bytearray | memoryview,
+    *,
+    records_count: int,
+    base_offset: int = 0,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    attributes: int = 0,
+    last_offset_delta: int = 0,
+    base_timestamp: int = -1,
+    max_timestamp: int = -1,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+) -> bytes:
+    """Wrap an encoded (and already compressed) records blob in a v2 header with length and CRC.
+
+    An empty blob with records_count 0 is the empty batch Kafka's log cleaner keeps so that a
+    producer's last sequence survives compaction.
+    """
+    out = bytearray(BATCH_HEADER_SIZE + len(records))
+    _HEADER.pack_into(
+        out,
+        0,
+        base_offset,
+        BATCH_HEADER_SIZE - LOG_OVERHEAD + len(records),
+        partition_leader_epoch,
+        MAGIC_V2,
+        0,
+        attributes,
+        last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        records_count,
+    )
+    out[BATCH_HEADER_SIZE:] = records
+    _UINT32.pack_into(out, 17, compute_crc(out, 0, len(out)))
+    return bytes(out)

@@ -529,19 +529,25 @@ class StructType(FieldType):
                 if flexible:
                     tagged.append((f.tag, f.name, enc, f.default))
             else:
-                steps.append((f.name, enc))
+                steps.append((f.name, enc, f.default))
         tagged.sort(key=lambda t: t[0])
         write_uvarint = p.write_unsigned_varint
 
         def encode(w: Writer, obj) -> None:
-            get = obj.get if isinstance(obj, dict) else obj.__getattribute__
-            for name, enc in steps:
-                enc(w, get(name))
+            # Handlers may answer with plain dicts: a key left out takes the field's default.
+            if isinstance(obj, dict):
+                for name, enc, default in steps:
+                    enc(w, obj[name] if name in obj else default())
+            else:
+                for name, enc, _ in steps:
+                    enc(w, getattr(obj, name))
             if not flexible:
                 return
             present = []
             for tag, name, enc, default in tagged:
-                value = get(name)
+                value = obj.get(name, None) if isinstance(obj, dict) else getattr(obj, name)
+                if value is None and isinstance(obj, dict) and name not in obj:
+                    continue
                 if value != default():
                     sub = Writer()
                     enc(sub, value)

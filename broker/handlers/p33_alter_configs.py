@@ -1,0 +1,21 @@
+"""AlterConfigs (33): replace a topic's config overrides with the given set."""
+
+from __future__ import annotations
+
+from kafka_wire.messages import APIS_BY_NAME
+
+from ..topic_configs import apply_topic_configs
+
+API = APIS_BY_NAME["AlterConfigs"]
+
+
+async def handle(broker, ctx, request):
+    responses = []
+    for resource in request.resources:
+        configs = {c.name: c.value for c in resource.configs}
+        error, message = apply_topic_configs(broker, resource.resource_type, resource.resource_name,
+                                             configs, request.validate_only)
+        responses.append({"error_code": int(error), "error_message": message,
+                          "resource_type": resource.resource_type,
+                          "resource_name": resource.resource_name})
+    return {"throttle_time_ms": 0, "responses": responses}

@@ -1,0 +1,192 @@
+"""Embedded cluster metadata: topics, topic IDs, partition counts and topic configs, on disk.
+
+Single-node default: this broker is every partition's leader and sole in-sync replica. The state
+is one JSON document rewritten atomically (temp file, fsync, rename) on every change, beside
+`meta.properties` (cluster.id, node.id) in the first log directory, as Kafka keeps them there.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+METADATA_FILE = "kafka-wire-metadata.json"
+META_PROPERTIES = "meta.properties"
+
+MAX_TOPIC_NAME = 249
+_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+def validate_topic_name(name: str) -> str | None:
+    """Kafka's Topic.validate: None when legal, else the reason (INVALID_TOPIC_EXCEPTION)."""
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return "Topic name cannot be \".\" or \"..\""
+    if len(name) > MAX_TOPIC_NAME:
+        return f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters, topic name: {name}"
+    if not _LEGAL_TOPIC.match(name):
+        return (f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, "
+                "'.', '_' and '-'")
+    return None
+
+
+def random_cluster_id() -> str:
+    """Kafka's cluster ids: a random UUID as 22 chars of URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def random_topic_id() -> uuid.UUID:
+    # Kafka never hands out the zero UUID nor ids whose base64 form starts with '-'.
+    while True:
+        value = uuid.uuid4()
+        if not base64.urlsafe_b64encode(value.bytes).startswith(b"-"):
+            return value
+
+
+@dataclass
+class PartitionState:
+    """Who leads a partition and who is in sync; fixed on a single node."""
+
+    leader: int
+    leader_epoch: int
+    replicas: list[int]
+    isr: list[int]
+
+
+@dataclass
+class TopicMeta:
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    replication_factor: int
+    configs: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def internal(self) -> bool:
+        return self.name in INTERNAL_TOPICS
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "topic_id": str(self.topic_id),
+            "partitions": self.partitions,
+            "replication_factor": self.replication_factor,
+            "configs": self.configs,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> TopicMeta:
+        return cls(
+            name=data["name"],
+            topic_id=uuid.UUID(data["topic_id"]),
+            partitions=int(data["partitions"]),
+            replication_factor=int(data.get("replication_factor", 1)),
+            configs=dict(data.get("configs", {})),
+        )
+
+
+class EmbeddedMetadata:
+    """Topic metadata for a single-node cluster, persisted in the first log directory."""
+
+    def __init__(self, data_dir: str, node_id: int) -> None:
+        self.dir = Path(data_dir)
+        self.node_id = node_id
+        self.cluster_id = ""
+        self.topics: dict[str, TopicMeta] = {}
+        self._by_id: dict[uuid.UUID, TopicMeta] = {}
+        # Leader epochs only change in cluster mode; 0 is the epoch of a freshly created partition.
+        self.leader_epoch = 0
+
+    # -- persistence ------------------------------------------------------------------------
+
+    def load(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.cluster_id = self._load_meta_properties()
+        path = self.dir / METADATA_FILE
+        if path.exists():
+            data = json.loads(path.read_text())
+            for item in data.get("topics", []):
+                meta = TopicMeta.from_json(item)
+                self.topics[meta.name] = meta
+                self._by_id[meta.topic_id] = meta
+
+    def _load_meta_properties(self) -> str:
+        path = self.dir / META_PROPERTIES
+        props: dict[str, str] = {}
+        if path.exists():
+            for line in path.read_text().splitlines():
+                if "=" in line and not line.startswith("#"):
+                    k, v = line.split("=", 1)
+                    props[k.strip()] = v.strip()
+        stored_node = props.get("node.id")
+        if stored_node is not None and int(stored_node) != self.node_id:
+            raise RuntimeError(
+                f"The data directory {self.dir} belongs to node.id={stored_node}, not {self.node_id}"
+            )
+        cluster_id = props.get("cluster.id") or random_cluster_id()
+        if not path.exists():
+            _atomic_write(path, f"version=1\ncluster.id={cluster_id}\nnode.id={self.node_id}\n")
+        return cluster_id
+
+    def _save(self) -> None:
+        data = {"topics": [t.to_json() for t in self.topics.values()]}
+        _atomic_write(self.dir / METADATA_FILE, json.dumps(data, indent=1, sort_keys=True))
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def topic(self, name: str) -> TopicMeta | None:
+        return self.topics.get(name)
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> TopicMeta | None:
+        return self._by_id.get(topic_id)
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState | None:
+        meta = self.topics.get(topic)
+        if meta is None or not 0 <= partition < meta.partitions:
+            return None
+        return PartitionState(self.node_id, self.leader_epoch, [self.node_id], [self.node_id])
+
+    # -- changes -----------------------------------------------------------------------------
+
+    def create_topic(self, name: str, partitions: int, replication_factor: int,
+                     configs: dict[str, object]) -> TopicMeta:
+        meta = TopicMeta(name, random_topic_id(), partitions, replication_factor, dict(configs))
+        self.topics[name] = meta
+        self._by_id[meta.topic_id] = meta
+        self._save()
+        return meta
+
+    def delete_topic(self, name: str) -> TopicMeta:
+        meta = self.topics.pop(name)
+        self._by_id.pop(meta.topic_id, None)
+        self._save()
+        return meta
+
+    def set_partition_count(self, name: str, count: int) -> None:
+        self.topics[name].partitions = count
+        self._save()
+
+    def set_topic_configs(self, name: str, configs: dict[str, object]) -> None:
+        self.topics[name].configs = dict(configs)
+        self._save()
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

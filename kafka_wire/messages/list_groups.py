@@ -1,0 +1,22 @@
+"""ListGroups (key 16): the groups a broker coordinates.
+
+Versions 0-4: v3 is flexible, v4 filters by group state (KIP-518).
+"""
+
+from ..schema import INT16, INT32, STRING, Api, Array, Field
+
+API = Api(
+    16, "ListGroups", versions="0-4", flexible="3+",
+    request=[
+        Field("states_filter", Array(STRING), "4+"),
+    ],
+    response=[
+        Field("throttle_time_ms", INT32, "1+"),
+        Field("error_code", INT16),
+        Field("groups", Array("ListedGroup", [
+            Field("group_id", STRING),
+            Field("protocol_type", STRING),
+            Field("group_state", STRING, "4+"),
+        ])),
+    ],
+)

