@@ -11,8 +11,11 @@ import asyncio
 import logging
 import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from kafka_wire.errors import ErrorCode
+from log.errors import OffsetOutOfRange
 from log.log_manager import LogManager
 
 from .config import BrokerConfig
@@ -85,6 +88,25 @@ class ProducerIdManager:
         return pid
 
 
+@dataclass
+class AppendResult:
+    base_offset: int
+    log_append_time_ms: int
+    log_start_offset: int
+
+
+@dataclass
+class PartitionRead:
+    """One partition's answer to a fetch."""
+
+    error: ErrorCode
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+    records: object = None
+    aborted_transactions: list = field(default_factory=list)
+
+
 class Broker:
     """The single-node broker's shared state."""
 
@@ -98,6 +120,8 @@ class Broker:
         self.producer_ids = ProducerIdManager(data_dir)
         self.started_at = time.time()
         self.server = None
+        # The transaction coordinator (issue: exactly-once); None until this broker has one.
+        self.transactions = None
         self._background: list[asyncio.Task] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -180,3 +204,96 @@ class Broker:
         if meta is None or not 0 <= partition < meta.partitions:
             return None
         return self.logs.get(topic, partition)
+
+    # -- the data path -----------------------------------------------------------------------
+
+    def leader_epoch_error(self, topic: str, partition: int, requested: int) -> ErrorCode:
+        """Kafka's check of a client's current_leader_epoch against the partition's."""
+        if requested is None or requested < 0:
+            return ErrorCode.NONE
+        state = self.metadata.partition_state(topic, partition)
+        if requested > state.leader_epoch:
+            return ErrorCode.UNKNOWN_LEADER_EPOCH
+        if requested < state.leader_epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH
+        return ErrorCode.NONE
+
+    def append_records(self, topic: str, partition: int, records, *, transactional_id=None) -> AppendResult:
+        """Append a client's batch as leader; on a single node the high watermark follows at once."""
+        plog = self.logs.get(topic, partition)
+        state = self.metadata.partition_state(topic, partition)
+        info = plog.append(records, leader_epoch=state.leader_epoch)
+        plog.high_watermark = plog.log_end_offset
+        self.waiters.notify(topic, partition)
+        return AppendResult(info.base_offset, info.log_append_time, plog.log_start_offset)
+
+    def read_partition(self, topic: str, partition: int, offset: int, *, max_bytes: int, min_one: bool,
+                       read_committed: bool, current_leader_epoch: int = -1) -> PartitionRead:
+        plog = self.partition_log(topic, partition)
+        if plog is None:
+            return PartitionRead(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch)
+        high_watermark = plog.high_watermark
+        last_stable = plog.last_stable_offset if hasattr(plog, "last_stable_offset") else high_watermark
+        if epoch_error != ErrorCode.NONE:
+            return PartitionRead(epoch_error, high_watermark, last_stable, plog.log_start_offset)
+        max_offset = last_stable if read_committed else high_watermark
+        try:
+            records = plog.read_slice(offset, max_bytes, max_offset=max_offset, min_one_batch=min_one)
+        except OffsetOutOfRange:
+            return PartitionRead(ErrorCode.OFFSET_OUT_OF_RANGE, high_watermark, last_stable,
+                                 plog.log_start_offset)
+        return PartitionRead(ErrorCode.NONE, high_watermark, last_stable, plog.log_start_offset, records)
+
+    def list_offset(self, topic: str, partition: int, timestamp: int, *, read_committed: bool,
+                    current_leader_epoch: int = -1) -> tuple[ErrorCode, int, int, int]:
+        """(error, offset, timestamp, leader epoch) for ListOffsets; -1s when nothing matches."""
+        plog = self.partition_log(topic, partition)
+        if plog is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1
+        epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch)
+        if epoch_error != ErrorCode.NONE:
+            return epoch_error, -1, -1, -1
+        fetchable = plog.last_stable_offset if read_committed else plog.high_watermark
+        if timestamp == -2:  # EARLIEST_TIMESTAMP
+            offset, ts = plog.log_start_offset, -1
+        elif timestamp == -1:  # LATEST_TIMESTAMP
+            offset, ts = fetchable, -1
+        elif timestamp == -3:  # MAX_TIMESTAMP
+            found = plog.max_timestamp_offset()
+            if found is None:
+                return ErrorCode.NONE, -1, -1, -1
+            offset, ts = found
+        elif timestamp < 0:
+            return ErrorCode.UNSUPPORTED_VERSION, -1, -1, -1
+        else:
+            found = plog.fetch_offset_by_timestamp(timestamp)
+            if found is None or found[0] >= fetchable:
+                return ErrorCode.NONE, -1, -1, -1
+            offset, ts = found
+        epoch = plog.epoch_for_offset(offset) if offset < plog.log_end_offset else plog.latest_epoch()
+        return ErrorCode.NONE, offset, ts, -1 if epoch is None else epoch
+
+    def delete_records(self, topic: str, partition: int, offset: int) -> tuple[ErrorCode, int]:
+        """DeleteRecords: (error, new low watermark)."""
+        plog = self.partition_log(topic, partition)
+        if plog is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
+        if offset == -1:
+            offset = plog.high_watermark
+        if offset < 0 or offset > plog.high_watermark:
+            return ErrorCode.OFFSET_OUT_OF_RANGE, -1
+        if offset > plog.log_start_offset:
+            plog.delete_records_before(offset)
+        return ErrorCode.NONE, plog.log_start_offset
+
+    def end_offset_for_epoch(self, topic: str, partition: int, epoch: int, *,
+                             current_leader_epoch: int = -1) -> tuple[ErrorCode, int, int]:
+        plog = self.partition_log(topic, partition)
+        if plog is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
+        epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch)
+        if epoch_error != ErrorCode.NONE:
+            return epoch_error, -1, -1
+        found_epoch, end_offset = plog.end_offset_for_epoch(epoch)
+        return ErrorCode.NONE, found_epoch, end_offset

@@ -70,7 +70,9 @@ def compress(codec: int, data, level: int | None = None) -> bytes:
         # wbits 31 = gzip container, as GZIPOutputStream writes; mtime 0 keeps output reproducible.
         level = DEFAULT_LEVEL[CompressionType.GZIP] if level is None else level
         compressor = zlib.compressobj(level, zlib.DEFLATED, 31)
-        return compressor.compress(data) + compressor.flush()
+        out = bytearray(compressor.compress(data) + compressor.flush())
+        out[9] = 0xFF  # header OS byte "unknown", as java.util.zip writes it (zlib says 3, Unix)
+        return bytes(out)
     if codec == CompressionType.SNAPPY:
         return _xerial_compress(data)
     if codec == CompressionType.LZ4:
@@ -84,7 +86,11 @@ def compress(codec: int, data, level: int | None = None) -> bytes:
         )
     if codec == CompressionType.ZSTD:
         level = DEFAULT_LEVEL[CompressionType.ZSTD] if level is None else level
-        return zstandard.ZstdCompressor(level=level).compress(data)
+        # Framed as the Java client's streaming ZstdOutputStream frames it: no content size, the
+        # data flushed as blocks, then an empty last block.
+        compressor = zstandard.ZstdCompressor(level=level, write_content_size=False).compressobj()
+        out = compressor.compress(data) + compressor.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+        return out + compressor.flush()
     raise UnknownCompressionCodec(f"unknown compression codec {codec}")
 
 

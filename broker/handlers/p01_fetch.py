@@ -1,0 +1,72 @@
+"""Fetch (1): log bytes from each partition, long-polling until min_bytes or max_wait_ms.
+
+Fetch sessions (KIP-227) are declined: the response's session_id is 0, so clients send full
+fetch requests, which the KIP allows. The first partition with data returns at least one whole
+batch even when it exceeds the byte limits (KIP-74); later partitions share what is left of
+max_bytes.
+"""
+
+from __future__ import annotations
+
+import time
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+API = APIS_BY_NAME["Fetch"]
+
+READ_COMMITTED = 1
+
+
+def _read_all(broker, request, version: int):
+    isolation = request.isolation_level if version >= 4 else 0
+    remaining = request.max_bytes
+    min_one = True
+    total = 0
+    has_error = False
+    responses = []
+    for topic in request.topics:
+        partitions = []
+        for p in topic.partitions:
+            read = broker.read_partition(
+                topic.topic, p.partition, p.fetch_offset,
+                max_bytes=max(0, min(p.partition_max_bytes, remaining)),
+                min_one=min_one, read_committed=isolation == READ_COMMITTED,
+                current_leader_epoch=p.current_leader_epoch)
+            size = len(read.records) if read.records is not None else 0
+            if size:
+                min_one = False
+                remaining -= size
+                total += size
+            if read.error != ErrorCode.NONE:
+                has_error = True
+            partitions.append({
+                "partition_index": p.partition,
+                "error_code": int(read.error),
+                "high_watermark": read.high_watermark,
+                "last_stable_offset": read.last_stable_offset,
+                "log_start_offset": read.log_start_offset,
+                "aborted_transactions": read.aborted_transactions if isolation == READ_COMMITTED else None,
+                "preferred_read_replica": -1,
+                "records": read.records if read.records is not None else b"",
+            })
+        responses.append({"topic": topic.topic, "partitions": partitions})
+    return responses, total, has_error
+
+
+async def handle(broker, ctx, request):
+    version = ctx.api_version
+    if version >= 7 and request.session_id != 0:
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.FETCH_SESSION_ID_NOT_FOUND),
+                "session_id": 0, "responses": []}
+    deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
+    watched = [(t.topic, p.partition) for t in request.topics for p in t.partitions]
+    while True:
+        responses, total, has_error = _read_all(broker, request, version)
+        if total >= request.min_bytes or has_error or not watched:
+            break
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        await broker.waiters.wait(watched, remaining)
+    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}

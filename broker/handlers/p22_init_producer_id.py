@@ -1,0 +1,25 @@
+"""InitProducerId (22): a fresh producer id for an idempotent producer.
+
+Transactional producers (a non-null transactional_id) are served by the transaction coordinator;
+until this broker has one, they get COORDINATOR_NOT_AVAILABLE, which clients retry.
+"""
+
+from __future__ import annotations
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+API = APIS_BY_NAME["InitProducerId"]
+
+
+async def handle(broker, ctx, request):
+    if request.transactional_id is not None:
+        coordinator = getattr(broker, "transactions", None)
+        if coordinator is None:
+            return {"throttle_time_ms": 0, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE),
+                    "producer_id": -1, "producer_epoch": -1}
+        return await coordinator.init_producer_id(request)
+    # Kafka gives an idempotent producer a new id at epoch 0 every time, even when it asks to
+    # bump the epoch of the id it had (KIP-360): the old id's state simply expires.
+    return {"throttle_time_ms": 0, "error_code": 0, "producer_id": broker.producer_ids.next(),
+            "producer_epoch": 0}

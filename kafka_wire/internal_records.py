@@ -1,0 +1,220 @@
+"""Keys and values of the records in Kafka's internal topics __consumer_offsets and __transaction_state.
+
+Every key and every value is an int16 version followed by a body in that version's schema, written
+as Kafka writes them, so that the records (and tools reading them, such as the console consumer's
+offsets formatter) look the same as Apache Kafka's:
+
+    __consumer_offsets   key version 0/1: OffsetCommitKey (group, topic, partition)
+                         key version 2:   GroupMetadataKey (group)
+                         values:          OffsetCommitValue v0-4, GroupMetadataValue v0-4
+    __transaction_state  key version 0:   TransactionLogKey (transactional id)
+                         values:          TransactionLogValue v0-1
+
+A null value (tombstone) deletes the key; the decoders pass None through.
+"""
+
+from __future__ import annotations
+
+from . import primitives as p
+from .primitives import DecodeError
+from .schema import (
+    BYTES,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    STRING,
+    Array,
+    Field,
+    Message,
+    Struct,
+    parse_versions,
+)
+
+NEVER_FLEXIBLE = parse_versions(None)
+
+# -- __consumer_offsets keys ------------------------------------------------------------------------
+
+# Kafka writes offset commit keys at version 1; version 0 (written by very old brokers) has the
+# same body. The key version is what tells an offset commit from a group metadata record.
+OFFSET_COMMIT_KEY_VERSION = 1
+GROUP_METADATA_KEY_VERSION = 2
+
+OFFSET_COMMIT_KEY = Message(
+    "OffsetCommitKey",
+    [
+        Field("group", STRING),
+        Field("topic", STRING),
+        Field("partition", INT32),
+    ],
+    flexible=NEVER_FLEXIBLE,
+)
+
+GROUP_METADATA_KEY = Message("GroupMetadataKey", [Field("group", STRING)], flexible=NEVER_FLEXIBLE)
+
+OffsetCommitKey = OFFSET_COMMIT_KEY.cls
+GroupMetadataKey = GROUP_METADATA_KEY.cls
+
+# -- __consumer_offsets values ----------------------------------------------------------------------
+
+OFFSET_COMMIT_VALUE = Message(
+    "OffsetCommitValue",
+    [
+        Field("offset", INT64),
+        Field("leader_epoch", INT32, "3+", default=-1),
+        Field("metadata", STRING),
+        Field("commit_timestamp", INT64),
+        Field("expire_timestamp", INT64, "1", default=-1),
+    ],
+    flexible=parse_versions("4+"),
+)
+OFFSET_COMMIT_VALUE_VERSIONS = (0, 4)
+
+GROUP_METADATA_VALUE = Message(
+    "GroupMetadataValue",
+    [
+        Field("protocol_type", STRING),
+        Field("generation", INT32),
+        Field("protocol", STRING, nullable="0+"),
+        Field("leader", STRING, nullable="0+"),
+        Field("current_state_timestamp", INT64, "2+", default=-1),
+        Field("members", Array("MemberMetadata", [
+            Field("member_id", STRING),
+            Field("group_instance_id", STRING, "3+", nullable="3+", default=None),
+            Field("client_id", STRING),
+            Field("client_host", STRING),
+            Field("rebalance_timeout", INT32, "1+"),
+            Field("session_timeout", INT32),
+            Field("subscription", BYTES),
+            Field("assignment", BYTES),
+        ])),
+    ],
+    flexible=parse_versions("4+"),
+)
+GROUP_METADATA_VALUE_VERSIONS = (0, 4)
+# Kafka 2.3+ writes v3, the highest non-flexible version, until a tagged field is added (KIP-915).
+GROUP_METADATA_VALUE_VERSION = 3
+
+OffsetCommitValue = OFFSET_COMMIT_VALUE.cls
+GroupMetadataValue = GROUP_METADATA_VALUE.cls
+MemberMetadata = GroupMetadataValue.MemberMetadata
+
+# -- __transaction_state ----------------------------------------------------------------------------
+
+TRANSACTION_LOG_KEY_VERSION = 0
+
+TRANSACTION_LOG_KEY = Message(
+    "TransactionLogKey", [Field("transactional_id", STRING)], flexible=NEVER_FLEXIBLE
+)
+
+TRANSACTION_LOG_VALUE = Message(
+    "TransactionLogValue",
+    [
+        Field("producer_id", INT64),
+        Field("previous_producer_id", INT64, "1+", tag=0, default=-1),
+        Field("next_producer_id", INT64, "1+", tag=1, default=-1),
+        Field("producer_epoch", INT16),
+        Field("transaction_timeout_ms", INT32),
+        Field("transaction_status", INT8),
+        # Null when the transaction is Empty.
+        Field("transaction_partitions", Array("PartitionsSchema", [
+            Field("topic", STRING),
+            Field("partition_ids", Array(INT32)),
+        ]), nullable="0+"),
+        Field("transaction_last_update_timestamp_ms", INT64),
+        Field("transaction_start_timestamp_ms", INT64),
+        Field("client_transaction_version", INT16, "1+", tag=2),
+    ],
+    flexible=parse_versions("1+"),
+)
+TRANSACTION_LOG_VALUE_VERSIONS = (0, 1)
+# Kafka writes v0 unless transaction.version >= 1 is enabled, which brings the flexible v1.
+TRANSACTION_LOG_VALUE_VERSION = 0
+
+TransactionLogKey = TRANSACTION_LOG_KEY.cls
+TransactionLogValue = TRANSACTION_LOG_VALUE.cls
+PartitionsSchema = TransactionLogValue.PartitionsSchema
+
+
+# -- version-prefixed encoding ----------------------------------------------------------------------
+
+
+def _encode_prefixed(message: Message, obj, version: int) -> bytes:
+    w = message.encode(obj, version)
+    return p.INT16.pack(version) + w.to_bytes()
+
+
+def _read_version(data, what: str, versions: tuple[int, int]) -> int:
+    version, _ = p.read_int16(data, 0)
+    if not versions[0] <= version <= versions[1]:
+        raise DecodeError(f"unknown {what} version {version}")
+    return version
+
+
+def _decode_prefixed(message: Message, data, versions: tuple[int, int]):
+    if data is None:
+        return None
+    version = _read_version(data, message.name, versions)
+    # Like Kafka's readers, ignore bytes after the body: a newer writer may have added some.
+    return message.decode(data, version, 2, exact=False)
+
+
+def encode_offset_commit_key(group: str, topic: str, partition: int) -> bytes:
+    return _encode_prefixed(
+        OFFSET_COMMIT_KEY,
+        OffsetCommitKey(group=group, topic=topic, partition=partition),
+        OFFSET_COMMIT_KEY_VERSION,
+    )
+
+
+def encode_group_metadata_key(group: str) -> bytes:
+    return _encode_prefixed(GROUP_METADATA_KEY, GroupMetadataKey(group=group), GROUP_METADATA_KEY_VERSION)
+
+
+def decode_internal_key(data) -> Struct:
+    """Decode a __consumer_offsets key: an OffsetCommitKey (versions 0, 1) or a GroupMetadataKey (2).
+
+    Other versions (KIP-848 consumer group records, share groups, ...) raise DecodeError.
+    """
+    version = _read_version(data, "__consumer_offsets key", (0, GROUP_METADATA_KEY_VERSION))
+    message = GROUP_METADATA_KEY if version == GROUP_METADATA_KEY_VERSION else OFFSET_COMMIT_KEY
+    return message.decode(data, 0, 2)
+
+
+def encode_offset_commit_value(value, version: int | None = None) -> bytes:
+    """Encode at the version Kafka 2.1+ picks: v1 when the commit carries an expire timestamp
+    (OffsetCommit v2-4 with a retention time), otherwise v3."""
+    if version is None:
+        version = 1 if value.expire_timestamp != -1 else 3
+    return _encode_prefixed(OFFSET_COMMIT_VALUE, value, version)
+
+
+def decode_offset_commit_value(data):
+    return _decode_prefixed(OFFSET_COMMIT_VALUE, data, OFFSET_COMMIT_VALUE_VERSIONS)
+
+
+def encode_group_metadata_value(value, version: int = GROUP_METADATA_VALUE_VERSION) -> bytes:
+    return _encode_prefixed(GROUP_METADATA_VALUE, value, version)
+
+
+def decode_group_metadata_value(data):
+    return _decode_prefixed(GROUP_METADATA_VALUE, data, GROUP_METADATA_VALUE_VERSIONS)
+
+
+def encode_transaction_log_key(transactional_id: str) -> bytes:
+    return _encode_prefixed(
+        TRANSACTION_LOG_KEY, TransactionLogKey(transactional_id=transactional_id), TRANSACTION_LOG_KEY_VERSION
+    )
+
+
+def decode_transaction_log_key(data):
+    _read_version(data, "TransactionLogKey", (TRANSACTION_LOG_KEY_VERSION, TRANSACTION_LOG_KEY_VERSION))
+    return TRANSACTION_LOG_KEY.decode(data, 0, 2)
+
+
+def encode_transaction_log_value(value, version: int = TRANSACTION_LOG_VALUE_VERSION) -> bytes:
+    return _encode_prefixed(TRANSACTION_LOG_VALUE, value, version)
+
+
+def decode_transaction_log_value(data):
+    return _decode_prefixed(TRANSACTION_LOG_VALUE, data, TRANSACTION_LOG_VALUE_VERSIONS)

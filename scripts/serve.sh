@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Sets up kafka-wire (.venv) and runs a single-node broker on 127.0.0.1:9092 with its data under
+# ./data (override with KAFKA_WIRE_DATA). Extra arguments go to `kafka-wire serve`, e.g.
+# `scripts/serve.sh --set num.partitions=3`.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/setup.sh
+data="${KAFKA_WIRE_DATA:-$PWD/data}"
+echo "kafka-wire: data directory $data"
+exec .venv/bin/kafka-wire serve \
+    --set listeners=PLAINTEXT://127.0.0.1:9092 \
+    --set "log.dirs=$data" \
+    "$@"
