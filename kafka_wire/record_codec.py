@@ -151,6 +151,8 @@ def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
 
 
 def _parse_records(data: bytes, count: int) -> list[Record]:
+    # Compaction and coordinator replay decode every record, so the single-byte varint (the common
+    # case for everything but timestamps and long values) is read inline rather than by a call.
     end = len(data)
     if count < 0 or count * _MIN_RECORD_SIZE > end:
         raise InvalidRecord(f"record count {count} does not fit in {end} bytes of records")
@@ -160,28 +162,50 @@ def _parse_records(data: bytes, count: int) -> list[Record]:
     pos = 0
     try:
         for _ in range(count):
-            length, pos = read_varint(data, pos)
+            byte = data[pos]
+            if byte < 0x80:
+                length = (byte >> 1) ^ -(byte & 1)
+                pos += 1
+            else:
+                length, pos = read_varint(data, pos)
             record_end = pos + length
             if length < _MIN_RECORD_SIZE - 1 or record_end > end:
                 raise InvalidRecord(f"invalid record size {length}")
             attributes = data[pos]
             timestamp_delta, pos = read_varint(data, pos + 1)
-            offset_delta, pos = read_varint(data, pos)
-            size, pos = read_varint(data, pos)
+            byte = data[pos]
+            if byte < 0x80:
+                offset_delta = (byte >> 1) ^ -(byte & 1)
+                pos += 1
+            else:
+                offset_delta, pos = read_varint(data, pos)
+            byte = data[pos]
+            if byte < 0x80:
+                size = (byte >> 1) ^ -(byte & 1)
+                pos += 1
+            else:
+                size, pos = read_varint(data, pos)
             if size < 0:
                 key = None
             else:
                 key = data[pos : pos + size]
                 pos += size
-            size, pos = read_varint(data, pos)
+            byte = data[pos]
+            if byte < 0x80:
+                size = (byte >> 1) ^ -(byte & 1)
+                pos += 1
+            else:
+                size, pos = read_varint(data, pos)
             if size < 0:
                 value = None
             else:
                 value = data[pos : pos + size]
                 pos += size
-            header_count, pos = read_varint(data, pos)
             headers = []
-            if header_count:
+            if data[pos] == 0:
+                pos += 1
+            else:
+                header_count, pos = read_varint(data, pos)
                 if header_count < 0 or header_count * 2 > record_end - pos:
                     raise InvalidRecord(f"invalid number of record headers {header_count}")
                 for _ in range(header_count):

@@ -325,6 +325,10 @@ class LogSegment:
         self.file = SegmentFile(self.log_path, os.open(self.log_path, flags, 0o644))
         self._released = False
         self.size = os.fstat(self.file.fd).st_size
+        index_files_exist = all(
+            os.path.exists(os.path.join(directory, segment_file_name(base_offset, suffix)))
+            for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+        )
         self.offset_index = OffsetIndex(
             os.path.join(directory, segment_file_name(base_offset, INDEX_SUFFIX)), base_offset, max_index_bytes
         )
@@ -341,7 +345,10 @@ class LogSegment:
             self.time_index.reset()
             self.indexes_valid = True
         else:
-            self.indexes_valid = self.offset_index.load(self.size) and self.time_index.load()
+            # A missing index file means it must be rebuilt (an empty one is fine for a small segment).
+            self.indexes_valid = (
+                (index_files_exist or self.size == 0) and self.offset_index.load(self.size) and self.time_index.load()
+            )
 
     # -- reading headers --------------------------------------------------------------------------
 

@@ -74,6 +74,19 @@ def populated(message: schema.Message, version: int, nulls: bool = False):
     return _populate(message.struct, version, message.is_flexible(version), itertools.count(1), nulls)
 
 
+def _defaults_with_one_of_each(struct: StructType, version: int, flexible: bool):
+    """Every field at its default, except that each array of structs holds one such instance."""
+    obj = struct.cls()
+    for field in struct.fields:
+        if not field.versions[0] <= version <= field.versions[1] or field.tag is not None:
+            continue
+        if isinstance(field.type, Array) and isinstance(field.type.item, StructType):
+            setattr(obj, field.name, [_defaults_with_one_of_each(field.type.item, version, flexible)])
+        elif isinstance(field.type, StructType):
+            setattr(obj, field.name, _defaults_with_one_of_each(field.type, version, flexible))
+    return obj
+
+
 def _has_nullable(struct: StructType, version: int) -> bool:
     for field in struct.fields:
         if not field.versions[0] <= version <= field.versions[1]:
@@ -133,6 +146,8 @@ def test_defaults_encode_and_round_trip(api, version, side):
     # nullable at some version would only fail once a handler leaves it unset).
     message = getattr(api, side)
     _assert_round_trip(message, message(), version)
+    obj = _defaults_with_one_of_each(message.struct, version, api.is_flexible(version))
+    _assert_round_trip(message, obj, version)
 
 
 @pytest.mark.parametrize("api, version, side", [c for c in CASES if c.values[0].is_flexible(c.values[1])])
@@ -175,12 +190,24 @@ needs_kafka_python_json = pytest.mark.skipif(
     not KP, reason="needs kafka-python >= 3 (JSON-driven protocol classes); pyproject pins 3.0.12")
 
 
-def _to_kafka_python(kp_cls, obj, version: int, flexible: bool, *, top: bool):
+def _kafka_python_default_differs(obj, field) -> bool:
+    """Fields whose kafka-python default is not Kafka's (the Java classes generated from the specs):
+    records default to null in Kafka (javap on kafka-clients 3.9.0: `records = null`), to empty
+    in kafka-python; ListOffsets' replica_id defaults to 0 in Kafka, kafka-python patches it to -1."""
+    return field.type is schema.RECORDS or (type(obj).__name__, field.name) == ("ListOffsetsRequest", "replica_id")
+
+
+def _to_kafka_python(kp_cls, obj, version: int, flexible: bool, *, top: bool, structs_only: bool = False):
+    """kafka-python's object for ours; with structs_only, scalar fields are left to kafka-python's
+    own defaults (so comparing the bytes compares the defaults)."""
     kwargs = {}
     for field in obj._fields:
         if not field.versions[0] <= version <= field.versions[1]:
             continue
         value = getattr(obj, field.name)
+        inner = field.type.item if isinstance(field.type, Array) else field.type
+        if structs_only and not isinstance(inner, StructType) and not _kafka_python_default_differs(obj, field):
+            continue
         if field.tag is not None and (not flexible or value == field.default()):
             continue
         kp_name = field.name
@@ -192,23 +219,24 @@ def _to_kafka_python(kp_cls, obj, version: int, flexible: bool, *, top: bool):
         if getattr(getattr(kp_field, "_type", None), "__name__", "") == "BitField":
             # kafka-python holds a 32-bit authorized-operations bitfield as a set of bit positions.
             value = {bit for bit in range(32) if (value & 0xFFFFFFFF) >> bit & 1}
-        inner = field.type.item if isinstance(field.type, Array) else field.type
         if isinstance(inner, StructType) and value is not None:
             sub = kp_field.data_class
             if isinstance(field.type, Array):
-                value = [_to_kafka_python(sub, v, version, flexible, top=False) for v in value]
+                value = [_to_kafka_python(sub, v, version, flexible, top=False, structs_only=structs_only)
+                         for v in value]
             else:
-                value = _to_kafka_python(sub, value, version, flexible, top=False)
+                value = _to_kafka_python(sub, value, version, flexible, top=False, structs_only=structs_only)
         elif isinstance(value, memoryview):
             value = bytes(value)
         kwargs[kp_name] = value
     return kp_cls(version=version, **kwargs) if top else kp_cls(**kwargs)
 
 
-def kafka_python_encode(api, side: str, obj, version: int) -> bytes:
+def kafka_python_encode(api, side: str, obj, version: int, *, structs_only: bool = False) -> bytes:
     kp_cls = KP[(api.key, side)]
     flexible = api.is_flexible(version)
-    return bytes(_to_kafka_python(kp_cls, obj, version, flexible, top=True).encode(version=version))
+    kp_obj = _to_kafka_python(kp_cls, obj, version, flexible, top=True, structs_only=structs_only)
+    return bytes(kp_obj.encode(version=version))
 
 
 KP_CASES = [
@@ -225,6 +253,9 @@ def test_same_bytes_as_kafka_python(api, version, side):
     message = getattr(api, side)
     for obj in (populated(message, version), populated(message, version, nulls=True), message()):
         assert message.encode_bytes(obj, version) == kafka_python_encode(api, side, obj, version)
+    # Defaults: kafka-python fills in its own (from Kafka's specs) for every scalar field.
+    obj = _defaults_with_one_of_each(message.struct, version, api.is_flexible(version))
+    assert message.encode_bytes(obj, version) == kafka_python_encode(api, side, obj, version, structs_only=True)
 
 
 @needs_kafka_python_json
