@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kafka_wire.errors import ErrorCode
+from kafka_wire.record_codec import InvalidRecord
 from kafka_wire.records import CorruptBatch, InvalidRecordBatch, UnsupportedMagic
 
 
@@ -11,7 +12,7 @@ def error_code_of(exc: BaseException) -> ErrorCode | None:
     name = getattr(exc, "error_name", None)
     if name is not None:
         return ErrorCode[name]
-    if isinstance(exc, UnsupportedMagic):
+    if isinstance(exc, (UnsupportedMagic, InvalidRecord)):
         return ErrorCode.INVALID_RECORD
     if isinstance(exc, (CorruptBatch, InvalidRecordBatch)):
         return ErrorCode.CORRUPT_MESSAGE

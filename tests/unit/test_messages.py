@@ -74,16 +74,16 @@ def populated(message: schema.Message, version: int, nulls: bool = False):
     return _populate(message.struct, version, message.is_flexible(version), itertools.count(1), nulls)
 
 
-def _defaults_with_one_of_each(struct: StructType, version: int, flexible: bool):
+def _defaults_with_one_of_each(struct: StructType, version: int):
     """Every field at its default, except that each array of structs holds one such instance."""
     obj = struct.cls()
     for field in struct.fields:
         if not field.versions[0] <= version <= field.versions[1] or field.tag is not None:
             continue
         if isinstance(field.type, Array) and isinstance(field.type.item, StructType):
-            setattr(obj, field.name, [_defaults_with_one_of_each(field.type.item, version, flexible)])
+            setattr(obj, field.name, [_defaults_with_one_of_each(field.type.item, version)])
         elif isinstance(field.type, StructType):
-            setattr(obj, field.name, _defaults_with_one_of_each(field.type, version, flexible))
+            setattr(obj, field.name, _defaults_with_one_of_each(field.type, version))
     return obj
 
 
@@ -146,7 +146,7 @@ def test_defaults_encode_and_round_trip(api, version, side):
     # nullable at some version would only fail once a handler leaves it unset).
     message = getattr(api, side)
     _assert_round_trip(message, message(), version)
-    obj = _defaults_with_one_of_each(message.struct, version, api.is_flexible(version))
+    obj = _defaults_with_one_of_each(message.struct, version)
     _assert_round_trip(message, obj, version)
 
 
@@ -254,7 +254,7 @@ def test_same_bytes_as_kafka_python(api, version, side):
     for obj in (populated(message, version), populated(message, version, nulls=True), message()):
         assert message.encode_bytes(obj, version) == kafka_python_encode(api, side, obj, version)
     # Defaults: kafka-python fills in its own (from Kafka's specs) for every scalar field.
-    obj = _defaults_with_one_of_each(message.struct, version, api.is_flexible(version))
+    obj = _defaults_with_one_of_each(message.struct, version)
     assert message.encode_bytes(obj, version) == kafka_python_encode(api, side, obj, version, structs_only=True)
 
 
