@@ -4,6 +4,7 @@ byte-exact vectors written by hand from Kafka's message specs, and kafka-python 
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import uuid
 
@@ -168,11 +169,11 @@ def test_unknown_tagged_fields_are_skipped(api, version, side):
 
 def _kafka_python_classes() -> dict[tuple[int, str], type]:
     try:
-        import kafka.protocol.admin  # noqa: F401
-        import kafka.protocol.consumer  # noqa: F401
-        import kafka.protocol.metadata  # noqa: F401
-        import kafka.protocol.producer  # noqa: F401
         from kafka.protocol.api_message import ApiMessage
+
+        # Importing the API modules defines their classes as subclasses of ApiMessage.
+        for package in ("admin", "consumer", "metadata", "producer"):
+            importlib.import_module(f"kafka.protocol.{package}")
     except ImportError:
         return {}
     found = {}
@@ -284,8 +285,6 @@ BATCH = b"\x00" * 8 + b"\x00\x00\x00\x05" + b"abcde"  # opaque to the message la
 def old_kafka_python_encode(module: str, name: str, version: int, *fields) -> bytes:
     """Encode with kafka-python's hand-written (pre-JSON) protocol classes: kafka.protocol.<module>
     in kafka-python 2, kafka.protocol.old.<module> in kafka-python 3."""
-    import importlib
-
     pytest.importorskip("kafka")
     for path in (f"kafka.protocol.old.{module}", f"kafka.protocol.{module}"):
         try:

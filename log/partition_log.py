@@ -1,0 +1,829 @@
+"""The log of one partition: a directory `<topic>-<partition>` of segments, with Kafka's offsets and recovery.
+
+Offsets, as Kafka names them:
+- log start offset: the first offset a consumer may read (raised by retention and DeleteRecords);
+- log end offset (LEO): the offset the next appended record gets;
+- high watermark: the end of what is replicated to the in-sync replicas. The broker sets it (on a
+  single node, to the LEO after each append); consumers read up to it. This class only keeps it
+  within [log start offset, LEO];
+- recovery point: everything below it was fsynced; after an unclean shutdown only segments from
+  the one containing it are re-scanned.
+
+Appends never decode records: each batch's header and CRC are checked, its base offset and
+leader epoch written into the header in place (the CRC does not cover them), and all batches
+go to the active segment with one write(2) call, so an acknowledged append is in the file (the
+page cache) before `append` returns and survives the process being killed. fsync follows
+`flush.messages` / `flush.ms` and happens on every segment roll.
+
+Not thread-safe: the broker calls it from its event loop. Everything here is synchronous and
+quick except recovery (on open) and fsyncs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import random
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from kafka_wire.record_codec import decode_records, iter_records_with_offsets
+from kafka_wire.records import (
+    NO_PRODUCER_ID,
+    BatchHeader,
+    InvalidRecordBatch,
+    read_batch_header,
+    set_base_offset,
+    set_max_timestamp_log_append,
+    set_partition_leader_epoch,
+    verify_crc,
+)
+from log.checkpoints import fsync_directory
+from log.config import LogConfig
+from log.errors import (
+    InvalidRecord,
+    KafkaStorageError,
+    OffsetOutOfRange,
+    RecordBatchTooLarge,
+    RecordTooLarge,
+    UnexpectedAppendOffset,
+)
+from log.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, LeaderEpochCache
+from log.producer_state import AppendOrigin, ProducerStateManager
+from log.segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    FileSlice,
+    LogSegment,
+)
+
+__all__ = [
+    "AppendInfo",
+    "AppendOrigin",
+    "OffsetAndTimestamp",
+    "PartitionLog",
+    "parse_partition_dir_name",
+    "EARLIEST_TIMESTAMP",
+    "LATEST_TIMESTAMP",
+    "MAX_TIMESTAMP",
+]
+
+logger = logging.getLogger(__name__)
+
+# ListOffsets' special timestamps.
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+
+NO_TIMESTAMP = -1
+# Files a crashed rename/delete/compaction can leave behind; none holds data we still need.
+_STRAY_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
+DELETE_DIR_SUFFIX = "-delete"
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def parse_partition_dir_name(name: str) -> tuple[str, int]:
+    """`<topic>-<partition>` -> (topic, partition). Topics may contain '-', so split at the last one."""
+    topic, sep, partition = name.rpartition("-")
+    if not sep or not topic or not partition.isdigit():
+        raise ValueError(f"{name!r} is not a <topic>-<partition> directory name")
+    return topic, int(partition)
+
+
+@dataclass(slots=True)
+class AppendInfo:
+    """What a Produce response needs from an append (Kafka's LogAppendInfo)."""
+
+    base_offset: int
+    last_offset: int
+    log_append_time: int  # -1 unless the topic uses LogAppendTime
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    log_start_offset: int
+    record_count: int
+    valid_bytes: int
+    # True when the batch was a retry of one already in the log: nothing was appended and the
+    # offsets are the original ones (Kafka answers such a retry with no error).
+    duplicate: bool = False
+
+
+class OffsetAndTimestamp(NamedTuple):
+    """A ListOffsets answer: the offset found and the timestamp of the record there."""
+
+    offset: int
+    timestamp: int
+
+
+class PartitionLog:
+    """One partition's segments, indexes, offsets, leader epochs and producer state."""
+
+    def __init__(
+        self,
+        directory: str,
+        config: LogConfig | Mapping[str, Any] | None = None,
+        *,
+        recovery_point: int = 0,
+        log_start_offset: int = 0,
+        high_watermark: int = 0,
+        clean_shutdown: bool = False,
+        clock_ms: Callable[[], int] = _wall_clock_ms,
+    ):
+        self.dir = os.path.abspath(directory)
+        self.topic, self.partition = parse_partition_dir_name(os.path.basename(self.dir))
+        self.config = LogConfig.of(config)
+        self._clock_ms = clock_ms
+        created = not os.path.isdir(self.dir)
+        os.makedirs(self.dir, exist_ok=True)
+        if created:
+            fsync_directory(os.path.dirname(self.dir))
+        self._segments: list[LogSegment] = []
+        self._bases: list[int] = []
+        self.leader_epoch_cache = LeaderEpochCache(self.dir)
+        self.producer_state = ProducerStateManager(self.dir)
+        self.log_end_offset = 0
+        self.log_start_offset = 0
+        self.recovery_point = 0
+        self._high_watermark = 0
+        self._last_flush_ms = clock_ms()
+        # Cached (offset, segment base, position) of the last max_offset a read was bounded by.
+        self._bound_position: tuple[int, int, int] | None = None
+        self._closed = False
+        self._load(recovery_point, log_start_offset, high_watermark, clean_shutdown)
+
+    # -- offsets ----------------------------------------------------------------------------------
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int) -> None:
+        self._high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Where read_committed consumers stop: the first open transaction's offset, or the HW."""
+        first_unstable = self.producer_state.first_unstable_offset()
+        if first_unstable is None:
+            return self._high_watermark
+        return max(self.log_start_offset, min(first_unstable, self._high_watermark))
+
+    def latest_epoch(self) -> int | None:
+        return self.leader_epoch_cache.latest_epoch
+
+    def epoch_for_offset(self, offset: int) -> int | None:
+        return self.leader_epoch_cache.epoch_for_offset(offset)
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) for OffsetForLeaderEpoch; (-1, -1) when the epoch is unknown."""
+        return self.leader_epoch_cache.end_offset_for(leader_epoch, self.log_end_offset)
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        return list(self._segments)
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[-1]
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(segment.size for segment in self._segments)
+
+    def update_config(self, config: LogConfig | Mapping[str, Any]) -> None:
+        """Apply changed topic configs (AlterConfigs); they take effect on the next append or roll."""
+        self.config = LogConfig.of(config)
+
+    # -- appending --------------------------------------------------------------------------------
+
+    def append(
+        self,
+        batches,
+        *,
+        leader_epoch: int,
+        assign_offsets: bool = True,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
+    ) -> AppendInfo:
+        """Validate, number and write whole batches; raise before anything is written if one is bad.
+
+        `batches` is a bytearray or memoryview (patched in place; other buffers are copied).
+        With assign_offsets (a leader), batches get offsets from the LEO and `leader_epoch` in
+        their header; without (a follower copying its leader, origin REPLICATION), the offsets
+        and epochs in the batches are kept and must continue the log.
+        Raises InvalidRecordBatch/CorruptBatch (CORRUPT_MESSAGE), InvalidRecord, RecordTooLarge,
+        RecordBatchTooLarge, OutOfOrderSequence, InvalidProducerEpoch, InvalidTxnState,
+        UnexpectedAppendOffset or KafkaStorageError.
+        """
+        if not assign_offsets:
+            origin = AppendOrigin.REPLICATION
+        buf = batches
+        if not isinstance(buf, bytearray) and not (isinstance(buf, memoryview) and not buf.readonly):
+            buf = bytearray(buf)
+        total = len(buf)
+        if total == 0:
+            raise InvalidRecordBatch("append with no record batches")
+
+        positions = self._validate_batches(buf, total, origin)
+        config = self.config
+        log_append_time = NO_TIMESTAMP
+        if assign_offsets:
+            next_offset = self.log_end_offset
+            if config.message_timestamp_type == "LogAppendTime" and origin is not AppendOrigin.REPLICATION:
+                log_append_time = self._clock_ms()
+            for pos, header in positions:
+                set_base_offset(buf, pos, next_offset)
+                set_partition_leader_epoch(buf, pos, leader_epoch)
+                if log_append_time != NO_TIMESTAMP:
+                    set_max_timestamp_log_append(buf, pos, header.size, log_append_time)
+                next_offset += header.last_offset_delta + 1
+            headers = [(pos, read_batch_header(buf, pos)) for pos, _ in positions]
+        else:
+            headers = positions
+            previous_last = self.log_end_offset - 1
+            for _, header in headers:
+                if header.base_offset <= previous_last or header.last_offset < header.base_offset:
+                    raise UnexpectedAppendOffset(
+                        f"{self.topic}-{self.partition}: batch offsets {header.base_offset}..{header.last_offset} "
+                        f"do not follow {previous_last} (log end offset {self.log_end_offset})"
+                    )
+                previous_last = header.last_offset
+
+        if total > config.segment_bytes:
+            raise RecordBatchTooLarge(
+                f"append of {total} bytes to {self.topic}-{self.partition} exceeds segment.bytes {config.segment_bytes}"
+            )
+
+        first_header, last_header = headers[0][1], headers[-1][1]
+        max_timestamp, offset_of_max_timestamp = NO_TIMESTAMP, first_header.base_offset
+        record_count = 0
+        for _, header in headers:
+            record_count += header.records_count
+            if header.max_timestamp > max_timestamp:
+                max_timestamp, offset_of_max_timestamp = header.max_timestamp, header.last_offset
+
+        producer_append = self.producer_state.begin_append(origin)
+        for _, header in headers:
+            if header.producer_id == NO_PRODUCER_ID:
+                continue
+            duplicate = producer_append.check_and_record(header)
+            if duplicate is not None:
+                return AppendInfo(
+                    base_offset=duplicate.first_offset,
+                    last_offset=duplicate.last_offset,
+                    log_append_time=duplicate.timestamp if log_append_time != NO_TIMESTAMP else NO_TIMESTAMP,
+                    max_timestamp=duplicate.timestamp,
+                    offset_of_max_timestamp=duplicate.last_offset,
+                    log_start_offset=self.log_start_offset,
+                    record_count=duplicate.last_offset - duplicate.first_offset + 1,
+                    valid_bytes=0,
+                    duplicate=True,
+                )
+
+        try:
+            segment = self._maybe_roll(total, max_timestamp, last_header.last_offset, first_header.base_offset)
+            segment.append(buf, headers)
+        except OSError as e:
+            raise KafkaStorageError(f"append to {self.topic}-{self.partition} failed: {e}") from e
+
+        self.log_end_offset = last_header.next_offset
+        producer_append.commit()
+        self.producer_state.map_end_offset = self.log_end_offset
+        if assign_offsets:
+            if leader_epoch >= 0:
+                self.leader_epoch_cache.assign(leader_epoch, first_header.base_offset)
+        else:
+            for _, header in headers:
+                if header.partition_leader_epoch >= 0:
+                    self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+        if self.log_end_offset - self.recovery_point >= config.flush_messages:
+            self.flush()
+        return AppendInfo(
+            base_offset=first_header.base_offset,
+            last_offset=last_header.last_offset,
+            log_append_time=log_append_time,
+            max_timestamp=max_timestamp,
+            offset_of_max_timestamp=offset_of_max_timestamp,
+            log_start_offset=self.log_start_offset,
+            record_count=record_count,
+            valid_bytes=total,
+        )
+
+    def _validate_batches(self, buf, total: int, origin: AppendOrigin) -> list[tuple[int, BatchHeader]]:
+        """Each batch's (position, header) after the checks Kafka makes before appending."""
+        positions = []
+        pos = 0
+        max_message_bytes = self.config.max_message_bytes
+        client = origin is AppendOrigin.CLIENT
+        while pos < total:
+            header = read_batch_header(buf, pos)
+            if header.size > total - pos:
+                raise InvalidRecordBatch("record batch is truncated")
+            if origin is not AppendOrigin.REPLICATION and header.size > max_message_bytes:
+                raise RecordTooLarge(
+                    f"record batch of {header.size} bytes exceeds max.message.bytes {max_message_bytes}"
+                )
+            verify_crc(buf, pos, header)
+            if client:
+                if header.base_offset != 0:
+                    raise InvalidRecord(f"the base offset of a produced batch must be 0, not {header.base_offset}")
+                if header.last_offset_delta < 0 or header.records_count <= 0 \
+                        or header.records_count != header.last_offset_delta + 1:
+                    raise InvalidRecord(
+                        f"batch offset range {header.last_offset_delta + 1} does not match its "
+                        f"record count {header.records_count}"
+                    )
+                if header.is_control:
+                    raise InvalidRecord("clients may not write control batches")
+                if header.producer_id != NO_PRODUCER_ID and header.base_sequence < 0:
+                    raise InvalidRecord(f"batch from producer {header.producer_id} has no sequence number")
+            positions.append((pos, header))
+            pos += header.size
+        return positions
+
+    def _maybe_roll(self, append_bytes: int, max_timestamp: int, last_offset: int, first_offset: int) -> LogSegment:
+        segment = self._segments[-1]
+        config = self.config
+        if segment.should_roll(append_bytes, max_timestamp, last_offset, self._clock_ms(),
+                               config.segment_bytes, config.segment_ms):
+            # A follower's batches may skip offsets; the new segment starts at the first of them.
+            return self.roll(max(first_offset, self.log_end_offset))
+        return segment
+
+    def roll(self, base_offset: int | None = None) -> LogSegment:
+        """Close the active segment to appends and start a new one at the LEO (or base_offset)."""
+        active = self._segments[-1]
+        base = self.log_end_offset if base_offset is None else max(base_offset, self.log_end_offset)
+        if active.size == 0 and active.base_offset == base:
+            return active
+        if active.size == 0:
+            # An empty active segment at a lower base (offsets were skipped): replace it.
+            self._segments.pop()
+            self._bases.pop()
+            active.delete()
+        else:
+            active.on_become_inactive()
+            # Kafka flushes a rolled segment (in the background); its indexes are final now.
+            self.flush(self.log_end_offset)
+            active.flush(indexes=True)
+            self.producer_state.map_end_offset = self.log_end_offset
+            self.producer_state.take_snapshot()
+        segment = self._new_segment(base)
+        fsync_directory(self.dir)
+        return segment
+
+    def _new_segment(self, base_offset: int) -> LogSegment:
+        config = self.config
+        jitter = random.randrange(config.segment_jitter_ms) if config.segment_jitter_ms > 0 else 0
+        segment = LogSegment(
+            self.dir,
+            base_offset,
+            index_interval_bytes=config.index_interval_bytes,
+            max_index_bytes=config.segment_index_bytes,
+            now_ms=self._clock_ms(),
+            create=True,
+            roll_jitter_ms=min(jitter, config.segment_ms - 1),
+        )
+        self._segments.append(segment)
+        self._bases.append(base_offset)
+        return segment
+
+    def _open_segment(self, base_offset: int) -> LogSegment:
+        config = self.config
+        return LogSegment(
+            self.dir,
+            base_offset,
+            index_interval_bytes=config.index_interval_bytes,
+            max_index_bytes=config.segment_index_bytes,
+            now_ms=self._clock_ms(),
+            create=False,
+        )
+
+    # -- flushing ---------------------------------------------------------------------------------
+
+    def flush(self, offset: int | None = None) -> None:
+        """fsync everything below `offset` (default: the LEO) and move the recovery point there."""
+        target = self.log_end_offset if offset is None else min(offset, self.log_end_offset)
+        if target <= self.recovery_point:
+            return
+        first = max(0, bisect.bisect_right(self._bases, self.recovery_point) - 1)
+        try:
+            for segment in self._segments[first:]:
+                if segment.base_offset >= target:
+                    break
+                segment.flush()
+        except OSError as e:
+            raise KafkaStorageError(f"fsync of {self.topic}-{self.partition} failed: {e}") from e
+        self.recovery_point = target
+        self._last_flush_ms = self._clock_ms()
+
+    def maybe_flush(self, now_ms: int | None = None) -> bool:
+        """fsync when flush.ms has passed since the last flush and there is unflushed data."""
+        now_ms = self._clock_ms() if now_ms is None else now_ms
+        if self.log_end_offset > self.recovery_point and now_ms - self._last_flush_ms >= self.config.flush_ms:
+            self.flush()
+            return True
+        return False
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def read_slice(
+        self, offset: int, max_bytes: int, max_offset: int | None = None, min_one_batch: bool = True
+    ) -> FileSlice | None:
+        """Whole batches from the one containing `offset`, from one segment, up to max_bytes.
+
+        At least one batch is returned even when it is larger than max_bytes if min_one_batch
+        (KIP-74). Batches reaching `max_offset` (the high watermark, or the last stable offset,
+        for consumers) are left out. None when there is nothing to return yet.
+        Raises OffsetOutOfRange when offset < log start offset or > LEO.
+        """
+        if offset < self.log_start_offset or offset > self.log_end_offset:
+            raise OffsetOutOfRange(
+                f"offset {offset} is out of range for {self.topic}-{self.partition}: "
+                f"log start offset {self.log_start_offset}, log end offset {self.log_end_offset}"
+            )
+        if max_offset is not None and max_offset >= self.log_end_offset:
+            max_offset = None
+        if offset >= (self.log_end_offset if max_offset is None else max_offset):
+            return None
+        i = max(0, bisect.bisect_right(self._bases, offset) - 1)
+        while i < len(self._segments):
+            segment = self._segments[i]
+            max_position = None
+            next_base = self._bases[i + 1] if i + 1 < len(self._bases) else None
+            if max_offset is not None and (next_base is None or max_offset < next_base):
+                max_position = self._position_of(segment, max_offset)
+            found = segment.read(offset, max_bytes, max_position, min_one_batch)
+            if found is not None or max_position is not None:
+                return found
+            i += 1  # nothing at or after `offset` in this segment (offsets skipped): try the next
+        return None
+
+    def _position_of(self, segment: LogSegment, offset: int) -> int:
+        """File position where the batch holding `offset` starts in `segment` (its size if none does)."""
+        cached = self._bound_position
+        if cached is not None and cached[0] == offset and cached[1] == segment.base_offset:
+            return cached[2]
+        found = segment.translate_offset(offset)
+        position = segment.size if found is None else found[0]
+        if found is not None:
+            self._bound_position = (offset, segment.base_offset, position)
+        return position
+
+    # -- timestamps -------------------------------------------------------------------------------
+
+    def fetch_offset_by_timestamp(self, timestamp: int) -> OffsetAndTimestamp | None:
+        """ListOffsets: the first offset whose record timestamp is >= timestamp, with that timestamp.
+
+        Also answers the special timestamps: -2 earliest (log start offset), -1 latest (LEO; the
+        broker bounds it by the high watermark), -3 the record with the largest timestamp.
+        None when no record qualifies.
+        """
+        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return OffsetAndTimestamp(self.log_start_offset, NO_TIMESTAMP)
+        if timestamp == LATEST_TIMESTAMP:
+            return OffsetAndTimestamp(self.log_end_offset, NO_TIMESTAMP)
+        if timestamp == MAX_TIMESTAMP:
+            return self.max_timestamp_offset()
+        if timestamp < 0:
+            return None
+        start_offset = self.log_start_offset
+        for segment in self._segments:
+            if segment.max_timestamp_so_far < timestamp:
+                continue
+            found = segment.find_batch_by_timestamp(timestamp, start_offset)
+            while found is not None:
+                position, header = found
+                match = self._first_record_at_or_after(segment, position, header, timestamp, start_offset)
+                if match is not None:
+                    return match
+                found = self._next_batch_by_timestamp(segment, position + header.size, timestamp)
+        return None
+
+    def _next_batch_by_timestamp(self, segment: LogSegment, position: int, timestamp: int):
+        for pos, header in segment.iter_headers(position):
+            if header.max_timestamp >= timestamp:
+                return pos, header
+        return None
+
+    def _first_record_at_or_after(self, segment, position, header, timestamp, start_offset):
+        """Within one batch, the first record with timestamp >= target and offset >= start_offset."""
+        if header.timestamp_type == 1:  # LogAppendTime: every record has the batch's timestamp
+            return OffsetAndTimestamp(max(header.base_offset, start_offset), header.max_timestamp)
+        for offset, record_timestamp in self._record_timestamps(segment, position, header):
+            if record_timestamp >= timestamp and offset >= start_offset:
+                return OffsetAndTimestamp(offset, record_timestamp)
+        return None
+
+    @staticmethod
+    def _record_timestamps(segment: LogSegment, position: int, header: BatchHeader):
+        data = segment.read_batch(position, header.size)
+        batch_header, records = decode_records(data)
+        return [(offset, ts) for offset, ts, _ in iter_records_with_offsets(batch_header, records)]
+
+    def max_timestamp_offset(self) -> OffsetAndTimestamp | None:
+        """ListOffsets -3: the first record carrying the largest timestamp in the log, or None."""
+        best = None
+        for segment in self._segments:
+            if segment.size and (best is None or segment.max_timestamp_so_far > best.max_timestamp_so_far):
+                best = segment
+        if best is None or best.max_timestamp_so_far < 0:
+            return None
+        target = best.max_timestamp_so_far
+        for position, header in best.iter_headers(best.offset_index.lookup(best.offset_of_max_timestamp_so_far)):
+            if header.max_timestamp == target:
+                if header.timestamp_type == 1:
+                    return OffsetAndTimestamp(header.base_offset, target)
+                for offset, record_timestamp in self._record_timestamps(best, position, header):
+                    if record_timestamp == target:
+                        return OffsetAndTimestamp(offset, target)
+                return OffsetAndTimestamp(header.last_offset, target)
+        return None
+
+    # -- deleting and truncating ------------------------------------------------------------------
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: raise the log start offset to `offset` and drop segments wholly below it.
+
+        Returns the new log start offset (the low watermark). Raises OffsetOutOfRange when
+        `offset` is above the high watermark.
+        """
+        if offset > self._high_watermark:
+            raise OffsetOutOfRange(
+                f"cannot raise the log start offset of {self.topic}-{self.partition} to {offset}: "
+                f"the high watermark is {self._high_watermark}"
+            )
+        if offset > self.log_start_offset:
+            self._increment_log_start_offset(offset)
+            self._delete_segments(self._deletable_segments(lambda seg, nxt: nxt is not None and nxt.base_offset <= offset))
+        return self.log_start_offset
+
+    def delete_segments_older_than(self, retention_ms: int, now_ms: int | None = None) -> int:
+        """retention.ms: delete segments whose newest record is older than retention_ms. Returns the count.
+
+        As in Kafka, segments reaching past the high watermark stay, and when every segment has
+        expired the active one is rolled first so that it can go too.
+        """
+        if retention_ms < 0:
+            return 0
+        now_ms = self._clock_ms() if now_ms is None else now_ms
+        return self._delete_segments(
+            self._deletable_segments(lambda seg, nxt: now_ms - seg.largest_timestamp() > retention_ms)
+        )
+
+    def delete_segments_over_size(self, retention_bytes: int) -> int:
+        """retention.bytes: delete the oldest segments while the log stays above the limit."""
+        if retention_bytes < 0:
+            return 0
+        excess = self.size_in_bytes - retention_bytes
+        if excess <= 0:
+            return 0
+
+        def over_size(seg, nxt):
+            nonlocal excess
+            if excess - seg.size >= 0:
+                excess -= seg.size
+                return True
+            return False
+
+        return self._delete_segments(self._deletable_segments(over_size))
+
+    def delete_old_segments(self, now_ms: int | None = None) -> int:
+        """One retention pass as Kafka's log cleanup does it: by time, by size, below the start offset."""
+        deleted = 0
+        if "delete" in self.config.cleanup_policy:
+            deleted += self.delete_segments_older_than(self.config.retention_ms, now_ms)
+            deleted += self.delete_segments_over_size(self.config.retention_bytes)
+        start = self.log_start_offset
+        deleted += self._delete_segments(
+            self._deletable_segments(lambda seg, nxt: nxt is not None and nxt.base_offset <= start)
+        )
+        return deleted
+
+    def _deletable_segments(self, predicate) -> list[LogSegment]:
+        """Leading segments matching predicate(segment, next segment), never past the high watermark."""
+        deletable = []
+        for i, segment in enumerate(self._segments):
+            nxt = self._segments[i + 1] if i + 1 < len(self._segments) else None
+            upper = nxt.base_offset if nxt is not None else self.log_end_offset
+            if nxt is None and segment.size == 0:
+                break
+            if self._high_watermark >= upper and predicate(segment, nxt):
+                deletable.append(segment)
+            else:
+                break
+        return deletable
+
+    def _delete_segments(self, segments: list[LogSegment]) -> int:
+        if not segments:
+            return 0
+        if len(segments) == len(self._segments):
+            self.roll()  # a log always keeps one segment
+        count = len(segments)
+        del self._segments[:count], self._bases[:count]
+        for segment in segments:
+            segment.delete()
+        self._bound_position = None
+        if self._segments[0].base_offset > self.log_start_offset:
+            self._increment_log_start_offset(self._segments[0].base_offset)
+        self.producer_state.delete_snapshots_before(self._segments[0].base_offset)
+        return count
+
+    def _increment_log_start_offset(self, offset: int) -> None:
+        self.log_start_offset = offset
+        self._high_watermark = max(self._high_watermark, offset)
+        self.recovery_point = max(self.recovery_point, min(offset, self.log_end_offset))
+        self.leader_epoch_cache.truncate_from_start(offset)
+
+    def truncate_to(self, offset: int) -> bool:
+        """Follower truncation: remove everything at and after `offset`; False if nothing was there.
+
+        Batches are never split: one containing `offset` goes entirely, so the LEO may end below it.
+        """
+        if offset < 0:
+            raise ValueError(f"cannot truncate to a negative offset {offset}")
+        if offset >= self.log_end_offset:
+            return False
+        if offset < self._segments[0].base_offset:
+            self.truncate_fully_and_start_at(offset)
+            return True
+        while len(self._segments) > 1 and self._bases[-1] > offset:
+            self._bases.pop()
+            self._segments.pop().delete()
+        active = self._segments[-1]
+        active.truncate_to(offset, self._clock_ms())
+        self.log_end_offset = active.next_offset()
+        self._after_truncation()
+        return True
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete every segment and restart the log, empty, at `offset`."""
+        for segment in self._segments:
+            segment.delete()
+        self._segments, self._bases = [], []
+        self._new_segment(offset)
+        fsync_directory(self.dir)
+        self.log_end_offset = offset
+        self.log_start_offset = offset
+        self.leader_epoch_cache.clear()
+        self.producer_state.truncate_fully(offset)
+        self._after_truncation()
+
+    def _after_truncation(self) -> None:
+        leo = self.log_end_offset
+        self._bound_position = None
+        self.leader_epoch_cache.truncate_from_end(leo)
+        self.log_start_offset = min(self.log_start_offset, leo)
+        self.recovery_point = min(self.recovery_point, leo)
+        self._high_watermark = min(max(self._high_watermark, self.log_start_offset), leo)
+        self._rebuild_producer_state()
+
+    def _rebuild_producer_state(self) -> None:
+        """Load the newest snapshot at or below the LEO and replay batch headers after it."""
+        leo = self.log_end_offset
+        self.producer_state.delete_snapshots_after(leo)
+        snapshot_offset = self.producer_state.load_latest_snapshot(leo)
+        start = self._segments[0].base_offset if snapshot_offset is None else snapshot_offset
+        i = max(0, bisect.bisect_right(self._bases, start) - 1)
+        for segment in self._segments[i:]:
+            found = segment.translate_offset(start)
+            if found is None:
+                continue
+            for _, header in segment.iter_headers(found[0]):
+                self.producer_state.replay(header)
+        self.producer_state.map_end_offset = leo
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def _load(self, recovery_point: int, log_start_offset: int, high_watermark: int, clean_shutdown: bool) -> None:
+        names = os.listdir(self.dir)
+        for name in names:
+            if name.endswith(_STRAY_SUFFIXES):
+                os.unlink(os.path.join(self.dir, name))
+        bases = sorted(
+            int(name[: -len(LOG_SUFFIX)])
+            for name in names
+            if name.endswith(LOG_SUFFIX) and name[: -len(LOG_SUFFIX)].isdigit()
+        )
+        base_set = set(bases)
+        for name in names:
+            for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                stem = name[: -len(suffix)]
+                if name.endswith(suffix) and stem.isdigit() and int(stem) not in base_set:
+                    os.unlink(os.path.join(self.dir, name))  # an index without its log
+
+        for base in bases:
+            self._segments.append(self._open_segment(base))
+            self._bases.append(base)
+        if not self._segments:
+            self._new_segment(max(log_start_offset, 0))
+            fsync_directory(self.dir)
+
+        rebuilt_epochs = not self.leader_epoch_cache.loaded_from_checkpoint
+
+        def on_batch(header: BatchHeader) -> None:
+            if header.partition_leader_epoch >= 0:
+                self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+
+        # Segments with missing or inconsistent indexes are rebuilt wherever they are.
+        for segment in self._segments:
+            if not segment.indexes_valid:
+                truncated = segment.recover(on_batch)
+                if truncated:
+                    logger.warning("%s: truncated %d invalid bytes while rebuilding indexes of %s",
+                                   self.dir, truncated, segment.log_path)
+
+        if clean_shutdown:
+            # Trust the files, but make sure the last segment ends on a whole batch.
+            active = self._segments[-1]
+            try:
+                active.last_batch()
+            except InvalidRecordBatch:
+                self._recover_from(len(self._segments) - 1, on_batch)
+        else:
+            start = max(0, bisect.bisect_right(self._bases, recovery_point) - 1)
+            self._recover_from(start, on_batch)
+
+        for segment in self._segments:
+            segment.load_max_timestamp()
+        self.log_end_offset = self._segments[-1].next_offset()
+        self.log_start_offset = min(max(log_start_offset, self._segments[0].base_offset), self.log_end_offset)
+        self.recovery_point = self.log_end_offset if clean_shutdown else min(recovery_point, self.log_end_offset)
+        self._high_watermark = min(max(high_watermark, self.log_start_offset), self.log_end_offset)
+
+        if rebuilt_epochs and self.log_end_offset > self._segments[0].base_offset:
+            # No (readable) leader-epoch-checkpoint: the batches still carry their epochs.
+            for segment in self._segments:
+                for _, header in segment.iter_headers():
+                    on_batch(header)
+            self.leader_epoch_cache.flush()
+        elif rebuilt_epochs:
+            self.leader_epoch_cache.flush()
+        self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+        self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+        self._rebuild_producer_state()
+
+    def _recover_from(self, start: int, on_batch) -> None:
+        """Re-scan segments from index `start`; at the first corrupt one, cut it and drop the rest."""
+        for i in range(start, len(self._segments)):
+            segment = self._segments[i]
+            truncated = segment.recover(on_batch)
+            if truncated:
+                logger.warning("%s: truncated %d bytes of torn or corrupt data in %s",
+                               self.dir, truncated, segment.log_path)
+                for later in self._segments[i + 1 :]:
+                    logger.warning("%s: deleting %s after the truncation point", self.dir, later.log_path)
+                    later.delete()
+                del self._segments[i + 1 :], self._bases[i + 1 :]
+                self.producer_state.delete_snapshots_after(segment.next_offset())
+                return
+
+    def close(self) -> None:
+        """Clean shutdown: fsync, snapshot producer state at the LEO, close the files."""
+        if self._closed:
+            return
+        self.flush()
+        self.producer_state.map_end_offset = self.log_end_offset
+        self.producer_state.take_snapshot()
+        for segment in self._segments:
+            # The time index's last entry is the segment's max timestamp when it is reopened.
+            segment.on_become_inactive()
+            segment.flush(indexes=True)
+            segment.close()
+        self._closed = True
+
+    def close_without_flush(self) -> None:
+        """Release the files without the clean-shutdown work (for tests simulating a crash)."""
+        if not self._closed:
+            for segment in self._segments:
+                segment.close()
+            self._closed = True
+
+    def delete(self) -> None:
+        """Topic deletion: close and remove the directory (renamed first, as Kafka does, so a
+        crash half-way leaves a `*-delete` directory that the log manager removes on start)."""
+        if not self._closed:
+            for segment in self._segments:
+                segment.close()
+            self._closed = True
+        parent = os.path.dirname(self.dir)
+        doomed = os.path.join(parent, f"{os.path.basename(self.dir)}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+        os.rename(self.dir, doomed)
+        fsync_directory(parent)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionLog({self.topic}-{self.partition}, start={self.log_start_offset}, "
+            f"end={self.log_end_offset}, hw={self._high_watermark}, segments={len(self._segments)})"
+        )

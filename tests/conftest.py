@@ -1,0 +1,147 @@
+"""Fixtures shared by the test suite: real broker processes, and the real clients' toolchains.
+
+- `broker`: a fresh broker for one test (its own port and data directory).
+- `shared_broker`: one broker for the whole session, for tests that only need a working broker
+  and keep to their own (unique) topic names, such as the real-client tests.
+- `kcat`, `kafkajs`, `java_kafka_clients`: where scripts/setup-tests.sh installed each client.
+  A missing one skips the test locally, with what to run, and fails it under CI (CI=true),
+  where a missing install step must not pass as green.
+
+When a test fails, the end of each broker log it used is added to the failure report.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from broker.testing import BrokerFailure, BrokerProcess
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEPS = REPO_ROOT / ".deps"
+SETUP_HINT = "run scripts/setup-tests.sh (or scripts/test.sh, which runs it)"
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def missing_tool(what: str) -> None:
+    """A client the test needs is not installed: fail under CI, skip elsewhere."""
+    message = f"{what} is not installed; {SETUP_HINT}"
+    if in_ci():
+        pytest.fail(f"{message} (CI=true: scripts/setup-tests.sh must install it)", pytrace=False)
+    pytest.skip(message)
+
+
+# --- brokers ---------------------------------------------------------------------------------
+
+def _start(data_dir: Path, config: dict | None = None) -> BrokerProcess:
+    broker = BrokerProcess(data_dir, config=config)
+    broker.start()  # BrokerFailure (with the broker's log) when it does not come up
+    return broker
+
+
+def _finish(broker: BrokerProcess) -> None:
+    problems = broker.finish()
+    if problems:
+        raise BrokerFailure("\n".join(problems) + "\n" + broker.log_report())
+
+
+@pytest.fixture
+def broker(tmp_path):
+    """A broker of its own for this test, stopped (SIGTERM) afterwards. The test may stop(),
+    kill() or restart() it; dying on its own, or not exiting cleanly on SIGTERM, fails the test.
+    For broker settings use `BrokerProcess`/`running_broker` from broker.testing directly."""
+    started = _start(tmp_path / "broker")
+    yield started
+    _finish(started)
+
+
+@pytest.fixture(scope="session")
+def _shared_broker_process(tmp_path_factory):
+    started = _start(tmp_path_factory.mktemp("shared-broker"))
+    yield started
+    _finish(started)
+
+
+@pytest.fixture
+def shared_broker(_shared_broker_process):
+    """The session's broker. Use unique topic names; do not stop or restart it."""
+    if not _shared_broker_process.is_running():
+        pytest.fail(f"the shared broker is not running (exit status {_shared_broker_process.process.returncode})\n"
+                    f"{_shared_broker_process.log_report()}", pytrace=False)
+    return _shared_broker_process
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and report.when in ("setup", "call"):
+        for value in getattr(item, "funcargs", {}).values():
+            if isinstance(value, BrokerProcess):
+                report.sections.append((f"broker log {value.log_path}", value.log_tail()))
+
+
+# --- real clients ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def kcat() -> str:
+    """Path of the kcat binary (Debian package kcat)."""
+    path = shutil.which("kcat")
+    if not path:
+        missing_tool("kcat (apt-get install kcat)")
+    return path
+
+
+@dataclass(frozen=True)
+class NodeClient:
+    node: str
+    node_path: Path  # for NODE_PATH: the node_modules that holds kafkajs
+
+    def env(self) -> dict[str, str]:
+        return dict(os.environ, NODE_PATH=str(self.node_path))
+
+
+@pytest.fixture(scope="session")
+def kafkajs() -> NodeClient:
+    """node, and the node_modules under .deps/node that holds kafkajs (and kafkajs-snappy)."""
+    node = shutil.which("node")
+    if not node:
+        missing_tool("node")
+    node_modules = DEPS / "node" / "node_modules"
+    if not (node_modules / "kafkajs" / "package.json").is_file():
+        missing_tool(f"kafkajs (in {node_modules})")
+    return NodeClient(node, node_modules)
+
+
+@dataclass(frozen=True)
+class JavaClients:
+    version: str
+    jars: tuple[Path, ...]  # kafka-clients and the compression and logging jars it loads
+    java: str
+    javac: str
+
+    def classpath(self, *more: Path | str) -> str:
+        return os.pathsep.join([*(str(j) for j in self.jars), *(str(m) for m in more)])
+
+
+@pytest.fixture(scope="session")
+def java_kafka_clients():
+    """Factory: java_kafka_clients("3.9.0") -> JavaClients (jars under .deps/java/kafka-<version>)."""
+
+    def locate(version: str) -> JavaClients:
+        java, javac = shutil.which("java"), shutil.which("javac")
+        if not java or not javac:
+            missing_tool("a JDK (java and javac)")
+        folder = DEPS / "java" / f"kafka-{version}"
+        if not (folder / f"kafka-clients-{version}.jar").is_file():
+            missing_tool(f"Java kafka-clients {version} (in {folder})")
+        return JavaClients(version, tuple(sorted(folder.glob("*.jar"))), java, javac)
+
+    return locate
