@@ -45,6 +45,19 @@ def free_port(host: str = "127.0.0.1") -> int:
         return probe.getsockname()[1]
 
 
+def _die_with_parent() -> None:
+    """Runs in the broker's child process before exec (Linux): SIGKILL it when the test process
+    dies, so a killed test run leaves no broker holding a port and a data directory."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
 def _property_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"  # Kafka's spelling, not Python's
@@ -99,7 +112,8 @@ class BrokerProcess:
             log.write(f"=== start #{self.starts}: {' '.join(self.command)}\n".encode())
             log.flush()
             self.process = subprocess.Popen(self.command, cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL,
-                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         self._stopping = False
         self._wait_until_accepting()
 

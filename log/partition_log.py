@@ -53,7 +53,7 @@ from log.errors import (
     RecordTooLarge,
     UnexpectedAppendOffset,
 )
-from log.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, LeaderEpochCache
+from log.leader_epoch import LeaderEpochCache
 from log.producer_state import AppendOrigin, ProducerStateManager
 from log.segment import (
     INDEX_SUFFIX,
@@ -281,7 +281,9 @@ class PartitionLog:
                 return AppendInfo(
                     base_offset=duplicate.first_offset,
                     last_offset=duplicate.last_offset,
-                    log_append_time=duplicate.timestamp if log_append_time != NO_TIMESTAMP else NO_TIMESTAMP,
+                    # Kafka answers a duplicate with the cached batch's timestamp here, whatever
+                    # the topic's timestamp type.
+                    log_append_time=duplicate.timestamp,
                     max_timestamp=duplicate.timestamp,
                     offset_of_max_timestamp=duplicate.last_offset,
                     log_start_offset=self.log_start_offset,
@@ -329,14 +331,16 @@ class PartitionLog:
             header = read_batch_header(buf, pos)
             if header.size > total - pos:
                 raise InvalidRecordBatch("record batch is truncated")
+            # Kafka's order: base offset, size, CRC (analyzeAndValidateRecords), then the
+            # LogValidator's batch checks.
+            if client and header.base_offset != 0:
+                raise InvalidRecord(f"the base offset of a produced batch must be 0, not {header.base_offset}")
             if origin is not AppendOrigin.REPLICATION and header.size > max_message_bytes:
                 raise RecordTooLarge(
                     f"record batch of {header.size} bytes exceeds max.message.bytes {max_message_bytes}"
                 )
             verify_crc(buf, pos, header)
             if client:
-                if header.base_offset != 0:
-                    raise InvalidRecord(f"the base offset of a produced batch must be 0, not {header.base_offset}")
                 if header.last_offset_delta < 0 or header.records_count <= 0 \
                         or header.records_count != header.last_offset_delta + 1:
                     raise InvalidRecord(
@@ -374,8 +378,8 @@ class PartitionLog:
         else:
             active.on_become_inactive()
             # Kafka flushes a rolled segment (in the background); its indexes are final now.
+            active.release_index_files()
             self.flush(self.log_end_offset)
-            active.flush(indexes=True)
             self.producer_state.map_end_offset = self.log_end_offset
             self.producer_state.take_snapshot()
         segment = self._new_segment(base)
@@ -732,13 +736,18 @@ class PartitionLog:
         rebuilt_epochs = not self.leader_epoch_cache.loaded_from_checkpoint
 
         def on_batch(header: BatchHeader) -> None:
-            if header.partition_leader_epoch >= 0:
-                self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+            # Only epochs newer than the cache's latest: older entries in the checkpoint know
+            # where those epochs really started (Kafka's LogSegment.recover does the same).
+            epoch = header.partition_leader_epoch
+            latest = self.leader_epoch_cache.latest_epoch
+            if epoch >= 0 and (latest is None or epoch > latest):
+                self.leader_epoch_cache.assign(epoch, header.base_offset)
 
         # Segments with missing or inconsistent indexes are rebuilt wherever they are.
         for segment in self._segments:
             if not segment.indexes_valid:
                 truncated = segment.recover(on_batch)
+                segment.flush(indexes=True)
                 if truncated:
                     logger.warning("%s: truncated %d invalid bytes while rebuilding indexes of %s",
                                    self.dir, truncated, segment.log_path)
@@ -756,6 +765,8 @@ class PartitionLog:
 
         for segment in self._segments:
             segment.load_max_timestamp()
+        for segment in self._segments[:-1]:
+            segment.release_index_files()
         self.log_end_offset = self._segments[-1].next_offset()
         self.log_start_offset = min(max(log_start_offset, self._segments[0].base_offset), self.log_end_offset)
         self.recovery_point = self.log_end_offset if clean_shutdown else min(recovery_point, self.log_end_offset)
@@ -778,6 +789,7 @@ class PartitionLog:
         for i in range(start, len(self._segments)):
             segment = self._segments[i]
             truncated = segment.recover(on_batch)
+            segment.flush(indexes=True)
             if truncated:
                 logger.warning("%s: truncated %d bytes of torn or corrupt data in %s",
                                self.dir, truncated, segment.log_path)
@@ -795,10 +807,12 @@ class PartitionLog:
         self.flush()
         self.producer_state.map_end_offset = self.log_end_offset
         self.producer_state.take_snapshot()
+        active = self._segments[-1]
+        # The time index's last entry is the segment's max timestamp when it is reopened
+        # (rolled segments got theirs, and their fsync, when they were rolled).
+        active.on_become_inactive()
+        active.flush(indexes=True)
         for segment in self._segments:
-            # The time index's last entry is the segment's max timestamp when it is reopened.
-            segment.on_become_inactive()
-            segment.flush(indexes=True)
             segment.close()
         self._closed = True
 

@@ -133,7 +133,11 @@ class FileSlice:
 
 
 class _SparseIndex:
-    """Shared mechanics of the two index files: fixed-size entries appended to a file and a memory copy."""
+    """Shared mechanics of the two index files: fixed-size entries appended to a file and a memory copy.
+
+    Lookups use the memory copy, so the file is only open while it is written: a rolled
+    segment's indexes hold no file descriptor (a broker has many segments).
+    """
 
     entry: struct.Struct
 
@@ -141,26 +145,36 @@ class _SparseIndex:
         self.path = path
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_bytes // self.entry.size)
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fd = -1
+
+    def _writable_fd(self) -> int:
+        if self._fd < 0:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        return self._fd
 
     def _read_raw_entries(self) -> list[tuple] | None:
-        """The file's entries, or None when its size is not a whole number of entries."""
-        size = os.fstat(self._fd).st_size
-        if size % self.entry.size:
+        """The file's entries ([] when missing), or None when it is not a whole number of entries."""
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        if len(data) % self.entry.size:
             return None
-        data = os.pread(self._fd, size, 0) if size else b""
         return list(self.entry.iter_unpack(data))
 
     def _append_raw(self, *fields) -> None:
-        _write_all(self._fd, self.entry.pack(*fields))
+        _write_all(self._writable_fd(), self.entry.pack(*fields))
 
     def _truncate_entries(self, count: int) -> None:
-        os.ftruncate(self._fd, count * self.entry.size)
+        os.ftruncate(self._writable_fd(), count * self.entry.size)
 
     def flush(self) -> None:
-        os.fdatasync(self._fd)
+        if self._fd >= 0:
+            os.fdatasync(self._fd)
 
     def close(self) -> None:
+        """Release the file descriptor (a later write opens the file again)."""
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
@@ -389,10 +403,14 @@ class LogSegment:
         last = self.last_batch()
         return self.base_offset if last is None else last.next_offset
 
-    def load_max_timestamp(self) -> None:
-        """Find the largest timestamp: the time index's last entry, then the batches after it."""
+    def load_max_timestamp(self, scan: bool = False) -> None:
+        """Take the largest timestamp from the time index's last entry (a rolled, recovered or
+        cleanly closed segment ends its time index with it); with `scan`, also read the batch
+        headers after that entry (after a truncation)."""
         timestamp, offset = self.time_index.last_entry
         self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = timestamp, offset
+        if not scan:
+            return
         for _, header in self.iter_headers(self.offset_index.lookup(offset)):
             if header.max_timestamp > self.max_timestamp_so_far:
                 self.max_timestamp_so_far = header.max_timestamp
@@ -457,6 +475,12 @@ class LogSegment:
     def on_become_inactive(self) -> None:
         """The segment was rolled: record its max timestamp in the time index, as Kafka does."""
         self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far, True)
+
+    def release_index_files(self) -> None:
+        """fsync the index files and close their descriptors (lookups use the memory copies)."""
+        for index in (self.offset_index, self.time_index):
+            index.flush()
+            index.close()
 
     # -- recovery and truncation ------------------------------------------------------------------
 
@@ -536,7 +560,7 @@ class LogSegment:
             # An emptied segment starts ageing afresh (Kafka resets its created time too).
             self.rolling_based_timestamp = None
             self.created_ms = now_ms
-        self.load_max_timestamp()
+        self.load_max_timestamp(scan=True)
         return removed
 
     # -- timestamps -------------------------------------------------------------------------------

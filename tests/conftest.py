@@ -83,9 +83,9 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if report.failed and report.when in ("setup", "call"):
-        for value in getattr(item, "funcargs", {}).values():
-            if isinstance(value, BrokerProcess):
-                report.sections.append((f"broker log {value.log_path}", value.log_tail()))
+        brokers = {id(v): v for v in getattr(item, "funcargs", {}).values() if isinstance(v, BrokerProcess)}
+        for used in brokers.values():
+            report.sections.append((f"broker log {used.log_path}", used.log_tail()))
 
 
 # --- real clients ------------------------------------------------------------------------------

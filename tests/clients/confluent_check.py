@@ -37,7 +37,7 @@ def check(progress, args) -> None:
             try:
                 results[key] = future.result(timeout=args.timeout)
             except Exception as error:  # KafkaException wraps the broker's error code
-                raise CheckFailed(f"{what} for {key}: {error}") from error
+                raise CheckFailed(f"{what} for {key}: {error!r}") from error
         return results
 
     with progress.step(f"create topic ({plan.partitions} partitions)"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from acceptance import AcceptancePlan, CheckFailed, ReceivedRecord, argument_parser, run_program, wait_until
+from acceptance import AcceptancePlan, ReceivedRecord, argument_parser, run_program, wait_until
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, OffsetSpec
 

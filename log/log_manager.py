@@ -1,0 +1,237 @@
+"""All partition logs of a broker across its log.dirs, with Kafka's log-dir checkpoint files.
+
+Each log dir holds `<topic>-<partition>` directories and, at its top level:
+- `recovery-point-offset-checkpoint`: per partition, the offset below which data is fsynced;
+- `log-start-offset-checkpoint`: per partition, the log start offset (DeleteRecords, retention);
+- `replication-offset-checkpoint`: per partition, the high watermark;
+- `.kafka_cleanshutdown`: written after a clean close, removed on start. Without it, logs are
+  re-scanned from their recovery point (torn or corrupt tails are cut off).
+
+The broker schedules the periodic work: `flush_dirty_logs` (flush.ms), `delete_old_segments`
+(retention, log.retention.check.interval.ms) and `checkpoint_all` (the checkpoint intervals).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from log.checkpoints import (
+    CLEAN_SHUTDOWN_MARKER,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    CorruptCheckpoint,
+    fsync_directory,
+    read_offset_checkpoint,
+    write_file_atomically,
+    write_offset_checkpoint,
+)
+from log.config import LogConfig
+from log.partition_log import DELETE_DIR_SUFFIX, PartitionLog, parse_partition_dir_name
+
+logger = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+# Directories Kafka uses for moves between log dirs and stray replicas; not partitions we serve.
+_NOT_PARTITION_SUFFIXES = (DELETE_DIR_SUFFIX, "-future", "-stray")
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class LogManager:
+    """Creates, loads, flushes, checkpoints and deletes the partition logs of one broker."""
+
+    def __init__(
+        self,
+        log_dirs: list[str],
+        default_config: LogConfig | Mapping[str, Any] | None = None,
+        *,
+        clock_ms: Callable[[], int] = _wall_clock_ms,
+    ):
+        if not log_dirs:
+            raise ValueError("at least one log dir is needed")
+        self.log_dirs = [os.path.abspath(d) for d in log_dirs]
+        self.default_config = LogConfig.of(default_config)
+        self._clock_ms = clock_ms
+        self._logs: dict[TopicPartition, PartitionLog] = {}
+        self._dir_of: dict[TopicPartition, str] = {}
+        self._loaded = False
+
+    # -- start ------------------------------------------------------------------------------------
+
+    def load(self, topic_configs: Callable[[str], Mapping[str, Any] | None] | None = None) -> None:
+        """Open every partition directory found in the log dirs (recovering after a crash).
+
+        `topic_configs(topic)` may give a topic's overrides; otherwise logs open with the default
+        config and `get_or_create(topic, partition, config)` updates it later.
+        """
+        if self._loaded:
+            return
+        for log_dir in self.log_dirs:
+            os.makedirs(log_dir, exist_ok=True)
+            marker = os.path.join(log_dir, CLEAN_SHUTDOWN_MARKER)
+            clean = os.path.exists(marker)
+            try:
+                recovery_points = read_offset_checkpoint(os.path.join(log_dir, RECOVERY_POINT_CHECKPOINT))
+                start_offsets = read_offset_checkpoint(os.path.join(log_dir, LOG_START_OFFSET_CHECKPOINT))
+                high_watermarks = read_offset_checkpoint(os.path.join(log_dir, REPLICATION_OFFSET_CHECKPOINT))
+            except CorruptCheckpoint as e:
+                # Without trustworthy checkpoints every segment is re-scanned.
+                logger.warning("%s: %s; recovering all logs from their start", log_dir, e)
+                recovery_points, start_offsets, high_watermarks, clean = {}, {}, {}, False
+            for name in sorted(os.listdir(log_dir)):
+                path = os.path.join(log_dir, name)
+                if not os.path.isdir(path) or name.startswith("."):
+                    continue
+                if name.endswith(DELETE_DIR_SUFFIX):
+                    shutil.rmtree(path, ignore_errors=True)  # a deletion interrupted by a crash
+                    continue
+                if name.endswith(_NOT_PARTITION_SUFFIXES):
+                    continue
+                try:
+                    tp = parse_partition_dir_name(name)
+                except ValueError:
+                    logger.warning("%s: ignoring directory %s (not <topic>-<partition>)", log_dir, name)
+                    continue
+                if tp in self._logs:
+                    raise RuntimeError(f"partition {tp[0]}-{tp[1]} is in two log dirs: {self._dir_of[tp]} and {log_dir}")
+                overrides = topic_configs(tp[0]) if topic_configs is not None else None
+                self._logs[tp] = PartitionLog(
+                    path,
+                    self.default_config.merged(overrides),
+                    recovery_point=recovery_points.get(tp, 0),
+                    log_start_offset=start_offsets.get(tp, 0),
+                    high_watermark=high_watermarks.get(tp, 0),
+                    clean_shutdown=clean,
+                    clock_ms=self._clock_ms,
+                )
+                self._dir_of[tp] = log_dir
+            if os.path.exists(marker):
+                os.unlink(marker)
+                fsync_directory(log_dir)
+        self._loaded = True
+        self.checkpoint_all()
+
+    # -- partitions -------------------------------------------------------------------------------
+
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        return self._logs.get((topic, partition))
+
+    def get_or_create(
+        self, topic: str, partition: int, config: LogConfig | Mapping[str, Any] | None = None
+    ) -> PartitionLog:
+        """The partition's log, created in the least loaded log dir when missing.
+
+        A given config (the topic's effective config) replaces the log's current one.
+        """
+        tp = (topic, partition)
+        effective = None if config is None else self.default_config.merged(
+            config.overrides if isinstance(config, LogConfig) else config
+        )
+        existing = self._logs.get(tp)
+        if existing is not None:
+            if effective is not None:
+                existing.update_config(effective)
+            return existing
+        counts = {d: 0 for d in self.log_dirs}
+        for d in self._dir_of.values():
+            counts[d] += 1
+        log_dir = min(self.log_dirs, key=lambda d: counts[d])
+        os.makedirs(log_dir, exist_ok=True)
+        log = PartitionLog(
+            os.path.join(log_dir, f"{topic}-{partition}"),
+            effective if effective is not None else self.default_config,
+            clock_ms=self._clock_ms,
+        )
+        self._logs[tp] = log
+        self._dir_of[tp] = log_dir
+        return log
+
+    def partitions(self) -> list[TopicPartition]:
+        return list(self._logs)
+
+    def logs(self) -> Iterator[tuple[TopicPartition, PartitionLog]]:
+        return iter(list(self._logs.items()))
+
+    def log_dir_of(self, topic: str, partition: int) -> str | None:
+        return self._dir_of.get((topic, partition))
+
+    def delete_partition(self, topic: str, partition: int) -> bool:
+        """Remove a partition's log and its directory; False when there was none."""
+        tp = (topic, partition)
+        log = self._logs.pop(tp, None)
+        log_dir = self._dir_of.pop(tp, None)
+        if log is None:
+            return False
+        log.delete()
+        self.checkpoint_all(only_dir=log_dir)
+        return True
+
+    # -- periodic work ----------------------------------------------------------------------------
+
+    def flush_all(self) -> None:
+        for _, log in self.logs():
+            log.flush()
+        self.checkpoint_recovery_points()
+
+    def flush_dirty_logs(self, now_ms: int | None = None) -> int:
+        """fsync logs whose flush.ms has passed; returns how many were flushed."""
+        now_ms = self._clock_ms() if now_ms is None else now_ms
+        flushed = sum(1 for _, log in self.logs() if log.maybe_flush(now_ms))
+        if flushed:
+            self.checkpoint_recovery_points()
+        return flushed
+
+    def delete_old_segments(self, now_ms: int | None = None) -> int:
+        """One retention pass over all logs (retention.ms, retention.bytes, log start offset)."""
+        now_ms = self._clock_ms() if now_ms is None else now_ms
+        deleted = sum(log.delete_old_segments(now_ms) for _, log in self.logs())
+        if deleted:
+            self.checkpoint_log_start_offsets()
+        return deleted
+
+    # -- checkpoints ------------------------------------------------------------------------------
+
+    def _write_checkpoint(self, file_name: str, offset_of: Callable[[PartitionLog], int],
+                          only_dir: str | None = None) -> None:
+        for log_dir in self.log_dirs:
+            if only_dir is not None and log_dir != only_dir:
+                continue
+            offsets = {tp: offset_of(log) for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
+            write_offset_checkpoint(os.path.join(log_dir, file_name), offsets)
+
+    def checkpoint_recovery_points(self) -> None:
+        self._write_checkpoint(RECOVERY_POINT_CHECKPOINT, lambda log: log.recovery_point)
+
+    def checkpoint_log_start_offsets(self) -> None:
+        self._write_checkpoint(LOG_START_OFFSET_CHECKPOINT, lambda log: log.log_start_offset)
+
+    def checkpoint_high_watermarks(self) -> None:
+        self._write_checkpoint(REPLICATION_OFFSET_CHECKPOINT, lambda log: log.high_watermark)
+
+    def checkpoint_all(self, only_dir: str | None = None) -> None:
+        self._write_checkpoint(RECOVERY_POINT_CHECKPOINT, lambda log: log.recovery_point, only_dir)
+        self._write_checkpoint(LOG_START_OFFSET_CHECKPOINT, lambda log: log.log_start_offset, only_dir)
+        self._write_checkpoint(REPLICATION_OFFSET_CHECKPOINT, lambda log: log.high_watermark, only_dir)
+
+    # -- shutdown ---------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Clean shutdown: flush and close every log, write the checkpoints, then the marker."""
+        if not self._loaded:
+            return  # never loaded: the checkpoints on disk are still the truth
+        for _, log in self.logs():
+            log.close()
+        self.checkpoint_all()
+        for log_dir in self.log_dirs:
+            write_file_atomically(os.path.join(log_dir, CLEAN_SHUTDOWN_MARKER), b"")
+        self._logs.clear()
+        self._dir_of.clear()
+        self._loaded = False
