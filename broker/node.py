@@ -131,7 +131,10 @@ class Broker:
         self.logs.load()
         for meta in self.metadata.topics.values():
             for partition in range(meta.partitions):
-                self.logs.get_or_create(meta.name, partition, self.topic_config(meta))
+                plog = self.logs.get_or_create(meta.name, partition, self.topic_config(meta))
+                # This node is the partition's only in-sync replica: becoming its leader commits
+                # everything in the local log, as Kafka's leader does when the ISR is itself.
+                plog.high_watermark = plog.log_end_offset
         # Directories of topics deleted while the broker was down (or half deleted) go away.
         for topic, partition in list(self.logs.partitions()):
             meta = self.metadata.topic(topic)

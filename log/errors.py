@@ -3,13 +3,11 @@
 The log never imports the protocol's error enum (dependencies point one way), so every class
 carries `error_name`, the name of the Kafka error code (as in Kafka's `Errors` enum) that a
 broker should put in the response. Malformed or corrupt batches raise `InvalidRecordBatch` /
-`CorruptBatch` from `kafka_wire.records` (CORRUPT_MESSAGE); `InvalidRecord` below is the header
-check that Kafka answers with INVALID_RECORD.
+`CorruptBatch` from `kafka_wire.records` (CORRUPT_MESSAGE), and batches breaking a rule Kafka
+enforces on client appends raise `kafka_wire.record_codec.InvalidRecord` (INVALID_RECORD).
 """
 
 from __future__ import annotations
-
-from kafka_wire.records import InvalidRecordBatch
 
 
 class LogError(Exception):
@@ -22,13 +20,6 @@ class OffsetOutOfRange(LogError):
     """The requested offset is below the log start offset or above the log end offset."""
 
     error_name = "OFFSET_OUT_OF_RANGE"
-
-
-class InvalidRecord(InvalidRecordBatch):
-    """A well-formed batch that breaks a rule Kafka enforces on client appends (base offset 0,
-    count matching the offset range, no control batches, sequence set with a producer id)."""
-
-    error_name = "INVALID_RECORD"
 
 
 class RecordTooLarge(LogError):

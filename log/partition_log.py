@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from kafka_wire.record_codec import decode_records, iter_records_with_offsets
+from kafka_wire.record_codec import InvalidRecord, decode_records, iter_records_with_offsets
 from kafka_wire.records import (
     NO_PRODUCER_ID,
     BatchHeader,
@@ -46,7 +46,6 @@ from kafka_wire.records import (
 from log.checkpoints import fsync_directory
 from log.config import LogConfig
 from log.errors import (
-    InvalidRecord,
     KafkaStorageError,
     OffsetOutOfRange,
     RecordBatchTooLarge,

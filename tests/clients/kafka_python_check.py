@@ -28,7 +28,7 @@ def check(progress, args) -> None:
     progress.say(f"topic {plan.topic}, {plan.total} records, codecs {','.join(plan.codecs)}")
 
     with progress.step("connect admin client"):
-        admin = KafkaAdminClient(**common)
+        admin = KafkaAdminClient(**common, bootstrap_timeout_ms=timeout_ms)
 
     with progress.step(f"create topic ({plan.partitions} partitions)"):
         admin.create_topics({plan.topic: {"num_partitions": plan.partitions, "replication_factor": 1}},

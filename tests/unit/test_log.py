@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from kafka_wire.record_codec import Record, build_batch, decode_batches
+from kafka_wire.record_codec import InvalidRecord, Record, build_batch, decode_batches
 from kafka_wire.records import CorruptBatch, InvalidRecordBatch, iter_batch_headers, read_batch_header
 from log.checkpoints import (
     CLEAN_SHUTDOWN_MARKER,
@@ -21,7 +21,7 @@ from log.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
 )
 from log.config import InvalidConfig, LogConfig
-from log.errors import InvalidRecord, OffsetOutOfRange, RecordBatchTooLarge, RecordTooLarge, UnexpectedAppendOffset
+from log.errors import OffsetOutOfRange, RecordBatchTooLarge, RecordTooLarge, UnexpectedAppendOffset
 from log.log_manager import LogManager
 from log.partition_log import OffsetAndTimestamp, PartitionLog, parse_partition_dir_name
 from log.segment import OffsetIndex, TimeIndex

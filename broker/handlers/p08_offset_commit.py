@@ -1,0 +1,54 @@
+"""OffsetCommit (8): a group member (or a consumer using assign()) commits offsets.
+
+Partitions of topics that do not exist are answered UNKNOWN_TOPIC_OR_PARTITION, as Kafka does;
+the rest go to the group coordinator, which writes them to __consumer_offsets before answering.
+v2-4 carry a retention time (an explicit expire timestamp), v6+ the committed leader epoch.
+"""
+
+from __future__ import annotations
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+API = APIS_BY_NAME["OffsetCommit"]
+
+
+def partition_exists(broker, topic: str, partition: int) -> bool:
+    meta = broker.metadata.topic(topic)
+    return meta is not None and 0 <= partition < meta.partitions
+
+
+async def handle(broker, ctx, request):
+    groups = getattr(broker, "groups", None)
+    errors: dict[tuple[str, int], ErrorCode] = {}
+    offsets = []
+    for topic in request.topics:
+        for p in topic.partitions:
+            tp = (topic.name, p.partition_index)
+            if not partition_exists(broker, *tp):
+                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                offsets.append((topic.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                                p.committed_metadata))
+    if offsets:
+        if groups is None:
+            errors.update({(t, p): ErrorCode.COORDINATOR_NOT_AVAILABLE for t, p, *_ in offsets})
+        else:
+            errors.update(groups.commit_offsets(
+                group_id=request.group_id,
+                generation_id=request.generation_id_or_member_epoch,
+                member_id=request.member_id,
+                group_instance_id=request.group_instance_id,
+                offsets=offsets,
+                retention_time_ms=request.retention_time_ms if ctx.api_version <= 4 else -1,
+            ))
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {"name": topic.name,
+             "partitions": [{"partition_index": p.partition_index,
+                             "error_code": int(errors[(topic.name, p.partition_index)])}
+                            for p in topic.partitions]}
+            for topic in request.topics
+        ],
+    }

@@ -1,0 +1,18 @@
+"""Heartbeat (12): a member keeps its session and learns whether the group is rebalancing."""
+
+from __future__ import annotations
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+API = APIS_BY_NAME["Heartbeat"]
+
+
+async def handle(broker, ctx, request):
+    groups = getattr(broker, "groups", None)
+    if groups is None:
+        error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    else:
+        error = groups.heartbeat(group_id=request.group_id, generation_id=request.generation_id,
+                                 member_id=request.member_id, group_instance_id=request.group_instance_id)
+    return {"throttle_time_ms": 0, "error_code": int(error)}

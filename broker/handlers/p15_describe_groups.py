@@ -1,0 +1,30 @@
+"""DescribeGroups (15): state, protocol and members of groups (metadata and assignments when Stable).
+
+A group this broker does not know is described as Dead with no error (v0-5, as Kafka does).
+"""
+
+from __future__ import annotations
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+API = APIS_BY_NAME["DescribeGroups"]
+
+AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+# READ, DELETE and DESCRIBE (AclOperation codes 3, 6, 8): what a group allows without an authorizer.
+GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+
+
+async def handle(broker, ctx, request):
+    groups = getattr(broker, "groups", None)
+    operations = GROUP_AUTHORIZED_OPERATIONS if request.include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
+    described = []
+    for group_id in request.groups:
+        if groups is None:
+            entry = {"error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE), "group_id": group_id,
+                     "group_state": "", "protocol_type": "", "protocol_data": "", "members": []}
+        else:
+            entry = groups.describe_group(group_id)
+        entry["authorized_operations"] = operations
+        described.append(entry)
+    return {"throttle_time_ms": 0, "groups": described}

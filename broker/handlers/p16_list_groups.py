@@ -1,0 +1,17 @@
+"""ListGroups (16): the groups this broker coordinates; v4 filters by state (any case)."""
+
+from __future__ import annotations
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+API = APIS_BY_NAME["ListGroups"]
+
+
+async def handle(broker, ctx, request):
+    groups = getattr(broker, "groups", None)
+    if groups is None:
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE), "groups": []}
+    states = request.states_filter if ctx.api_version >= 4 else None
+    error, listed = groups.list_groups(states)
+    return {"throttle_time_ms": 0, "error_code": int(error), "groups": listed}
