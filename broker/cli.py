@@ -31,6 +31,7 @@ async def _serve(config: BrokerConfig, started: float) -> int:
     server = KafkaServer(broker)
     broker.server = server
     await server.start()
+    broker.start_background_tasks()
     log.info("kafka-wire started in %.3f s (node.id=%d, cluster.id=%s, log.dirs=%s)",
              time.monotonic() - started, broker.node_id, broker.metadata.cluster_id,
              ",".join(config.log_dirs))

@@ -141,6 +141,28 @@ class Broker:
             if meta is None or partition >= meta.partitions:
                 self.logs.delete_partition(topic, partition)
 
+    def start_background_tasks(self) -> None:
+        """Kafka's scheduled log work: time-based flushes, retention, offset checkpoints."""
+        cfg = self.config
+        flush_interval = min(int(cfg["log.flush.scheduler.interval.ms"]), 1000)
+        self._background = [
+            asyncio.create_task(self._every(flush_interval, self.logs.flush_dirty_logs, "log flush")),
+            asyncio.create_task(self._every(int(cfg["log.retention.check.interval.ms"]),
+                                            self.logs.delete_old_segments, "log retention")),
+            # Kafka checkpoints high watermarks every 5 s and recovery points every 60 s.
+            asyncio.create_task(self._every(5000, self.logs.checkpoint_high_watermarks, "checkpoint")),
+            asyncio.create_task(self._every(60000, self.logs.checkpoint_recovery_points, "checkpoint")),
+        ]
+
+    @staticmethod
+    async def _every(interval_ms: int, action, what: str) -> None:
+        while True:
+            await asyncio.sleep(max(interval_ms, 10) / 1000)
+            try:
+                action()
+            except Exception:
+                log.exception("scheduled %s failed", what)
+
     def close(self) -> None:
         for task in self._background:
             task.cancel()
