@@ -25,13 +25,13 @@ class OffsetOutOfRange(LogError):
 class RecordTooLarge(LogError):
     """A batch larger than the topic's max.message.bytes."""
 
-    error_name = "RECORD_TOO_LARGE"
+    error_name = "MESSAGE_TOO_LARGE"
 
 
 class RecordBatchTooLarge(LogError):
     """An append larger than the topic's segment.bytes: it could never fit in a segment."""
 
-    error_name = "RECORD_BATCH_TOO_LARGE"
+    error_name = "RECORD_LIST_TOO_LARGE"
 
 
 class UnexpectedAppendOffset(LogError):
