@@ -608,32 +608,30 @@ def test_handlers_answer_every_version(tmp_path, api_name):
     handler = HANDLERS[api.key]
 
     def request_for(version):
-        req = api.request.cls()
-        fields = {
-            "FindCoordinator": dict(key="g", key_type=0, coordinator_keys=["g", "h"]),
-            "JoinGroup": dict(group_id="g", session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
-                              member_id="", protocol_type="consumer",
-                              protocols=[api.request.cls.JoinGroupRequestProtocol(name="range",
-                                                                                  metadata=subscription("t"))]),
-            "SyncGroup": dict(group_id="g", generation_id=1, member_id="nobody"),
-            "Heartbeat": dict(group_id="g", generation_id=1, member_id="nobody"),
-            "LeaveGroup": dict(group_id="g", member_id="nobody",
-                               members=[api.request.cls.MemberIdentity(member_id="nobody")]),
-            "OffsetCommit": dict(group_id="g", generation_id_or_member_epoch=-1, member_id="", topics=[
-                api.request.cls.OffsetCommitRequestTopic(name="t", partitions=[
-                    api.request.cls.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+        cls = api.request.cls
+        builders = {
+            "FindCoordinator": lambda: dict(key="g", key_type=0, coordinator_keys=["g", "h"]),
+            "JoinGroup": lambda: dict(group_id="g", session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
+                                      member_id="", protocol_type="consumer", protocols=[
+                                          cls.JoinGroupRequestProtocol(name="range", metadata=subscription("t"))]),
+            "SyncGroup": lambda: dict(group_id="g", generation_id=1, member_id="nobody"),
+            "Heartbeat": lambda: dict(group_id="g", generation_id=1, member_id="nobody"),
+            "LeaveGroup": lambda: dict(group_id="g", member_id="nobody",
+                                       members=[cls.MemberIdentity(member_id="nobody")]),
+            "OffsetCommit": lambda: dict(group_id="g", generation_id_or_member_epoch=-1, member_id="", topics=[
+                cls.OffsetCommitRequestTopic(name="t", partitions=[
+                    cls.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
                         partition_index=0, committed_offset=3, committed_metadata=None)])]),
-            "OffsetFetch": dict(group_id="g", topics=[api.request.cls.OffsetFetchRequestTopic(
-                name="t", partition_indexes=[0])], groups=[api.request.cls.OffsetFetchRequestGroup(
-                    group_id="g", topics=None)]),
-            "DescribeGroups": dict(groups=["g", "x"], include_authorized_operations=True),
-            "ListGroups": dict(states_filter=["Stable"]),
-            "DeleteGroups": dict(groups_names=["x"]),
-            "OffsetDelete": dict(group_id="g", topics=[api.request.cls.OffsetDeleteRequestTopic(
-                name="t", partitions=[api.request.cls.OffsetDeleteRequestTopic.OffsetDeleteRequestPartition(
-                    partition_index=0)])]),
-        }[api_name]
-        for k, v in fields.items():
+            "OffsetFetch": lambda: dict(group_id="g", topics=[cls.OffsetFetchRequestTopic(
+                name="t", partition_indexes=[0])], groups=[cls.OffsetFetchRequestGroup(group_id="g", topics=None)]),
+            "DescribeGroups": lambda: dict(groups=["g", "x"], include_authorized_operations=True),
+            "ListGroups": lambda: dict(states_filter=["Stable"]),
+            "DeleteGroups": lambda: dict(groups_names=["x"]),
+            "OffsetDelete": lambda: dict(group_id="g", topics=[cls.OffsetDeleteRequestTopic(
+                name="t", partitions=[cls.OffsetDeleteRequestTopic.OffsetDeleteRequestPartition(partition_index=0)])]),
+        }
+        req = cls()
+        for k, v in builders[api_name]().items():
             setattr(req, k, v)
         return req
 

@@ -1,0 +1,62 @@
+"""`kafka-wire serve`: run a broker with Kafka's property names."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+import time
+
+from ..config import BrokerConfig, ConfigError
+
+log = logging.getLogger("kafka_wire")
+
+
+async def serve(config: BrokerConfig, started: float) -> int:
+    from ..node import Broker
+    from ..server import KafkaServer
+
+    broker = Broker(config)
+    broker.load()
+    server = KafkaServer(broker)
+    broker.server = server
+    await server.start()
+    broker.start_background_tasks()
+    log.info("kafka-wire started in %.3f s (node.id=%d, cluster.id=%s, log.dirs=%s)",
+             time.monotonic() - started, broker.node_id, broker.metadata.cluster_id,
+             ",".join(config.log_dirs))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting down")
+    await server.stop()
+    broker.close()
+    log.info("shut down cleanly")
+    return 0
+
+
+def run(args) -> int:
+    started = time.monotonic()
+    try:
+        config = BrokerConfig.load(args.config, args.set)
+    except (ConfigError, OSError) as exc:
+        print(f"kafka-wire: {exc}", file=sys.stderr)
+        return 2
+    try:
+        import uvloop
+
+        runner = uvloop.run
+    except ImportError:
+        runner = asyncio.run
+    return runner(serve(config, started))
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("serve", help="run a broker")
+    parser.add_argument("--config", help="a server.properties file (Kafka's property names)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one property, e.g. --set log.dirs=/tmp/data (repeatable)")
+    parser.set_defaults(func=run)
