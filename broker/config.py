@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 
-LONG_MAX = 9223372036854775807
+from log.config import LONG_MAX, TOPIC_CONFIGS, InvalidConfig, parse_config_value
 
 
 class ConfigType(IntEnum):
@@ -53,49 +53,18 @@ class ConfigKey:
     choices: tuple[str, ...] | None = None
     minimum: float | None = None
     sensitive: bool = False
+    maximum: float | None = None
 
     def parse(self, raw) -> object:
         """Parse a property value (string or already typed) into its Python value."""
-        if raw is None:
-            return None
-        t = self.type
         try:
-            if t == ConfigType.BOOLEAN:
-                if isinstance(raw, bool):
-                    return raw
-                text = str(raw).strip().lower()
-                if text not in ("true", "false"):
-                    raise ValueError(raw)
-                value = text == "true"
-            elif t in (ConfigType.INT, ConfigType.SHORT, ConfigType.LONG):
-                value = int(str(raw).strip())
-            elif t == ConfigType.DOUBLE:
-                value = float(str(raw).strip())
-            elif t == ConfigType.LIST:
-                if isinstance(raw, (list, tuple)):
-                    value = list(raw)
-                else:
-                    value = [x.strip() for x in str(raw).split(",") if x.strip()]
-            else:
-                value = str(raw).strip()
-        except ValueError:
-            raise ConfigError(f"Invalid value {raw} for configuration {self.name}") from None
-        if self.minimum is not None and isinstance(value, (int, float)) and value < self.minimum:
-            raise ConfigError(
-                f"Invalid value {raw} for configuration {self.name}: Value must be at least {self.minimum:g}"
-            )
-        if self.choices:
-            items = value if isinstance(value, list) else [value]
-            for item in items:
-                if item not in self.choices:
-                    raise ConfigError(
-                        f"Invalid value {raw} for configuration {self.name}: String must be one of: "
-                        + ", ".join(self.choices)
-                    )
-        return value
+            return parse_config_value(self.name, self.type.name, raw, minimum=self.minimum,
+                                      maximum=self.maximum, choices=self.choices)
+        except InvalidConfig as exc:
+            raise ConfigError(str(exc)) from None
 
     def render(self, value) -> str | None:
-        """A value as Kafka prints it in DescribeConfigs."""
+        """A value as Kafka prints it in DescribeConfigs (ConfigDef.convertToString)."""
         if value is None:
             return None
         if isinstance(value, bool):
@@ -153,15 +122,21 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("log.cleanup.policy", LS, ["delete"], choices=("delete", "compact")),
         ConfigKey("log.cleaner.enable", B, True),
         ConfigKey("log.cleaner.delete.retention.ms", L, 86400000, minimum=0),
-        ConfigKey("log.cleaner.min.cleanable.ratio", D, 0.5, minimum=0),
+        ConfigKey("log.cleaner.min.cleanable.ratio", D, 0.5, minimum=0, maximum=1),
         ConfigKey("log.cleaner.min.compaction.lag.ms", L, 0, minimum=0),
         ConfigKey("log.cleaner.max.compaction.lag.ms", L, LONG_MAX, minimum=1),
         ConfigKey("log.cleaner.backoff.ms", L, 15000, minimum=0),
         ConfigKey("log.message.timestamp.type", S, "CreateTime", choices=("CreateTime", "LogAppendTime")),
         ConfigKey("log.message.timestamp.before.max.ms", L, LONG_MAX, minimum=0),
         ConfigKey("log.message.timestamp.after.max.ms", L, LONG_MAX, minimum=0),
+        ConfigKey("log.message.timestamp.difference.max.ms", L, LONG_MAX, minimum=0),
         ConfigKey("compression.type", S, "producer",
                   choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
+        ConfigKey("compression.gzip.level", I, -1, minimum=-1, maximum=9),
+        ConfigKey("compression.lz4.level", I, 9, minimum=1, maximum=17),
+        ConfigKey("compression.zstd.level", I, 3, minimum=-131072, maximum=22),
+        ConfigKey("log.local.retention.ms", L, -2, minimum=-2),
+        ConfigKey("log.local.retention.bytes", L, -2, minimum=-2),
         ConfigKey("min.insync.replicas", I, 1, minimum=1),
         ConfigKey("unclean.leader.election.enable", B, False),
         ConfigKey("offsets.topic.num.partitions", I, 50, minimum=1),
@@ -193,54 +168,61 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("broker.rack", S, None),
         ConfigKey("super.users", S, None),
         ConfigKey("allow.everyone.if.no.acl.found", B, False),
+        # Security (issue 9): Kafka's names; listener.name.<listener>.<key> overrides any of them.
+        ConfigKey("authorizer.class.name", S, "",
+                  "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns ACLs on."),
+        ConfigKey("sasl.enabled.mechanisms", LS, ["SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"],
+                  choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")),
+        ConfigKey("sasl.server.max.receive.size", I, 524288, minimum=1),
+        ConfigKey("connections.max.reauth.ms", L, 0, minimum=0),
+        ConfigKey("connection.failed.authentication.delay.ms", I, 100, minimum=0),
+        ConfigKey("max.connections.per.ip.overrides", S, ""),
+        ConfigKey("ssl.keystore.type", S, "JKS", choices=("JKS", "PKCS12", "PEM")),
+        ConfigKey("ssl.keystore.location", S, None),
+        ConfigKey("ssl.keystore.password", ConfigType.PASSWORD, None, sensitive=True),
+        ConfigKey("ssl.key.password", ConfigType.PASSWORD, None, sensitive=True),
+        ConfigKey("ssl.keystore.certificate.chain", ConfigType.PASSWORD, None, sensitive=True),
+        ConfigKey("ssl.keystore.key", ConfigType.PASSWORD, None, sensitive=True),
+        ConfigKey("ssl.truststore.type", S, "JKS", choices=("JKS", "PKCS12", "PEM")),
+        ConfigKey("ssl.truststore.location", S, None),
+        ConfigKey("ssl.truststore.password", ConfigType.PASSWORD, None, sensitive=True),
+        ConfigKey("ssl.truststore.certificates", ConfigType.PASSWORD, None, sensitive=True),
+        ConfigKey("ssl.client.auth", S, "none", choices=("none", "requested", "required")),
+        ConfigKey("ssl.enabled.protocols", LS, ["TLSv1.2", "TLSv1.3"], choices=("TLSv1.2", "TLSv1.3")),
+        ConfigKey("ssl.protocol", S, "TLSv1.3"),
+        ConfigKey("ssl.cipher.suites", LS, []),
+        ConfigKey("ssl.principal.mapping.rules", S, "DEFAULT"),
         ConfigKey("metrics.port", I, None, "Port of the Prometheus endpoint (kafka-wire); unset: off."),
     ]
 }
 
-# Topic-level config -> (broker key supplying its default, type, Kafka's hard default, extra).
+# Topic configs: the log layer's table (log.config.TOPIC_CONFIGS), with DescribeConfigs' types.
 TOPIC_KEYS: dict[str, ConfigKey] = {
-    k.name: k
-    for k in [
-        ConfigKey("cleanup.policy", LS, ["delete"], choices=("delete", "compact")),
-        ConfigKey("compression.type", S, "producer",
-                  choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
-        ConfigKey("delete.retention.ms", L, 86400000, minimum=0),
-        ConfigKey("file.delete.delay.ms", L, 60000, minimum=0),
-        ConfigKey("flush.messages", L, LONG_MAX, minimum=1),
-        ConfigKey("flush.ms", L, LONG_MAX, minimum=0),
-        ConfigKey("index.interval.bytes", I, 4096, minimum=0),
-        ConfigKey("max.compaction.lag.ms", L, LONG_MAX, minimum=1),
-        ConfigKey("max.message.bytes", I, 1048588, minimum=0),
-        ConfigKey("message.timestamp.type", S, "CreateTime", choices=("CreateTime", "LogAppendTime")),
-        ConfigKey("message.timestamp.before.max.ms", L, LONG_MAX, minimum=0),
-        ConfigKey("message.timestamp.after.max.ms", L, LONG_MAX, minimum=0),
-        ConfigKey("min.cleanable.dirty.ratio", D, 0.5, minimum=0),
-        ConfigKey("min.compaction.lag.ms", L, 0, minimum=0),
-        ConfigKey("min.insync.replicas", I, 1, minimum=1),
-        ConfigKey("preallocate", B, False),
-        ConfigKey("retention.bytes", L, -1),
-        ConfigKey("retention.ms", L, 604800000, minimum=-1),
-        ConfigKey("segment.bytes", I, 1073741824, minimum=14),
-        ConfigKey("segment.index.bytes", I, 10485760, minimum=4),
-        ConfigKey("segment.jitter.ms", L, 0, minimum=0),
-        ConfigKey("segment.ms", L, 604800000, minimum=1),
-        ConfigKey("unclean.leader.election.enable", B, False),
-    ]
+    d.name: ConfigKey(d.name, ConfigType[d.type], d.default, d.doc, d.choices, d.minimum, maximum=d.maximum)
+    for d in TOPIC_CONFIGS.values()
 }
 
+# Topic config -> the broker config that supplies its default (Kafka's ServerTopicConfigSynonyms:
+# the first, highest-priority synonym). Topic configs missing here have no broker default.
 TOPIC_TO_BROKER = {
     "cleanup.policy": "log.cleanup.policy",
     "compression.type": "compression.type",
+    "compression.gzip.level": "compression.gzip.level",
+    "compression.lz4.level": "compression.lz4.level",
+    "compression.zstd.level": "compression.zstd.level",
     "delete.retention.ms": "log.cleaner.delete.retention.ms",
     "file.delete.delay.ms": "log.segment.delete.delay.ms",
     "flush.messages": "log.flush.interval.messages",
     "flush.ms": "log.flush.interval.ms",
     "index.interval.bytes": "log.index.interval.bytes",
+    "local.retention.bytes": "log.local.retention.bytes",
+    "local.retention.ms": "log.local.retention.ms",
     "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms",
     "max.message.bytes": "message.max.bytes",
     "message.timestamp.type": "log.message.timestamp.type",
     "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
     "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
+    "message.timestamp.difference.max.ms": "log.message.timestamp.difference.max.ms",
     "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
     "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
     "min.insync.replicas": "min.insync.replicas",
@@ -254,37 +236,104 @@ TOPIC_TO_BROKER = {
     "unclean.leader.election.enable": "unclean.leader.election.enable",
 }
 
+# Broker configs that stand for one another, highest priority first (Kafka's
+# DynamicBrokerConfig.brokerConfigSynonyms); every other broker config is its only synonym.
+_SYNONYM_GROUPS = (
+    ("log.roll.ms", "log.roll.hours"),
+    ("log.roll.jitter.ms", "log.roll.jitter.hours"),
+    ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
+)
+
+
+def broker_synonyms(name: str) -> tuple[str, ...]:
+    """The broker configs that may supply `name`'s value, in Kafka's order of priority."""
+    if name == "log.flush.interval.ms":  # log.flush.scheduler.interval.ms is its default
+        return ("log.flush.interval.ms", "log.flush.scheduler.interval.ms")
+    for group in _SYNONYM_GROUPS:
+        if name in group:
+            return group
+    return (name,)
+
 
 def parse_properties(text: str) -> dict[str, str]:
-    """Java .properties: `key=value`, `key: value` or `key value`; # and ! comments; \\ continues."""
+    """Java .properties, as java.util.Properties.load reads them: `key=value`, `key: value` or
+    `key value`; `#` and `!` comment lines; a line ending in an odd number of backslashes
+    continues on the next (whose leading whitespace is dropped); backslash escapes."""
     props: dict[str, str] = {}
-    logical = ""
-    for raw in text.splitlines():
-        line = raw.strip() if not logical else raw.lstrip()
-        if not logical and (not line or line[0] in "#!"):
-            continue
-        if line.endswith("\\") and not line.endswith("\\\\"):
+    logical: str | None = None
+    for natural in text.splitlines():
+        line = natural.lstrip(" \t\f")
+        if logical is None:
+            if not line or line[0] in "#!":
+                continue
+            logical = ""
+        backslashes = len(line) - len(line.rstrip("\\"))
+        if backslashes % 2 == 1:
             logical += line[:-1]
             continue
-        logical += line
-        key, value = _split_property(logical)
+        key, value = _split_property(logical + line)
         props[key] = value
-        logical = ""
-    if logical:
+        logical = None
+    if logical is not None:  # the file ended on a continuation
         key, value = _split_property(logical)
         props[key] = value
     return props
 
 
 def _split_property(line: str) -> tuple[str, str]:
-    for i, ch in enumerate(line):
-        if ch in "=:" or ch.isspace():
-            key = line[:i].strip()
-            rest = line[i:].lstrip()
-            if rest and rest[0] in "=:":
-                rest = rest[1:]
-            return key, rest.strip()
-    return line.strip(), ""
+    """Key and value of one logical line: the key ends at the first unescaped `=`, `:` or
+    whitespace; whitespace and at most one `=`/`:` separate it from the value."""
+    n = len(line)
+    key_end = value_start = n
+    has_separator = False
+    i = 0
+    while i < n:
+        ch = line[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch in "=:":
+            key_end, value_start, has_separator = i, i + 1, True
+            break
+        if ch in " \t\f":
+            key_end, value_start = i, i + 1
+            break
+        i += 1
+    j = value_start
+    while j < n and line[j] in " \t\f":
+        j += 1
+    if not has_separator and j < n and line[j] in "=:":
+        j += 1
+        while j < n and line[j] in " \t\f":
+            j += 1
+    return _unescape(line[:key_end]), _unescape(line[j:])
+
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+    out = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch != "\\" or i + 1 == len(text):
+            out.append(ch)
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt == "u" and i + 6 <= len(text):
+            try:
+                out.append(chr(int(text[i + 2:i + 6], 16)))
+                i += 6
+                continue
+            except ValueError:
+                raise ConfigError(f"Malformed \\uxxxx encoding in {text!r}") from None
+        out.append(_ESCAPES.get(nxt, nxt))
+        i += 2
+    return "".join(out)
 
 
 class BrokerConfig:
@@ -320,6 +369,10 @@ class BrokerConfig:
     def _validate(self) -> None:
         if self.values["broker.id"] not in (-1, None) and "node.id" not in self.explicit:
             self.values["node.id"] = self.values["broker.id"]
+        # Listener strings are parsed when the server starts; a bad one must stop the broker
+        # here, with the configuration error, not later with a traceback.
+        self.listeners()
+        self.advertised_listeners()
 
     def __getitem__(self, name: str):
         return self.values[name]
@@ -360,61 +413,85 @@ class BrokerConfig:
             return int(self.values["log.retention.minutes"]) * 60_000
         return int(self.values["log.retention.hours"]) * 3_600_000
 
-    def _topic_default_from_broker(self, topic_key: str) -> tuple[object, bool]:
-        """A topic config's broker-level default, and whether the broker config set it explicitly."""
+    def _topic_default_from_broker(self, topic_key: str) -> object:
+        """A topic config's effective broker-level default (Kafka's KafkaConfig.extractLogConfigMap)."""
         if topic_key == "retention.ms":
-            explicit = bool({"log.retention.ms", "log.retention.minutes", "log.retention.hours"} & self.explicit)
-            return self.retention_ms(), explicit
+            return self.retention_ms()
         if topic_key == "segment.ms":
             if self.values["log.roll.ms"] is not None:
-                return int(self.values["log.roll.ms"]), True
-            return int(self.values["log.roll.hours"]) * 3_600_000, "log.roll.hours" in self.explicit
+                return int(self.values["log.roll.ms"])
+            return int(self.values["log.roll.hours"]) * 3_600_000
         if topic_key == "segment.jitter.ms":
             if self.values["log.roll.jitter.ms"] is not None:
-                return int(self.values["log.roll.jitter.ms"]), True
-            return int(self.values["log.roll.jitter.hours"]) * 3_600_000, "log.roll.jitter.hours" in self.explicit
+                return int(self.values["log.roll.jitter.ms"])
+            return int(self.values["log.roll.jitter.hours"]) * 3_600_000
         if topic_key == "flush.ms":
             value = self.values["log.flush.interval.ms"]
-            if value is None:
-                return self.values["log.flush.scheduler.interval.ms"], False
-            return value, True
-        broker_key = TOPIC_TO_BROKER[topic_key]
-        return self.values[broker_key], broker_key in self.explicit
+            return self.values["log.flush.scheduler.interval.ms"] if value is None else value
+        broker_key = TOPIC_TO_BROKER.get(topic_key)
+        if broker_key is None:
+            return TOPIC_KEYS[topic_key].default
+        return self.values[broker_key]
 
     def topic_defaults(self) -> dict[str, object]:
-        return {name: self._topic_default_from_broker(name)[0] for name in TOPIC_KEYS}
+        return {name: self._topic_default_from_broker(name) for name in TOPIC_KEYS}
+
+    def config_synonyms(self, name: str, synonyms: tuple[str, ...]) -> list[tuple[str, str | None, ConfigSource]]:
+        """Kafka's ConfigHelper.configSynonyms for a static broker: (name, value, source) of each
+        synonym set in server.properties, then of each with a default, dropping those listed before
+        the first entry for `name` itself (so a config set only through a lower-priority synonym,
+        or not at all, has none)."""
+        found = []
+        for source, present in ((ConfigSource.STATIC_BROKER_CONFIG, lambda n: n in self.explicit),
+                                (ConfigSource.DEFAULT_CONFIG, lambda n: BROKER_KEYS[n].default is not None)):
+            for synonym in synonyms:
+                if synonym in BROKER_KEYS and present(synonym):
+                    key = BROKER_KEYS[synonym]
+                    value = self.values[synonym] if source == ConfigSource.STATIC_BROKER_CONFIG else key.default
+                    found.append((synonym, key.render(value), source))
+        for i, (synonym, _, _) in enumerate(found):
+            if synonym == name:
+                return found[i:]
+        return []
+
+    def topic_config_synonyms(self, topic_key: str) -> list[tuple[str, str | None, ConfigSource]]:
+        """The broker-level synonyms of a topic config (empty for configs with no broker default)."""
+        broker_key = TOPIC_TO_BROKER.get(topic_key)
+        if broker_key is None:
+            return []
+        return self.config_synonyms(broker_key, broker_synonyms(broker_key))
 
     def describe_topic_config(self, overrides: dict[str, object]) -> list[tuple[str, str | None, ConfigSource, ConfigKey]]:
-        """Every topic config with its effective value and where it came from."""
+        """Every topic config with its effective value and where it came from (Kafka's
+        ConfigHelper.createTopicConfigEntry: the source of the first synonym, DEFAULT_CONFIG if none)."""
         out = []
         for name, key in TOPIC_KEYS.items():
             if name in overrides:
                 out.append((name, key.render(overrides[name]), ConfigSource.DYNAMIC_TOPIC_CONFIG, key))
                 continue
-            value, explicit = self._topic_default_from_broker(name)
-            source = ConfigSource.STATIC_BROKER_CONFIG if explicit else ConfigSource.DEFAULT_CONFIG
-            out.append((name, key.render(value), source, key))
+            synonyms = self.topic_config_synonyms(name)
+            source = synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG
+            out.append((name, key.render(self._topic_default_from_broker(name)), source, key))
         return out
 
     def describe_broker_config(self) -> list[tuple[str, str | None, ConfigSource, ConfigKey]]:
         out = []
         for name, key in BROKER_KEYS.items():
-            source = ConfigSource.STATIC_BROKER_CONFIG if name in self.explicit else ConfigSource.DEFAULT_CONFIG
+            synonyms = self.config_synonyms(name, broker_synonyms(name))
+            source = synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG
             out.append((name, key.render(self.values[name]), source, key))
         return out
 
 
 def parse_topic_configs(configs: dict[str, str | None]) -> dict[str, object]:
     """Validate topic config overrides as CreateTopics/AlterConfigs do; raises ConfigError."""
-    parsed: dict[str, object] = {}
-    for name, raw in configs.items():
-        key = TOPIC_KEYS.get(name)
-        if key is None:
-            raise ConfigError(f"Unknown topic config name: {name}")
-        if raw is None:
-            raise ConfigError(f"Null value not supported for topic configs: {name}")
-        parsed[name] = key.parse(raw)
-    return parsed
+    unknown = [name for name in configs if name not in TOPIC_KEYS]
+    if unknown:
+        raise ConfigError(f"Unknown topic config name: {unknown[0]}")
+    nulls = [name for name, raw in configs.items() if raw is None]
+    if nulls:
+        raise ConfigError("Null value not supported for topic configs: " + ",".join(nulls))
+    return {name: TOPIC_KEYS[name].parse(raw) for name, raw in configs.items()}
 
 
 def parse_listener(item: str) -> tuple[str, str, int]:

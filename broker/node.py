@@ -18,7 +18,11 @@ from kafka_wire.errors import ErrorCode
 from log.errors import OffsetOutOfRange
 from log.log_manager import LogManager
 
+from .produce_validation import validate_and_convert
+
 from .config import BrokerConfig
+from coordinator.group_coordinator import GroupCoordinator
+
 from .metadata_store import EmbeddedMetadata, TopicMeta
 
 log = logging.getLogger("kafka_wire.broker")
@@ -122,6 +126,8 @@ class Broker:
         self.server = None
         # The transaction coordinator (issue: exactly-once); None until this broker has one.
         self.transactions = None
+        # Consumer groups; started by `serve` after the logs are loaded (replays __consumer_offsets).
+        self.groups = GroupCoordinator()
         self._background: list[asyncio.Task] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -132,9 +138,7 @@ class Broker:
         for meta in self.metadata.topics.values():
             for partition in range(meta.partitions):
                 plog = self.logs.get_or_create(meta.name, partition, self.topic_config(meta))
-                # This node is the partition's only in-sync replica: becoming its leader commits
-                # everything in the local log, as Kafka's leader does when the ISR is itself.
-                plog.high_watermark = plog.log_end_offset
+                self._become_leader(meta.name, partition, plog)
         # Directories of topics deleted while the broker was down (or half deleted) go away.
         for topic, partition in list(self.logs.partitions()):
             meta = self.metadata.topic(topic)
@@ -152,6 +156,7 @@ class Broker:
             # Kafka checkpoints high watermarks every 5 s and recovery points every 60 s.
             asyncio.create_task(self._every(5000, self.logs.checkpoint_high_watermarks, "checkpoint")),
             asyncio.create_task(self._every(60000, self.logs.checkpoint_recovery_points, "checkpoint")),
+            asyncio.create_task(self.logs.cleaner.run(cfg["log.cleaner.enable"], int(cfg["log.cleaner.backoff.ms"]))),
         ]
 
     @staticmethod
@@ -189,12 +194,21 @@ class Broker:
         config.update(meta.configs)
         return config
 
+    def _become_leader(self, topic: str, partition: int, plog) -> None:
+        """What Kafka's Partition.makeLeader does to the local log: the leader epoch starts at the
+        log end offset, and, this node being the only in-sync replica, everything in the log is
+        committed (the high watermark moves to the log end offset)."""
+        state = self.metadata.partition_state(topic, partition)
+        if state.leader_epoch >= 0 and (plog.latest_epoch() is None or plog.latest_epoch() < state.leader_epoch):
+            plog.leader_epoch_cache.assign(state.leader_epoch, plog.log_end_offset)
+        plog.high_watermark = plog.log_end_offset
+
     def create_topic(self, name: str, partitions: int, replication_factor: int,
                      configs: dict[str, object]) -> TopicMeta:
         meta = self.metadata.create_topic(name, partitions, replication_factor, configs)
         effective = self.topic_config(meta)
         for partition in range(partitions):
-            self.logs.get_or_create(name, partition, effective)
+            self._become_leader(name, partition, self.logs.get_or_create(name, partition, effective))
         log.info("created topic %s with %d partitions (id %s)", name, partitions, meta.topic_id)
         return meta
 
@@ -208,9 +222,10 @@ class Broker:
     def add_partitions(self, name: str, total: int) -> None:
         meta = self.metadata.topic(name)
         effective = self.topic_config(meta)
-        for partition in range(meta.partitions, total):
-            self.logs.get_or_create(name, partition, effective)
+        first_new = meta.partitions
         self.metadata.set_partition_count(name, total)
+        for partition in range(first_new, total):
+            self._become_leader(name, partition, self.logs.get_or_create(name, partition, effective))
 
     def set_topic_configs(self, name: str, configs: dict[str, object]) -> None:
         self.metadata.set_topic_configs(name, configs)
@@ -244,72 +259,100 @@ class Broker:
         return ErrorCode.NONE
 
     def append_records(self, topic: str, partition: int, records, *, transactional_id=None) -> AppendResult:
-        """Append a client's batch as leader; on a single node the high watermark follows at once."""
+        """Append a client's batch as leader; on a single node the high watermark follows at once.
+
+        The topic's record-level rules (timestamp bounds, keys on compacted topics, its codec)
+        apply first; they raise produce_validation.RecordValidationError."""
         plog = self.logs.get(topic, partition)
         state = self.metadata.partition_state(topic, partition)
+        records = validate_and_convert(records, plog.config, int(time.time() * 1000), f"{topic}-{partition}")
         info = plog.append(records, leader_epoch=state.leader_epoch)
         plog.high_watermark = plog.log_end_offset
         self.waiters.notify(topic, partition)
         return AppendResult(info.base_offset, info.log_append_time, plog.log_start_offset)
 
     def read_partition(self, topic: str, partition: int, offset: int, *, max_bytes: int, min_one: bool,
-                       read_committed: bool, current_leader_epoch: int = -1) -> PartitionRead:
+                       read_committed: bool, current_leader_epoch: int = -1, replica_id: int = -1) -> PartitionRead:
+        """One partition's part of a Fetch. Errors carry -1 for the offsets, as Kafka's
+        ReplicaManager.readFromLog answers them (createLogReadResult)."""
         plog = self.partition_log(topic, partition)
         if plog is None:
             return PartitionRead(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch)
-        high_watermark = plog.high_watermark
-        last_stable = plog.last_stable_offset if hasattr(plog, "last_stable_offset") else high_watermark
         if epoch_error != ErrorCode.NONE:
-            return PartitionRead(epoch_error, high_watermark, last_stable, plog.log_start_offset)
+            return PartitionRead(epoch_error)
+        if replica_id >= 0:
+            state = self.metadata.partition_state(topic, partition)
+            if replica_id == self.node_id or replica_id not in state.replicas:
+                # Kafka's Partition.followerReplicaOrThrow: a replica the leader does not know.
+                known_epoch = current_leader_epoch is not None and current_leader_epoch >= 0
+                return PartitionRead(ErrorCode.UNKNOWN_LEADER_EPOCH if known_epoch
+                                     else ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        high_watermark = plog.high_watermark
+        last_stable = plog.last_stable_offset
         max_offset = last_stable if read_committed else high_watermark
         try:
             records = plog.read_slice(offset, max_bytes, max_offset=max_offset, min_one_batch=min_one)
         except OffsetOutOfRange:
-            return PartitionRead(ErrorCode.OFFSET_OUT_OF_RANGE, high_watermark, last_stable,
-                                 plog.log_start_offset)
+            return PartitionRead(ErrorCode.OFFSET_OUT_OF_RANGE)
         return PartitionRead(ErrorCode.NONE, high_watermark, last_stable, plog.log_start_offset, records)
 
     def list_offset(self, topic: str, partition: int, timestamp: int, *, read_committed: bool,
-                    current_leader_epoch: int = -1) -> tuple[ErrorCode, int, int, int]:
-        """(error, offset, timestamp, leader epoch) for ListOffsets; -1s when nothing matches."""
+                    current_leader_epoch: int = -1, from_consumer: bool = True) -> tuple[ErrorCode, int, int, int]:
+        """(error, offset, timestamp, leader epoch) for ListOffsets; -1s when nothing matches.
+
+        As Kafka's Partition.fetchOffsetForTimestamp: latest is the high watermark (the last
+        stable offset for read_committed; the log end offset for a replica) with the current
+        leader epoch; earliest is the log start offset with the epoch of the first leader-epoch
+        entry when it starts there; a timestamp finds the first record at or after it."""
         plog = self.partition_log(topic, partition)
         if plog is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1
         epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch)
         if epoch_error != ErrorCode.NONE:
             return epoch_error, -1, -1, -1
-        fetchable = plog.last_stable_offset if read_committed else plog.high_watermark
-        if timestamp == -2:  # EARLIEST_TIMESTAMP
-            offset, ts = plog.log_start_offset, -1
-        elif timestamp == -1:  # LATEST_TIMESTAMP
-            offset, ts = fetchable, -1
-        elif timestamp == -3:  # MAX_TIMESTAMP
+        if not from_consumer:
+            fetchable = plog.log_end_offset
+        else:
+            fetchable = plog.last_stable_offset if read_committed else plog.high_watermark
+        if timestamp == -1:  # LATEST_TIMESTAMP
+            return ErrorCode.NONE, fetchable, -1, self.metadata.partition_state(topic, partition).leader_epoch
+        if timestamp in (-2, -4):  # EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP (no tiered storage here)
+            first = plog.leader_epoch_cache.earliest_entry
+            epoch = first.epoch if first is not None and first.start_offset <= plog.log_start_offset else -1
+            return ErrorCode.NONE, plog.log_start_offset, -1, epoch
+        if timestamp == -3:  # MAX_TIMESTAMP
             found = plog.max_timestamp_offset()
-            if found is None:
-                return ErrorCode.NONE, -1, -1, -1
-            offset, ts = found
         elif timestamp < 0:
             return ErrorCode.UNSUPPORTED_VERSION, -1, -1, -1
         else:
             found = plog.fetch_offset_by_timestamp(timestamp)
-            if found is None or found[0] >= fetchable:
-                return ErrorCode.NONE, -1, -1, -1
-            offset, ts = found
-        epoch = plog.epoch_for_offset(offset) if offset < plog.log_end_offset else plog.latest_epoch()
+        if found is None or found[0] >= fetchable:
+            return ErrorCode.NONE, -1, -1, -1
+        offset, ts = found
+        epoch = plog.epoch_for_offset(offset)
         return ErrorCode.NONE, offset, ts, -1 if epoch is None else epoch
 
     def delete_records(self, topic: str, partition: int, offset: int) -> tuple[ErrorCode, int]:
-        """DeleteRecords: (error, new low watermark)."""
+        """DeleteRecords: (error, new low watermark), as Kafka's ReplicaManager.deleteRecordsOnLocalLog
+        and Partition.deleteRecordsOnLeader: internal topics and topics without the delete
+        cleanup policy refuse; -1 means the high watermark; nothing beyond it can go."""
+        meta = self.metadata.topic(topic)
+        if meta is not None and meta.internal:
+            return ErrorCode.INVALID_TOPIC_EXCEPTION, -1
         plog = self.partition_log(topic, partition)
         if plog is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
-        if offset == -1:
+        if "delete" not in plog.config.cleanup_policy:
+            return ErrorCode.POLICY_VIOLATION, -1
+        if offset == -1:  # HIGH_WATERMARK
             offset = plog.high_watermark
         if offset < 0 or offset > plog.high_watermark:
             return ErrorCode.OFFSET_OUT_OF_RANGE, -1
         if offset > plog.log_start_offset:
             plog.delete_records_before(offset)
+            # A restart must not bring the deleted records back.
+            self.logs.checkpoint_log_start_offsets()
         return ErrorCode.NONE, plog.log_start_offset
 
     def end_offset_for_epoch(self, topic: str, partition: int, epoch: int, *,

@@ -1,18 +1,39 @@
 """The asyncio server: frames in, requests dispatched to handlers, responses out in request order.
 
 Kafka answers one connection's requests strictly in order, so a connection handles one request
-at a time; a client's pipelined requests wait in the socket buffer. A frame larger than
-`socket.request.max.bytes`, a negative size, an unknown API key, an unsupported version (other
-than ApiVersions) or an undecodable body closes that connection only, as Kafka does.
+at a time; a client's pipelined requests wait in our receive buffer or the socket. A frame larger
+than `socket.request.max.bytes`, a negative size, an unknown API key, an unsupported version
+(other than ApiVersions) or an undecodable body closes that connection only, as Kafka does.
+
+The data path avoids copying bytes through Python objects:
+- Requests are read with a BufferedProtocol. Small frames are parsed out of a per-connection
+  receive buffer; a large frame (a produce request's batches) gets a bytearray of its own that the
+  socket reads straight into, and the records field decodes to a writable memoryview of it that
+  the log patches in place and writes with one write(2).
+- Responses on a plaintext listener are written to the socket by us: byte parts with writev(2),
+  log file slices (fetched record batches) with sendfile(2), so fetched data goes from the page
+  cache to the socket without entering Python. When the socket is full we wait for it to become
+  writable. On a listener whose transport is not a plain socket (TLS), parts go through
+  `transport.write` and file slices are read into memory first.
+- A handler that completes without waiting (most requests) runs inline in the read callback;
+  only one that awaits (a fetch long-poll, a group join) becomes a task.
+
+Backpressure: while a request is being handled, or its response has more than
+`OUTPUT_HIGH_WATER` bytes not yet taken by the socket, the connection reads and handles nothing
+more (reading is paused, so TCP flow control pushes back on the client). Memory per connection
+is bounded by the receive buffer, the frame being read and the unsent response.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import errno
 import itertools
 import logging
 import os
 import socket
+import types
 from dataclasses import dataclass, field
 
 from kafka_wire.errors import ErrorCode
@@ -27,8 +48,21 @@ log = logging.getLogger("kafka_wire.server")
 _SIZE = 4
 _connection_ids = itertools.count(1)
 
+# The per-connection receive buffer; frames up to DIRECT_FRAME_BYTES are parsed out of it
+# (copied once, at most this much), larger ones are read into a buffer of their own.
+RECEIVE_BUFFER_BYTES = 64 * 1024
+DIRECT_FRAME_BYTES = 16 * 1024
+# Unsent response bytes above which the connection stops handling requests until they drain.
+OUTPUT_HIGH_WATER = 256 * 1024
+# At most this many buffers per writev(2) (Linux IOV_MAX is 1024).
+_IOV_MAX = 1024
+# Kafka's socket.listen.backlog.size default.
+LISTEN_BACKLOG = 50
+# Benchmarks compare with and without sendfile: KAFKA_WIRE_SENDFILE=0 reads slices into memory.
+USE_SENDFILE = os.environ.get("KAFKA_WIRE_SENDFILE", "1") != "0" and hasattr(os, "sendfile")
 
-@dataclass
+
+@dataclass(slots=True)
 class RequestContext:
     """What a handler knows about the request beyond its body."""
 
@@ -54,18 +88,21 @@ class KafkaServer:
         self.broker = broker
         self.config = broker.config
         self.servers: list[asyncio.base_events.Server] = []
-        self.connections: set[asyncio.Task] = set()
+        self.connections: set[KafkaConnection] = set()
         self.max_request = int(self.config["socket.request.max.bytes"])
+        self.send_buffer_bytes = int(self.config["socket.send.buffer.bytes"])
+        self.receive_buffer_bytes = int(self.config["socket.receive.buffer.bytes"])
         self.bound: list[tuple[str, str, int]] = []
 
     async def start(self) -> None:
+        loop = asyncio.get_running_loop()
         for name, host, port in self.config.listeners():
-            server = await asyncio.start_server(
-                lambda r, w, name=name: self._on_connection(r, w, name),
+            server = await loop.create_server(
+                lambda name=name: KafkaConnection(self, name),
                 host=host or None,
                 port=port,
                 reuse_address=True,
-                limit=1 << 20,
+                backlog=int(self.config.get("socket.listen.backlog.size") or LISTEN_BACKLOG),
             )
             self.servers.append(server)
             for sock in server.sockets:
@@ -76,53 +113,196 @@ class KafkaServer:
     async def stop(self) -> None:
         for server in self.servers:
             server.close()
-        for task in list(self.connections):
-            task.cancel()
+        for connection in list(self.connections):
+            connection.abort()
         for server in self.servers:
             try:
                 await asyncio.wait_for(server.wait_closed(), 2)
             except (asyncio.TimeoutError, Exception):
                 pass
 
-    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                             listener: str) -> None:
-        task = asyncio.current_task()
-        self.connections.add(task)
-        sock = writer.get_extra_info("socket")
+
+class KafkaConnection(asyncio.BufferedProtocol):
+    """One client connection: frames requests, runs one at a time, writes responses in order."""
+
+    def __init__(self, server: KafkaServer, listener: str) -> None:
+        self.server = server
+        self.listener = listener
+        self.max_request = server.max_request
+        self.connection_id = next(_connection_ids)
+        self.peer: tuple = ("?", 0)
+        self.transport: asyncio.Transport | None = None
+        # Receive buffer: bytes [_start, _end) are received and not yet framed.
+        self._buffer = bytearray(RECEIVE_BUFFER_BYTES)
+        self._start = 0
+        self._end = 0
+        # A large frame being received straight into its own buffer.
+        self._frame: bytearray | None = None
+        self._frame_filled = 0
+        self._busy = False  # a request is being handled by a task
+        self._task: asyncio.Task | None = None
+        self._reading_paused = False
+        self._closed = False  # connection lost or aborted: nothing more is read or written
+        self._close_when_flushed = False
+        # Output not yet taken by the socket: parts are bytes-like or log FileSlices.
+        self._out: collections.deque = collections.deque()
+        self._out_offset = 0  # bytes of _out[0] already sent
+        self._out_bytes = 0
+        self._fd = -1  # the socket's fd when we write to it ourselves, else -1
+        self._writer_fd = -1  # a dup of it registered with the loop while waiting to write
+        self._transport_paused = False
+
+    # -- asyncio callbacks --------------------------------------------------------------------
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        self.server.connections.add(self)
+        self.peer = transport.get_extra_info("peername") or ("?", 0)
+        sock = transport.get_extra_info("socket")
         if sock is not None:
+            self._configure_socket(sock)
+            if transport.get_extra_info("sslcontext") is None:
+                self._fd = sock.fileno()
+        if self._fd < 0:
+            transport.set_write_buffer_limits(high=OUTPUT_HIGH_WATER)
+
+    def _configure_socket(self, sock) -> None:
+        options = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+        # -1 keeps the OS default (and its autotuning), as in Kafka.
+        if self.server.send_buffer_bytes > 0:
+            options.append((socket.SOL_SOCKET, socket.SO_SNDBUF, self.server.send_buffer_bytes))
+        if self.server.receive_buffer_bytes > 0:
+            options.append((socket.SOL_SOCKET, socket.SO_RCVBUF, self.server.receive_buffer_bytes))
+        for level, option, value in options:
             try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                sock.setsockopt(level, option, value)
             except OSError:
                 pass
-        peer = writer.get_extra_info("peername") or ("?", 0)
-        conn_id = next(_connection_ids)
-        try:
-            await self._serve(reader, writer, listener, peer, conn_id)
-        except (asyncio.IncompleteReadError, ConnectionError, CloseConnection):
-            pass
-        except asyncio.CancelledError:
-            pass
-        except Exception:
-            log.exception("connection %d from %s failed", conn_id, peer)
-        finally:
-            self.connections.discard(task)
-            writer.close()
 
-    async def _serve(self, reader, writer, listener, peer, conn_id) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._frame is not None:
+            return memoryview(self._frame)[self._frame_filled:]
+        if self._end == len(self._buffer):
+            self._compact()
+            if self._end == len(self._buffer):
+                # Full of unhandled frames (reading should be paused then): a bigger buffer, not a
+                # resize, since the transport may still hold a view of this one.
+                self._buffer = self._buffer + bytearray(len(self._buffer))
+        return memoryview(self._buffer)[self._end:]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self._frame is not None:
+            self._frame_filled += nbytes
+            if self._frame_filled < len(self._frame):
+                return
+            frame, self._frame = self._frame, None
+            self._handle_frame(frame)
+        else:
+            self._end += nbytes
+        self._process()
+
+    def eof_received(self) -> bool:
+        # The client sent everything it will: answer what it asked, then close.
+        self._close()
+        return True
+
+    def pause_writing(self) -> None:
+        self._transport_paused = True
+
+    def resume_writing(self) -> None:
+        self._transport_paused = False
+        if not self._closed:
+            self._after_output_drained()
+
+    def connection_lost(self, exc) -> None:
+        self._closed = True
+        self.server.connections.discard(self)
+        self._discard_output()
+        self._stop_waiting_to_write()
+
+    # -- framing ------------------------------------------------------------------------------
+
+    def _compact(self) -> None:
+        """Move the unframed bytes to the front of the receive buffer."""
+        start, end = self._start, self._end
+        if start:
+            self._buffer[: end - start] = self._buffer[start:end]
+            self._start, self._end = 0, end - start
+
+    def _process(self) -> None:
+        """Handle buffered requests while the connection may take another one; send the answers."""
         while True:
-            head = await reader.readexactly(_SIZE)
-            size = int.from_bytes(head, "big", signed=True)
+            stopped_by_output = self._handle_buffered_frames()
+            self._flush()
+            if not stopped_by_output or self._out_bytes > OUTPUT_HIGH_WATER:
+                break
+        self._update_reading()
+
+    def _handle_buffered_frames(self) -> bool:
+        """Frame and handle requests from the receive buffer; True when queued output stopped it."""
+        buffer = self._buffer
+        while not self._busy and not self._closed and not self._close_when_flushed:
+            if self._out_bytes > OUTPUT_HIGH_WATER:
+                return True
+            start = self._start
+            available = self._end - start
+            if available < _SIZE:
+                break
+            size = int.from_bytes(buffer[start : start + _SIZE], "big", signed=True)
             if size < 0 or size > self.max_request:
                 log.warning("closing connection %d from %s: frame size %d outside 0..%d "
-                            "(socket.request.max.bytes)", conn_id, peer, size, self.max_request)
-                return
-            frame = bytearray(await reader.readexactly(size))
-            parts = await self._dispatch(frame, listener, peer, conn_id)
-            if parts is None:
+                            "(socket.request.max.bytes)", self.connection_id, self.peer, size, self.max_request)
+                self._close()
+                break
+            begin = start + _SIZE
+            if available - _SIZE >= size:
+                self._start = begin + size
+                self._handle_frame(buffer[begin : begin + size])
                 continue
-            await self._send(writer, parts)
+            if size > DIRECT_FRAME_BYTES:
+                # Read the rest of this frame straight into its own buffer.
+                have = available - _SIZE
+                frame = bytearray(size)
+                frame[:have] = buffer[begin : self._end]
+                self._start = self._end = 0
+                self._frame, self._frame_filled = frame, have
+                break
+            if begin + size > len(buffer):
+                self._compact()
+            break
+        if self._start == self._end:
+            self._start = self._end = 0
+        return False
 
-    async def _dispatch(self, frame: bytearray, listener, peer, conn_id):
+    def _update_reading(self) -> None:
+        if self._closed:
+            return
+        blocked = self._busy or self._out_bytes > OUTPUT_HIGH_WATER or self._close_when_flushed
+        if blocked and not self._reading_paused:
+            self._reading_paused = True
+            self.transport.pause_reading()
+        elif not blocked and self._reading_paused:
+            self._reading_paused = False
+            self.transport.resume_reading()
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def _handle_frame(self, frame: bytearray) -> None:
+        try:
+            started = self._start_request(frame)
+        except CloseConnection:
+            self._close()
+            return
+        if started is None:
+            return
+        coro, pending, what = started
+        self._busy = True
+        self._task = asyncio.get_running_loop().create_task(self._finish_request(coro, pending, what))
+
+    def _start_request(self, frame: bytearray):
+        """Decode and run a request up to its first wait. Queues the response of a request that
+        finished; returns (coroutine, what it waits for, description) for one that did not."""
+        conn_id, peer = self.connection_id, self.peer
         try:
             api_key, version, correlation_id = peek_api(frame)
         except DecodeError:
@@ -134,47 +314,266 @@ class KafkaServer:
             raise CloseConnection
         if not handler.supports(version):
             if api_key == API_VERSIONS_KEY:
-                return self._unsupported_api_versions(correlation_id)
+                self._queue(self._unsupported_api_versions(correlation_id))
+                return None
             log.warning("closing connection %d from %s: %s v%d is not supported", conn_id, peer,
                         handler.api.name, version)
             raise CloseConnection
         api = handler.api
-        flexible = api.is_flexible(version)
         try:
-            header, pos = decode_request_header(frame, flexible)
+            header, pos = decode_request_header(frame, api.is_flexible(version))
             request = api.request.decode(frame, version, pos, exact=False)
         except (DecodeError, UnicodeDecodeError, ValueError) as exc:
             log.warning("closing connection %d from %s: malformed %s v%d request (correlation id %d): %s",
                         conn_id, peer, api.name, version, correlation_id, exc)
             raise CloseConnection
-        ctx = RequestContext(api_key, version, correlation_id, header.client_id, listener, peer, conn_id)
+        ctx = RequestContext(api_key, version, correlation_id, header.client_id, self.listener, peer, conn_id)
+        what = (api, version, correlation_id, header.client_id)
+        coro = handler.handle(self.server.broker, ctx, request)
         try:
-            response = await handler.handle(self.broker, ctx, request)
+            pending = coro.send(None)
+        except StopIteration as done:
+            self._respond(what, done.value)
+            return None
         except CloseConnection:
             raise
         except Exception:
-            log.exception("error handling %s v%d (correlation id %d, client %s)", api.name, version,
-                          correlation_id, header.client_id)
+            self._log_handler_error(what)
             raise CloseConnection
-        if response is None:
-            return None
-        return encode_response(api, version, correlation_id, response)
+        return coro, pending, what
 
-    def _unsupported_api_versions(self, correlation_id: int):
+    async def _finish_request(self, coro, pending, what) -> None:
+        try:
+            response = await _resume(coro, pending)
+        except CloseConnection:
+            self._finish_busy(close=True)
+            return
+        except asyncio.CancelledError:
+            self._finish_busy(close=True)
+            raise
+        except Exception:
+            self._log_handler_error(what)
+            self._finish_busy(close=True)
+            return
+        if not self._closed:
+            self._respond(what, response)
+        self._finish_busy(close=False)
+
+    def _finish_busy(self, close: bool) -> None:
+        self._busy = False
+        self._task = None
+        if self._closed:
+            return
+        if close:
+            self._close()
+        else:
+            self._process()
+
+    @staticmethod
+    def _log_handler_error(what) -> None:
+        api, version, correlation_id, client_id = what
+        log.exception("error handling %s v%d (correlation id %d, client %s)", api.name, version,
+                      correlation_id, client_id)
+
+    def _respond(self, what, response) -> None:
+        if response is None:
+            return  # acks=0 produce: no answer
+        api, version, correlation_id, _ = what
+        self._queue(encode_response(api, version, correlation_id, response))
+
+    def _unsupported_api_versions(self, correlation_id: int) -> list:
         from .handlers.p18_api_versions import api_versions_response
 
         api = HANDLERS[API_VERSIONS_KEY].api
-        return encode_response(api, 0, correlation_id,
-                               api_versions_response(ErrorCode.UNSUPPORTED_VERSION))
+        return encode_response(api, 0, correlation_id, api_versions_response(ErrorCode.UNSUPPORTED_VERSION))
 
-    async def _send(self, writer: asyncio.StreamWriter, parts: list) -> None:
+    # -- output -------------------------------------------------------------------------------
+
+    def _queue(self, parts: list) -> None:
+        if self._closed:
+            for part in parts:
+                _close_part(part)
+            return
         for part in parts:
-            if isinstance(part, (bytes, bytearray, memoryview)):
-                writer.write(part)
+            length = len(part)
+            if length:
+                self._out.append(part)
+                self._out_bytes += length
             else:
-                # A log file slice: the page cache hands us the bytes without Python objects per record.
-                writer.write(part.read_bytes())
-        await writer.drain()
+                _close_part(part)
+
+    def _flush(self) -> None:
+        """Hand queued output to the socket until it is all sent or the socket is full."""
+        if not self._out or self._closed:
+            if not self._out:
+                self._after_flush()
+            return
+        if self._fd < 0:
+            self._flush_to_transport()
+            return
+        if self._writer_fd >= 0:
+            return  # waiting for the socket to become writable
+        out, fd = self._out, self._fd
+        try:
+            while out:
+                first = out[0]
+                if type(first) is bytearray or type(first) is bytes or type(first) is memoryview:
+                    sent = self._write_buffers(fd)
+                elif USE_SENDFILE:
+                    offset = self._out_offset
+                    remaining = first.length - offset
+                    sent = os.sendfile(fd, first.fd, first.position + offset, remaining)
+                    if sent == 0:
+                        # The file got shorter under us (a follower truncated it): the size prefix
+                        # already promised these bytes, so the only way out is to drop the connection.
+                        log.warning("connection %d: log file slice %r ended early; closing", self.connection_id, first)
+                        self.abort()
+                        return
+                    self._consume_output(sent)
+                else:
+                    out[0] = first.read_bytes()
+                    _close_part(first)
+        except (BlockingIOError, InterruptedError):
+            self._wait_to_write()
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN, errno.EBADF):
+                log.warning("connection %d from %s: write failed: %s", self.connection_id, self.peer, exc)
+            self.abort()
+            return
+        self._after_flush()
+
+    def _write_buffers(self, fd: int) -> int:
+        """writev(2) the leading run of byte parts; returns how many bytes the socket took."""
+        views = []
+        for part in self._out:
+            if not (type(part) is bytearray or type(part) is bytes or type(part) is memoryview):
+                break
+            views.append(part)
+            if len(views) == _IOV_MAX:
+                break
+        if self._out_offset:
+            views[0] = memoryview(views[0])[self._out_offset:]
+        sent = os.writev(fd, views)
+        self._consume_output(sent)
+        return sent
+
+    def _consume_output(self, sent: int) -> None:
+        out = self._out
+        self._out_bytes -= sent
+        sent += self._out_offset
+        while out:
+            length = len(out[0])
+            if sent < length:
+                break
+            sent -= length
+            _close_part(out.popleft())
+        self._out_offset = sent
+
+    def _flush_to_transport(self) -> None:
+        """Write through the transport (TLS): file slices are read into memory first."""
+        out = self._out
+        while out:
+            part = out.popleft()
+            if hasattr(part, "read_bytes"):
+                data = part.read_bytes()
+                _close_part(part)
+                part = data
+            self.transport.write(part)
+        # The transport's own buffer counts as unsent; pause_writing/resume_writing track it.
+        self._out_bytes = self.transport.get_write_buffer_size() if self._transport_paused else 0
+        self._after_flush()
+
+    def _wait_to_write(self) -> None:
+        if self._writer_fd < 0:
+            self._writer_fd = os.dup(self._fd)
+            asyncio.get_running_loop().add_writer(self._writer_fd, self._on_writable)
+
+    def _stop_waiting_to_write(self) -> None:
+        if self._writer_fd >= 0:
+            try:
+                asyncio.get_running_loop().remove_writer(self._writer_fd)
+            except RuntimeError:
+                pass  # the loop is closing
+            os.close(self._writer_fd)
+            self._writer_fd = -1
+
+    def _on_writable(self) -> None:
+        self._stop_waiting_to_write()
+        self._flush()
+        if not self._out and not self._closed:
+            self._after_output_drained()
+
+    def _after_flush(self) -> None:
+        if self._close_when_flushed and not self._out and not self._closed:
+            self._closed = True
+            self.transport.close()
+
+    def _after_output_drained(self) -> None:
+        if self._transport_paused:
+            return
+        if self._fd < 0:
+            self._out_bytes = self.transport.get_write_buffer_size()
+        if not self._busy:
+            self._process()
+
+    def _discard_output(self) -> None:
+        while self._out:
+            _close_part(self._out.popleft())
+        self._out_bytes = 0
+        self._out_offset = 0
+
+    # -- closing ------------------------------------------------------------------------------
+
+    def _close(self) -> None:
+        """Close after what is already queued has been sent (earlier requests' answers)."""
+        if self._closed:
+            return
+        self._close_when_flushed = True
+        if self._fd >= 0:
+            self._flush()
+            if self._out and not self._closed:
+                self._update_reading()
+                return
+        if not self._closed:
+            self._closed = True
+            self.transport.close()
+
+    def abort(self) -> None:
+        """Drop the connection now (server stop, write error), cancelling a request in progress."""
+        if self._task is not None:
+            self._task.cancel()
+        if not self._closed:
+            self._closed = True
+            self._discard_output()
+            self._stop_waiting_to_write()
+            if self.transport is not None:
+                self.transport.abort()
+
+
+def _close_part(part) -> None:
+    close = getattr(part, "close", None)
+    if close is not None and not isinstance(part, memoryview):
+        close()
+
+
+@types.coroutine
+def _resume(coro, pending):
+    """Continue a coroutine that already ran up to `pending` (what it yielded to wait on) inside
+    the current task, as `await` would have; returns what the coroutine returns."""
+    try:
+        while True:
+            try:
+                value = yield pending
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:
+                pending = coro.throw(exc)
+            else:
+                pending = coro.send(value)
+    except StopIteration as done:
+        return done.value
 
 
 def encode_response(api, version: int, correlation_id: int, response) -> list:

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from kafka_wire.errors import ErrorCode
 
-from .config import TOPIC_KEYS, ConfigError, parse_topic_configs
+from .config import TOPIC_KEYS, ConfigError, ConfigType, parse_topic_configs
+from .metadata_store import validate_topic_name
 
 TOPIC = 2
 BROKER = 4
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+OPERATION_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
+
+
+class ConfigChangeError(Exception):
+    """A requested change Kafka refuses before validating values: (error code, message)."""
+
+    def __init__(self, error: ErrorCode, message: str | None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
 
 
 def apply_topic_configs(broker, resource_type: int, name: str, new_configs: dict | None,
@@ -19,12 +32,12 @@ def apply_topic_configs(broker, resource_type: int, name: str, new_configs: dict
         return (ErrorCode.INVALID_REQUEST,
                 "Dynamic broker configs are not supported; set them in server.properties")
     if resource_type != TOPIC:
-        return ErrorCode.INVALID_REQUEST, f"Unsupported resource type {resource_type}"
-    if new_configs is None:
-        return ErrorCode.INVALID_CONFIG, "Invalid config operation"
-    meta = broker.metadata.topic(name)
-    if meta is None:
-        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist"
+        return ErrorCode.INVALID_REQUEST, f"Unexpected resource type {resource_type}."
+    invalid = validate_topic_name(name)
+    if invalid:
+        return ErrorCode.INVALID_TOPIC_EXCEPTION, invalid
+    if broker.metadata.topic(name) is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist."
     try:
         parsed = parse_topic_configs(new_configs)
     except ConfigError as exc:
@@ -34,28 +47,38 @@ def apply_topic_configs(broker, resource_type: int, name: str, new_configs: dict
     return ErrorCode.NONE, None
 
 
-def incremental_changes(broker, name: str, ops) -> dict | None:
-    """Apply SET/DELETE/APPEND/SUBTRACT to a topic's current overrides; None if an op is invalid."""
+def incremental_changes(broker, name: str, ops) -> dict:
+    """A topic's overrides after SET/DELETE/APPEND/SUBTRACT, as strings (Kafka's
+    ConfigurationControlManager.incrementalAlterConfigResource). APPEND and SUBTRACT start from
+    the override, or the config's own default when there is none. Raises ConfigChangeError."""
+    counts = Counter(op.name for op in ops)
+    if any(count > 1 for count in counts.values()):
+        raise ConfigChangeError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
     meta = broker.metadata.topic(name)
-    current = {k: TOPIC_KEYS[k].render(v) for k, v in (meta.configs if meta else {}).items()}
-    defaults = broker.config.topic_defaults()
+    current = {k: TOPIC_KEYS[k].render(v) if k in TOPIC_KEYS else v
+               for k, v in (meta.configs if meta else {}).items()}
     for op in ops:
-        key = TOPIC_KEYS.get(op.name)
-        if op.config_operation == SET:
+        operation = op.config_operation
+        if operation == SET:
             current[op.name] = op.value
-        elif op.config_operation == DELETE:
+        elif operation == DELETE:
             current.pop(op.name, None)
-        elif op.config_operation in (APPEND, SUBTRACT):
-            if key is None or key.type.name != "LIST":
-                return None
+        elif operation in (APPEND, SUBTRACT):
+            key = TOPIC_KEYS.get(op.name)
+            if key is None or key.type != ConfigType.LIST:
+                raise ConfigChangeError(ErrorCode.INVALID_CONFIG,
+                                        f"Can't {OPERATION_NAMES[operation]} to key {op.name} because "
+                                        "its type is not LIST.")
             base = current.get(op.name)
-            items = base.split(",") if base else list(defaults.get(op.name) or [])
-            change = [x.strip() for x in (op.value or "").split(",") if x.strip()]
-            if op.config_operation == APPEND:
-                items += [x for x in change if x not in items]
-            else:
-                items = [x for x in items if x not in change]
+            if base is None:
+                base = key.render(key.default)
+            items = [item for item in (base or "").split(",") if item]
+            for item in (op.value or "").split(","):
+                if operation == APPEND and item not in items:
+                    items.append(item)
+                elif operation == SUBTRACT and item in items:
+                    items.remove(item)
             current[op.name] = ",".join(items)
         else:
-            return None
+            raise ConfigChangeError(ErrorCode.INVALID_REQUEST, f"Unknown operation type {operation}")
     return current

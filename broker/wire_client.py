@@ -1,33 +1,82 @@
 """A small blocking Kafka protocol client of our own: for the CLI tools and for tests.
 
 It speaks to any Kafka-compatible broker with the message definitions in kafka_wire, one
-request at a time on one connection. Real applications use real Kafka clients; this exists so
+request at a time per connection. Real applications use real Kafka clients; this exists so
 our tools and tests can send exact requests (including ones real clients never send).
+
+    with WireClient("127.0.0.1:9092") as client:          # one connection, exact versions
+        client.call("Metadata", 12, {"topics": None})
+        client.request("Metadata", {"topics": None})      # highest version both sides know
+
+    with ClusterClient("host1:9092,host2:9092") as cluster:   # bootstrap, then the right broker
+        cluster.leader("orders", 0).request("Fetch", {...})
+        cluster.coordinator("my-group").request("OffsetFetch", {...})
 """
 
 from __future__ import annotations
 
 import socket
 import struct
+import time
 
+from kafka_wire.errors import ErrorCode
 from kafka_wire.headers import RESPONSE_HEADER, encode_request_header
 from kafka_wire.messages import APIS_BY_NAME
+from kafka_wire.primitives import read_int16
 from kafka_wire.schema import Writer
+
+API_VERSIONS = "ApiVersions"
+GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
+# ListOffsets' special timestamps.
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
 
 
 class ConnectionClosed(ConnectionError):
     """The broker closed the connection instead of answering."""
 
 
+class KafkaError(Exception):
+    """A response carried an error code; `error` is the ErrorCode, `context` what we asked."""
+
+    def __init__(self, error: int | ErrorCode, context: str = "", message: str | None = None) -> None:
+        self.error = ErrorCode.from_code(int(error))
+        self.context = context
+        self.detail = message or self.error.message
+        where = f"{context}: " if context else ""
+        super().__init__(f"{where}{self.error.name}: {self.detail}")
+
+    @property
+    def retriable(self) -> bool:
+        return self.error.retriable
+
+
+class UnsupportedVersion(Exception):
+    """The broker and kafka_wire have no version of an API in common."""
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """'host:port' or '[::1]:port' -> (host, port)."""
+    host, _, port = address.strip().rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"expected HOST:PORT, got {address!r}")
+    return host.strip("[]"), int(port)
+
+
 class WireClient:
     """One connection; `call("Metadata", 12, {...})` sends a request and returns the response."""
 
     def __init__(self, bootstrap: str, timeout: float = 10.0, client_id: str = "kafka-wire-client") -> None:
-        host, _, port = bootstrap.rpartition(":")
-        self.sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+        self.address = bootstrap
+        host, port = split_address(bootstrap)
+        self.sock = socket.create_connection((host, port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.timeout = timeout
         self.client_id = client_id
         self.correlation_id = 0
+        # api key -> (min, max) the broker serves; filled by negotiate() on first request().
+        self.broker_versions: dict[int, tuple[int, int]] | None = None
 
     def close(self) -> None:
         self.sock.close()
@@ -66,13 +115,22 @@ class WireClient:
             n -= len(chunk)
         return b"".join(chunks)
 
-    def call(self, api_name: str, version: int, body, *, expect_response: bool = True):
-        """Send one request; return the decoded response (None when expect_response is False)."""
-        api = APIS_BY_NAME[api_name]
+    def call(self, api_name: str, version: int, body, *, expect_response: bool = True,
+             wait: float | None = None):
+        """Send one request; return the decoded response (None when expect_response is False).
+        `wait`: seconds the broker may legitimately hold the answer (a long-polling Fetch); the
+        socket timeout is extended by that much for this call."""
         self.send_raw(self.frame(api_name, version, body))
         if not expect_response:
             return None
-        return self.decode_response(api_name, version, self.read_frame())
+        if wait:
+            self.sock.settimeout(self.timeout + wait)
+        try:
+            frame = self.read_frame()
+        finally:
+            if wait:
+                self.sock.settimeout(self.timeout)
+        return self.decode_response(api_name, version, frame)
 
     def decode_response(self, api_name: str, version: int, frame: bytes):
         api = APIS_BY_NAME[api_name]
@@ -81,3 +139,240 @@ class WireClient:
         if header.correlation_id != self.correlation_id:
             raise ValueError(f"correlation id {header.correlation_id}, expected {self.correlation_id}")
         return api.response.decode(frame, version, pos)
+
+    # -- version negotiation ---------------------------------------------------------------------
+
+    def negotiate(self) -> dict[int, tuple[int, int]]:
+        """Ask ApiVersions (our highest version; the v0 fallback a broker answers with when it
+        does not know that one) and remember what the broker serves."""
+        api = APIS_BY_NAME[API_VERSIONS]
+        version = api.max_version
+        self.send_raw(self.frame(API_VERSIONS, version, {"client_software_name": "kafka-wire",
+                                                         "client_software_version": "0"}))
+        frame = self.read_frame()
+        header, pos = RESPONSE_HEADER.decode_from(frame, 0)
+        error, _ = read_int16(frame, pos)
+        if error == ErrorCode.UNSUPPORTED_VERSION:
+            version = 0  # Kafka answers a version it does not know in v0, with its table
+        response = api.response.decode(frame, version, pos)
+        if response.error_code not in (ErrorCode.NONE, ErrorCode.UNSUPPORTED_VERSION):
+            raise KafkaError(response.error_code, "ApiVersions")
+        self.broker_versions = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+        return self.broker_versions
+
+    def version_for(self, api_name: str, highest: int | None = None, lowest: int | None = None) -> int:
+        """The highest version of an API that the broker serves and kafka_wire defines, within
+        [lowest, highest] when given (tools cap versions whose response shape they read)."""
+        if self.broker_versions is None:
+            self.negotiate()
+        api = APIS_BY_NAME[api_name]
+        served = self.broker_versions.get(api.key)
+        if served is None:
+            raise UnsupportedVersion(f"the broker at {self.address} does not serve {api_name}")
+        top = min(served[1], api.max_version, highest if highest is not None else api.max_version)
+        bottom = max(served[0], api.min_version, lowest if lowest is not None else api.min_version)
+        if top < bottom:
+            raise UnsupportedVersion(f"{api_name}: the broker at {self.address} serves v{served[0]}-{served[1]}, "
+                                     f"we speak v{max(api.min_version, lowest or 0)}-{top}")
+        return top
+
+    def request(self, api_name: str, body, *, highest: int | None = None, lowest: int | None = None,
+                wait: float | None = None):
+        """Send at the highest common version (see version_for) and return the response."""
+        version = self.version_for(api_name, highest, lowest)
+        return self.call(api_name, version, body, wait=wait)
+
+
+class ClusterClient:
+    """Connections to a cluster: bootstrap from a list of addresses, then one connection per broker
+    that Metadata names, for requests that must go to a partition's leader or a group's coordinator."""
+
+    def __init__(self, bootstrap_servers: str, timeout: float = 10.0, client_id: str = "kafka-wire-client") -> None:
+        self.bootstrap = [a.strip() for a in bootstrap_servers.split(",") if a.strip()]
+        if not self.bootstrap:
+            raise ValueError("no bootstrap server given")
+        self.timeout = timeout
+        self.client_id = client_id
+        self.brokers: dict[int, str] = {}  # node id -> "host:port", from the latest Metadata
+        self.controller_id = -1
+        self.cluster_id: str | None = None
+        self._connections: dict[int | str, WireClient] = {}
+        self._bootstrap_client: WireClient | None = None
+
+    def close(self) -> None:
+        for client in self._connections.values():
+            client.close()
+        self._connections.clear()
+        self._bootstrap_client = None
+
+    def __enter__(self) -> ClusterClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _connect(self, address: str) -> WireClient:
+        return WireClient(address, timeout=self.timeout, client_id=self.client_id)
+
+    def any_broker(self) -> WireClient:
+        """A connection to some broker: the first bootstrap address that answers."""
+        if self._bootstrap_client is not None:
+            return self._bootstrap_client
+        errors = []
+        for address in self.bootstrap:
+            try:
+                client = self._connect(address)
+            except OSError as error:
+                errors.append(f"{address}: {error}")
+                continue
+            self._connections[address] = client
+            self._bootstrap_client = client
+            return client
+        raise ConnectionError("no bootstrap server reachable (" + "; ".join(errors) + ")")
+
+    def broker(self, node_id: int) -> WireClient:
+        """A connection to the broker with this node id (Metadata says where it is)."""
+        client = self._connections.get(node_id)
+        if client is not None:
+            return client
+        if node_id not in self.brokers:
+            self.metadata([])
+        address = self.brokers.get(node_id)
+        if address is None:
+            raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"node {node_id}")
+        client = self._connect(address)
+        self._connections[node_id] = client
+        return client
+
+    def forget(self, client: WireClient) -> None:
+        """Drop a connection that failed, so the next request reconnects."""
+        for key, value in list(self._connections.items()):
+            if value is client:
+                del self._connections[key]
+        if self._bootstrap_client is client:
+            self._bootstrap_client = None
+        client.close()
+
+    def metadata(self, topics: list[str] | None = None, *, allow_auto_topic_creation: bool = False):
+        """Metadata for these topics (None: all of them); refreshes the broker list."""
+        client = self.any_broker()
+        version = client.version_for("Metadata", lowest=1)
+        body = {"topics": None if topics is None else [{"name": t} for t in topics],
+                "allow_auto_topic_creation": allow_auto_topic_creation}
+        response = client.call("Metadata", version, body)
+        self.brokers = {b.node_id: f"{_bracket(b.host)}:{b.port}" for b in response.brokers}
+        self.controller_id = response.controller_id
+        self.cluster_id = response.cluster_id
+        return response
+
+    def controller(self) -> WireClient:
+        """Where admin requests go (ZooKeeper-mode Kafka needs the controller; KRaft forwards)."""
+        if self.controller_id < 0:
+            self.metadata([])
+        if self.controller_id < 0:
+            return self.any_broker()
+        return self.broker(self.controller_id)
+
+    def partition_leaders(self, topic: str) -> dict[int, int]:
+        """partition -> leader node id for a topic; KafkaError when the topic has an error."""
+        response = self.metadata([topic])
+        for entry in response.topics:
+            if entry.name == topic:
+                if entry.error_code:
+                    raise KafkaError(entry.error_code, f"topic {topic}")
+                return {p.partition_index: p.leader_id for p in entry.partitions}
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {topic}")
+
+    def leader(self, topic: str, partition: int) -> WireClient:
+        leaders = self.partition_leaders(topic)
+        if partition not in leaders:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{partition}")
+        if leaders[partition] < 0:
+            raise KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, f"{topic}-{partition}")
+        return self.broker(leaders[partition])
+
+    def list_offsets(self, partitions, timestamp: int, *, isolation_level: int = 0) -> dict[tuple[str, int], int]:
+        """ListOffsets for (topic, partition)s, each asked of its leader: EARLIEST (-2), LATEST (-1)
+        or a timestamp. Returns {(topic, partition): offset} (-1 when no offset matches)."""
+        by_leader: dict[int, dict[str, list[int]]] = {}
+        leaders_of: dict[str, dict[int, int]] = {}
+        for topic, partition in partitions:
+            if topic not in leaders_of:
+                leaders_of[topic] = self.partition_leaders(topic)
+            leader = leaders_of[topic].get(partition)
+            if leader is None:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{partition}")
+            by_leader.setdefault(leader, {}).setdefault(topic, []).append(partition)
+        offsets: dict[tuple[str, int], int] = {}
+        for leader, topics in by_leader.items():
+            client = self.broker(leader)
+            body = {"replica_id": -1, "isolation_level": isolation_level, "topics": [
+                {"name": topic, "partitions": [{"partition_index": p, "timestamp": timestamp} for p in parts]}
+                for topic, parts in topics.items()]}
+            response = client.request("ListOffsets", body, lowest=1)
+            for topic in response.topics:
+                for part in topic.partitions:
+                    if part.error_code:
+                        raise KafkaError(part.error_code, f"ListOffsets {topic.name}-{part.partition_index}")
+                    offsets[(topic.name, part.partition_index)] = part.offset
+        return offsets
+
+    def coordinator(self, key: str, key_type: int = GROUP_KEY_TYPE, timeout: float | None = None) -> WireClient:
+        """The coordinator of a group (or a transactional id); retries while the cluster says
+        the coordinator is not available yet or still loading, up to `timeout` seconds."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            client = self.any_broker()
+            version = client.version_for("FindCoordinator")
+            response = client.call("FindCoordinator", version,
+                                   {"key": key, "key_type": key_type, "coordinator_keys": [key]})
+            if version >= 4:
+                found = response.coordinators[0]
+                error, node_id, host, port = found.error_code, found.node_id, found.host, found.port
+            else:
+                error, node_id, host, port = response.error_code, response.node_id, response.host, response.port
+            if error == ErrorCode.NONE:
+                self.brokers[node_id] = f"{_bracket(host)}:{port}"
+                return self.broker(node_id)
+            if not ErrorCode.from_code(error).retriable or time.monotonic() >= deadline:
+                raise KafkaError(error, f"FindCoordinator {key}")
+            time.sleep(0.2)
+
+
+def _bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+# -- the default partitioner --------------------------------------------------------------------
+
+
+def murmur2(data: bytes) -> int:
+    """Kafka's murmur2 hash (Utils.murmur2: seed 0x9747b28c), as a signed 32-bit int."""
+    m = 0x5BD1E995
+    length = len(data)
+    h = (0x9747B28C ^ length) & 0xFFFFFFFF
+    whole = length - length % 4
+    for i in range(0, whole, 4):
+        k = int.from_bytes(data[i:i + 4], "little")
+        k = (k * m) & 0xFFFFFFFF
+        k ^= k >> 24
+        k = (k * m) & 0xFFFFFFFF
+        h = (h * m) & 0xFFFFFFFF
+        h ^= k
+    rest = length % 4
+    if rest == 3:
+        h ^= data[whole + 2] << 16
+    if rest >= 2:
+        h ^= data[whole + 1] << 8
+    if rest >= 1:
+        h ^= data[whole]
+        h = (h * m) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * m) & 0xFFFFFFFF
+    h ^= h >> 15
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def partition_for_key(key: bytes, num_partitions: int) -> int:
+    """The partition Kafka's default partitioner picks for a keyed record."""
+    return (murmur2(key) & 0x7FFFFFFF) % num_partitions

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 from .consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics

@@ -21,7 +21,6 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import ControlRecordType, InvalidRecord, decode_control_key
 from kafka_wire.primitives import DecodeError
 
-from .consumer_protocol import assigned_partitions
 from .group import (
     COMPLETING_REBALANCE,
     DEAD,
@@ -55,8 +54,6 @@ UNKNOWN_MEMBER_ID = ""
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 # Kafka's offset.metadata.max.bytes default.
 OFFSET_METADATA_MAX_BYTES = 4096
-# Operations DescribeGroups reports as allowed on a group without an authorizer: READ, DELETE, DESCRIBE.
-GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 
 TopicPartition = tuple[str, int]
 
@@ -214,8 +211,9 @@ class GroupCoordinator:
             group = ClassicGroup(group_id, self.clock_ms())
             self.groups[group_id] = group
         if not self._accept_joining_member(group, member_id):
-            group.remove(member_id)
-            self.timer.cancel(_heartbeat_key(group_id, member_id))
+            member = group.members.get(member_id)
+            if member is not None:
+                self._forget_member(group, member)
             return join_response(ErrorCode.GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID)
         if is_unknown:
             self._join_new_member(group, request, future)
@@ -1016,9 +1014,9 @@ class GroupCoordinator:
                         gone = now - base >= retention_ms
                     if gone:
                         expired.append(tp)
-            remaining = len(group.offsets) - len(expired)
-            delete_group = (base_of is not None or not group.offsets) and group.is_in(EMPTY) \
-                and remaining == 0 and not group.pending_txn_offsets
+            # An Empty group left without offsets is deleted (not one a new member is joining).
+            delete_group = (group.is_in(EMPTY) and len(group.offsets) == len(expired)
+                            and not group.pending_txn_offsets and not group.pending_join_members)
             if not expired and not delete_group:
                 continue
             records = [offset_tombstone(group.group_id, t, p) for t, p in expired]
@@ -1154,16 +1152,6 @@ class GroupCoordinator:
         for group in self.groups.values():
             for member in group.members.values():
                 self._reschedule_heartbeat(group, member)
-
-    # == views for tools ============================================================================
-
-    def group_assignment(self, group_id: str) -> dict[str, list[tuple[str, list[int]]] | None]:
-        """Each member's assigned partitions, decoded from the consumer protocol (None when the
-        group does not use it or an assignment does not parse)."""
-        group = self.groups.get(group_id)
-        if group is None:
-            return {}
-        return {m.member_id: assigned_partitions(m.assignment) for m in group.members.values()}
 
 
 class _JoinRequest:

@@ -109,6 +109,10 @@ class FieldType:
     def default(self, nullable: bool):
         return None
 
+    def min_size(self, version: int, flexible: bool) -> int:
+        """The fewest bytes a value of this type takes on the wire (arrays check counts with it)."""
+        return 1
+
     def __repr__(self) -> str:
         return self.name
 
@@ -118,7 +122,11 @@ class _Fixed(FieldType):
         self.name = name
         self._reader = reader
         self._pack = st.pack
+        self._size = st.size
         self._default = default
+
+    def min_size(self, version, flexible):
+        return self._size
 
     def decoder(self, version, flexible, nullable):
         return self._reader
@@ -178,6 +186,9 @@ class _Uuid(FieldType):
     def default(self, nullable):
         return p.ZERO_UUID
 
+    def min_size(self, version, flexible):
+        return 16
+
 
 UUID = _Uuid()
 
@@ -210,6 +221,9 @@ class _String(FieldType):
     def default(self, nullable):
         return None if nullable else ""
 
+    def min_size(self, version, flexible):
+        return 1 if flexible and not self.always_int16 else 2
+
 
 STRING = _String()
 INT16_STRING = _String(always_int16=True)
@@ -236,6 +250,9 @@ class _Bytes(FieldType):
 
     def default(self, nullable):
         return None if nullable else b""
+
+    def min_size(self, version, flexible):
+        return 1 if flexible else 4
 
 
 BYTES = _Bytes()
@@ -287,6 +304,9 @@ class _Records(FieldType):
     def default(self, nullable):
         return None if nullable else b""
 
+    def min_size(self, version, flexible):
+        return 1 if flexible else 4
+
 
 RECORDS = _Records()
 
@@ -300,8 +320,12 @@ class Array(FieldType):
         self.item = item
         self.name = f"[]{item.name}"
 
+    def min_size(self, version, flexible):
+        return 1 if flexible else 4
+
     def decoder(self, version, flexible, nullable):
         item = self.item.decoder(version, flexible, False)
+        item_size = max(1, self.item.min_size(version, flexible))
 
         def decode(buf, pos):
             if flexible:
@@ -313,8 +337,9 @@ class Array(FieldType):
                 if n == -1 and nullable:
                     return None, pos
                 raise DecodeError(f"invalid array length {n}")
-            # Every element takes at least one byte: refuse absurd counts before looping.
-            if n > len(buf) - pos:
+            # Every element takes at least item_size bytes: refuse absurd counts before looping,
+            # so a hostile count cannot turn a frame into many more objects than it has bytes.
+            if n * item_size > len(buf) - pos:
                 raise DecodeError(f"array length {n} exceeds the {len(buf) - pos} bytes left")
             items = []
             append = items.append
@@ -474,6 +499,17 @@ class StructType(FieldType):
 
     def default(self, nullable):
         return None if nullable else self.cls()
+
+    def min_size(self, version, flexible):
+        size = 1 if flexible else 0  # the tagged-field count
+        for f in self.fields:
+            if not _in(f.versions, version) or f.tag is not None:
+                continue
+            if isinstance(f.type, StructType) and f.is_nullable(version):
+                size += 1
+            else:
+                size += f.type.min_size(version, flexible)
+        return size
 
     def _build_decoder(self, version: int, flexible: bool) -> Decoder:
         cls = self.cls

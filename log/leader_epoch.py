@@ -61,9 +61,16 @@ class LeaderEpochCache:
         """Record that `epoch` starts at `start_offset` (a no-op when it is already the latest epoch)."""
         if epoch < 0 or start_offset < 0:
             raise ValueError(f"invalid leader epoch entry {epoch} {start_offset}")
+        previous = list(self._entries)
         if not self._assign(EpochEntry(epoch, start_offset)):
             return False
-        self.flush()
+        try:
+            self.flush()
+        except OSError:
+            # The checkpoint could not be written (disk full): the append that asked fails, and
+            # the cache stays as the file says, so the next attempt writes the entry again.
+            self._entries = previous
+            raise
         return True
 
     def _assign(self, entry: EpochEntry) -> bool:

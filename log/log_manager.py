@@ -7,8 +7,10 @@ Each log dir holds `<topic>-<partition>` directories and, at its top level:
 - `.kafka_cleanshutdown`: written after a clean close, removed on start. Without it, logs are
   re-scanned from their recovery point (torn or corrupt tails are cut off).
 
-The broker schedules the periodic work: `flush_dirty_logs` (flush.ms), `delete_old_segments`
-(retention, log.retention.check.interval.ms) and `checkpoint_all` (the checkpoint intervals).
+The broker schedules the periodic work: `flush_dirty_logs` (flush.ms, and the log start offset
+checkpoint when DeleteRecords moved one), `delete_old_segments` (retention,
+log.retention.check.interval.ms), `checkpoint_all` (the checkpoint intervals) and `cleaner.run`
+(compaction, log/cleaner.py, which keeps `cleaner-offset-checkpoint` in each log dir).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from log.checkpoints import (
     write_file_atomically,
     write_offset_checkpoint,
 )
+from log.cleaner import LogCleaner
 from log.config import LogConfig
 from log.partition_log import DELETE_DIR_SUFFIX, PartitionLog, parse_partition_dir_name
 
@@ -63,6 +66,9 @@ class LogManager:
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, str] = {}
         self._loaded = False
+        # Log start offsets as last written to log-start-offset-checkpoint.
+        self._checkpointed_start_offsets: dict[TopicPartition, int] = {}
+        self.cleaner = LogCleaner(self, clock_ms=clock_ms)
 
     # -- start ------------------------------------------------------------------------------------
 
@@ -117,6 +123,7 @@ class LogManager:
                 os.unlink(marker)
                 fsync_directory(log_dir)
         self._loaded = True
+        self.cleaner.load_checkpoints()
         self.checkpoint_all()
 
     # -- partitions -------------------------------------------------------------------------------
@@ -171,6 +178,7 @@ class LogManager:
         if log is None:
             return False
         log.delete()
+        self.cleaner.forget(topic, partition)
         self.checkpoint_all(only_dir=log_dir)
         return True
 
@@ -182,11 +190,17 @@ class LogManager:
         self.checkpoint_recovery_points()
 
     def flush_dirty_logs(self, now_ms: int | None = None) -> int:
-        """fsync logs whose flush.ms has passed; returns how many were flushed."""
+        """fsync logs whose flush.ms has passed; returns how many were flushed.
+
+        Also writes the log start offset checkpoint when one moved (DeleteRecords): a restart
+        must not bring back records a client was told are deleted.
+        """
         now_ms = self._clock_ms() if now_ms is None else now_ms
         flushed = sum(1 for _, log in self.logs() if log.maybe_flush(now_ms))
         if flushed:
             self.checkpoint_recovery_points()
+        if any(self._checkpointed_start_offsets.get(tp) != log.log_start_offset for tp, log in self.logs()):
+            self.checkpoint_log_start_offsets()
         return flushed
 
     def delete_old_segments(self, now_ms: int | None = None) -> int:
@@ -212,13 +226,17 @@ class LogManager:
 
     def checkpoint_log_start_offsets(self) -> None:
         self._write_checkpoint(LOG_START_OFFSET_CHECKPOINT, lambda log: log.log_start_offset)
+        self._checkpointed_start_offsets = {tp: log.log_start_offset for tp, log in self._logs.items()}
 
     def checkpoint_high_watermarks(self) -> None:
         self._write_checkpoint(REPLICATION_OFFSET_CHECKPOINT, lambda log: log.high_watermark)
 
     def checkpoint_all(self, only_dir: str | None = None) -> None:
         self._write_checkpoint(RECOVERY_POINT_CHECKPOINT, lambda log: log.recovery_point, only_dir)
-        self._write_checkpoint(LOG_START_OFFSET_CHECKPOINT, lambda log: log.log_start_offset, only_dir)
+        if only_dir is None:
+            self.checkpoint_log_start_offsets()
+        else:
+            self._write_checkpoint(LOG_START_OFFSET_CHECKPOINT, lambda log: log.log_start_offset, only_dir)
         self._write_checkpoint(REPLICATION_OFFSET_CHECKPOINT, lambda log: log.high_watermark, only_dir)
 
     # -- shutdown ---------------------------------------------------------------------------------
@@ -227,6 +245,7 @@ class LogManager:
         """Clean shutdown: flush and close every log, write the checkpoints, then the marker."""
         if not self._loaded:
             return  # never loaded: the checkpoints on disk are still the truth
+        self.cleaner.stop()
         for _, log in self.logs():
             log.close()
         self.checkpoint_all()

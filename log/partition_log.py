@@ -55,11 +55,16 @@ from log.errors import (
 from log.leader_epoch import LeaderEpochCache
 from log.producer_state import AppendOrigin, ProducerStateManager
 from log.segment import (
+    CLEANED_FILE_SUFFIX,
+    DELETED_FILE_SUFFIX,
     INDEX_SUFFIX,
     LOG_SUFFIX,
+    SWAP_FILE_SUFFIX,
     TIME_INDEX_SUFFIX,
     FileSlice,
     LogSegment,
+    read_batches,
+    segment_file_name,
 )
 
 __all__ = [
@@ -83,13 +88,21 @@ EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
 
 NO_TIMESTAMP = -1
-# Files a crashed rename/delete/compaction can leave behind; none holds data we still need.
-_STRAY_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
+# Files a crashed rename/delete/compaction can leave behind; none holds data we still need once
+# interrupted swaps are completed (a `.log.swap` is a committed cleaned segment).
+_STRAY_SUFFIXES = (DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, ".tmp")
 DELETE_DIR_SUFFIX = "-delete"
 
 
 def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _unlink_if_exists(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def parse_partition_dir_name(name: str) -> tuple[str, int]:
@@ -291,24 +304,37 @@ class PartitionLog:
                     duplicate=True,
                 )
 
+        new_log_end_offset = last_header.next_offset
+        flush_now = new_log_end_offset - self.recovery_point >= config.flush_messages
         try:
+            # The epoch goes to its checkpoint before the data: if that write fails, nothing is
+            # appended; if the data write fails after it, an entry starting at the LEO is harmless.
+            if assign_offsets:
+                if leader_epoch >= 0:
+                    self.leader_epoch_cache.assign(leader_epoch, first_header.base_offset)
+            else:
+                for _, header in headers:
+                    if header.partition_leader_epoch >= 0:
+                        self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
             segment = self._maybe_roll(total, max_timestamp, last_header.last_offset, first_header.base_offset)
-            segment.append(buf, headers)
+            undo = segment.append(buf, headers)
         except OSError as e:
             raise KafkaStorageError(f"append to {self.topic}-{self.partition} failed: {e}") from e
+        if flush_now:
+            # flush.messages: the data must be on disk before the append counts; a failed fsync
+            # takes the append back (the client gets KAFKA_STORAGE_ERROR and may retry).
+            try:
+                self._fsync_segments(self.recovery_point, new_log_end_offset)
+            except OSError as e:
+                segment.undo_append(undo)
+                raise KafkaStorageError(f"fsync of {self.topic}-{self.partition} failed: {e}") from e
 
-        self.log_end_offset = last_header.next_offset
+        self.log_end_offset = new_log_end_offset
         producer_append.commit()
         self.producer_state.map_end_offset = self.log_end_offset
-        if assign_offsets:
-            if leader_epoch >= 0:
-                self.leader_epoch_cache.assign(leader_epoch, first_header.base_offset)
-        else:
-            for _, header in headers:
-                if header.partition_leader_epoch >= 0:
-                    self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
-        if self.log_end_offset - self.recovery_point >= config.flush_messages:
-            self.flush()
+        if flush_now:
+            self.recovery_point = new_log_end_offset
+            self._last_flush_ms = self._clock_ms()
         return AppendInfo(
             base_offset=first_header.base_offset,
             last_offset=last_header.last_offset,
@@ -326,6 +352,7 @@ class PartitionLog:
         pos = 0
         max_message_bytes = self.config.max_message_bytes
         client = origin is AppendOrigin.CLIENT
+        compacted = "compact" in self.config.cleanup_policy
         while pos < total:
             header = read_batch_header(buf, pos)
             if header.size > total - pos:
@@ -350,9 +377,21 @@ class PartitionLog:
                     raise InvalidRecord("clients may not write control batches")
                 if header.producer_id != NO_PRODUCER_ID and header.base_sequence < 0:
                     raise InvalidRecord(f"batch from producer {header.producer_id} has no sequence number")
+                if compacted:
+                    self._check_records_have_keys(buf, pos)
             positions.append((pos, header))
             pos += header.size
         return positions
+
+    def _check_records_have_keys(self, buf, pos: int) -> None:
+        """Kafka's LogValidator: a compacted topic refuses records without a key (this is the one
+        place the append path decompresses a client's batch, as Kafka does)."""
+        _, records = decode_records(buf, pos)
+        for record in records:
+            if record.key is None:
+                raise InvalidRecord(
+                    f"Compacted topic cannot accept message without key in topic partition {self.topic}-{self.partition}."
+                )
 
     def _maybe_roll(self, append_bytes: int, max_timestamp: int, last_offset: int, first_offset: int) -> LogSegment:
         segment = self._segments[-1]
@@ -364,31 +403,43 @@ class PartitionLog:
         return segment
 
     def roll(self, base_offset: int | None = None) -> LogSegment:
-        """Close the active segment to appends and start a new one at the LEO (or base_offset)."""
+        """Close the active segment to appends and start a new one at the LEO (or base_offset).
+
+        Every step can fail on a sick disk; each leaves the log usable with the old active
+        segment (or the new one once it exists), and the next append tries again.
+        """
         active = self._segments[-1]
         base = self.log_end_offset if base_offset is None else max(base_offset, self.log_end_offset)
         if active.size == 0 and active.base_offset == base:
             return active
-        if active.size == 0:
-            # An empty active segment at a lower base (offsets were skipped): replace it.
-            self._segments.pop()
-            self._bases.pop()
-            active.delete()
-        else:
+        if active.size != 0:
             active.on_become_inactive()
             # Kafka flushes a rolled segment (in the background); its indexes are final now.
             active.release_index_files()
             self.flush(self.log_end_offset)
             self.producer_state.map_end_offset = self.log_end_offset
             self.producer_state.take_snapshot()
-        segment = self._new_segment(base)
+        segment = self._create_segment(base)
+        if active.size == 0:
+            # An empty active segment at a lower base (offsets were skipped): replace it.
+            self._segments.pop()
+            self._bases.pop()
+            active.delete()
+        self._segments.append(segment)
+        self._bases.append(base)
         fsync_directory(self.dir)
         return segment
 
     def _new_segment(self, base_offset: int) -> LogSegment:
+        segment = self._create_segment(base_offset)
+        self._segments.append(segment)
+        self._bases.append(base_offset)
+        return segment
+
+    def _create_segment(self, base_offset: int) -> LogSegment:
         config = self.config
         jitter = random.randrange(config.segment_jitter_ms) if config.segment_jitter_ms > 0 else 0
-        segment = LogSegment(
+        return LogSegment(
             self.dir,
             base_offset,
             index_interval_bytes=config.index_interval_bytes,
@@ -397,9 +448,6 @@ class PartitionLog:
             create=True,
             roll_jitter_ms=min(jitter, config.segment_ms - 1),
         )
-        self._segments.append(segment)
-        self._bases.append(base_offset)
-        return segment
 
     def _open_segment(self, base_offset: int) -> LogSegment:
         config = self.config
@@ -419,16 +467,20 @@ class PartitionLog:
         target = self.log_end_offset if offset is None else min(offset, self.log_end_offset)
         if target <= self.recovery_point:
             return
-        first = max(0, bisect.bisect_right(self._bases, self.recovery_point) - 1)
         try:
-            for segment in self._segments[first:]:
-                if segment.base_offset >= target:
-                    break
-                segment.flush()
+            self._fsync_segments(self.recovery_point, target)
         except OSError as e:
             raise KafkaStorageError(f"fsync of {self.topic}-{self.partition} failed: {e}") from e
         self.recovery_point = target
         self._last_flush_ms = self._clock_ms()
+
+    def _fsync_segments(self, from_offset: int, to_offset: int) -> None:
+        """fsync the segments holding offsets [from_offset, to_offset)."""
+        first = max(0, bisect.bisect_right(self._bases, from_offset) - 1)
+        for segment in self._segments[first:]:
+            if segment.base_offset >= to_offset:
+                break
+            segment.flush()
 
     def maybe_flush(self, now_ms: int | None = None) -> bool:
         """fsync when flush.ms has passed since the last flush and there is unflushed data."""
@@ -642,6 +694,82 @@ class PartitionLog:
         self.producer_state.delete_snapshots_before(self._segments[0].base_offset)
         return count
 
+    # -- compaction -------------------------------------------------------------------------------
+
+    def last_records_of_active_producers(self) -> dict[int, tuple[int | None, int]]:
+        """producer id -> (offset of its last data batch's last record or None, epoch): the
+        batches the cleaner must keep (as empty batches if need be) so that producer state
+        survives compaction (Kafka's UnifiedLog.lastRecordsOfActiveProducers)."""
+        result = {}
+        for producer_id, entry in self.producer_state.entries.items():
+            last = entry.last_data_offset
+            result[producer_id] = (last if last >= 0 else None, entry.producer_epoch)
+        return result
+
+    def cleaning_segments(self, end_offset: int) -> list[LogSegment]:
+        """The segments wholly below `end_offset`, never the active one (what may be cleaned)."""
+        chosen = []
+        for i, segment in enumerate(self._segments[:-1]):
+            if self._bases[i + 1] > end_offset:
+                break
+            chosen.append(segment)
+        return chosen
+
+    def replace_segments(self, cleaned: LogSegment, old: list[LogSegment]) -> bool:
+        """Swap a cleaned segment (files named `.cleaned`, fsynced) in for the segments `old`.
+
+        Kafka's protocol, so that a crash at any point leaves either the old segments or the
+        cleaned one: the cleaned files are renamed `.swap` (the log file last: that rename is the
+        commit), the old segments other than the first are deleted, and the `.swap` files take
+        the first one's names. `_complete_interrupted_swaps` finishes the job after a crash.
+        Returns False (and removes the cleaned files) when the log changed meanwhile: `old` is
+        no longer a run of its segments (retention, DeleteRecords, truncation) or it was closed.
+        """
+        base = cleaned.base_offset
+        try:
+            first = next(i for i, seg in enumerate(self._segments) if seg is old[0]) if old else -1
+        except StopIteration:
+            first = -1
+        if (self._closed or first < 0 or old[0].base_offset != base
+                or self._segments[first : first + len(old)] != old
+                or first + len(old) >= len(self._segments)):
+            cleaned.close()
+            cleaned.delete()
+            return False
+        cleaned.close()
+        names = [(cleaned.offset_index.path, INDEX_SUFFIX), (cleaned.time_index.path, TIME_INDEX_SUFFIX),
+                 (cleaned.log_path, LOG_SUFFIX)]
+        swapped = []
+        try:
+            for path, suffix in names:
+                swap = os.path.join(self.dir, segment_file_name(base, suffix) + SWAP_FILE_SUFFIX)
+                os.rename(path, swap)
+                swapped.append(swap)
+            fsync_directory(self.dir)
+        except OSError:
+            for path in swapped + [path for path, _ in names]:
+                _unlink_if_exists(path)
+            raise
+        # Committed: from here on a crash is completed by the next load.
+        for segment in old[1:]:
+            segment.delete()
+            # The producer snapshot taken when that segment was rolled in goes with it, as in Kafka.
+            self.producer_state.remove_snapshot(segment.base_offset)
+        for swap in swapped:
+            os.replace(swap, swap[: -len(SWAP_FILE_SUFFIX)])
+        fsync_directory(self.dir)
+        old[0].close()  # its file names now belong to the cleaned segment
+        replacement = self._open_segment(base)
+        if not replacement.indexes_valid:
+            replacement.recover()
+            replacement.flush(indexes=True)
+        replacement.load_max_timestamp()
+        replacement.release_index_files()
+        self._segments[first : first + len(old)] = [replacement]
+        self._bases[first : first + len(old)] = [base]
+        self._bound_position = None
+        return True
+
     def _increment_log_start_offset(self, offset: int) -> None:
         self.log_start_offset = offset
         self._high_watermark = max(self._high_watermark, offset)
@@ -709,6 +837,7 @@ class PartitionLog:
     # -- lifecycle --------------------------------------------------------------------------------
 
     def _load(self, recovery_point: int, log_start_offset: int, high_watermark: int, clean_shutdown: bool) -> None:
+        self._complete_interrupted_swaps()
         names = os.listdir(self.dir)
         for name in names:
             if name.endswith(_STRAY_SUFFIXES):
@@ -782,6 +911,54 @@ class PartitionLog:
         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
         self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
         self._rebuild_producer_state()
+
+    def _complete_interrupted_swaps(self) -> None:
+        """Finish what a crash interrupted in `replace_segments` (Kafka's LogLoader does the same).
+
+        A `<base>.log.swap` file is a cleaned segment whose swap was committed: the segments it
+        replaces (bases from `base` up to its next offset) are deleted and it takes their place,
+        with indexes rebuilt from it. `.cleaned` files never reached the commit and are dropped
+        with the other stray files.
+        """
+        swap_suffix = LOG_SUFFIX + SWAP_FILE_SUFFIX
+        swaps = sorted(
+            int(name[: -len(swap_suffix)])
+            for name in os.listdir(self.dir)
+            if name.endswith(swap_suffix) and name[: -len(swap_suffix)].isdigit()
+        )
+        for base in swaps:
+            swap_path = os.path.join(self.dir, segment_file_name(base, swap_suffix))
+            end = self._next_offset_of_file(swap_path, base)
+            logger.warning("%s: completing the interrupted swap of cleaned segment %s (offsets %d..%d)",
+                           self.dir, swap_path, base, end)
+            for name in os.listdir(self.dir):
+                stem = name[: -len(LOG_SUFFIX)]
+                if name.endswith(LOG_SUFFIX) and stem.isdigit() and base < int(stem) < end:
+                    self._unlink_segment_files(int(stem))
+            for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                for variant in ("", SWAP_FILE_SUFFIX, CLEANED_FILE_SUFFIX):
+                    _unlink_if_exists(os.path.join(self.dir, segment_file_name(base, suffix) + variant))
+            os.replace(swap_path, os.path.join(self.dir, segment_file_name(base, LOG_SUFFIX)))
+            fsync_directory(self.dir)
+
+    def _unlink_segment_files(self, base: int) -> None:
+        # The log file first: without it, leftover indexes are strays that the load removes.
+        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            _unlink_if_exists(os.path.join(self.dir, segment_file_name(base, suffix)))
+
+    @staticmethod
+    def _next_offset_of_file(path: str, base: int) -> int:
+        """The offset after the last whole batch of a segment file (`base` when it has none)."""
+        next_offset = base
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            for _, header, _ in read_batches(fd):
+                next_offset = header.next_offset
+        except InvalidRecordBatch:
+            pass  # the rest is torn; recovery of the segment cuts it
+        finally:
+            os.close(fd)
+        return next_offset
 
     def _recover_from(self, start: int, on_batch) -> None:
         """Re-scan segments from index `start`; at the first corrupt one, cut it and drop the rest."""

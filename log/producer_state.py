@@ -311,6 +311,10 @@ class ProducerStateManager:
             if snapshot < offset:
                 self._delete_snapshot(snapshot)
 
+    def remove_snapshot(self, offset: int) -> None:
+        """Delete the snapshot taken at `offset`, if any (its segment was merged away)."""
+        self._delete_snapshot(offset)
+
     def _delete_snapshot(self, offset: int) -> None:
         try:
             os.unlink(self.snapshot_path(offset))

@@ -12,6 +12,11 @@ Index files are append-only here (Kafka preallocates and trims them; the content
 The in-memory copy of each sparse index answers lookups. A FileSlice is a (file, position,
 length) range that a broker can hand to `os.sendfile`; it holds a reference on the segment's file
 descriptor so the range stays readable even if the segment is deleted or the log closed meanwhile.
+
+Failed writes (ENOSPC, EROFS, EIO) never leave a partial batch visible: `size` and the in-memory
+indexes are the truth, an append that fails is cut back to them, and when even that cut fails
+(the disk refuses a truncate too) the next append repairs the tail before writing anything.
+A segment being built by the log cleaner carries a file suffix (`.cleaned`) until it is swapped in.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import bisect
 import os
 import struct
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from kafka_wire.records import (
     BATCH_HEADER_SIZE,
@@ -32,6 +38,11 @@ from kafka_wire.records import (
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
+# Kafka's suffixes for files on their way out or in: a deleted segment is renamed `.deleted` before
+# it is unlinked; the cleaner writes `.cleaned` files and renames them `.swap` once complete.
+DELETED_FILE_SUFFIX = ".deleted"
+CLEANED_FILE_SUFFIX = ".cleaned"
+SWAP_FILE_SUFFIX = ".swap"
 
 NO_TIMESTAMP = -1
 INT32_MAX = 2**31 - 1
@@ -47,6 +58,50 @@ def _write_all(fd: int, data) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def _open_log_file(path: str, create: bool) -> int:
+    flags = os.O_RDWR | os.O_APPEND
+    if not create:
+        return os.open(path, flags)
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        # An empty file left by a roll that failed half-way (the disk filled up) may be reused;
+        # anything with data in it is a segment and must never be overwritten.
+        if os.path.getsize(path) != 0:
+            raise
+        return os.open(path, flags)
+
+
+def read_batches(fd: int, position: int = 0, end: int | None = None,
+                 chunk_bytes: int = RECOVERY_READ_BYTES) -> Iterator[tuple[int, BatchHeader, memoryview]]:
+    """(file position, header, batch bytes) of each whole batch in [position, end), read in chunks.
+
+    Only headers are checked here (CRCs are the caller's choice). Stops quietly at a partial batch
+    at `end`; raises InvalidRecordBatch for a header that cannot be a v2 batch. Uses pread only,
+    so other threads may read the same descriptor (the log cleaner does).
+    """
+    if end is None:
+        end = os.fstat(fd).st_size
+    buf = memoryview(b"")
+    buf_start = position
+    while position < end:
+        rel = position - buf_start
+        if len(buf) - rel < BATCH_HEADER_SIZE:
+            buf, buf_start, rel = memoryview(os.pread(fd, min(chunk_bytes, end - position), position)), position, 0
+            if len(buf) < BATCH_HEADER_SIZE:
+                return
+        header = read_batch_header(buf, rel)
+        if position + header.size > end:
+            return
+        if len(buf) - rel < header.size:
+            buf, buf_start, rel = memoryview(os.pread(fd, max(header.size, min(chunk_bytes, end - position)),
+                                                      position)), position, 0
+            if len(buf) < header.size:
+                return
+        yield position, header, buf[rel : rel + header.size]
+        position += header.size
 
 
 class SegmentFile:
@@ -146,6 +201,12 @@ class _SparseIndex:
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_bytes // self.entry.size)
         self._fd = -1
+        # The file may hold more than the memory copy (a write or truncate failed): cut it before
+        # the next write so entries never land behind a stale one.
+        self._file_needs_trim = False
+
+    def __len__(self) -> int:
+        raise NotImplementedError
 
     def _writable_fd(self) -> int:
         if self._fd < 0:
@@ -164,10 +225,35 @@ class _SparseIndex:
         return list(self.entry.iter_unpack(data))
 
     def _append_raw(self, *fields) -> None:
-        _write_all(self._writable_fd(), self.entry.pack(*fields))
+        fd = self._writable_fd()
+        if self._file_needs_trim:
+            os.ftruncate(fd, len(self) * self.entry.size)
+            self._file_needs_trim = False
+        try:
+            _write_all(fd, self.entry.pack(*fields))
+        except OSError:
+            self._file_needs_trim = True
+            raise
 
     def _truncate_entries(self, count: int) -> None:
-        os.ftruncate(self._writable_fd(), count * self.entry.size)
+        try:
+            os.ftruncate(self._writable_fd(), count * self.entry.size)
+        except OSError:
+            self._file_needs_trim = True
+            raise
+        self._file_needs_trim = False
+
+    def trim_to(self, count: int) -> None:
+        """Forget entries after the first `count` (an append being rolled back); never raises:
+        when the file cannot be cut now, it is cut before the next write."""
+        self._forget_after(count)
+        try:
+            self._truncate_entries(count)
+        except OSError:
+            pass
+
+    def _forget_after(self, count: int) -> None:
+        raise NotImplementedError
 
     def flush(self) -> None:
         if self._fd >= 0:
@@ -252,6 +338,13 @@ class OffsetIndex(_SparseIndex):
             del self._offsets[keep:], self._positions[keep:]
             self._truncate_entries(keep)
 
+    def _forget_after(self, count: int) -> None:
+        del self._offsets[count:], self._positions[count:]
+
+    def entries(self) -> list[tuple[int, int]]:
+        """(offset, position) of every entry, for tools."""
+        return list(zip(self._offsets, self._positions))
+
     def reset(self) -> None:
         self._offsets, self._positions = [], []
         self._truncate_entries(0)
@@ -319,50 +412,77 @@ class TimeIndex(_SparseIndex):
             del self._timestamps[keep:], self._offsets[keep:]
             self._truncate_entries(keep)
 
+    def _forget_after(self, count: int) -> None:
+        del self._timestamps[count:], self._offsets[count:]
+
+    def entries(self) -> list[tuple[int, int]]:
+        """(timestamp, offset) of every entry, for tools."""
+        return list(zip(self._timestamps, self._offsets))
+
     def reset(self) -> None:
         self._timestamps, self._offsets = [], []
         self._truncate_entries(0)
+
+
+class AppendUndo(NamedTuple):
+    """A segment's state before an append, to take the append back."""
+
+    size: int
+    max_timestamp_so_far: int
+    offset_of_max_timestamp_so_far: int
+    bytes_since_last_index_entry: int
+    rolling_based_timestamp: int | None
+    offset_index_entries: int
+    time_index_entries: int
 
 
 class LogSegment:
     """A `.log` file plus its two indexes. Offsets in it run from `base_offset` up."""
 
     def __init__(self, directory: str, base_offset: int, *, index_interval_bytes: int,
-                 max_index_bytes: int, now_ms: int, create: bool, roll_jitter_ms: int = 0):
+                 max_index_bytes: int, now_ms: int, create: bool, roll_jitter_ms: int = 0,
+                 file_suffix: str = ""):
         self.dir = directory
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
         self.roll_jitter_ms = roll_jitter_ms
         self.created_ms = now_ms
-        self.log_path = os.path.join(directory, segment_file_name(base_offset, LOG_SUFFIX))
-        flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT | os.O_EXCL if create else 0)
-        self.file = SegmentFile(self.log_path, os.open(self.log_path, flags, 0o644))
+        self.file_suffix = file_suffix
+        self.log_path = os.path.join(directory, segment_file_name(base_offset, LOG_SUFFIX) + file_suffix)
+        index_path = os.path.join(directory, segment_file_name(base_offset, INDEX_SUFFIX) + file_suffix)
+        time_index_path = os.path.join(directory, segment_file_name(base_offset, TIME_INDEX_SUFFIX) + file_suffix)
+        self.file = SegmentFile(self.log_path, _open_log_file(self.log_path, create))
         self._released = False
-        self.size = os.fstat(self.file.fd).st_size
-        index_files_exist = all(
-            os.path.exists(os.path.join(directory, segment_file_name(base_offset, suffix)))
-            for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX)
-        )
-        self.offset_index = OffsetIndex(
-            os.path.join(directory, segment_file_name(base_offset, INDEX_SUFFIX)), base_offset, max_index_bytes
-        )
-        self.time_index = TimeIndex(
-            os.path.join(directory, segment_file_name(base_offset, TIME_INDEX_SUFFIX)), base_offset, max_index_bytes
-        )
-        self.max_timestamp_so_far = NO_TIMESTAMP
-        self.offset_of_max_timestamp_so_far = base_offset
-        self.bytes_since_last_index_entry = 0
-        # The max timestamp of the first batch: segment.ms counts from it (Kafka's rollingBasedTimestamp).
-        self.rolling_based_timestamp: int | None = None
-        if create:
-            self.offset_index.reset()
-            self.time_index.reset()
-            self.indexes_valid = True
-        else:
-            # A missing index file means it must be rebuilt (an empty one is fine for a small segment).
-            self.indexes_valid = (
-                (index_files_exist or self.size == 0) and self.offset_index.load(self.size) and self.time_index.load()
-            )
+        # True when the file may hold bytes past `size` (a failed append could not be cut back).
+        self._tail_needs_trim = False
+        try:
+            self.size = os.fstat(self.file.fd).st_size
+            index_files_exist = os.path.exists(index_path) and os.path.exists(time_index_path)
+            self.offset_index = OffsetIndex(index_path, base_offset, max_index_bytes)
+            self.time_index = TimeIndex(time_index_path, base_offset, max_index_bytes)
+            self.max_timestamp_so_far = NO_TIMESTAMP
+            self.offset_of_max_timestamp_so_far = base_offset
+            self.bytes_since_last_index_entry = 0
+            # The max timestamp of the first batch: segment.ms counts from it (Kafka's rollingBasedTimestamp).
+            self.rolling_based_timestamp: int | None = None
+            if create:
+                self.offset_index.reset()
+                self.time_index.reset()
+                self.indexes_valid = True
+            else:
+                # A missing index file means it must be rebuilt (an empty one is fine for a small segment).
+                self.indexes_valid = (
+                    (index_files_exist or self.size == 0) and self.offset_index.load(self.size) and self.time_index.load()
+                )
+        except BaseException:
+            self.close()
+            if create:
+                for path in (self.log_path, index_path, time_index_path):
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        pass
+            raise
 
     # -- reading headers --------------------------------------------------------------------------
 
@@ -442,25 +562,52 @@ class LogSegment:
             or last_offset - self.base_offset > INT32_MAX
         )
 
-    def append(self, data, headers: list[tuple[int, BatchHeader]]) -> None:
+    def append(self, data, headers: list[tuple[int, BatchHeader]]) -> "AppendUndo":
         """Write `data` (whole batches, offsets assigned) in one write call and index them.
 
         `headers` holds each batch's (position within data, header). On a failed write the file
-        is cut back to its previous size so no torn batch stays behind, and the error re-raised.
+        and indexes are cut back to where they were, so no torn batch stays behind, and the error
+        is re-raised. Returns what `undo_append` needs to take the append back (a failed fsync).
         """
+        self._trim_tail_if_needed()
+        undo = AppendUndo(
+            self.size, self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far,
+            self.bytes_since_last_index_entry, self.rolling_based_timestamp,
+            len(self.offset_index), len(self.time_index),
+        )
         start = self.size
         try:
             _write_all(self.file.fd, data)
+            if self.size == 0 and headers:
+                self.rolling_based_timestamp = headers[0][1].max_timestamp
+            self.size = start + len(data)
+            for relative_position, header in headers:
+                self._index_batch(start + relative_position, header)
         except OSError:
-            try:
-                os.ftruncate(self.file.fd, start)
-            finally:
-                raise
-        if self.size == 0 and headers:
-            self.rolling_based_timestamp = headers[0][1].max_timestamp
-        self.size = start + len(data)
-        for relative_position, header in headers:
-            self._index_batch(start + relative_position, header)
+            self.undo_append(undo)
+            raise
+        return undo
+
+    def undo_append(self, undo: "AppendUndo") -> None:
+        """Take back an append: the memory state at once, the files as far as the disk lets us
+        (what cannot be cut now is cut before the next write). Never raises."""
+        self.size = undo.size
+        self.max_timestamp_so_far = undo.max_timestamp_so_far
+        self.offset_of_max_timestamp_so_far = undo.offset_of_max_timestamp_so_far
+        self.bytes_since_last_index_entry = undo.bytes_since_last_index_entry
+        self.rolling_based_timestamp = undo.rolling_based_timestamp
+        self.offset_index.trim_to(undo.offset_index_entries)
+        self.time_index.trim_to(undo.time_index_entries)
+        self._tail_needs_trim = True
+        try:
+            self._trim_tail_if_needed()
+        except OSError:
+            pass
+
+    def _trim_tail_if_needed(self) -> None:
+        if self._tail_needs_trim:
+            os.ftruncate(self.file.fd, self.size)
+            self._tail_needs_trim = False
 
     def _index_batch(self, position: int, header: BatchHeader) -> None:
         if header.max_timestamp > self.max_timestamp_so_far:
@@ -618,23 +765,38 @@ class LogSegment:
             self.time_index.flush()
 
     def close(self) -> None:
-        self.offset_index.close()
-        self.time_index.close()
+        for index in (getattr(self, "offset_index", None), getattr(self, "time_index", None)):
+            if index is not None:
+                index.close()
         if not self._released:
             self._released = True
             self.file.release()
 
     def delete(self) -> None:
-        """Unlink the files; slices already read keep the data readable until they are closed."""
-        self.offset_index.delete()
-        self.time_index.delete()
-        try:
-            os.unlink(self.log_path)
-        except FileNotFoundError:
-            pass
+        """Remove the files: renamed `.deleted` first (the log file before its indexes, so a crash
+        half-way leaves only files that recovery removes), then unlinked. Slices already read keep
+        the data readable until they are closed."""
+        self.offset_index.close()
+        self.time_index.close()
+        for path in self._renamed_for_deletion():
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
         if not self._released:
             self._released = True
             self.file.release()
+
+    def _renamed_for_deletion(self) -> list[str]:
+        renamed = []
+        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+            doomed = path + DELETED_FILE_SUFFIX
+            try:
+                os.rename(path, doomed)
+            except FileNotFoundError:
+                continue
+            renamed.append(doomed)
+        return renamed
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size})"

@@ -19,6 +19,8 @@ async def serve(config: BrokerConfig, started: float) -> int:
 
     broker = Broker(config)
     broker.load()
+    # Replaying __consumer_offsets before listening means clients never see COORDINATOR_LOAD_IN_PROGRESS.
+    await broker.groups.start(broker)
     server = KafkaServer(broker)
     broker.server = server
     await server.start()
@@ -33,6 +35,7 @@ async def serve(config: BrokerConfig, started: float) -> int:
     await stop.wait()
     log.info("shutting down")
     await server.stop()
+    await broker.groups.stop()
     broker.close()
     log.info("shut down cleanly")
     return 0

@@ -1,69 +1,85 @@
 """Produce (0): validate each partition's batch, append it, answer with its base offset.
 
-acks=0 gets no response at all; acks=-1 is refused with NOT_ENOUGH_REPLICAS when the in-sync
-replica set is smaller than min.insync.replicas. Errors are per partition, as Kafka sends them.
+In Kafka's order (KafkaApis.handleProduceRequest, ReplicaManager.appendRecords): an unknown
+topic or partition, then the request-level record checks (exactly one magic-2 batch per
+partition; zstd needs v7+), then acks (INVALID_REQUIRED_ACKS for the partitions still standing),
+then internal topics, min.insync.replicas for acks=-1, and the log's own checks.
+
+acks=0 gets no response; when any partition failed, the connection is closed instead, which is
+how Kafka tells an acks=0 producer that something went wrong.
 """
 
 from __future__ import annotations
 
+from kafka_wire.compression import CompressionType
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
-from kafka_wire.records import InvalidRecordBatch, UnsupportedMagic, iter_batch_headers
+from kafka_wire.records import InvalidRecordBatch, UnsupportedMagic, iter_batch_headers, read_batch_header
 
 from ..log_errors import error_code_of
+from ..produce_validation import RecordValidationError
 
 API = APIS_BY_NAME["Produce"]
 
+# Kafka lets its own admin tools write to internal topics (AdminUtils.AdminClientId).
+ADMIN_CLIENT_ID = "__admin_client"
+# Errors Kafka answers without the partition's log start offset (LogAppendInfo.UNKNOWN_LOG_APPEND_INFO).
+_WITHOUT_LOG_START = {ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE,
+                      ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
 
-def _partition_error(index: int, error: ErrorCode, message: str | None = None) -> dict:
+
+def _partition_error(index: int, error: ErrorCode, *, log_start_offset: int = -1, message: str | None = None,
+                     record_errors: list | None = None) -> dict:
     return {"index": index, "error_code": int(error), "base_offset": -1, "log_append_time_ms": -1,
-            "log_start_offset": -1, "record_errors": [], "error_message": message}
+            "log_start_offset": log_start_offset, "record_errors": record_errors or [],
+            "error_message": message}
 
 
-def _count_batches(records) -> int:
-    count = 0
-    consumed = 0
-    for pos, header in iter_batch_headers(records):
-        count += 1
-        consumed = pos + header.size
-    if consumed != len(records):
-        raise InvalidRecordBatch("records end in a partial batch")
-    return count
-
-
-def produce_partition(broker, topic: str, index: int, records, acks: int, transactional_id) -> dict:
-    meta = broker.metadata.topic(topic)
-    if meta is None or not 0 <= index < meta.partitions:
-        return _partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    if meta.internal:
-        return _partition_error(index, ErrorCode.INVALID_TOPIC_EXCEPTION,
-                                f"Cannot append to internal topic {topic}")
-    if records is None or len(records) == 0:
-        return _partition_error(index, ErrorCode.CORRUPT_MESSAGE, "Produce request has no records")
+def whole_batch(records, version: int) -> tuple[ErrorCode | None, object]:
+    """Kafka's ProduceRequest.validateRecords: v3+ carries exactly one record batch of magic 2
+    per partition (INVALID_RECORD), zstd only from v7 (UNSUPPORTED_COMPRESSION_TYPE). As in
+    Kafka, a partial batch at the end is not a batch; bytes after the whole batch are dropped
+    (UnifiedLog.trimInvalidBytes). Returns (error, the batch's bytes)."""
+    if not records:
+        return ErrorCode.INVALID_RECORD, None
     try:
-        batches = _count_batches(records)
-    except UnsupportedMagic as exc:
-        return _partition_error(index, ErrorCode.INVALID_RECORD, str(exc))
-    except InvalidRecordBatch as exc:
-        return _partition_error(index, ErrorCode.CORRUPT_MESSAGE, str(exc))
-    if batches != 1:
-        return _partition_error(index, ErrorCode.INVALID_RECORD,
-                                "Produce requests with version 3 and above are only allowed to contain "
-                                "exactly one record batch")
+        first = read_batch_header(records)
+        whole = list(iter_batch_headers(records))
+    except UnsupportedMagic:
+        return ErrorCode.INVALID_RECORD, None
+    except InvalidRecordBatch:
+        return ErrorCode.CORRUPT_MESSAGE, None
+    if len(whole) != 1:
+        return ErrorCode.INVALID_RECORD, None
+    if version < 7 and first.compression == CompressionType.ZSTD:
+        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, None
+    size = first.size
+    return None, records if size == len(records) else records[:size]
+
+
+def append_partition(broker, ctx, topic: str, index: int, records, acks: int, transactional_id) -> dict:
+    meta = broker.metadata.topic(topic)
+    if meta.internal and ctx.client_id != ADMIN_CLIENT_ID:
+        return _partition_error(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    plog = broker.partition_log(topic, index)
     if acks == -1:
         state = broker.metadata.partition_state(topic, index)
-        min_isr = int(broker.topic_config(meta)["min.insync.replicas"])
+        min_isr = plog.config["min.insync.replicas"]
         if len(state.isr) < min_isr:
-            return _partition_error(index, ErrorCode.NOT_ENOUGH_REPLICAS,
-                                    f"The size of the current ISR {state.isr} is insufficient to satisfy "
-                                    f"the min.isr requirement of {min_isr}")
+            return _partition_error(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=plog.log_start_offset)
     try:
         result = broker.append_records(topic, index, records, transactional_id=transactional_id)
+    except RecordValidationError as exc:
+        return _partition_error(index, ErrorCode[exc.error_name], log_start_offset=plog.log_start_offset,
+                                message=str(exc),
+                                record_errors=[{"batch_index": i, "batch_index_error_message": m}
+                                               for i, m in exc.record_errors])
     except Exception as exc:  # the log's errors name the Kafka code they map to
         code = error_code_of(exc)
         if code is None:
             raise
-        return _partition_error(index, code, str(exc) or None)
+        return _partition_error(index, code,
+                                log_start_offset=-1 if code in _WITHOUT_LOG_START else plog.log_start_offset)
     return {"index": index, "error_code": 0, "base_offset": result.base_offset,
             "log_append_time_ms": result.log_append_time_ms, "log_start_offset": result.log_start_offset,
             "record_errors": [], "error_message": None}
@@ -71,16 +87,29 @@ def produce_partition(broker, topic: str, index: int, records, acks: int, transa
 
 async def handle(broker, ctx, request):
     acks = request.acks
+    valid_acks = acks in (-1, 0, 1)
     responses = []
+    failed = False
     for topic in request.topic_data:
         partitions = []
         for pd in topic.partition_data:
-            if acks not in (-1, 0, 1):
-                partitions.append(_partition_error(pd.index, ErrorCode.INVALID_REQUIRED_ACKS))
+            meta = broker.metadata.topic(topic.name)
+            if meta is None or not 0 <= pd.index < meta.partitions:
+                entry = _partition_error(pd.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            elif (checked := whole_batch(pd.records, ctx.api_version))[0] is not None:
+                entry = _partition_error(pd.index, checked[0])
+            elif not valid_acks:
+                entry = _partition_error(pd.index, ErrorCode.INVALID_REQUIRED_ACKS)
             else:
-                partitions.append(produce_partition(broker, topic.name, pd.index, pd.records, acks,
-                                                    request.transactional_id))
+                entry = append_partition(broker, ctx, topic.name, pd.index, checked[1], acks,
+                                         request.transactional_id)
+            failed = failed or entry["error_code"] != 0
+            partitions.append(entry)
         responses.append({"name": topic.name, "partition_responses": partitions})
     if acks == 0:
+        if failed:
+            from ..server import CloseConnection  # the server imports the handlers
+
+            raise CloseConnection
         return None
     return {"responses": responses, "throttle_time_ms": 0}

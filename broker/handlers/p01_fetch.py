@@ -1,9 +1,14 @@
 """Fetch (1): log bytes from each partition, long-polling until min_bytes or max_wait_ms.
 
-Fetch sessions (KIP-227) are declined: the response's session_id is 0, so clients send full
-fetch requests, which the KIP allows. The first partition with data returns at least one whole
-batch even when it exceeds the byte limits (KIP-74); later partitions share what is left of
-max_bytes.
+Fetch sessions (KIP-227) are declined: a full fetch (session epoch 0, or -1) is answered with
+session id 0, so clients keep sending full fetch requests, which the KIP allows. An incremental
+fetch (epoch > 0) names a session we never created: FETCH_SESSION_ID_NOT_FOUND, as Kafka answers
+for a session it no longer has.
+
+The first partition with data returns at least one whole batch even when it exceeds the byte
+limits (KIP-74); later partitions share what is left of max_bytes. As in Kafka's
+ReplicaManager.fetchMessages, the answer goes out at once when there are enough bytes, when any
+partition has an error, or when max_wait_ms is 0; otherwise appends wake the waiting fetch.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from kafka_wire.messages import APIS_BY_NAME
 API = APIS_BY_NAME["Fetch"]
 
 READ_COMMITTED = 1
+INITIAL_EPOCH, FINAL_EPOCH = 0, -1
 
 
 def _read_all(broker, request, version: int):
@@ -32,7 +38,7 @@ def _read_all(broker, request, version: int):
                 topic.topic, p.partition, p.fetch_offset,
                 max_bytes=max(0, min(p.partition_max_bytes, remaining)),
                 min_one=min_one, read_committed=isolation == READ_COMMITTED,
-                current_leader_epoch=p.current_leader_epoch)
+                current_leader_epoch=p.current_leader_epoch, replica_id=request.replica_id)
             size = len(read.records) if read.records is not None else 0
             if size:
                 min_one = False
@@ -56,7 +62,8 @@ def _read_all(broker, request, version: int):
 
 async def handle(broker, ctx, request):
     version = ctx.api_version
-    if version >= 7 and request.session_id != 0:
+    if version >= 7 and request.session_epoch not in (INITIAL_EPOCH, FINAL_EPOCH):
+        # An incremental fetch in a session this broker does not have (it creates none).
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.FETCH_SESSION_ID_NOT_FOUND),
                 "session_id": 0, "responses": []}
     deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000

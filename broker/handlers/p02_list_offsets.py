@@ -1,29 +1,38 @@
-"""ListOffsets (2): earliest (-2), latest (-1), max timestamp (-3), or the first offset at a time."""
+"""ListOffsets (2): earliest (-2), latest (-1), max timestamp (-3), or the first offset at a time.
+
+A partition named twice in one request is INVALID_REQUEST in every place it appears (Kafka's
+ListOffsetsRequest.duplicatePartitions). A consumer (replica id -1) reads up to the high
+watermark, or the last stable offset under read_committed; a replica up to the log end offset.
+"""
 
 from __future__ import annotations
+
+from collections import Counter
 
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 API = APIS_BY_NAME["ListOffsets"]
 
+CONSUMER_REPLICA_ID = -1
+
 
 async def handle(broker, ctx, request):
+    from_consumer = request.replica_id == CONSUMER_REPLICA_ID
     read_committed = ctx.api_version >= 2 and request.isolation_level == 1
+    counts = Counter((topic.name, p.partition_index) for topic in request.topics for p in topic.partitions)
     topics = []
     for topic in request.topics:
-        seen: set[int] = set()
         partitions = []
         for p in topic.partitions:
             entry = {"partition_index": p.partition_index, "error_code": 0, "timestamp": -1,
                      "offset": -1, "leader_epoch": -1, "old_style_offsets": []}
-            if p.partition_index in seen:
+            if counts[(topic.name, p.partition_index)] > 1:
                 entry["error_code"] = int(ErrorCode.INVALID_REQUEST)
             else:
-                seen.add(p.partition_index)
                 error, offset, timestamp, epoch = broker.list_offset(
                     topic.name, p.partition_index, p.timestamp, read_committed=read_committed,
-                    current_leader_epoch=p.current_leader_epoch)
+                    current_leader_epoch=p.current_leader_epoch, from_consumer=from_consumer)
                 entry.update(error_code=int(error), offset=offset, timestamp=timestamp, leader_epoch=epoch)
             partitions.append(entry)
         topics.append({"name": topic.name, "partitions": partitions})

@@ -1,4 +1,12 @@
-"""Metadata (3): brokers, topics and partition leaders; auto-creates topics as Kafka does."""
+"""Metadata (3): brokers, topics and partition leaders; auto-creates topics as Kafka does.
+
+As Kafka's KafkaApis.handleTopicMetadataRequest (KRaft): a topic asked for that does not exist is
+created when auto.create.topics.enable and the request's allow_auto_topic_creation (v4+) both
+allow it, and that first answer says UNKNOWN_TOPIC_OR_PARTITION (Kafka forwards the creation to
+its controller and answers before it lands; clients retry). Invalid names are
+INVALID_TOPIC_EXCEPTION. v12 may name topics by id: then names are ignored and an unknown id is
+UNKNOWN_TOPIC_ID. Internal topics are left to their coordinators to create.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +14,17 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.primitives import ZERO_UUID
 
-from ..metadata_store import validate_topic_name
+from ..metadata_store import INTERNAL_TOPICS, validate_topic_name
 
 API = APIS_BY_NAME["Metadata"]
 
 # Authorized-operations fields hold this when the client did not ask for them.
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+# Without an authorizer Kafka grants every operation a resource supports (AclEntry.supportedOperations):
+# a topic READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS;
+# the cluster CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE.
+TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
+CLUSTER_OPERATIONS = sum(1 << code for code in (5, 7, 8, 9, 10, 11, 12))
 
 
 def partition_entries(broker, meta) -> list[dict]:
@@ -30,50 +43,66 @@ def partition_entries(broker, meta) -> list[dict]:
     return entries
 
 
-def topic_entry(broker, meta) -> dict:
+def topic_entry(broker, meta, include_operations: bool = False) -> dict:
     return {
         "error_code": 0,
         "name": meta.name,
         "topic_id": meta.topic_id,
         "is_internal": meta.internal,
         "partitions": partition_entries(broker, meta),
-        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "topic_authorized_operations": TOPIC_OPERATIONS if include_operations else AUTHORIZED_OPERATIONS_OMITTED,
     }
 
 
 def error_entry(name, error: ErrorCode, topic_id=ZERO_UUID) -> dict:
-    return {"error_code": int(error), "name": name, "topic_id": topic_id, "is_internal": False,
-            "partitions": [], "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+    return {"error_code": int(error), "name": name, "topic_id": topic_id,
+            "is_internal": name in INTERNAL_TOPICS, "partitions": [],
+            "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+
+
+def _invalid_request(request) -> dict:
+    """Kafka's MetadataRequest.getErrorResponse: every topic asked for, with the error, and nothing else."""
+    return {"throttle_time_ms": 0, "brokers": [], "cluster_id": None, "controller_id": -1,
+            "topics": [error_entry(t.name if t.name is not None else "", ErrorCode.INVALID_REQUEST)
+                       for t in request.topics or []],
+            "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+
+
+def _missing_topic(broker, name: str, allow_auto_create: bool) -> dict:
+    if validate_topic_name(name):
+        return error_entry(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    if allow_auto_create and name not in INTERNAL_TOPICS:
+        broker.auto_create_topic(name)
+    return error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
 
 async def handle(broker, ctx, request):
     version = ctx.api_version
-    all_topics = request.topics is None or (version == 0 and not request.topics)
-    allow_auto_create = request.allow_auto_topic_creation if version >= 4 else True
+    requested = request.topics
+    if 10 <= version <= 11 and any(t.name is None or t.topic_id not in (None, ZERO_UUID) for t in requested or []):
+        return _invalid_request(request)  # topic ids are only for v12+
+    all_topics = requested is None or (version == 0 and not requested)
+    allow_auto_create = (request.allow_auto_topic_creation if version >= 4 else True) \
+        and broker.config["auto.create.topics.enable"]
+    include_operations = version >= 8 and request.include_topic_authorized_operations
     topics = []
     if all_topics:
-        topics = [topic_entry(broker, meta) for meta in broker.metadata.topics.values()]
+        topics = [topic_entry(broker, meta, include_operations) for meta in broker.metadata.topics.values()]
     else:
-        for requested in request.topics:
-            name = requested.name
-            topic_id = getattr(requested, "topic_id", ZERO_UUID)
-            if name is None:
+        topic_ids = [t.topic_id for t in requested if t.topic_id not in (None, ZERO_UUID)]
+        if topic_ids:
+            # Kafka: when ids are given, the request is about those ids only.
+            for topic_id in dict.fromkeys(topic_ids):
                 meta = broker.metadata.topic_by_id(topic_id)
-                topics.append(topic_entry(broker, meta) if meta else
-                              error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id))
-                continue
-            meta = broker.metadata.topic(name)
-            if meta is None:
-                invalid = validate_topic_name(name)
-                if invalid:
-                    topics.append(error_entry(name, ErrorCode.INVALID_TOPIC_EXCEPTION))
-                    continue
-                if not (allow_auto_create and broker.config["auto.create.topics.enable"]):
-                    topics.append(error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
-                    continue
-                meta = broker.auto_create_topic(name)
-            topics.append(topic_entry(broker, meta))
+                topics.append(topic_entry(broker, meta, include_operations) if meta is not None
+                              else error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id))
+        else:
+            for name in dict.fromkeys(t.name for t in requested):
+                meta = broker.metadata.topic(name)
+                topics.append(topic_entry(broker, meta, include_operations) if meta is not None
+                              else _missing_topic(broker, name, allow_auto_create))
     host, port = broker.advertised_endpoint(ctx.listener)
+    include_cluster_operations = 8 <= version <= 10 and request.include_cluster_authorized_operations
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": broker.node_id, "host": host, "port": port,
@@ -81,5 +110,6 @@ async def handle(broker, ctx, request):
         "cluster_id": broker.metadata.cluster_id,
         "controller_id": broker.node_id,
         "topics": topics,
-        "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "cluster_authorized_operations": CLUSTER_OPERATIONS if include_cluster_operations
+        else AUTHORIZED_OPERATIONS_OMITTED,
     }

@@ -14,21 +14,21 @@ _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
 def api_versions_response(error: ErrorCode = ErrorCode.NONE) -> dict:
+    """Our version table; with an error, what Kafka's ApiVersionsRequest.getErrorResponse puts
+    in its place: nothing, except under UNSUPPORTED_VERSION (answered by the server, which
+    keeps the whole table there so that clients can pick a version from it)."""
     from . import HANDLERS
 
-    return {
-        "error_code": int(error),
-        "api_keys": [
-            {"api_key": key, "min_version": h.min_version, "max_version": h.max_version}
-            for key, h in HANDLERS.items()
-        ],
-        "throttle_time_ms": 0,
-    }
+    keys = [{"api_key": key, "min_version": h.min_version, "max_version": h.max_version}
+            for key, h in HANDLERS.items()]
+    if error not in (ErrorCode.NONE, ErrorCode.UNSUPPORTED_VERSION):
+        keys = []
+    return {"error_code": int(error), "api_keys": keys, "throttle_time_ms": 0}
 
 
 async def handle(broker, ctx, request):
     if ctx.api_version >= 3:
         name, version = request.client_software_name, request.client_software_version
-        if not (_SOFTWARE.match(name or "") and _SOFTWARE.match(version or "")):
+        if not (_SOFTWARE.fullmatch(name or "") and _SOFTWARE.fullmatch(version or "")):
             return api_versions_response(ErrorCode.INVALID_REQUEST)
     return api_versions_response()

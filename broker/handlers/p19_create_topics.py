@@ -1,4 +1,12 @@
-"""CreateTopics (19): validate every topic as Kafka does, then create (unless validate_only)."""
+"""CreateTopics (19): validate every topic as Kafka does, then create (unless validate_only).
+
+The order of checks is Kafka's (ControllerApis.createTopics, ReplicationControlManager.createTopics):
+names named twice in the request (INVALID_REQUEST, answered once, after the others); the name
+(INVALID_TOPIC_EXCEPTION, also for a '.'/'_' collision with an existing topic); an existing topic
+(TOPIC_ALREADY_EXISTS); the configs (INVALID_CONFIG); then manual assignments, or the replication
+factor before the partition count. A validate-only success is answered like a real one (with a
+topic id Kafka makes up too) but nothing is created.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +16,18 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..config import ConfigError, parse_topic_configs
-from ..metadata_store import validate_topic_name
+from ..metadata_store import random_topic_id, validate_topic_name
 
 API = APIS_BY_NAME["CreateTopics"]
+
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+
+
+class TopicRefused(Exception):
+    def __init__(self, error: ErrorCode, message: str | None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
 
 
 def _collision(broker, name: str) -> str | None:
@@ -22,97 +39,114 @@ def _collision(broker, name: str) -> str | None:
     return None
 
 
-def check_topic(broker, topic) -> tuple[ErrorCode, str | None, int, int, dict]:
-    """(error, message, partitions, replication factor, parsed configs) for one requested topic."""
+def _placement(broker, topic) -> tuple[int, int]:
+    """(partitions, replication factor) from the manual assignment or the counts."""
+    live_brokers = [broker.node_id]
+    if topic.assignments:
+        if topic.replication_factor != -1:
+            raise TopicRefused(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, "
+                               "but replication factor was not set to -1.")
+        if topic.num_partitions != -1:
+            raise TopicRefused(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, "
+                               "but numPartitions was not set to -1.")
+        seen: set[int] = set()
+        replication = None
+        for a in topic.assignments:
+            if a.partition_index in seen:
+                raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                   f"Found multiple manual partition assignments for partition {a.partition_index}")
+            seen.add(a.partition_index)
+            if not a.broker_ids:
+                raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
+                                   "includes an empty replica list.")
+            if len(set(a.broker_ids)) != len(a.broker_ids):
+                raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
+                                   f"includes the broker {a.broker_ids[0]} more than once.")
+            unknown = [b for b in a.broker_ids if b not in live_brokers]
+            if unknown:
+                raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
+                                   f"includes broker {unknown[0]}, but no such broker is registered.")
+            if replication is not None and len(a.broker_ids) != replication:
+                raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
+                                   f"includes a partition with {len(a.broker_ids)} replica(s), but this is not "
+                                   f"consistent with previous partitions, which have {replication} replica(s).")
+            replication = len(a.broker_ids)
+        if seen != set(range(len(seen))):
+            raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                               "partitions should be a consecutive 0-based integer sequence")
+        return len(seen), replication
+    if topic.replication_factor < -1 or topic.replication_factor == 0:
+        raise TopicRefused(ErrorCode.INVALID_REPLICATION_FACTOR,
+                           "Replication factor must be larger than 0, or -1 to use the default value.")
+    if topic.num_partitions < -1 or topic.num_partitions == 0:
+        raise TopicRefused(ErrorCode.INVALID_PARTITIONS,
+                           "Number of partitions was set to an invalid non-positive value.")
+    partitions = int(broker.config["num.partitions"]) if topic.num_partitions == -1 else topic.num_partitions
+    replication = (int(broker.config["default.replication.factor"]) if topic.replication_factor == -1
+                   else topic.replication_factor)
+    if replication > len(live_brokers):
+        raise TopicRefused(ErrorCode.INVALID_REPLICATION_FACTOR,
+                           f"Unable to replicate the partition {replication} time(s): The target replication "
+                           f"factor of {replication} cannot be reached because only {len(live_brokers)} "
+                           "broker(s) are registered.")
+    return partitions, replication
+
+
+def check_topic(broker, topic) -> tuple[int, int, dict]:
+    """(partitions, replication factor, parsed configs) for one requested topic; raises TopicRefused."""
     name = topic.name
     invalid = validate_topic_name(name)
     if invalid:
-        return ErrorCode.INVALID_TOPIC_EXCEPTION, invalid, -1, -1, {}
+        raise TopicRefused(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid)
     if broker.metadata.topic(name) is not None:
-        return ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", -1, -1, {}
+        raise TopicRefused(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
     other = _collision(broker, name)
     if other:
-        return (ErrorCode.INVALID_TOPIC_EXCEPTION,
-                f"Topic '{name}' collides with existing topic: {other}", -1, -1, {})
-    live_brokers = [broker.node_id]
-    if topic.assignments:
-        if topic.num_partitions != -1 or topic.replication_factor != -1:
-            return (ErrorCode.INVALID_REQUEST,
-                    "Both numPartitions or replicationFactor and replicasAssignments were set. "
-                    "Both cannot be used at the same time.", -1, -1, {})
-        partitions = len(topic.assignments)
-        sizes = {len(a.broker_ids) for a in topic.assignments}
-        for a in topic.assignments:
-            if not a.broker_ids or len(set(a.broker_ids)) != len(a.broker_ids):
-                return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                        f"Invalid replica assignment for partition {a.partition_index}", -1, -1, {})
-            unknown = [b for b in a.broker_ids if b not in live_brokers]
-            if unknown:
-                return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                        f"Unknown broker ids {unknown} in the replica assignment", -1, -1, {})
-        if sorted(a.partition_index for a in topic.assignments) != list(range(partitions)):
-            return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    "Partitions should be a consecutive 0-based integer sequence", -1, -1, {})
-        replication = sizes.pop() if len(sizes) == 1 else -1
-        if replication == -1:
-            return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    "All partitions should have the same number of replicas", -1, -1, {})
-    else:
-        partitions = topic.num_partitions
-        replication = topic.replication_factor
-        if partitions == -1:
-            partitions = int(broker.config["num.partitions"])
-        if replication == -1:
-            replication = int(broker.config["default.replication.factor"])
-        if partitions <= 0:
-            return ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.", -1, -1, {}
-        if replication <= 0:
-            return (ErrorCode.INVALID_REPLICATION_FACTOR,
-                    "Replication factor must be larger than 0.", -1, -1, {})
-        if replication > len(live_brokers):
-            return (ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"Unable to replicate the partition {replication} time(s): The target replication "
-                    f"factor of {replication} cannot be reached because only {len(live_brokers)} "
-                    "broker(s) are registered.", -1, -1, {})
+        raise TopicRefused(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {other}")
     try:
         configs = parse_topic_configs({c.name: c.value for c in topic.configs})
     except ConfigError as exc:
-        return ErrorCode.INVALID_CONFIG, str(exc), -1, -1, {}
-    return ErrorCode.NONE, None, partitions, replication, configs
+        raise TopicRefused(ErrorCode.INVALID_CONFIG, str(exc)) from None
+    partitions, replication = _placement(broker, topic)
+    return partitions, replication, configs
 
 
 def config_entries(broker, overrides: dict) -> list[dict]:
-    return [
-        {"name": name, "value": value, "read_only": False, "config_source": int(source),
-         "is_sensitive": key.sensitive}
-        for name, value, source, key in broker.config.describe_topic_config(overrides)
-    ]
+    """The new topic's effective configs, sorted by name, as Kafka answers them (v5+)."""
+    rows = sorted(broker.config.describe_topic_config(overrides), key=lambda row: row[0])
+    return [{"name": name, "value": None if key.sensitive else value, "read_only": False,
+             "config_source": int(source), "is_sensitive": key.sensitive}
+            for name, value, source, key in rows]
+
+
+def _refused(name: str, error: ErrorCode, message: str | None) -> dict:
+    return {"name": name, "error_code": int(error), "error_message": message,
+            "num_partitions": -1, "replication_factor": -1, "configs": []}
 
 
 async def handle(broker, ctx, request):
     counts = Counter(t.name for t in request.topics)
     results = []
     for topic in request.topics:
-        result = {"name": topic.name, "num_partitions": -1, "replication_factor": -1, "configs": None}
         if counts[topic.name] > 1:
-            result.update(error_code=int(ErrorCode.INVALID_REQUEST),
-                          error_message="Create topics request from client contains multiple entries "
-                                        f"for the following topics: {topic.name}")
-            results.append(result)
             continue
-        error, message, partitions, replication, configs = check_topic(broker, topic)
-        if error != ErrorCode.NONE:
-            result.update(error_code=int(error), error_message=message)
-            results.append(result)
+        if topic.name == CLUSTER_METADATA_TOPIC:
+            results.append(_refused(topic.name, ErrorCode.INVALID_REQUEST,
+                                    f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."))
+            continue
+        try:
+            partitions, replication, configs = check_topic(broker, topic)
+        except TopicRefused as refused:
+            results.append(_refused(topic.name, refused.error, refused.message))
             continue
         if request.validate_only:
-            topic_id = None
+            topic_id = random_topic_id()
         else:
-            meta = broker.create_topic(topic.name, partitions, replication, configs)
-            topic_id = meta.topic_id
-        result.update(error_code=0, error_message=None, num_partitions=partitions,
-                      replication_factor=replication, configs=config_entries(broker, configs))
-        if topic_id is not None:
-            result["topic_id"] = topic_id
-        results.append(result)
+            topic_id = broker.create_topic(topic.name, partitions, replication, configs).topic_id
+        results.append({"name": topic.name, "topic_id": topic_id, "error_code": 0, "error_message": None,
+                        "num_partitions": partitions, "replication_factor": replication,
+                        "configs": config_entries(broker, configs)})
+    for name, count in counts.items():
+        if count > 1:
+            results.append(_refused(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
     return {"throttle_time_ms": 0, "topics": results}

@@ -1,6 +1,14 @@
-"""DeleteTopics (20): by name, or by topic id from v6."""
+"""DeleteTopics (20): by name, or by topic id from v6.
+
+As Kafka's ControllerApis.deleteTopics: with delete.topic.enable=false every topic is refused
+(TOPIC_DELETION_DISABLED, INVALID_REQUEST before v3); a name or id given twice, or neither or
+both given, is INVALID_REQUEST; an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id
+UNKNOWN_TOPIC_ID.
+"""
 
 from __future__ import annotations
+
+from collections import Counter
 
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
@@ -9,29 +17,51 @@ from kafka_wire.primitives import ZERO_UUID
 API = APIS_BY_NAME["DeleteTopics"]
 
 
+def _result(name, topic_id, error: ErrorCode = ErrorCode.NONE, message: str | None = None) -> dict:
+    return {"name": name, "topic_id": topic_id, "error_code": int(error), "error_message": message}
+
+
 async def handle(broker, ctx, request):
-    if ctx.api_version >= 6:
-        wanted = [(t.name, t.topic_id) for t in request.topics]
+    version = ctx.api_version
+    if version >= 6:
+        wanted = [(t.name, t.topic_id or ZERO_UUID) for t in request.topics]
     else:
         wanted = [(name, ZERO_UUID) for name in request.topic_names]
+    if not broker.config["delete.topic.enable"]:
+        error = ErrorCode.TOPIC_DELETION_DISABLED if version >= 3 else ErrorCode.INVALID_REQUEST
+        message = None if version >= 3 else "Topic deletion is disabled."
+        return {"throttle_time_ms": 0, "responses": [_result(name, topic_id, error, message)
+                                                     for name, topic_id in wanted]}
+    names = Counter(name for name, topic_id in wanted if name is not None and topic_id == ZERO_UUID)
+    ids = Counter(topic_id for name, topic_id in wanted if name is None and topic_id != ZERO_UUID)
     responses = []
     for name, topic_id in wanted:
-        if name is None:
-            meta = broker.metadata.topic_by_id(topic_id)
-            missing = ErrorCode.UNKNOWN_TOPIC_ID
+        if name is None and topic_id == ZERO_UUID:
+            responses.append(_result(None, ZERO_UUID, ErrorCode.INVALID_REQUEST,
+                                     "Neither topic name nor id were specified."))
+        elif name is not None and topic_id != ZERO_UUID:
+            responses.append(_result(name, topic_id, ErrorCode.INVALID_REQUEST,
+                                     "You may not specify both topic name and topic id."))
+    for name, count in names.items():
+        if count > 1:
+            responses.append(_result(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
         else:
             meta = broker.metadata.topic(name)
-            missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        entry = {"name": name, "topic_id": topic_id, "error_code": 0, "error_message": None}
+            if meta is None:
+                responses.append(_result(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                         "This server does not host this topic-partition."))
+            else:
+                broker.delete_topic(name)
+                responses.append(_result(meta.name, meta.topic_id))
+    for topic_id, count in ids.items():
+        if count > 1:
+            responses.append(_result(None, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id."))
+            continue
+        meta = broker.metadata.topic_by_id(topic_id)
         if meta is None:
-            entry["error_code"] = int(missing)
-            entry["error_message"] = ("This server does not host this topic ID." if name is None
-                                      else "This server does not host this topic-partition.")
-        elif not broker.config["delete.topic.enable"]:
-            entry["error_code"] = int(ErrorCode.TOPIC_DELETION_DISABLED)
-            entry["error_message"] = "Topic deletion is disabled."
+            responses.append(_result(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID,
+                                     "This server does not host this topic ID."))
         else:
             broker.delete_topic(meta.name)
-            entry["name"], entry["topic_id"] = meta.name, meta.topic_id
-        responses.append(entry)
+            responses.append(_result(meta.name, meta.topic_id))
     return {"throttle_time_ms": 0, "responses": responses}

@@ -1,11 +1,18 @@
-"""DescribeConfigs (32): topic and broker configs with their sources, synonyms and types."""
+"""DescribeConfigs (32): topic and broker configs with their sources, synonyms and types.
+
+As Kafka's ConfigHelper: a topic config's synonyms are its override (DYNAMIC_TOPIC_CONFIG) then
+the broker configs that supply its default, static ones before defaults, and its source is the
+first synonym's (DEFAULT_CONFIG when there is none). A broker has no dynamic configs here, so
+describing the cluster-wide default broker (an empty name) lists nothing.
+"""
 
 from __future__ import annotations
 
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..config import TOPIC_TO_BROKER, ConfigSource
+from ..config import BROKER_KEYS, ConfigSource, broker_synonyms
+from ..metadata_store import validate_topic_name
 
 API = APIS_BY_NAME["DescribeConfigs"]
 
@@ -14,78 +21,104 @@ BROKER = 4
 BROKER_LOGGER = 8
 
 
-def _topic_synonyms(broker, name: str, overrides: dict) -> list[dict]:
-    """Kafka lists, most specific first: the topic override, the broker's static value, the default."""
-    cfg = broker.config
-    synonyms = []
-    if name in overrides:
-        key = next(k for n, _, _, k in cfg.describe_topic_config({}) if n == name)
-        synonyms.append({"name": name, "value": key.render(overrides[name]),
-                         "source": int(ConfigSource.DYNAMIC_TOPIC_CONFIG)})
-    broker_key = TOPIC_TO_BROKER[name]
-    if broker_key in cfg.explicit:
-        from ..config import BROKER_KEYS
-
-        synonyms.append({"name": broker_key, "value": BROKER_KEYS[broker_key].render(cfg[broker_key]),
-                         "source": int(ConfigSource.STATIC_BROKER_CONFIG)})
-    default_value = dict((n, v) for n, v, _, _ in cfg.describe_topic_config({}))[name]
-    synonyms.append({"name": broker_key, "value": default_value, "source": int(ConfigSource.DEFAULT_CONFIG)})
-    return synonyms
+def _synonym(name: str, value: str | None, source: ConfigSource) -> dict:
+    return {"name": name, "value": value, "source": int(source)}
 
 
-def _entries(rows, wanted, include_synonyms, include_docs, synonyms_of=None) -> list[dict]:
-    entries = []
-    for name, value, source, key in rows:
-        if wanted is not None and name not in wanted:
+def _entry(name, value, source, key, synonyms, *, read_only: bool, include_synonyms: bool,
+           include_documentation: bool) -> dict:
+    return {
+        "name": name,
+        "value": None if key.sensitive else value,
+        "read_only": read_only,
+        "config_source": int(source),
+        "is_sensitive": key.sensitive,
+        "synonyms": [_synonym(*s) for s in synonyms] if include_synonyms else [],
+        "config_type": int(key.type),
+        "documentation": (key.doc or None) if include_documentation else None,
+    }
+
+
+def _wanted(resource) -> set[str] | None:
+    # Kafka describes every config when the key list is null or empty.
+    return set(resource.configuration_keys) if resource.configuration_keys else None
+
+
+def describe_topic(broker, resource, request) -> dict:
+    name = resource.resource_name
+    invalid = validate_topic_name(name)
+    if invalid:
+        return {"error_code": int(ErrorCode.INVALID_TOPIC_EXCEPTION), "error_message": invalid, "configs": []}
+    meta = broker.metadata.topic(name)
+    if meta is None:
+        return {"error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), "error_message": None, "configs": []}
+    wanted = _wanted(resource)
+    config = broker.config
+    configs = []
+    for config_name, value, source, key in config.describe_topic_config(meta.configs):
+        if wanted is not None and config_name not in wanted:
             continue
-        entries.append({
-            "name": name,
-            "value": None if key.sensitive else value,
-            "read_only": source != ConfigSource.DYNAMIC_TOPIC_CONFIG and synonyms_of is None,
-            "config_source": int(source),
-            "is_sensitive": key.sensitive,
-            "synonyms": synonyms_of(name) if (include_synonyms and synonyms_of) else [],
-            "config_type": int(key.type),
-            "documentation": key.doc if include_docs else None,
-        })
-    return entries
+        synonyms = config.topic_config_synonyms(config_name)
+        if config_name in meta.configs:
+            synonyms = [(config_name, value, ConfigSource.DYNAMIC_TOPIC_CONFIG), *synonyms]
+        configs.append(_entry(config_name, value, source, key, synonyms, read_only=False,
+                              include_synonyms=request.include_synonyms,
+                              include_documentation=request.include_documentation))
+    return {"error_code": 0, "error_message": None, "configs": configs}
+
+
+def describe_broker(broker, resource, request) -> dict:
+    name = resource.resource_name
+    if not name:
+        # The cluster-wide dynamic defaults: this broker has none.
+        return {"error_code": 0, "error_message": None, "configs": []}
+    try:
+        broker_id = int(name)
+    except ValueError:
+        return {"error_code": int(ErrorCode.INVALID_REQUEST),
+                "error_message": f"Broker id must be an integer, but it is: {name}", "configs": []}
+    if broker_id != broker.node_id:
+        return {"error_code": int(ErrorCode.INVALID_REQUEST),
+                "error_message": f"Unexpected broker id, expected {broker.node_id} or empty string, "
+                                 f"but received {name}", "configs": []}
+    wanted = _wanted(resource)
+    config = broker.config
+    configs = []
+    for config_name, value, source, key in config.describe_broker_config():
+        if wanted is not None and config_name not in wanted:
+            continue
+        synonyms = config.config_synonyms(config_name, broker_synonyms(config_name))
+        # Every config is read-only: this broker takes no dynamic broker configs.
+        configs.append(_entry(config_name, value, source, key, synonyms, read_only=True,
+                              include_synonyms=request.include_synonyms,
+                              include_documentation=request.include_documentation))
+    return {"error_code": 0, "error_message": None, "configs": configs}
+
+
+def describe_broker_loggers(broker, resource, request) -> dict:
+    name = resource.resource_name
+    if not name:
+        return {"error_code": int(ErrorCode.INVALID_REQUEST), "error_message": "Broker id must not be empty",
+                "configs": []}
+    if name != str(broker.node_id):
+        return {"error_code": int(ErrorCode.INVALID_REQUEST),
+                "error_message": f"Unexpected broker id, expected {broker.node_id} but received {name}",
+                "configs": []}
+    return {"error_code": 0, "error_message": None, "configs": []}
+
+
+DESCRIBERS = {TOPIC: describe_topic, BROKER: describe_broker, BROKER_LOGGER: describe_broker_loggers}
 
 
 async def handle(broker, ctx, request):
     results = []
     for resource in request.resources:
-        result = {"error_code": 0, "error_message": None, "resource_type": resource.resource_type,
-                  "resource_name": resource.resource_name, "configs": []}
-        wanted = set(resource.configuration_keys) if resource.configuration_keys is not None else None
-        if resource.resource_type == TOPIC:
-            meta = broker.metadata.topic(resource.resource_name)
-            if meta is None:
-                result.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-                              error_message=f"Topic {resource.resource_name} does not exist")
-            else:
-                rows = broker.config.describe_topic_config(meta.configs)
-                configs = _entries(rows, wanted, request.include_synonyms, request.include_documentation,
-                                   lambda n: _topic_synonyms(broker, n, meta.configs))
-                for entry in configs:
-                    entry["read_only"] = False
-                result["configs"] = configs
-        elif resource.resource_type == BROKER:
-            if resource.resource_name not in ("", str(broker.node_id)):
-                result.update(error_code=int(ErrorCode.INVALID_REQUEST),
-                              error_message=f"Unexpected broker id, expected {broker.node_id} or empty "
-                                            f"string, but received {resource.resource_name}")
-            else:
-                rows = broker.config.describe_broker_config()
-                configs = _entries(rows, wanted, request.include_synonyms, request.include_documentation)
-                for entry in configs:
-                    if request.include_synonyms:
-                        entry["synonyms"] = [{"name": entry["name"], "value": entry["value"],
-                                              "source": entry["config_source"]}]
-                result["configs"] = configs
-        elif resource.resource_type == BROKER_LOGGER:
-            result["configs"] = []
+        describe = DESCRIBERS.get(resource.resource_type)
+        if describe is None:
+            result = {"error_code": int(ErrorCode.INVALID_REQUEST),
+                      "error_message": f"Unsupported resource type: {resource.resource_type}", "configs": []}
         else:
-            result.update(error_code=int(ErrorCode.INVALID_REQUEST),
-                          error_message=f"Unsupported resource type {resource.resource_type}")
+            result = describe(broker, resource, request)
+        result.update(resource_type=resource.resource_type, resource_name=resource.resource_name)
         results.append(result)
     return {"throttle_time_ms": 0, "results": results}

@@ -11,23 +11,32 @@ API = APIS_BY_NAME["CreatePartitions"]
 
 
 def _check(broker, topic) -> tuple[ErrorCode, str | None]:
+    """Kafka's ReplicationControlManager.createPartitions checks, with its messages."""
     meta = broker.metadata.topic(topic.name)
     if meta is None:
-        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{topic.name}' does not exist."
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
     if topic.count < meta.partitions:
         return (ErrorCode.INVALID_PARTITIONS,
-                f"Topic currently has {meta.partitions} partitions, which is higher than the requested "
-                f"{topic.count}.")
+                f"The topic {topic.name} currently has {meta.partitions} partition(s); {topic.count} would "
+                "not be an increase.")
     if topic.count == meta.partitions:
-        return ErrorCode.INVALID_PARTITIONS, f"Topic already has {meta.partitions} partitions."
+        return ErrorCode.INVALID_PARTITIONS, f"Topic already has {meta.partitions} partition(s)."
+    added = topic.count - meta.partitions
     if topic.assignments is not None:
-        if len(topic.assignments) != topic.count - meta.partitions:
+        if len(topic.assignments) != added:
             return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"Increasing the number of partitions by {topic.count - meta.partitions} but "
-                    f"{len(topic.assignments)} assignments provided.")
+                    f"Attempted to add {added} additional partition(s), but only {len(topic.assignments)} "
+                    "assignment(s) were specified.")
         for a in topic.assignments:
-            if any(b != broker.node_id for b in a.broker_ids) or not a.broker_ids:
-                return ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Unknown broker ids in {a.broker_ids}"
+            if not a.broker_ids:
+                return ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list."
+            unknown = [b for b in a.broker_ids if b != broker.node_id]
+            if unknown:
+                return (ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes broker "
+                        f"{unknown[0]}, but no such broker is registered.")
+            if len(set(a.broker_ids)) != len(a.broker_ids):
+                return (ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes the "
+                        f"broker {a.broker_ids[0]} more than once.")
     return ErrorCode.NONE, None
 
 
@@ -36,7 +45,7 @@ async def handle(broker, ctx, request):
     results = []
     for topic in request.topics:
         if counts[topic.name] > 1:
-            error, message = ErrorCode.INVALID_REQUEST, "Duplicate topic in request."
+            error, message = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
         else:
             error, message = _check(broker, topic)
         if error == ErrorCode.NONE and not request.validate_only:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..topic_configs import TOPIC, apply_topic_configs, incremental_changes
+from ..topic_configs import TOPIC, ConfigChangeError, apply_topic_configs, incremental_changes
 
 API = APIS_BY_NAME["IncrementalAlterConfigs"]
 
@@ -12,10 +12,15 @@ API = APIS_BY_NAME["IncrementalAlterConfigs"]
 async def handle(broker, ctx, request):
     responses = []
     for resource in request.resources:
-        new = (incremental_changes(broker, resource.resource_name, resource.configs)
-               if resource.resource_type == TOPIC else {})
-        error, message = apply_topic_configs(broker, resource.resource_type, resource.resource_name,
-                                             new, request.validate_only)
+        try:
+            new = (incremental_changes(broker, resource.resource_name, resource.configs)
+                   if resource.resource_type == TOPIC and broker.metadata.topic(resource.resource_name)
+                   else {})
+        except ConfigChangeError as exc:
+            error, message = exc.error, exc.message
+        else:
+            error, message = apply_topic_configs(broker, resource.resource_type, resource.resource_name,
+                                                 new, request.validate_only)
         responses.append({"error_code": int(error), "error_message": message,
                           "resource_type": resource.resource_type,
                           "resource_name": resource.resource_name})

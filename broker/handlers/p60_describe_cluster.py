@@ -1,27 +1,43 @@
-"""DescribeCluster (60): the Admin client's view of brokers and the controller."""
+"""DescribeCluster (60): the Admin client's view of brokers and the controller.
+
+As Kafka's AuthHelper.computeDescribeClusterResponse on a broker: v1 may ask for another kind of
+endpoint; an unknown kind is UNSUPPORTED_ENDPOINT_TYPE and the controllers' kind (2) is
+MISMATCHED_ENDPOINT_TYPE (both INVALID_REQUEST at v0, which has no endpoint type).
+"""
 
 from __future__ import annotations
 
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from .p03_metadata import CLUSTER_OPERATIONS
+
 API = APIS_BY_NAME["DescribeCluster"]
 
-BROKERS_ENDPOINT = 1
+BROKERS_ENDPOINT, CONTROLLERS_ENDPOINT = 1, 2
+AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+
+
+def _error(version: int, error: ErrorCode, message: str) -> dict:
+    return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REQUEST if version == 0 else error),
+            "error_message": message, "endpoint_type": BROKERS_ENDPOINT, "cluster_id": "",
+            "controller_id": -1, "brokers": [], "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
 
 
 async def handle(broker, ctx, request):
     endpoint_type = getattr(request, "endpoint_type", BROKERS_ENDPOINT)
-    response = {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
-                "endpoint_type": endpoint_type, "cluster_id": broker.metadata.cluster_id,
-                "controller_id": broker.node_id, "brokers": [],
-                "cluster_authorized_operations": -2147483648}
+    if endpoint_type not in (BROKERS_ENDPOINT, CONTROLLERS_ENDPOINT):
+        return _error(ctx.api_version, ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+                      f"Unsupported endpoint type {endpoint_type}")
     if endpoint_type != BROKERS_ENDPOINT:
-        response.update(error_code=int(ErrorCode.UNSUPPORTED_ENDPOINT_TYPE),
-                        error_message="The request was sent to an endpoint of type BROKER, "
-                                      "but we wanted an endpoint of type CONTROLLER")
-        return response
+        return _error(ctx.api_version, ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+                      "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of "
+                      "type CONTROLLER")
     host, port = broker.advertised_endpoint(ctx.listener)
-    response["brokers"] = [{"broker_id": broker.node_id, "host": host, "port": port,
-                            "rack": broker.config["broker.rack"]}]
-    return response
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+            "endpoint_type": BROKERS_ENDPOINT, "cluster_id": broker.metadata.cluster_id,
+            "controller_id": broker.node_id,
+            "brokers": [{"broker_id": broker.node_id, "host": host, "port": port,
+                         "rack": broker.config["broker.rack"]}],
+            "cluster_authorized_operations": CLUSTER_OPERATIONS if request.include_cluster_authorized_operations
+            else AUTHORIZED_OPERATIONS_OMITTED}

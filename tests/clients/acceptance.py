@@ -8,6 +8,10 @@ follow the same plan in their own language) does the same thing against a broker
   check every key, value, header, timestamp and offset, list earliest / latest / by-timestamp
   offsets, delete the topic.
 
+Every step and check names the features it exercises (FEATURES below). The program's last line is
+`FEATURES-JSON: {"client": ..., "passed": ..., "features": {feature: "pass" | "fail"}}`, which
+`kafka-wire compat` reads to fill its client x feature matrix; a feature absent from it did not run.
+
 The plan fixes in advance which partition each record goes to and so which offset it must get,
 because the records are produced codec by codec, with a flush in between, into a new topic.
 Record `index` runs over all codecs; partition = index % partitions; timestamp = base + index.
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import time
@@ -30,6 +35,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 ALL_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+# The features of the compatibility matrix (compat/matrix.py has the same list), as the programs in
+# every language name them in their FEATURES-JSON line.
+FEATURES = ("metadata", *(f"produce:{codec}" for codec in ALL_CODECS), "fetch", "list-offsets", "admin",
+            "groups", "idempotence", "transactions", "sasl")
+FEATURES_LINE_PREFIX = "FEATURES-JSON: "
 DEFAULT_RECORDS_PER_CODEC = 40
 DEFAULT_PARTITIONS = 2
 # Record timestamps start ten minutes in the past: inside any broker's accepted window
@@ -190,25 +200,42 @@ class Progress:
     `step` is for what later steps depend on (connect, create, produce): a failure ends the run.
     `check` is for a verification that later steps do not need: a failure is recorded and the run
     goes on, so one run reports every check that fails, not only the first.
+    Both take the features (see FEATURES) the step exercises: a feature passes when every step
+    naming it passed, fails when one failed, and is absent when none ran.
     """
 
     def __init__(self, client: str):
         self.client = client
         self.started = time.monotonic()
         self.failures: list[str] = []
+        self.features: dict[str, str] = {}
 
     def say(self, message: str) -> None:
         print(f"[{self.client}] {message}", flush=True)
 
+    def record(self, features: Iterable[str], passed: bool) -> None:
+        for feature in features:
+            if feature not in FEATURES:
+                raise ValueError(f"unknown feature {feature!r}")
+            if not passed:
+                self.features[feature] = "fail"
+            else:
+                self.features.setdefault(feature, "pass")
+
     @contextlib.contextmanager
-    def step(self, name: str) -> Iterator[None]:
+    def step(self, name: str, features: Iterable[str] = ()) -> Iterator[None]:
         self.say(f"{name} ...")
         began = time.monotonic()
-        yield
+        try:
+            yield
+        except BaseException:
+            self.record(features, passed=False)
+            raise
+        self.record(features, passed=True)
         self.say(f"{name}: ok ({time.monotonic() - began:.2f}s)")
 
     @contextlib.contextmanager
-    def check(self, name: str) -> Iterator[None]:
+    def check(self, name: str, features: Iterable[str] = ()) -> Iterator[None]:
         self.say(f"{name} ...")
         began = time.monotonic()
         try:
@@ -216,12 +243,20 @@ class Progress:
         except CheckFailed as failure:
             self.say(f"{name}: FAILED: {failure}")
             self.failures.append(f"{name}: {failure}")
+            self.record(features, passed=False)
         except Exception as error:  # noqa: BLE001 - reported, and the run still fails
             self.say(f"{name}: FAILED with {type(error).__name__}: {error}")
             traceback.print_exc(file=sys.stdout)
             self.failures.append(f"{name}: {type(error).__name__}: {error}")
+            self.record(features, passed=False)
         else:
+            self.record(features, passed=True)
             self.say(f"{name}: ok ({time.monotonic() - began:.2f}s)")
+
+    def features_line(self) -> str:
+        summary = {"client": self.client, "passed": not self.failures,
+                   "features": {f: self.features[f] for f in FEATURES if f in self.features}}
+        return FEATURES_LINE_PREFIX + json.dumps(summary, sort_keys=False)
 
 
 def wait_until(condition, timeout: float, what: str, interval: float = 0.2):
@@ -264,8 +299,8 @@ def run_program(client: str, body) -> None:
         progress.say(f"{len(progress.failures)} CHECK(S) FAILED ({elapsed:.1f}s):")
         for failure in progress.failures:
             progress.say(f"  - {failure.splitlines()[0]}")
-        sys.stdout.flush()
+        print(progress.features_line(), flush=True)
         os._exit(1)  # a client's background threads must not keep a failed run alive
     progress.say(f"ALL CHECKS PASSED ({elapsed:.1f}s)")
-    sys.stdout.flush()
+    print(progress.features_line(), flush=True)
     sys.exit(0)

@@ -59,15 +59,15 @@ async def check(progress, args) -> None:
     progress.say(f"topic {plan.topic}, {plan.total} records, codecs {','.join(plan.codecs)}")
 
     admin = AIOKafkaAdminClient(**common)
-    with progress.step("connect admin client"):
+    with progress.step("connect admin client", ["metadata"]):
         await asyncio.wait_for(admin.start(), args.timeout)
 
-    with progress.step(f"create topic ({plan.partitions} partitions)"):
+    with progress.step(f"create topic ({plan.partitions} partitions)", ["admin"]):
         answer = await admin.create_topics([NewTopic(plan.topic, plan.partitions, 1)], timeout_ms=timeout_ms)
         if errors := error_codes(answer):
             raise CheckFailed(f"CreateTopics answered errors {errors}")
 
-    with progress.step("describe topic"):
+    with progress.step("describe topic", ["metadata"]):
         async def described():
             topics = await admin.describe_topics([plan.topic])
             return [t for t in topics if t["topic"] == plan.topic and t["error_code"] == 0
@@ -76,7 +76,8 @@ async def check(progress, args) -> None:
         await wait_until(described, args.timeout, "the topic to have a leader for every partition")
 
     for codec in plan.codecs:
-        with progress.step(f"produce {len(plan.for_codec(codec))} records, compression {codec}"):
+        with progress.step(f"produce {len(plan.for_codec(codec))} records, compression {codec}",
+                           [f"produce:{codec}"]):
             producer = AIOKafkaProducer(**common, compression_type=None if codec == "none" else codec, linger_ms=5)
             await asyncio.wait_for(producer.start(), args.timeout)
             try:
@@ -94,7 +95,7 @@ async def check(progress, args) -> None:
 
     consumer = AIOKafkaConsumer(**common, group_id=None, enable_auto_commit=False)
     await asyncio.wait_for(consumer.start(), args.timeout)
-    with progress.check("read back everything (assign + seek_to_beginning, no group)"):
+    with progress.check("read back everything (assign + seek_to_beginning, no group)", ["fetch"]):
         consumer.assign(partitions)
         await consumer.seek_to_beginning(*partitions)
         received: list[ReceivedRecord] = []
@@ -113,21 +114,21 @@ async def check(progress, args) -> None:
     def found_offsets(offsets):  # offsets_for_times: None where no record is that late
         return {tp.partition: (-1 if found is None else found.offset) for tp, found in offsets.items()}
 
-    with progress.check("consumer.beginning_offsets"):
+    with progress.check("consumer.beginning_offsets", ["list-offsets"]):
         got = await consumer.beginning_offsets(partitions)
         plan.check_offsets("beginning_offsets", {tp.partition: o for tp, o in got.items()},
                            {p: 0 for p in range(plan.partitions)})
-    with progress.check("consumer.end_offsets"):
+    with progress.check("consumer.end_offsets", ["list-offsets"]):
         got = await consumer.end_offsets(partitions)
         plan.check_offsets("end_offsets", {tp.partition: o for tp, o in got.items()}, plan.log_end_offsets)
-    with progress.check("consumer.offsets_for_times"):
+    with progress.check("consumer.offsets_for_times", ["list-offsets"]):
         got = found_offsets(await consumer.offsets_for_times({tp: target for tp in partitions}))
         plan.check_offsets(f"offsets_for_times({target})", got, at_target)
         got = found_offsets(await consumer.offsets_for_times({tp: plan.timestamp_after_last() for tp in partitions}))
         plan.check_offsets("offsets_for_times(after the last record)", got, nowhere)
     await consumer.stop()
 
-    with progress.step("delete topic"):
+    with progress.step("delete topic", ["admin"]):
         answer = await admin.delete_topics([plan.topic], timeout_ms=timeout_ms)
         if errors := error_codes(answer):
             raise CheckFailed(f"DeleteTopics answered errors {errors}")

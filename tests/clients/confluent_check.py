@@ -40,11 +40,11 @@ def check(progress, args) -> None:
                 raise CheckFailed(f"{what} for {key}: {error!r}") from error
         return results
 
-    with progress.step(f"create topic ({plan.partitions} partitions)"):
+    with progress.step(f"create topic ({plan.partitions} partitions)", ["admin"]):
         settle(admin.create_topics([NewTopic(plan.topic, num_partitions=plan.partitions, replication_factor=1)],
                                    operation_timeout=args.timeout, request_timeout=args.timeout), "CreateTopics")
 
-    with progress.step("describe topic"):
+    with progress.step("describe topic", ["metadata"]):
         def described():
             topics = admin.describe_topics(TopicCollection([plan.topic]), request_timeout=args.timeout)
             description = topics[plan.topic].result(timeout=args.timeout)
@@ -53,7 +53,8 @@ def check(progress, args) -> None:
         wait_until(described, args.timeout, "the topic to have a leader for every partition")
 
     for codec in plan.codecs:
-        with progress.step(f"produce {len(plan.for_codec(codec))} records, compression {codec}"):
+        with progress.step(f"produce {len(plan.for_codec(codec))} records, compression {codec}",
+                           [f"produce:{codec}", *(["idempotence"] if args.idempotent else [])]):
             config = {**common, "compression.type": codec, "linger.ms": 5}
             if args.idempotent:
                 config["enable.idempotence"] = True
@@ -81,7 +82,7 @@ def check(progress, args) -> None:
     # joined (no subscribe) and no offset is committed (enable.auto.commit=false).
     consumer = Consumer({**common, "group.id": f"{plan.topic}-unused", "enable.auto.commit": False,
                          "enable.auto.offset.store": False})
-    with progress.check("read back everything (assign OFFSET_BEGINNING, no subscribe)"):
+    with progress.check("read back everything (assign OFFSET_BEGINNING, no subscribe)", ["fetch"]):
         consumer.assign([TopicPartition(plan.topic, p, OFFSET_BEGINNING) for p in range(plan.partitions)])
         received: list[ReceivedRecord] = []
         deadline = time.monotonic() + args.timeout
@@ -98,13 +99,13 @@ def check(progress, args) -> None:
     target, at_target = plan.timestamp_probe()
     nowhere = {p: -1 for p in range(plan.partitions)}
 
-    with progress.check("consumer.get_watermark_offsets"):
+    with progress.check("consumer.get_watermark_offsets", ["list-offsets"]):
         low_high = {p: consumer.get_watermark_offsets(TopicPartition(plan.topic, p), timeout=args.timeout)
                     for p in range(plan.partitions)}
         plan.check_offsets("low watermarks", {p: lh[0] for p, lh in low_high.items()},
                            {p: 0 for p in range(plan.partitions)})
         plan.check_offsets("high watermarks", {p: lh[1] for p, lh in low_high.items()}, plan.log_end_offsets)
-    with progress.check("consumer.offsets_for_times"):
+    with progress.check("consumer.offsets_for_times", ["list-offsets"]):
         def for_times(timestamp):
             found = consumer.offsets_for_times(
                 [TopicPartition(plan.topic, p, timestamp) for p in range(plan.partitions)], timeout=args.timeout)
@@ -119,16 +120,16 @@ def check(progress, args) -> None:
                                      request_timeout=args.timeout)
         return {tp.partition: info.offset for tp, info in settle(futures, "ListOffsets").items()}
 
-    with progress.check("admin.list_offsets earliest"):
+    with progress.check("admin.list_offsets earliest", ["list-offsets"]):
         plan.check_offsets("earliest", listed(OffsetSpec.earliest()), {p: 0 for p in range(plan.partitions)})
-    with progress.check("admin.list_offsets latest"):
+    with progress.check("admin.list_offsets latest", ["list-offsets"]):
         plan.check_offsets("latest", listed(OffsetSpec.latest()), plan.log_end_offsets)
-    with progress.check("admin.list_offsets for_timestamp"):
+    with progress.check("admin.list_offsets for_timestamp", ["list-offsets"]):
         plan.check_offsets(f"timestamp {target}", listed(OffsetSpec.for_timestamp(target)), at_target)
         plan.check_offsets("after the last record", listed(OffsetSpec.for_timestamp(plan.timestamp_after_last())),
                            nowhere)
 
-    with progress.step("delete topic"):
+    with progress.step("delete topic", ["admin"]):
         settle(admin.delete_topics([plan.topic], operation_timeout=args.timeout, request_timeout=args.timeout),
                "DeleteTopics")
         wait_until(lambda: plan.topic not in admin.list_topics(timeout=args.timeout).topics, args.timeout,

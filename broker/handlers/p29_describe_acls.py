@@ -1,0 +1,42 @@
+"""DescribeAcls (29): the ACL bindings matching a filter, grouped by resource pattern.
+
+Needs DESCRIBE on the cluster; without an authorizer Kafka answers SECURITY_DISABLED.
+"""
+
+from __future__ import annotations
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+from ..security.authorizer import CLUSTER_NAME, AclBindingFilter, AclOperation, ResourceType
+
+API = APIS_BY_NAME["DescribeAcls"]
+
+NO_AUTHORIZER = "No Authorizer is configured."
+
+
+def _error(error: ErrorCode, message: str | None) -> dict:
+    return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message, "resources": []}
+
+
+async def handle(broker, ctx, request):
+    authorizer = broker.authorizer
+    if not authorizer.enabled:
+        return _error(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    if not authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        return _error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message)
+    flt = AclBindingFilter.from_request(request)
+    if flt.unknown_elements():
+        return _error(ErrorCode.INVALID_REQUEST, "The filter contains UNKNOWN elements")
+    by_resource: dict[tuple, list] = {}
+    for acl in authorizer.acls(flt):
+        by_resource.setdefault((acl.resource_type, acl.resource_name, acl.pattern_type), []).append(acl)
+    resources = []
+    for (rtype, name, pattern), acls in sorted(by_resource.items()):
+        resources.append({
+            "resource_type": int(rtype), "resource_name": name, "pattern_type": int(pattern),
+            "acls": [{"principal": a.principal, "host": a.host, "operation": int(a.operation),
+                      "permission_type": int(a.permission_type)}
+                     for a in sorted(acls, key=lambda a: (a.principal, a.host, a.operation, a.permission_type))],
+        })
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "resources": resources}

@@ -1,0 +1,179 @@
+"""One connection's SASL exchange on a SASL_PLAINTEXT or SASL_SSL listener, before any other request.
+
+It follows Kafka's SaslServerAuthenticator, fed whole frames by the server:
+
+- first ApiVersions (at most once; the server's dispatcher answers it) and/or SaslHandshake; any
+  other request closes the connection unanswered;
+- SaslHandshake names a mechanism: an enabled one is accepted (the answer lists the enabled
+  mechanisms); any other is answered UNSUPPORTED_SASL_MECHANISM and the connection closed;
+- after SaslHandshake v1, tokens come in SaslAuthenticate requests (KIP-152); after v0, as raw
+  frames (4-byte size and the token, no request header) and are answered the same way;
+- a failed exchange is answered SASL_AUTHENTICATION_FAILED with Kafka's message, after
+  `connection.failed.authentication.delay.ms`, and the connection closed (a raw-token exchange
+  is just closed: that framing has no place for an error);
+- once complete, the connection's principal is User:<name> and requests go to the handlers.
+
+Frames are capped at `sasl.server.max.receive.size` until then. No re-authentication (KIP-368):
+SessionLifetimeMs is 0, so clients never start one.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.headers import API_VERSIONS_KEY, decode_request_header, encode_response_header, peek_api
+from kafka_wire.messages import APIS_BY_NAME
+from kafka_wire.primitives import DecodeError
+from kafka_wire.sasl import PLAIN, SCRAM_MECHANISMS, PlainServer, SaslAuthenticationFailed, ScramServer
+from kafka_wire.schema import Writer
+
+log = logging.getLogger("kafka_wire.security")
+
+SASL_HANDSHAKE = APIS_BY_NAME["SaslHandshake"]
+SASL_AUTHENTICATE = APIS_BY_NAME["SaslAuthenticate"]
+
+
+class SaslState(Enum):
+    INITIAL_REQUEST = "initial"               # ApiVersions or SaslHandshake
+    HANDSHAKE_OR_VERSIONS_REQUEST = "either"  # an ApiVersions was answered UNSUPPORTED_VERSION
+    HANDSHAKE_REQUEST = "handshake"           # after ApiVersions: SaslHandshake only
+    AUTHENTICATE = "authenticate"             # SASL tokens
+    COMPLETE = "complete"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the server does with one frame: answer it itself (`dispatch`), send `reply` (size
+    prefix included), close (after the reply; `delay` seconds first when authentication failed)."""
+
+    reply: bytes | None = None
+    dispatch: bool = False
+    close: bool = False
+    delay: float = 0.0
+
+
+CLOSE = Step(close=True)
+DISPATCH = Step(dispatch=True)
+
+
+def _response_frame(api, version: int, correlation_id: int, body: dict) -> bytes:
+    w = Writer()
+    encode_response_header(w, correlation_id, api.key, api.is_flexible(version))
+    api.response.encode(body, version, w)
+    data = w.to_bytes()
+    return struct.pack(">i", len(data)) + data
+
+
+class SaslAuthenticator:
+    """The server side of SASL for one connection; `receive(frame)` says what to do with it."""
+
+    def __init__(self, mechanisms: list[str], credentials, *, api_versions_supported: Callable[[int], bool],
+                 max_receive_size: int = 524288, failed_authentication_delay_ms: int = 100,
+                 connection: str = "") -> None:
+        self.mechanisms = list(dict.fromkeys(mechanisms))
+        self.credentials = credentials
+        self.api_versions_supported = api_versions_supported
+        self.max_receive_size = max_receive_size
+        self.failure_delay = failed_authentication_delay_ms / 1000
+        self.connection = connection
+        self.state = SaslState.INITIAL_REQUEST
+        self.raw_tokens = False
+        self.mechanism: str | None = None
+        self.principal: str | None = None
+        self._server = None
+
+    @property
+    def complete(self) -> bool:
+        return self.state == SaslState.COMPLETE
+
+    def receive(self, frame) -> Step:
+        """Handle one frame (without its size prefix) received before authentication completed."""
+        try:
+            if self.state in (SaslState.INITIAL_REQUEST, SaslState.HANDSHAKE_OR_VERSIONS_REQUEST,
+                              SaslState.HANDSHAKE_REQUEST):
+                return self._kafka_request(frame)
+            if self.state == SaslState.AUTHENTICATE:
+                return self._raw_token(bytes(frame)) if self.raw_tokens else self._authenticate_request(frame)
+        except (DecodeError, ValueError) as exc:
+            log.info("closing connection %s during SASL authentication: malformed request: %s", self.connection, exc)
+        self.state = SaslState.FAILED
+        return CLOSE
+
+    def _kafka_request(self, frame) -> Step:
+        api_key, version, correlation_id = peek_api(frame)
+        if api_key == API_VERSIONS_KEY:
+            if self.state == SaslState.HANDSHAKE_REQUEST:
+                log.info("closing connection %s: a second ApiVersions request before SaslHandshake", self.connection)
+                self.state = SaslState.FAILED
+                return CLOSE
+            self.state = (SaslState.HANDSHAKE_REQUEST if self.api_versions_supported(version)
+                          else SaslState.HANDSHAKE_OR_VERSIONS_REQUEST)
+            return DISPATCH
+        if api_key != SASL_HANDSHAKE.key or not SASL_HANDSHAKE.supports(version):
+            log.info("closing connection %s: API key %d v%d during SASL handshake (the client may be configured "
+                     "with the wrong security protocol)", self.connection, api_key, version)
+            self.state = SaslState.FAILED
+            return CLOSE
+        _, pos = decode_request_header(frame, SASL_HANDSHAKE.is_flexible(version))
+        request = SASL_HANDSHAKE.request.decode(frame, version, pos, exact=False)
+        if request.mechanism not in self.mechanisms:
+            log.info("closing connection %s: SASL mechanism %r is not enabled (%s)", self.connection,
+                     request.mechanism, ",".join(self.mechanisms))
+            self.state = SaslState.FAILED
+            reply = _response_frame(SASL_HANDSHAKE, version, correlation_id, {
+                "error_code": int(ErrorCode.UNSUPPORTED_SASL_MECHANISM), "mechanisms": self.mechanisms})
+            return Step(reply=reply, close=True)
+        self.mechanism = request.mechanism
+        self.raw_tokens = version == 0
+        if self.mechanism == PLAIN:
+            self._server = PlainServer(self.credentials.verify_plain)
+        else:
+            self._server = ScramServer(SCRAM_MECHANISMS[self.mechanism], self.credentials.lookup(self.mechanism))
+        self.state = SaslState.AUTHENTICATE
+        return Step(reply=_response_frame(SASL_HANDSHAKE, version, correlation_id,
+                                          {"error_code": 0, "mechanisms": self.mechanisms}))
+
+    def _authenticate_request(self, frame) -> Step:
+        api_key, version, correlation_id = peek_api(frame)
+        if api_key != SASL_AUTHENTICATE.key or not SASL_AUTHENTICATE.supports(version):
+            log.info("closing connection %s: API key %d v%d during SASL authentication", self.connection,
+                     api_key, version)
+            self.state = SaslState.FAILED
+            return CLOSE
+        _, pos = decode_request_header(frame, SASL_AUTHENTICATE.is_flexible(version))
+        request = SASL_AUTHENTICATE.request.decode(frame, version, pos, exact=False)
+        try:
+            token = self._server.step(request.auth_bytes)
+        except SaslAuthenticationFailed as failure:
+            log.info("failed authentication with %s from connection %s: %s", self.mechanism, self.connection, failure)
+            self.state = SaslState.FAILED
+            reply = _response_frame(SASL_AUTHENTICATE, version, correlation_id, {
+                "error_code": int(ErrorCode.SASL_AUTHENTICATION_FAILED), "error_message": failure.client_message,
+                "auth_bytes": b"", "session_lifetime_ms": 0})
+            return Step(reply=reply, close=True, delay=self.failure_delay)
+        self._check_complete()
+        return Step(reply=_response_frame(SASL_AUTHENTICATE, version, correlation_id, {
+            "error_code": 0, "error_message": None, "auth_bytes": token, "session_lifetime_ms": 0}))
+
+    def _raw_token(self, token: bytes) -> Step:
+        try:
+            answer = self._server.step(token)
+        except SaslAuthenticationFailed as failure:
+            log.info("failed authentication with %s from connection %s: %s", self.mechanism, self.connection, failure)
+            self.state = SaslState.FAILED
+            return Step(close=True, delay=self.failure_delay)
+        self._check_complete()
+        return Step(reply=struct.pack(">i", len(answer)) + answer)
+
+    def _check_complete(self) -> None:
+        if self._server.complete:
+            self.principal = f"User:{self._server.username}"
+            self.state = SaslState.COMPLETE
+            self._server = None
+            log.debug("connection %s authenticated as %s with %s", self.connection, self.principal, self.mechanism)

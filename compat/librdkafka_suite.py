@@ -1,0 +1,366 @@
+"""librdkafka's own integration test suite run against a broker: find the build, run, classify.
+
+The suite is `tests/` of Debian's librdkafka source package, built by compat/setup-librdkafka.sh
+into .deps/librdkafka/. It is run the way its own harness (tests/LibrdkafkaTestApp.py) runs it
+against a trivup cluster: a `test.conf` naming the bootstrap servers with
+`broker.address.family=v4` and `test.timeout.multiplier=2`, TEST_KAFKA_VERSION set to the Kafka
+version the broker emulates, TEST_SCENARIO naming the cluster scenario, and the runner flags
+`-L -K -E` (no local tests, no known-issue tests, no sockem tests). Quick mode (-Q) stays off.
+
+Each test number runs in its own `test-runner` process (TESTS=NNNN): the runner kills its whole
+process when one test times out, so one hung test must not take others down with it. Processes
+run a few at a time.
+
+Every test is put in one class:
+  ran       needs a broker, passed, and sent the broker requests other than ApiVersions
+  failed    needs a broker and failed (or its process timed out or crashed)
+  no-op     needs a broker and "passed" without broker work: it skipped itself (TEST_SKIP), or
+            sent nothing but ApiVersions
+  excluded  needs a broker but is not run: the suite's own harness leaves it out (known issue,
+            sockem, manual) or its scenario is not one we provide
+  local     needs no broker (runs against librdkafka's mock cluster); not run here
+What a test sent is read from librdkafka's own protocol debug log (TEST_DEBUG=protocol): one
+`Sent <Api>Request` line per request, attributed to the test by the client name (the suite sets
+client.id to the test's name).
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+COMPAT_DIR = Path(__file__).resolve().parent
+REPO_ROOT = COMPAT_DIR.parent
+DEPS_DIR = REPO_ROOT / ".deps" / "librdkafka"
+BUILD_STAMP = DEPS_DIR / "BUILT"
+SETUP_SCRIPT = COMPAT_DIR / "setup-librdkafka.sh"
+ALLOWLIST_PATH = COMPAT_DIR / "librdkafka-allowlist.txt"
+
+# The suite's scenarios (tests/scenarios/*.json) as broker properties. Replication factor 3 is
+# left out: one broker. "ak23" is for Kafka 2.3 only.
+SCENARIO_BROKER_CONFIG: dict[str, dict[str, object]] = {
+    "default": {"auto.create.topics.enable": True, "num.partitions": 4},
+    "noautocreate": {"auto.create.topics.enable": False, "num.partitions": 4},
+}
+
+RAN, FAILED, NO_OP, EXCLUDED, LOCAL = "ran", "failed", "no-op", "excluded", "local"
+OUTCOMES = (RAN, FAILED, NO_OP, EXCLUDED, LOCAL)
+HANDSHAKE_APIS = frozenset({"ApiVersion"})  # what every connection sends before doing anything
+
+_SCENARIO = re.compile(r'\.scenario\s*=\s*"([^"]*)"')
+_SENT = re.compile(r"^%7\|[\d.]+\|SEND\|([^|#]*)#[^|]*\|.*?Sent (\w+?)Request \(v(\d+)")
+_SKIPPING = re.compile(r"\[(\w+)\s+/\s*[\d.]+s\].*?SKIPPING TEST: (.*)")
+_FAILURE = re.compile(r'### Test "(\w+)(?: \(([^)]*)\))?" failed at ([^ ]+) at [^#]*###\s*\n(.*)')
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class SuiteUnavailable(RuntimeError):
+    """librdkafka's test suite is not built and could not be built here."""
+
+
+@dataclass(frozen=True)
+class SuiteTest:
+    """One entry of the suite's test table (tests/test.c `tests[]`)."""
+
+    name: str  # "0012_produce_consume"
+    flags: frozenset[str]  # {"LOCAL", "KNOWN_ISSUE", "SOCKEM", "MANUAL"}
+    scenarios: tuple[str, ...]  # ("default",), ("noautocreate",), ("default", "ak23")
+
+    @property
+    def number(self) -> str:
+        return self.name.split("_", 1)[0]
+
+    @property
+    def needs_broker(self) -> bool:
+        return "LOCAL" not in self.flags
+
+    def exclusion(self) -> str | None:
+        """Why the suite's own harness would not run this broker test, or None."""
+        if "MANUAL" in self.flags:
+            return "manual test"
+        if "KNOWN_ISSUE" in self.flags:
+            return "known issue in librdkafka (the harness runs with -K)"
+        if "SOCKEM" in self.flags:
+            return "needs sockem (the harness runs with -E)"
+        if not any(s in SCENARIO_BROKER_CONFIG for s in self.scenarios):
+            return f"scenario {','.join(self.scenarios)} not provided"
+        return None
+
+    @property
+    def scenario(self) -> str:
+        return next(s for s in self.scenarios if s in SCENARIO_BROKER_CONFIG)
+
+
+@dataclass
+class TestResult:
+    test: SuiteTest
+    outcome: str
+    state: str = ""  # the runner's own verdict: PASSED, FAILED, SKIPPED, ... ("" when not run)
+    duration: float = 0.0
+    requests: collections.Counter = field(default_factory=collections.Counter)  # "Produce v7" -> n
+    reason: str = ""  # why it failed, was skipped or excluded
+
+    @property
+    def broker_requests(self) -> int:
+        return sum(n for api, n in self.requests.items() if api.split()[0] not in HANDSHAKE_APIS)
+
+    def as_json(self) -> dict:
+        return {"name": self.test.name, "outcome": self.outcome, "state": self.state,
+                "duration": round(self.duration, 3), "reason": self.reason,
+                "requests": dict(sorted(self.requests.items()))}
+
+
+@dataclass(frozen=True)
+class SuiteBuild:
+    """A built librdkafka source tree whose tests/test-runner is ready to run."""
+
+    source_dir: Path
+
+    @property
+    def tests_dir(self) -> Path:
+        return self.source_dir / "tests"
+
+    @property
+    def runner(self) -> Path:
+        return self.tests_dir / "test-runner"
+
+    @property
+    def version(self) -> str:
+        return self.source_dir.name.removeprefix("librdkafka-")
+
+    def tests(self) -> list[SuiteTest]:
+        return parse_test_table((self.tests_dir / "test.c").read_text(errors="replace"))
+
+
+def parse_test_table(test_c: str) -> list[SuiteTest]:
+    """The `struct test tests[]` table of the suite's test.c, in its order."""
+    start = test_c.index("struct test tests[] = {")
+    table = test_c[start:test_c.index("{NULL}", start)]
+    found = []
+    for line_block in re.split(r"\n(?=\s*_TEST\()", table):
+        match = re.search(r"_TEST\(\s*(\w+)\s*,\s*([^,)]*)", line_block)
+        if not match:
+            continue
+        name, flag_text = match.groups()
+        # TEST_F_KNOWN_ISSUE_WIN32 / _OSX are 0 on Linux: only whole flag names count.
+        flags = frozenset(token.removeprefix("TEST_F_") for token in re.findall(r"\bTEST_F_\w+\b", flag_text)
+                          if token in {"TEST_F_LOCAL", "TEST_F_KNOWN_ISSUE", "TEST_F_SOCKEM", "TEST_F_MANUAL"})
+        scenario = _SCENARIO.search(line_block)
+        scenarios = tuple(scenario.group(1).split(",")) if scenario else ("default",)
+        found.append(SuiteTest(name, flags, scenarios))
+    return found
+
+
+def find_build() -> SuiteBuild | None:
+    try:
+        source_dir = Path(BUILD_STAMP.read_text().strip())
+    except OSError:
+        return None
+    build = SuiteBuild(source_dir)
+    return build if os.access(build.runner, os.X_OK) else None
+
+
+def ensure_built(say: Callable[[str], None] = print) -> SuiteBuild:
+    """The cached build, or a new one made by compat/setup-librdkafka.sh (about 90 s)."""
+    build = find_build()
+    if build is not None:
+        return build
+    say("building librdkafka's test suite (compat/setup-librdkafka.sh) ...")
+    began = time.monotonic()
+    done = subprocess.run(["bash", str(SETUP_SCRIPT)], cwd=REPO_ROOT, capture_output=True, text=True)
+    build = find_build()
+    if done.returncode != 0 or build is None:
+        raise SuiteUnavailable(f"compat/setup-librdkafka.sh failed (exit {done.returncode}):\n"
+                               f"{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    say(f"built librdkafka {build.version} test suite in {time.monotonic() - began:.0f}s")
+    return build
+
+
+def read_allowlist(path: Path = ALLOWLIST_PATH) -> list[str]:
+    """Test names, one a line; `#` starts a comment."""
+    try:
+        lines = path.read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
+
+
+def grow_allowlist(results: Iterable[TestResult], path: Path = ALLOWLIST_PATH) -> list[str]:
+    """Adds every test that really ran and passed; never removes one. Returns the added names."""
+    present = set(read_allowlist(path))
+    added = sorted(r.test.name for r in results if r.outcome == RAN and r.test.name not in present)
+    if added:
+        header = "" if path.exists() else ALLOWLIST_HEADER
+        with open(path, "a") as out:
+            out.write(header + "".join(f"{name}\n" for name in added))
+    return added
+
+
+ALLOWLIST_HEADER = """\
+# librdkafka's own integration tests (Debian's librdkafka source package) that need a broker,
+# really ran against kafka-wire and passed. This list only grows: CI (tests/integration/
+# test_compat.py) fails when one of these fails or stops doing broker work.
+# `kafka-wire compat --grow-allowlist` appends newly passing tests.
+"""
+
+
+def classify_without_running(test: SuiteTest) -> TestResult | None:
+    if not test.needs_broker:
+        return TestResult(test, LOCAL, reason="needs no broker (librdkafka's mock cluster)")
+    if (why := test.exclusion()) is not None:
+        return TestResult(test, EXCLUDED, reason=why)
+    return None
+
+
+def test_conf(bootstrap: str) -> str:
+    """test.conf as the suite's harness writes it (LibrdkafkaTestApp.py), for one broker."""
+    return "\n".join([
+        "broker.address.family=v4",
+        "test.timeout.multiplier=2",
+        "broker.version.fallback=0.10.0.0",
+        "api.version.fallback.ms=0",
+        f"bootstrap.servers={bootstrap}",
+        "security.protocol=PLAINTEXT",
+    ]) + "\n"
+
+
+def run_tests(build: SuiteBuild, tests: Iterable[SuiteTest], bootstraps: Mapping[str, str], kafka_version: str,
+              log_dir: Path, workers: int = 2, process_timeout: float = 300.0,
+              on_result: Callable[[TestResult], None] | None = None) -> list[TestResult]:
+    """Runs the broker tests among `tests` (one process per test number and scenario) against the
+    brokers in `bootstraps` (scenario -> HOST:PORT); tests of a scenario without a broker there are
+    excluded. Returns a result for every test given, in the order given."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    tests = list(tests)
+    results: dict[str, TestResult] = {}
+    groups: dict[tuple[str, str], list[SuiteTest]] = collections.defaultdict(list)
+    for test in tests:
+        settled = classify_without_running(test)
+        if settled is None and test.scenario not in bootstraps:
+            settled = TestResult(test, EXCLUDED, reason=f"no broker for scenario {test.scenario}")
+        if settled is not None:
+            results[test.name] = settled
+            if on_result:
+                on_result(settled)
+        else:
+            groups[(test.scenario, test.number)].append(test)
+
+    def run_group(key):
+        scenario, number = key
+        return _run_process(build, groups[key], scenario, number, bootstraps[scenario], kafka_version, log_dir,
+                            process_timeout)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        pending = [pool.submit(run_group, key) for key in sorted(groups)]
+        for done in concurrent.futures.as_completed(pending):
+            for result in done.result():
+                results[result.test.name] = result
+                if on_result:
+                    on_result(result)
+    return [results[t.name] for t in tests]
+
+
+def _run_process(build: SuiteBuild, group: list[SuiteTest], scenario: str, number: str, bootstrap: str,
+                 kafka_version: str, log_dir: Path, process_timeout: float) -> list[TestResult]:
+    stem = f"{number}-{scenario}"
+    log_path = log_dir / f"{stem}.log"
+    report_path = log_dir / f"{stem}.report.json"
+    conf_path = log_dir / f"{stem}.test.conf"
+    conf_path.write_text(test_conf(bootstrap))
+    report_path.unlink(missing_ok=True)
+    env = dict(os.environ,
+               TESTS=number, TEST_SCENARIO=scenario, TEST_KAFKA_VERSION=kafka_version,
+               RDKAFKA_TEST_CONF=str(conf_path), TEST_REPORT=str(report_path), TEST_DEBUG="protocol",
+               LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(build.source_dir / "src"),
+                                                             str(build.source_dir / "src-cpp"),
+                                                             os.environ.get("LD_LIBRARY_PATH")])))
+    env.pop("CI", None)  # the runner's CI mode changes timeouts and concurrency; we set both ourselves
+    command = [str(build.runner), "-p1", "-L", "-K", "-E", "-s", scenario]
+    began = time.monotonic()
+    timed_out = False
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, cwd=build.tests_dir, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            returncode = process.wait(timeout=process_timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            process.kill()
+            returncode = process.wait()
+    elapsed = time.monotonic() - began
+    output = _ANSI.sub("", log_path.read_text(errors="replace"))
+    return _classify(group, output, report_path, returncode, timed_out, elapsed, process_timeout)
+
+
+def _classify(group: list[SuiteTest], output: str, report_path: Path, returncode: int, timed_out: bool,
+              elapsed: float, process_timeout: float) -> list[TestResult]:
+    names = {t.name for t in group}
+    requests: dict[str, collections.Counter] = {name: collections.Counter() for name in names}
+    skipped: dict[str, str] = {}
+    failures: dict[str, str] = {}
+    for line in output.splitlines():
+        if sent := _SENT.match(line):
+            client, api, version = sent.groups()
+            # A client named after one of this process's tests is that test's; any other
+            # (a handle made without the suite's conf) counts for every test of the process.
+            for name in ([client] if client in names else names):
+                requests[name][f"{api} v{version}"] += 1
+        elif skip := _SKIPPING.search(line):
+            skipped.setdefault(skip.group(1), skip.group(2).strip())
+    for match in _FAILURE.finditer(output):
+        name, subtest, where, message = match.groups()
+        detail = f"{where}: {message.strip()}" + (f" (subtest {subtest})" if subtest else "")
+        failures.setdefault(name, detail)
+    try:
+        report = json.loads(report_path.read_text()).get("tests", {})
+    except (OSError, ValueError):
+        report = {}
+    main_failure = failures.get("<MAIN>")
+
+    results = []
+    for test in group:
+        entry = report.get(test.name, {})
+        state = entry.get("state", "")
+        duration = float(entry.get("duration", 0.0) or 0.0)
+        result = TestResult(test, FAILED, state=state, duration=duration, requests=requests[test.name])
+        if timed_out:
+            result.reason = f"test-runner did not finish in {process_timeout:.0f}s (killed)"
+        elif state == "PASSED":
+            if returncode != 0:
+                result.reason = (f"passed, but test-runner then exited with status {returncode}"
+                                 + (f": {main_failure}" if main_failure else ""))
+            elif result.broker_requests == 0:
+                result.outcome = NO_OP
+                result.reason = "passed without sending the broker anything but ApiVersions"
+            else:
+                result.outcome = RAN
+        elif state == "SKIPPED":
+            result.outcome = NO_OP
+            result.reason = skipped.get(test.name) or "skipped by the runner"
+        else:
+            result.reason = failures.get(test.name) or (
+                f"no verdict (state {state or 'missing'}, test-runner exit status {returncode})")
+        if not result.duration and result.outcome == FAILED:
+            result.duration = elapsed
+        results.append(result)
+    return results
+
+
+def summarize(results: Iterable[TestResult]) -> dict[str, int]:
+    counts = {outcome: 0 for outcome in OUTCOMES}
+    for result in results:
+        counts[result.outcome] += 1
+    return counts
+
+
+def temporary_log_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="kafka-wire-librdkafka-"))

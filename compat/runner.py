@@ -1,0 +1,310 @@
+"""`kafka-wire compat`: real clients and librdkafka's own test suite against a broker, one matrix.
+
+Starts brokers (broker.testing.running_broker) unless one is given, runs every client program
+(compat/clients.py) and librdkafka's integration tests (compat/librdkafka_suite.py), prints the
+client x feature matrix and writes compat/RESULTS.md (plus a JSON twin for tools and CI).
+
+Exit status 1 when a client program failed or a librdkafka test on the allowlist
+(compat/librdkafka-allowlist.txt) did not run and pass; 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import clients as client_checks
+from . import librdkafka_suite as suite
+from .matrix import FEATURES, build_matrix
+
+COMPAT_DIR = Path(__file__).resolve().parent
+RESULTS_PATH = COMPAT_DIR / "RESULTS.md"
+DEFAULT_KAFKA_VERSION = "3.9.0"  # what Spark 4.0's connector is built on; librdkafka's tests gate on it
+
+
+@dataclass
+class Options:
+    bootstrap: str | None = None  # an already running broker (the default scenario's)
+    quick: bool = False  # CI form: smaller client runs, only the allowlisted librdkafka tests
+    clients: bool = True
+    librdkafka: bool = True
+    tests: list[str] | None = None  # librdkafka test names or numbers to run (default: all, or the allowlist)
+    kafka_version: str = DEFAULT_KAFKA_VERSION
+    workers: int = 2
+    process_timeout: float = 300.0
+    results_path: Path = RESULTS_PATH
+    log_dir: Path | None = None
+    grow_allowlist: bool = False
+
+
+@dataclass
+class CompatReport:
+    options: Options
+    started: datetime.datetime
+    elapsed: float = 0.0
+    client_outcomes: list[client_checks.RunOutcome] = field(default_factory=list)
+    suite_results: list[suite.TestResult] | None = None
+    suite_version: str = ""
+    suite_problem: str = ""  # why the librdkafka suite could not run
+    allowlist: list[str] = field(default_factory=list)
+    allowlist_added: list[str] = field(default_factory=list)
+    log_dir: Path | None = None
+
+    @property
+    def allowlist_failures(self) -> list[suite.TestResult]:
+        if self.suite_results is None:
+            return []
+        wanted = set(self.allowlist)
+        return [r for r in self.suite_results if r.test.name in wanted and r.outcome != suite.RAN]
+
+    @property
+    def allowlist_missing(self) -> list[str]:
+        """Allowlisted names the suite does not have (a typo, or a different librdkafka)."""
+        if self.suite_results is None:
+            return []
+        known = {r.test.name for r in self.suite_results}
+        return [name for name in self.allowlist if name not in known]
+
+    @property
+    def failed_clients(self) -> list[client_checks.RunOutcome]:
+        return [o for o in self.client_outcomes if o.available and not o.passed]
+
+    @property
+    def ok(self) -> bool:
+        suite_ok = not self.suite_problem or not self.options.librdkafka
+        return (suite_ok and not self.allowlist_failures and not self.allowlist_missing
+                and not self.failed_clients)
+
+
+def run(options: Options, say=print) -> CompatReport:
+    report = CompatReport(options, datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0))
+    began = time.monotonic()
+    report.log_dir = options.log_dir or suite.temporary_log_dir()
+    report.allowlist = suite.read_allowlist()
+    with _brokers(options, report.log_dir) as bootstraps:
+        say(f"broker(s): {', '.join(f'{s}={b}' for s, b in bootstraps.items())}")
+        if options.clients:
+            _run_clients(options, bootstraps["default"], report, say)
+        if options.librdkafka:
+            _run_librdkafka(options, bootstraps, report, say)
+    report.elapsed = time.monotonic() - began
+    if options.grow_allowlist and report.suite_results is not None:
+        report.allowlist_added = suite.grow_allowlist(report.suite_results)
+        report.allowlist = suite.read_allowlist()
+    return report
+
+
+@contextlib.contextmanager
+def _brokers(options: Options, log_dir: Path) -> Iterator[dict[str, str]]:
+    """scenario -> bootstrap: the given broker, or one started broker per librdkafka scenario."""
+    if options.bootstrap:
+        yield {"default": options.bootstrap}
+        return
+    from broker.testing import running_broker
+
+    scenarios = ["default"]
+    if options.librdkafka:
+        scenarios.append("noautocreate")
+    with contextlib.ExitStack() as stack:
+        bootstraps = {}
+        for scenario in scenarios:
+            data_dir = log_dir / f"broker-{scenario}"
+            broker = stack.enter_context(running_broker(data_dir, config=suite.SCENARIO_BROKER_CONFIG[scenario],
+                                                        require_clean_exit=False))
+            bootstraps[scenario] = broker.bootstrap
+        yield bootstraps
+
+
+def _run_clients(options: Options, bootstrap: str, report: CompatReport, say) -> None:
+    java = client_checks.JavaPrograms()
+    try:
+        for run in client_checks.client_runs(java):
+            if options.quick and not run.quick:
+                continue
+            outcome = client_checks.run_client(run, bootstrap, options.quick)
+            report.client_outcomes.append(outcome)
+            verdict = "not run" if not outcome.available else ("pass" if outcome.passed else "FAIL")
+            detail = f": {outcome.detail}" if outcome.detail else ""
+            say(f"client {run.label}: {verdict} ({outcome.elapsed:.1f}s){detail}")
+            if report.log_dir and outcome.output:
+                safe = "".join(c if c.isalnum() or c in "-." else "_" for c in run.label)
+                (report.log_dir / f"client-{safe}.log").write_text(outcome.output)
+    finally:
+        java.cleanup()
+
+
+def _run_librdkafka(options: Options, bootstraps: dict[str, str], report: CompatReport, say) -> None:
+    try:
+        build = suite.ensure_built(say)
+    except suite.SuiteUnavailable as problem:
+        report.suite_problem = str(problem)
+        say(f"librdkafka test suite: not available: {problem}")
+        return
+    report.suite_version = build.version
+    tests = build.tests()
+    selected = options.tests
+    if selected is None and options.quick:
+        selected = report.allowlist
+    if selected is not None:
+        wanted = set(selected)
+        tests = [t for t in tests if t.name in wanted or t.number in wanted]
+    say(f"librdkafka {build.version} test suite: {len(tests)} tests, logs in {report.log_dir / 'librdkafka'}")
+
+    def show(result: suite.TestResult) -> None:
+        if result.outcome in (suite.LOCAL, suite.EXCLUDED):
+            return
+        apis = result.broker_requests
+        detail = f" - {result.reason}" if result.reason else ""
+        say(f"  {result.test.name:<48} {result.outcome:<7} {result.duration:6.1f}s  {apis:5d} requests{detail}")
+
+    report.suite_results = suite.run_tests(build, tests, bootstraps, options.kafka_version,
+                                           report.log_dir / "librdkafka", workers=options.workers,
+                                           process_timeout=options.process_timeout, on_result=show)
+
+
+# --- reporting ---------------------------------------------------------------------------------
+
+def matrix_of(report: CompatReport):
+    rows = client_checks.merge_rows(report.client_outcomes)
+    return build_matrix(rows, report.suite_results)
+
+
+def summary_text(report: CompatReport) -> str:
+    lines = ["", matrix_of(report).render_text(), ""]
+    if report.suite_results is not None:
+        counts = suite.summarize(report.suite_results)
+        lines.append(f"librdkafka {report.suite_version} tests: {counts[suite.RAN]} ran and passed against the "
+                     f"broker, {counts[suite.FAILED]} failed, {counts[suite.NO_OP]} passed as no-ops, "
+                     f"{counts[suite.EXCLUDED]} excluded, {counts[suite.LOCAL]} local-only (not run)")
+        lines.append(f"allowlist: {len(report.allowlist)} tests, "
+                     f"{len(report.allowlist) - len(report.allowlist_failures) - len(report.allowlist_missing)} "
+                     f"passed" + (f"; FAILED: {', '.join(r.test.name for r in report.allowlist_failures)}"
+                                  if report.allowlist_failures else ""))
+        if report.allowlist_missing:
+            lines.append(f"allowlisted but not in this suite: {', '.join(report.allowlist_missing)}")
+        if report.allowlist_added:
+            lines.append(f"added to the allowlist: {', '.join(report.allowlist_added)}")
+    elif report.suite_problem:
+        lines.append(f"librdkafka test suite not run: {report.suite_problem.splitlines()[0]}")
+    for outcome in report.failed_clients:
+        lines.append(f"client {outcome.run.label} FAILED: {outcome.detail}")
+    lines.append(f"compat {'passed' if report.ok else 'FAILED'} in {report.elapsed:.0f}s")
+    return "\n".join(lines)
+
+
+def _git_revision() -> str:
+    try:
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=COMPAT_DIR, capture_output=True,
+                              text=True, timeout=10)
+        return done.stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def results_markdown(report: CompatReport) -> str:
+    o = report.options
+    mode = "quick (CI form: smaller client runs, allowlisted librdkafka tests only)" if o.quick else "full"
+    out = [
+        "# Compatibility results",
+        "",
+        f"Written by `kafka-wire compat{' --quick' if o.quick else ''}` on {report.started.isoformat()} "
+        f"(kafka-wire {_git_revision()}, Python {platform.python_version()}, mode: {mode}, "
+        f"{report.elapsed:.0f}s). Broker: {o.bootstrap or 'started by the command'}; "
+        f"librdkafka tests run with TEST_KAFKA_VERSION={o.kafka_version}.",
+        "",
+        "## Client x feature",
+        "",
+        "Each cell: `pass`, `FAIL`, or `-` (not run: the client's program does not exercise it yet).",
+        "The librdkafka row counts its tests by the requests they sent (tests that ran / tests",
+        "that reached the feature); a failed test counts against the most specific feature it reached.",
+        "",
+        matrix_of(report).render_markdown(),
+        "",
+    ]
+    notes = [f"- {outcome.run.label}: {outcome.detail}" for outcome in report.client_outcomes
+             if outcome.detail]
+    if notes:
+        out += ["Client notes:", "", *notes, ""]
+    out += ["## librdkafka's own integration tests", ""]
+    if report.suite_results is None:
+        out += [f"Not run: {report.suite_problem or 'disabled'}", ""]
+        return "\n".join(out)
+    counts = suite.summarize(report.suite_results)
+    out += [
+        f"librdkafka {report.suite_version}, `tests/` of Debian's source package, built by "
+        "`compat/setup-librdkafka.sh` and run as its own harness runs it (`test-runner -L -K -E`, "
+        "quick mode off, `test.timeout.multiplier=2`, one process per test number).",
+        "",
+        "| class | tests | meaning |",
+        "| --- | ---: | --- |",
+        f"| ran | {counts[suite.RAN]} | needs a broker, passed, and sent it requests beyond ApiVersions |",
+        f"| failed | {counts[suite.FAILED]} | needs a broker and failed |",
+        f"| no-op | {counts[suite.NO_OP]} | needs a broker, but skipped itself or sent nothing beyond ApiVersions |",
+        f"| excluded | {counts[suite.EXCLUDED]} | not run: known issue / sockem / manual, as in the suite's "
+        "own harness, or a scenario without a broker |",
+        f"| local | {counts[suite.LOCAL]} | needs no broker (librdkafka's mock cluster); not run here |",
+        "",
+        f"Allowlist (`compat/librdkafka-allowlist.txt`): {len(report.allowlist)} tests; "
+        f"{len(report.allowlist_failures)} failed in this run"
+        + (f" ({', '.join(r.test.name for r in report.allowlist_failures)})" if report.allowlist_failures else "")
+        + ".",
+        "",
+        "| test | class | seconds | requests sent (beyond ApiVersions) | reason |",
+        "| --- | --- | ---: | ---: | --- |",
+    ]
+    for result in report.suite_results:
+        if result.outcome == suite.LOCAL:
+            continue
+        reason = result.reason.replace("|", "\\|").replace("\n", " ")[:200]
+        allow = " (allowlisted)" if result.test.name in report.allowlist else ""
+        out.append(f"| {result.test.name}{allow} | {result.outcome} | {result.duration:.1f} | "
+                   f"{result.broker_requests} | {reason} |")
+    local = [r.test.name for r in report.suite_results if r.outcome == suite.LOCAL]
+    out += ["", f"Local-only tests ({len(local)}): {', '.join(local)}.", ""]
+    return "\n".join(out)
+
+
+def results_json(report: CompatReport) -> dict:
+    matrix = matrix_of(report)
+    return {
+        "ok": report.ok,
+        "quick": report.options.quick,
+        "elapsed": round(report.elapsed, 1),
+        "features": list(FEATURES),
+        "matrix": {client: {"overall": overall, **{f: cell.verdict for f, cell in cells.items()}}
+                   for client, cells, overall in matrix.rows},
+        "clients": [{"run": o.run.label, "client": o.run.client, "available": o.available, "passed": o.passed,
+                     "features": o.features, "detail": o.detail} for o in report.client_outcomes],
+        "librdkafka": None if report.suite_results is None else {
+            "version": report.suite_version,
+            "counts": suite.summarize(report.suite_results),
+            "allowlist": report.allowlist,
+            "allowlist_failures": [r.test.name for r in report.allowlist_failures],
+            "allowlist_missing": report.allowlist_missing,
+            "tests": [r.as_json() for r in report.suite_results],
+        },
+        "librdkafka_problem": report.suite_problem,
+    }
+
+
+def write_results(report: CompatReport) -> None:
+    path = report.options.results_path
+    path.write_text(results_markdown(report))
+    path.with_suffix(".json").write_text(json.dumps(results_json(report), indent=1) + "\n")
+
+
+def main(options: Options) -> int:
+    report = run(options)
+    print(summary_text(report))
+    write_results(report)
+    print(f"results written to {report.options.results_path} (logs in {report.log_dir})")
+    sys.stdout.flush()
+    return 0 if report.ok else 1

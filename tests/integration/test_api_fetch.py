@@ -1,0 +1,221 @@
+"""Fetch as Apache Kafka answers it: long polling, byte limits, errors, sessions, leader epochs.
+
+Sources (apache/kafka): core/.../server/ReplicaManager.scala fetchMessages/readFromLog/
+handleOffsetOutOfRangeError, core/.../cluster/Partition.scala fetchRecords/followerReplicaOrThrow,
+core/.../server/FetchSession.scala FetchManager.newContext, KIP-74, KIP-227.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from broker.wire_client import WireClient
+
+from wire_cases import (
+    batch, batches_of, consumed, create_topic, error_name, fetch, fetch_request, produce, unique,
+)
+
+
+@pytest.fixture
+def client(shared_broker):
+    with WireClient(shared_broker.bootstrap) as c:
+        yield c
+
+
+def _topic_with(client, values, partitions: int = 1) -> str:
+    topic = unique("fetch")
+    create_topic(client, topic, partitions=partitions)
+    for value in values:
+        assert produce(client, topic, batch([value])).error_code == 0
+    return topic
+
+
+# -- long polling -------------------------------------------------------------------------------------
+
+
+def test_long_poll_returns_when_another_connection_appends(shared_broker, client):
+    """DelayedFetch completes as soon as an append gives it min_bytes, well before max_wait_ms."""
+    topic = _topic_with(client, [])
+    result = {}
+
+    def wait_for_data():
+        with WireClient(shared_broker.bootstrap) as poller:
+            started = time.monotonic()
+            result["partition"] = fetch(poller, topic, 0, max_wait_ms=10_000, min_bytes=1)
+            result["elapsed"] = time.monotonic() - started
+
+    waiter = threading.Thread(target=wait_for_data)
+    waiter.start()
+    time.sleep(0.5)
+    assert produce(client, topic, batch([b"wake up"])).error_code == 0
+    waiter.join(15)
+    assert result["elapsed"] < 5, result["elapsed"]
+    assert [r[3] for r in consumed(result["partition"].records)] == [b"wake up"]
+
+
+def test_long_poll_waits_max_wait_when_nothing_arrives(client):
+    topic = _topic_with(client, [b"old"])
+    started = time.monotonic()
+    part = fetch(client, topic, 1, max_wait_ms=1500, min_bytes=1)
+    elapsed = time.monotonic() - started
+    assert elapsed >= 1.2, elapsed
+    assert part.error_code == 0 and part.high_watermark == 1 and not part.records
+
+
+def test_min_bytes_holds_the_answer_until_max_wait(client):
+    """Fewer bytes than min_bytes: the fetch waits out max_wait_ms, then answers with what it has."""
+    topic = _topic_with(client, [b"small"])
+    started = time.monotonic()
+    part = fetch(client, topic, 0, max_wait_ms=1000, min_bytes=100_000)
+    assert time.monotonic() - started >= 0.8
+    assert [r[3] for r in consumed(part.records)] == [b"small"]
+    started = time.monotonic()
+    part = fetch(client, topic, 0, max_wait_ms=5000, min_bytes=1)
+    assert time.monotonic() - started < 2.5
+    assert [r[3] for r in consumed(part.records)] == [b"small"]
+
+
+def test_an_error_answers_a_long_poll_at_once(client):
+    """ReplicaManager.fetchMessages responds immediately when any partition has an error."""
+    topic = _topic_with(client, [])
+    request = fetch_request(topic, 0, max_wait_ms=5000, min_bytes=1)
+    request["topics"].append({"topic": unique("missing"), "partitions": [
+        {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1024, "current_leader_epoch": -1}]})
+    started = time.monotonic()
+    response = client.call("Fetch", 12, request, wait=5)
+    assert time.monotonic() - started < 2.5
+    missing = response.responses[1].partitions[0]
+    assert error_name(missing.error_code) == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert (missing.high_watermark, missing.last_stable_offset, missing.log_start_offset) == (-1, -1, -1)
+
+
+# -- byte limits (KIP-74) ------------------------------------------------------------------------------------
+
+
+def test_first_batch_is_returned_whole_even_beyond_both_limits(client):
+    topic = _topic_with(client, [b"x" * 5000, b"y"])
+    part = fetch(client, topic, 0, max_bytes=100, partition_max_bytes=100)
+    got = batches_of(part.records)
+    assert len(got) == 1 and got[0][0].size > 5000
+    assert [r[3] for r in consumed(part.records)] == [b"x" * 5000]
+
+
+def test_partition_max_bytes_limits_each_partition(client):
+    topic = _topic_with(client, [b"a" * 1000, b"b" * 1000, b"c" * 1000, b"d" * 1000])
+    part = fetch(client, topic, 0, partition_max_bytes=2500)
+    values = [r[3][:1] for r in consumed(part.records)]
+    assert values == [b"a", b"b"]  # whole batches within 2500 bytes (Kafka may add a partial third)
+    assert len(bytes(part.records)) <= 2500
+
+
+def test_total_max_bytes_leaves_later_partitions_nothing(client):
+    """ReplicaManager.readFromLog: once a partition returned data, the others only get what is left
+    of max_bytes, and no longer a whole batch regardless of the limit."""
+    topic = unique("fetch-total")
+    create_topic(client, topic, partitions=3)
+    for partition in range(3):
+        assert produce(client, topic, batch([b"p%d" % partition * 1000]), partition=partition).error_code == 0
+    request = fetch_request(topic, 0, max_bytes=1500, partition_max_bytes=10_000)
+    request["topics"][0]["partitions"] = [
+        {"partition": p, "fetch_offset": offset, "partition_max_bytes": 10_000, "current_leader_epoch": -1}
+        for p, offset in ((0, 1), (1, 0), (2, 0))]  # partition 0 is read at its end: no data
+    response = client.call("Fetch", 12, request)
+    parts = {p.partition_index: p for p in response.responses[0].partitions}
+    assert not parts[0].records
+    assert [r[3][:2] for r in consumed(parts[1].records)] == [b"p1"]  # the first with data: whole batch
+    assert not parts[2].records and parts[2].error_code == 0
+
+
+# -- offsets --------------------------------------------------------------------------------------------------
+
+
+def test_fetch_at_log_end_is_empty_without_error(client):
+    topic = _topic_with(client, [b"a", b"b"])
+    part = fetch(client, topic, 2)
+    assert part.error_code == 0 and not part.records
+    assert (part.high_watermark, part.last_stable_offset, part.log_start_offset) == (2, 2, 0)
+
+
+@pytest.mark.parametrize("offset", [3, 1000, -5])
+def test_offset_out_of_range(client, offset):
+    """Out of [log start offset, log end offset]: OFFSET_OUT_OF_RANGE, and Kafka's
+    createLogReadResult answers -1 for the high watermark, last stable and log start offsets."""
+    topic = _topic_with(client, [b"a", b"b"])
+    part = fetch(client, topic, offset)
+    assert error_name(part.error_code) == "OFFSET_OUT_OF_RANGE"
+    assert (part.high_watermark, part.last_stable_offset, part.log_start_offset) == (-1, -1, -1)
+
+
+def test_offset_below_log_start_after_delete_records(client):
+    topic = _topic_with(client, [b"a", b"b", b"c"])
+    response = client.call("DeleteRecords", 2, {"topics": [{"name": topic, "partitions": [
+        {"partition_index": 0, "offset": 2}]}], "timeout_ms": 5000})
+    assert response.topics[0].partitions[0].low_watermark == 2
+    assert error_name(fetch(client, topic, 1).error_code) == "OFFSET_OUT_OF_RANGE"
+    part = fetch(client, topic, 2)
+    assert part.log_start_offset == 2 and [r[3] for r in consumed(part.records)] == [b"c"]
+
+
+# -- fetch sessions (KIP-227) ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("session_id,epoch", [(0, 0), (0, -1), (12345, 0), (12345, -1)])
+def test_full_fetch_requests_are_answered_without_a_session(client, session_id, epoch):
+    """FetchManager.newContext: epoch 0 (new session) or -1 (no session) is a full fetch; a session
+    id named with it is closed. This broker declines to create sessions: session_id 0 is KIP-227's
+    "no session", and the answer carries every partition asked for."""
+    topic = _topic_with(client, [b"data"])
+    response = client.call("Fetch", 12, fetch_request(topic, 0, session_id=session_id, session_epoch=epoch))
+    assert (response.error_code, response.session_id) == (0, 0)
+    assert [r[3] for r in consumed(response.responses[0].partitions[0].records)] == [b"data"]
+
+
+@pytest.mark.parametrize("session_id", [0, 777])
+def test_incremental_fetch_of_an_unknown_session(client, session_id):
+    """An incremental fetch (epoch > 0) in a session the broker does not have:
+    FETCH_SESSION_ID_NOT_FOUND at the top level, no partitions (SessionErrorContext)."""
+    topic = _topic_with(client, [b"data"])
+    response = client.call("Fetch", 12, fetch_request(topic, 0, session_id=session_id, session_epoch=3))
+    assert error_name(response.error_code) == "FETCH_SESSION_ID_NOT_FOUND"
+    assert response.session_id == 0 and response.responses == []
+
+
+# -- leader epochs and replicas --------------------------------------------------------------------------------
+
+
+def test_current_leader_epoch_checks(client):
+    """Partition.localLogWithEpochOrThrow: a client epoch above the leader's is UNKNOWN_LEADER_EPOCH
+    (it knows of a leader we do not), below is FENCED_LEADER_EPOCH; -1 skips the check. A partition
+    that never changed leader is at epoch 0, so on one node nothing can be below it."""
+    topic = _topic_with(client, [b"a"])
+    assert fetch(client, topic, 0, current_leader_epoch=0).error_code == 0
+    assert fetch(client, topic, 0, current_leader_epoch=-1).error_code == 0
+    ahead = fetch(client, topic, 0, current_leader_epoch=1)
+    assert error_name(ahead.error_code) == "UNKNOWN_LEADER_EPOCH"
+    assert ahead.high_watermark == -1 and not ahead.records
+
+
+@pytest.mark.parametrize("replica_id,epoch,expected", [
+    (7, -1, "NOT_LEADER_OR_FOLLOWER"),
+    (7, 0, "UNKNOWN_LEADER_EPOCH"),
+    (1, -1, "NOT_LEADER_OR_FOLLOWER"),  # the broker itself is no follower of its own partition
+])
+def test_fetch_from_an_unknown_replica(client, replica_id, epoch, expected):
+    """Partition.followerReplicaOrThrow: a replica id that is not one of the partition's followers
+    gets UNKNOWN_LEADER_EPOCH when it sent a leader epoch, NOT_LEADER_OR_FOLLOWER when not."""
+    topic = _topic_with(client, [b"a"])
+    part = fetch(client, topic, 0, replica_id=replica_id, current_leader_epoch=epoch)
+    assert error_name(part.error_code) == expected
+    assert not part.records
+
+
+@pytest.mark.parametrize("version", [4, 7, 11, 12])
+def test_fetch_versions_read_the_same_records(client, version):
+    topic = _topic_with(client, [b"a", b"b"])
+    part = fetch(client, topic, 0, version=version)
+    assert part.error_code == 0 and part.high_watermark == 2
+    assert [r[3] for r in consumed(part.records)] == [b"a", b"b"]
+

@@ -1,0 +1,78 @@
+"""`kafka-wire compat --quick` in CI: the client programs and the allowlisted librdkafka tests.
+
+The command starts its own brokers, runs every client program in its quick form and the
+librdkafka integration tests listed in compat/librdkafka-allowlist.txt (built by
+compat/setup-librdkafka.sh, which scripts/setup-tests.sh runs), and writes its results as JSON.
+An allowlisted librdkafka test that fails, or that stops doing broker work, fails this test.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compat import librdkafka_suite as suite
+
+COMMAND_TIMEOUT = 900  # seconds; the quick form takes about 4 minutes on 2 cores
+
+pytestmark = [pytest.mark.clients, pytest.mark.timeout(COMMAND_TIMEOUT + 60)]
+
+
+@pytest.fixture(scope="module")
+def librdkafka_build():
+    build = suite.find_build()
+    if build is None:
+        from tests.conftest import missing_tool
+
+        missing_tool("librdkafka's test suite (compat/setup-librdkafka.sh builds it into .deps/librdkafka)")
+    return build
+
+
+def test_allowlist_is_large_enough_and_known(librdkafka_build):
+    """The allowlist names real broker tests of the suite we build, at least the 50 the issue asks for."""
+    allowlist = suite.read_allowlist()
+    tests = {t.name: t for t in librdkafka_build.tests()}
+    unknown = [name for name in allowlist if name not in tests]
+    assert not unknown, f"allowlisted tests that librdkafka {librdkafka_build.version} does not have: {unknown}"
+    local = [name for name in allowlist if not tests[name].needs_broker]
+    assert not local, f"allowlisted tests that need no broker (they prove nothing about ours): {local}"
+    assert len(set(allowlist)) == len(allowlist), "an allowlisted test is listed twice"
+    assert len(allowlist) >= 50, f"only {len(allowlist)} allowlisted librdkafka broker tests"
+
+
+def test_compat_quick(librdkafka_build, tmp_path):
+    results = tmp_path / "RESULTS.md"
+    command = [sys.executable, "-m", "broker.cli", "compat", "--quick", "--results", str(results),
+               "--log-dir", str(tmp_path / "logs")]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
+                              stdin=subprocess.DEVNULL, cwd=suite.REPO_ROOT)
+    except subprocess.TimeoutExpired as expired:
+        pytest.fail(f"`kafka-wire compat --quick` did not finish in {COMMAND_TIMEOUT}s:\n{expired.stdout}",
+                    pytrace=False)
+    output = done.stdout + (f"\n--- stderr ---\n{done.stderr[-5000:]}" if done.stderr.strip() else "")
+    print(output)
+    assert results.is_file(), f"no results written:\n{output}"
+    report = json.loads(results.with_suffix(".json").read_text())
+
+    librdkafka = report["librdkafka"]
+    assert librdkafka is not None, f"librdkafka's suite did not run: {report['librdkafka_problem']}\n{output}"
+    failed = {t["name"]: t for t in librdkafka["tests"] if t["name"] in librdkafka["allowlist_failures"]}
+    assert not failed, "allowlisted librdkafka tests failed:\n" + "\n".join(
+        f"  {name}: {t['outcome']}: {t['reason']} (log: {tmp_path / 'logs' / 'librdkafka'})"
+        for name, t in failed.items()) + f"\n{output}"
+    assert not librdkafka["allowlist_missing"]
+    ran = [t for t in librdkafka["tests"] if t["outcome"] == suite.RAN]
+    assert len(ran) == len(librdkafka["allowlist"]), output
+
+    broken = [c for c in report["clients"] if c["available"] and not c["passed"]]
+    assert not broken, "client checks failed:\n" + "\n".join(f"  {c['run']}: {c['detail']}" for c in broken) \
+        + f"\n{output}"
+    assert report["ok"] and done.returncode == 0, output
+    # The matrix is printed and written: one row per client that ran, plus librdkafka's.
+    assert "librdkafka test suite" in report["matrix"]
+    assert "| client | metadata |" in results.read_text()

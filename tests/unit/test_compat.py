@@ -1,0 +1,202 @@
+"""The compatibility suite's bookkeeping, without a broker: librdkafka's test table, how a test
+run is classified (ran / failed / no-op), the allowlist, the client programs' feature lines and
+the matrix built from them."""
+
+from __future__ import annotations
+
+import collections
+import json
+from pathlib import Path
+
+import pytest
+
+from compat import clients, librdkafka_suite as suite, matrix
+
+CLIENTS_DIR = Path(__file__).resolve().parent.parent / "clients"
+
+TEST_TABLE = """
+struct test tests[] = {
+    {.name = "<MAIN>", .flags = TEST_F_LOCAL},
+    _TEST(0000_unittests,
+          TEST_F_LOCAL,
+          _THRES(.ucpu = 100.0, .scpu = 20.0, .rss = 900.0)),
+    _TEST(0001_multiobj, 0),
+    _TEST(0028_long_topicnames,
+          TEST_F_KNOWN_ISSUE,
+          TEST_BRKVER(0, 9, 0, 0),
+          .extra = "https://github.com/edenhill/librdkafka/issues/529"),
+    _TEST(0045_subscribe_update_topic_remove,
+          0,
+          TEST_BRKVER(0, 9, 0, 0),
+          .scenario = "noautocreate"),
+#if WITH_SOCKEM
+    _TEST(0049_consume_conn_close, TEST_F_SOCKEM, TEST_BRKVER(0, 9, 0, 0)),
+#endif
+    _TEST(0055_producer_latency, TEST_F_KNOWN_ISSUE_WIN32),
+    _TEST(0103_transactions,
+          0,
+          TEST_BRKVER(0, 11, 0, 0),
+          .scenario = "default,ak23"),
+    _TEST(8000_idle, TEST_F_MANUAL),
+
+    {NULL}};
+"""
+
+
+def test_parse_test_table_reads_names_flags_and_scenarios():
+    tests = {t.name: t for t in suite.parse_test_table(TEST_TABLE)}
+    assert list(tests) == ["0000_unittests", "0001_multiobj", "0028_long_topicnames",
+                           "0045_subscribe_update_topic_remove", "0049_consume_conn_close",
+                           "0055_producer_latency", "0103_transactions", "8000_idle"]
+    assert not tests["0000_unittests"].needs_broker
+    assert tests["0001_multiobj"].exclusion() is None and tests["0001_multiobj"].scenario == "default"
+    assert "known issue" in tests["0028_long_topicnames"].exclusion()
+    assert tests["0045_subscribe_update_topic_remove"].scenario == "noautocreate"
+    assert "sockem" in tests["0049_consume_conn_close"].exclusion()
+    assert tests["0055_producer_latency"].exclusion() is None  # a Windows-only known issue
+    assert tests["0103_transactions"].scenarios == ("default", "ak23")
+    assert tests["8000_idle"].exclusion() == "manual test"
+
+
+def sent(client: str, api: str, version: int = 3) -> str:
+    return (f"%7|1795355017.890|SEND|{client}#producer-1| [thrd:127.0.0.1:1/bootstrap]: 127.0.0.1:1/1: "
+            f"Sent {api}Request (v{version}, 53 bytes @ 0, CorrId 1)")
+
+
+def classify(tmp_path, names, output, states, returncode=0, timed_out=False):
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"tests": {n: {"name": n, "state": s, "duration": 1.5}
+                                            for n, s in states.items()}}))
+    group = [suite.SuiteTest(n, frozenset(), ("default",)) for n in names]
+    return {r.test.name: r for r in suite._classify(group, output, report, returncode, timed_out, 2.0, 300)}
+
+
+def test_a_passing_test_that_did_broker_work_ran(tmp_path):
+    output = "\n".join([sent("0012_produce_consume", "ApiVersion"), sent("0012_produce_consume", "Produce", 7),
+                        sent("0012_produce_consume", "Produce", 7), sent("0012_produce_consume", "Metadata", 4)])
+    result = classify(tmp_path, ["0012_produce_consume"], output, {"0012_produce_consume": "PASSED"})[
+        "0012_produce_consume"]
+    assert result.outcome == suite.RAN
+    assert result.requests == collections.Counter({"ApiVersion v3": 1, "Produce v7": 2, "Metadata v4": 1})
+    assert result.broker_requests == 3
+
+
+def test_passing_with_only_apiversions_or_skipping_is_a_no_op(tmp_path):
+    output = "\n".join([
+        sent("0001_a", "ApiVersion"),
+        "[0002_b                      /  0.001s] SKIPPING TEST: needs SASL configured",
+    ])
+    results = classify(tmp_path, ["0001_a", "0002_b"], output, {"0001_a": "PASSED", "0002_b": "SKIPPED"})
+    assert results["0001_a"].outcome == suite.NO_OP
+    assert results["0002_b"].outcome == suite.NO_OP
+    assert results["0002_b"].reason == "needs SASL configured"
+
+
+def test_failures_carry_the_suites_own_reason(tmp_path):
+    output = "\n".join([
+        sent("0019_list_groups", "ListGroups", 0),
+        '\x1b[31m### Test "0019_list_groups (do_test_list_groups:162)" failed at 0019-list_groups.c:175:'
+        'do_test_list_groups() at Sun Nov 22 13:43:39 2026: ###',
+        "Saw -1 groups when there wasn't supposed to be any",
+    ])
+    result = classify(tmp_path, ["0019_list_groups"], suite._ANSI.sub("", output),
+                      {"0019_list_groups": "FAILED"})["0019_list_groups"]
+    assert result.outcome == suite.FAILED
+    assert "Saw -1 groups" in result.reason and "0019-list_groups.c:175" in result.reason
+
+
+def test_a_pass_followed_by_a_runner_crash_or_a_timeout_is_a_failure(tmp_path):
+    output = sent("0005_order", "Produce", 7)
+    crashed = classify(tmp_path, ["0005_order"], output, {"0005_order": "PASSED"}, returncode=134)["0005_order"]
+    assert crashed.outcome == suite.FAILED and "exited with status 134" in crashed.reason
+    hung = classify(tmp_path, ["0005_order"], output, {}, returncode=-9, timed_out=True)["0005_order"]
+    assert hung.outcome == suite.FAILED and "did not finish" in hung.reason
+
+
+def test_requests_are_attributed_by_client_name(tmp_path):
+    output = "\n".join([sent("0045_x", "Fetch", 11), sent("0045_y", "ApiVersion"), sent("rdkafka", "ApiVersion")])
+    results = classify(tmp_path, ["0045_x", "0045_y"], output, {"0045_x": "PASSED", "0045_y": "PASSED"})
+    assert results["0045_x"].outcome == suite.RAN
+    assert results["0045_y"].outcome == suite.NO_OP  # only handshakes, its own and an unnamed client's
+
+
+def test_the_allowlist_only_grows(tmp_path):
+    path = tmp_path / "allowlist.txt"
+    path.write_text("# comment\n0001_multiobj  # first\n")
+    test = lambda name: suite.SuiteTest(name, frozenset(), ("default",))  # noqa: E731
+    results = [suite.TestResult(test("0001_multiobj"), suite.FAILED),
+               suite.TestResult(test("0012_produce_consume"), suite.RAN),
+               suite.TestResult(test("0019_list_groups"), suite.NO_OP)]
+    assert suite.grow_allowlist(results, path) == ["0012_produce_consume"]
+    assert suite.read_allowlist(path) == ["0001_multiobj", "0012_produce_consume"]
+    assert suite.grow_allowlist(results, path) == []
+
+
+def test_test_conf_follows_the_suites_harness():
+    conf = suite.test_conf("127.0.0.1:9092")
+    assert "bootstrap.servers=127.0.0.1:9092\n" in conf
+    assert "test.timeout.multiplier=2\n" in conf and "broker.address.family=v4\n" in conf
+
+
+# --- client programs and the matrix ------------------------------------------------------------
+
+@pytest.fixture
+def acceptance(monkeypatch):
+    monkeypatch.syspath_prepend(str(CLIENTS_DIR))
+    import acceptance as module
+
+    return module
+
+
+def test_client_features_line_records_pass_fail_and_absence(acceptance, capsys):
+    progress = acceptance.Progress("demo")
+    with progress.step("connect", ["metadata"]):
+        pass
+    with progress.check("read", ["fetch"]):
+        raise acceptance.CheckFailed("mismatch")
+    with progress.check("offsets", ["list-offsets", "fetch"]):
+        pass
+    with pytest.raises(RuntimeError), progress.step("produce", ["produce:gzip"]):
+        raise RuntimeError("broken")
+    features, passed = clients.parse_features("noise\n" + progress.features_line() + "\n")
+    assert features == {"metadata": "pass", "fetch": "fail", "list-offsets": "pass", "produce:gzip": "fail"}
+    assert passed is False
+    assert acceptance.FEATURES == matrix.FEATURES
+
+
+def test_unknown_feature_names_are_refused(acceptance):
+    with pytest.raises(ValueError), acceptance.Progress("demo").step("x", ["teleport"]):
+        pass
+
+
+def test_a_clients_runs_merge_with_failure_winning():
+    run_a = clients.ClientRun("confluent-kafka", "plain", lambda b, q: ([], None))
+    run_b = clients.ClientRun("confluent-kafka", "idempotent", lambda b, q: ([], None))
+    outcomes = [clients.RunOutcome(run_a, passed=True, features={"fetch": "pass", "produce:none": "pass"}),
+                clients.RunOutcome(run_b, passed=False, features={"produce:none": "fail", "idempotence": "fail"},
+                                   detail="boom")]
+    (row,) = clients.merge_rows(outcomes)
+    assert row.features == {"fetch": "pass", "produce:none": "fail", "idempotence": "fail"}
+    assert row.passed is False and row.details == ["idempotent: boom"]
+    cells, overall = matrix.client_cells(row)
+    assert cells["sasl"].verdict == clients.NOT_RUN and overall == clients.FAIL
+
+
+def test_the_suite_row_counts_a_failure_against_the_most_specific_feature():
+    def result(name, outcome, *apis):
+        return suite.TestResult(suite.SuiteTest(name, frozenset(), ("default",)), outcome,
+                                requests=collections.Counter({f"{api} v1": 1 for api in apis}))
+
+    results = [result("0012_produce_consume", suite.RAN, "Metadata", "Produce", "Fetch"),
+               result("0017_compression", suite.RAN, "Metadata", "Produce"),
+               result("0018_cgrp_term", suite.FAILED, "Metadata", "Produce", "FindCoordinator"),
+               result("0035_api_version", suite.NO_OP, "ApiVersion")]
+    cells, overall = matrix.suite_cells(results)
+    assert cells["groups"] == matrix.Cell("fail", "0/1")
+    assert cells["metadata"] == matrix.Cell("pass", "2/2")
+    assert cells["produce:none"] == matrix.Cell("pass", "2/2")
+    assert cells["produce:zstd"] == matrix.Cell("pass", "1/1")
+    assert cells["transactions"].verdict == "not-run"
+    assert overall == "fail"
+    text = matrix.build_matrix([], results).render_text()
+    assert text.splitlines()[0].split()[:3] == ["client", "metadata", "produce:none"]
