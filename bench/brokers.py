@@ -8,7 +8,6 @@ user+system time of the process (all its threads) from /proc/<pid>/stat.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import struct
@@ -44,6 +43,7 @@ class BrokerUnderTest:
         self.port = 0
         self.process: subprocess.Popen | None = None
         self.log_path = self.workdir / f"{self.name}.log"
+        self.cpu_to_ready = 0.0  # CPU seconds the process used until it was ready
 
     @property
     def bootstrap(self) -> str:
@@ -65,7 +65,9 @@ class BrokerUnderTest:
             if self.process.poll() is not None:
                 raise RuntimeError(f"{self.name} exited with {self.process.returncode}; see {self.log_path}")
             if answers_api_versions("127.0.0.1", self.port):
-                return time.monotonic() - started
+                ready = time.monotonic() - started
+                self.cpu_to_ready = self.cpu_seconds()
+                return ready
             time.sleep(0.002)
         self.stop()
         raise RuntimeError(f"{self.name} did not answer within {timeout} s; see {self.log_path}")
@@ -108,7 +110,6 @@ class OurBroker(BrokerUnderTest):
         self.data_dir = self.workdir / "kafka-wire-data"
 
     def command(self) -> list[str]:
-        shutil.rmtree(self.data_dir, ignore_errors=True)
         settings = {"listeners": f"PLAINTEXT://{self.bootstrap}", "log.dirs": str(self.data_dir),
                     "num.partitions": "1", **self.settings}
         command = [sys.executable, "-m", "broker.cli", "serve"]

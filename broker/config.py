@@ -193,6 +193,7 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("ssl.cipher.suites", LS, []),
         ConfigKey("ssl.principal.mapping.rules", S, "DEFAULT"),
         ConfigKey("metrics.port", I, None, "Port of the Prometheus endpoint (kafka-wire); unset: off."),
+        ConfigKey("metrics.host", S, "127.0.0.1", "Address the Prometheus endpoint binds (kafka-wire)."),
     ]
 }
 

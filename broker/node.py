@@ -22,6 +22,7 @@ from .produce_validation import validate_and_convert
 
 from .config import BrokerConfig
 from coordinator.group_coordinator import GroupCoordinator
+from coordinator.transaction_coordinator import TransactionCoordinator
 
 from .metadata_store import EmbeddedMetadata, TopicMeta
 
@@ -124,8 +125,8 @@ class Broker:
         self.producer_ids = ProducerIdManager(data_dir)
         self.started_at = time.time()
         self.server = None
-        # The transaction coordinator (issue: exactly-once); None until this broker has one.
-        self.transactions = None
+        # Transactional producers; started by `serve` after the groups (replays __transaction_state).
+        self.transactions = TransactionCoordinator()
         # Consumer groups; started by `serve` after the logs are loaded (replays __consumer_offsets).
         self.groups = GroupCoordinator()
         self._background: list[asyncio.Task] = []
@@ -265,6 +266,9 @@ class Broker:
         apply first; they raise produce_validation.RecordValidationError."""
         plog = self.logs.get(topic, partition)
         state = self.metadata.partition_state(topic, partition)
+        if transactional_id is not None and self.transactions is not None:
+            # KIP-890: a transaction's first write to a partition must follow AddPartitionsToTxn.
+            self.transactions.verify_produce(topic, partition, plog, records, transactional_id)
         records = validate_and_convert(records, plog.config, int(time.time() * 1000), f"{topic}-{partition}")
         info = plog.append(records, leader_epoch=state.leader_epoch)
         plog.high_watermark = plog.log_end_offset
@@ -295,7 +299,11 @@ class Broker:
             records = plog.read_slice(offset, max_bytes, max_offset=max_offset, min_one_batch=min_one)
         except OffsetOutOfRange:
             return PartitionRead(ErrorCode.OFFSET_OUT_OF_RANGE)
-        return PartitionRead(ErrorCode.NONE, high_watermark, last_stable, plog.log_start_offset, records)
+        aborted = []
+        if read_committed:
+            aborted = [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
+                       for txn in plog.aborted_transactions_for_read(offset, records)]
+        return PartitionRead(ErrorCode.NONE, high_watermark, last_stable, plog.log_start_offset, records, aborted)
 
     def list_offset(self, topic: str, partition: int, timestamp: int, *, read_committed: bool,
                     current_leader_epoch: int = -1, from_consumer: bool = True) -> tuple[ErrorCode, int, int, int]:

@@ -56,6 +56,7 @@ DIRECT_FRAME_BYTES = 16 * 1024
 OUTPUT_HIGH_WATER = 256 * 1024
 # At most this many buffers per writev(2) (Linux IOV_MAX is 1024).
 _IOV_MAX = 1024
+_MSG_MORE = getattr(socket, "MSG_MORE", 0)
 # Kafka's socket.listen.backlog.size default.
 LISTEN_BACKLOG = 50
 # Benchmarks compare with and without sendfile: KAFKA_WIRE_SENDFILE=0 reads slices into memory.
@@ -149,7 +150,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._out_offset = 0  # bytes of _out[0] already sent
         self._out_bytes = 0
         self._fd = -1  # the socket's fd when we write to it ourselves, else -1
-        self._writer_fd = -1  # a dup of it registered with the loop while waiting to write
+        self._dup: socket.socket | None = None  # see _socket()
+        self._waiting_to_write = False
         self._transport_paused = False
 
     # -- asyncio callbacks --------------------------------------------------------------------
@@ -219,6 +221,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.server.connections.discard(self)
         self._discard_output()
         self._stop_waiting_to_write()
+        if self._dup is not None:
+            self._dup.close()
+            self._dup = None
 
     # -- framing ------------------------------------------------------------------------------
 
@@ -410,19 +415,19 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return
         if self._fd < 0:
             self._flush_to_transport()
-            return
-        if self._writer_fd >= 0:
-            return  # waiting for the socket to become writable
-        out, fd = self._out, self._fd
+        elif not self._waiting_to_write:
+            self._send_queued()
+
+    def _send_queued(self) -> None:
+        out = self._out
         try:
             while out:
                 first = out[0]
                 if type(first) is bytearray or type(first) is bytes or type(first) is memoryview:
-                    sent = self._write_buffers(fd)
+                    self._send_buffers()
                 elif USE_SENDFILE:
                     offset = self._out_offset
-                    remaining = first.length - offset
-                    sent = os.sendfile(fd, first.fd, first.position + offset, remaining)
+                    sent = os.sendfile(self._fd, first.fd, first.position + offset, first.length - offset)
                     if sent == 0:
                         # The file got shorter under us (a follower truncated it): the size prefix
                         # already promised these bytes, so the only way out is to drop the connection.
@@ -443,20 +448,33 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return
         self._after_flush()
 
-    def _write_buffers(self, fd: int) -> int:
-        """writev(2) the leading run of byte parts; returns how many bytes the socket took."""
+    def _send_buffers(self) -> None:
+        """Send the leading run of byte parts with one system call."""
         views = []
+        more = 0
         for part in self._out:
             if not (type(part) is bytearray or type(part) is bytes or type(part) is memoryview):
+                # A file slice follows: MSG_MORE lets the header share packets with the log data.
+                more = _MSG_MORE
                 break
             views.append(part)
             if len(views) == _IOV_MAX:
                 break
         if self._out_offset:
             views[0] = memoryview(views[0])[self._out_offset:]
-        sent = os.writev(fd, views)
+        if more:
+            sent = self._socket().sendmsg(views, (), more)
+        else:
+            sent = os.writev(self._fd, views)
         self._consume_output(sent)
-        return sent
+
+    def _socket(self) -> socket.socket:
+        """A socket object on a duplicate of the connection's descriptor, for sendmsg flags and for
+        waiting until it is writable (the loop refuses a descriptor a transport owns)."""
+        if self._dup is None:
+            self._dup = socket.socket(fileno=os.dup(self._fd))
+            self._dup.setblocking(False)  # the shared file description is non-blocking already
+        return self._dup
 
     def _consume_output(self, sent: int) -> None:
         out = self._out
@@ -485,24 +503,24 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._after_flush()
 
     def _wait_to_write(self) -> None:
-        if self._writer_fd < 0:
-            self._writer_fd = os.dup(self._fd)
-            asyncio.get_running_loop().add_writer(self._writer_fd, self._on_writable)
+        if not self._waiting_to_write:
+            self._waiting_to_write = True
+            asyncio.get_running_loop().add_writer(self._socket().fileno(), self._on_writable)
 
     def _stop_waiting_to_write(self) -> None:
-        if self._writer_fd >= 0:
+        if self._waiting_to_write:
+            self._waiting_to_write = False
             try:
-                asyncio.get_running_loop().remove_writer(self._writer_fd)
+                asyncio.get_running_loop().remove_writer(self._dup.fileno())
             except RuntimeError:
                 pass  # the loop is closing
-            os.close(self._writer_fd)
-            self._writer_fd = -1
 
     def _on_writable(self) -> None:
-        self._stop_waiting_to_write()
-        self._flush()
-        if not self._out and not self._closed:
-            self._after_output_drained()
+        self._send_queued()
+        if not self._out:
+            self._stop_waiting_to_write()
+            if not self._closed:
+                self._after_output_drained()
 
     def _after_flush(self) -> None:
         if self._close_when_flushed and not self._out and not self._closed:

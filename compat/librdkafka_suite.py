@@ -9,7 +9,9 @@ version the broker emulates, TEST_SCENARIO naming the cluster scenario, and the 
 
 Each test number runs in its own `test-runner` process (TESTS=NNNN): the runner kills its whole
 process when one test times out, so one hung test must not take others down with it. Processes
-run a few at a time.
+run on lanes, a few at a time: a lane is a broker of the test's scenario, and in front of it,
+when we started the broker, a counting proxy (compat/traffic.py) that the broker advertises, so
+every request a test process sends is seen and counted at the broker's door.
 
 Every test is put in one class:
   ran       needs a broker, passed, and sent the broker requests other than ApiVersions
@@ -19,20 +21,24 @@ Every test is put in one class:
   excluded  needs a broker but is not run: the suite's own harness leaves it out (known issue,
             sockem, manual) or its scenario is not one we provide
   local     needs no broker (runs against librdkafka's mock cluster); not run here
-What a test sent is read from librdkafka's own protocol debug log (TEST_DEBUG=protocol): one
-`Sent <Api>Request` line per request, attributed to the test by the client name (the suite sets
-client.id to the test's name).
+Requests are attributed to a test by client id (the suite sets client.id to the test's name); a
+request from a client named otherwise counts for every test of its process. Without a proxy
+(a broker given with --bootstrap) the count comes from librdkafka's own protocol debug log
+(TEST_DEBUG=protocol: one `Sent <Api>Request` line per request), which misses the clients of
+tests that route librdkafka's log elsewhere.
 """
 
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import json
 import os
+import queue
 import re
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -44,6 +50,8 @@ DEPS_DIR = REPO_ROOT / ".deps" / "librdkafka"
 BUILD_STAMP = DEPS_DIR / "BUILT"
 SETUP_SCRIPT = COMPAT_DIR / "setup-librdkafka.sh"
 ALLOWLIST_PATH = COMPAT_DIR / "librdkafka-allowlist.txt"
+# KAFKA_PATH for tests that shell out to Kafka's bin/kafka-topics.sh (ours calls `kafka-wire topics`).
+KAFKA_PATH = COMPAT_DIR / "kafka-path"
 
 # The suite's scenarios (tests/scenarios/*.json) as broker properties. Replication factor 3 is
 # left out: one broker. "ak23" is for Kafka 2.3 only.
@@ -54,12 +62,14 @@ SCENARIO_BROKER_CONFIG: dict[str, dict[str, object]] = {
 
 RAN, FAILED, NO_OP, EXCLUDED, LOCAL = "ran", "failed", "no-op", "excluded", "local"
 OUTCOMES = (RAN, FAILED, NO_OP, EXCLUDED, LOCAL)
-HANDSHAKE_APIS = frozenset({"ApiVersion"})  # what every connection sends before doing anything
+# What every connection sends before doing anything (librdkafka's log name, and Kafka's).
+HANDSHAKE_APIS = frozenset({"ApiVersion", "ApiVersions"})
 
 _SCENARIO = re.compile(r'\.scenario\s*=\s*"([^"]*)"')
 _SENT = re.compile(r"^%7\|[\d.]+\|SEND\|([^|#]*)#[^|]*\|.*?Sent (\w+?)Request \(v(\d+)")
+_SAY = re.compile(r"^\[([^\s\]]+)\s+/\s*[\d.]+s\] (.*)")
 _SKIPPING = re.compile(r"\[(\w+)\s+/\s*[\d.]+s\].*?SKIPPING TEST: (.*)")
-_FAILURE = re.compile(r'### Test "(\w+)(?: \(([^)]*)\))?" failed at ([^ ]+) at [^#]*###\s*\n(.*)')
+_FAILURE = re.compile(r'### Test "(\w+)(?: \((.*)\))?" failed at (\S+) at [^#\n]*###\s*\n(.*)')
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -233,58 +243,88 @@ def test_conf(bootstrap: str) -> str:
     ]) + "\n"
 
 
-def run_tests(build: SuiteBuild, tests: Iterable[SuiteTest], bootstraps: Mapping[str, str], kafka_version: str,
-              log_dir: Path, workers: int = 2, process_timeout: float = 300.0,
+@dataclass
+class Lane:
+    """A broker for one scenario that runs one test process at a time; `proxy` (a
+    compat.traffic.CountingProxy, or None) counts what reaches it."""
+
+    scenario: str
+    bootstrap: str
+    proxy: object | None = None
+
+
+def run_tests(build: SuiteBuild, tests: Iterable[SuiteTest], lanes: Iterable[Lane], kafka_version: str,
+              log_dir: Path, process_timeout: float = 300.0,
               on_result: Callable[[TestResult], None] | None = None) -> list[TestResult]:
-    """Runs the broker tests among `tests` (one process per test number and scenario) against the
-    brokers in `bootstraps` (scenario -> HOST:PORT); tests of a scenario without a broker there are
-    excluded. Returns a result for every test given, in the order given."""
+    """Runs the broker tests among `tests`, one process per test number and scenario, each on a
+    free lane of its scenario; tests of a scenario without a lane are excluded. Returns a result
+    for every test given, in the order given."""
     log_dir.mkdir(parents=True, exist_ok=True)
     tests = list(tests)
+    lanes = list(lanes)
     results: dict[str, TestResult] = {}
+    lock = threading.Lock()
+
+    def settle(result: TestResult) -> None:
+        with lock:
+            results[result.test.name] = result
+            if on_result:
+                on_result(result)
+
     groups: dict[tuple[str, str], list[SuiteTest]] = collections.defaultdict(list)
+    scenarios = {lane.scenario for lane in lanes}
     for test in tests:
         settled = classify_without_running(test)
-        if settled is None and test.scenario not in bootstraps:
+        if settled is None and test.scenario not in scenarios:
             settled = TestResult(test, EXCLUDED, reason=f"no broker for scenario {test.scenario}")
         if settled is not None:
-            results[test.name] = settled
-            if on_result:
-                on_result(settled)
+            settle(settled)
         else:
             groups[(test.scenario, test.number)].append(test)
 
-    def run_group(key):
-        scenario, number = key
-        return _run_process(build, groups[key], scenario, number, bootstraps[scenario], kafka_version, log_dir,
-                            process_timeout)
+    work: dict[str, queue.SimpleQueue] = collections.defaultdict(queue.SimpleQueue)
+    for key in sorted(groups):
+        work[key[0]].put(groups[key])
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        pending = [pool.submit(run_group, key) for key in sorted(groups)]
-        for done in concurrent.futures.as_completed(pending):
-            for result in done.result():
-                results[result.test.name] = result
-                if on_result:
-                    on_result(result)
+    def drive(lane: Lane) -> None:
+        while True:
+            try:
+                group = work[lane.scenario].get_nowait()
+            except queue.Empty:
+                return
+            for result in _run_process(build, group, lane, kafka_version, log_dir, process_timeout):
+                settle(result)
+
+    threads = [threading.Thread(target=drive, args=(lane,), daemon=True) for lane in lanes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
     return [results[t.name] for t in tests]
 
 
-def _run_process(build: SuiteBuild, group: list[SuiteTest], scenario: str, number: str, bootstrap: str,
-                 kafka_version: str, log_dir: Path, process_timeout: float) -> list[TestResult]:
+def _run_process(build: SuiteBuild, group: list[SuiteTest], lane: Lane, kafka_version: str, log_dir: Path,
+                 process_timeout: float) -> list[TestResult]:
+    number, scenario = group[0].number, lane.scenario
     stem = f"{number}-{scenario}"
     log_path = log_dir / f"{stem}.log"
     report_path = log_dir / f"{stem}.report.json"
     conf_path = log_dir / f"{stem}.test.conf"
-    conf_path.write_text(test_conf(bootstrap))
+    conf_path.write_text(test_conf(lane.bootstrap))
     report_path.unlink(missing_ok=True)
     env = dict(os.environ,
                TESTS=number, TEST_SCENARIO=scenario, TEST_KAFKA_VERSION=kafka_version,
-               RDKAFKA_TEST_CONF=str(conf_path), TEST_REPORT=str(report_path), TEST_DEBUG="protocol",
+               RDKAFKA_TEST_CONF=str(conf_path), TEST_REPORT=str(report_path),
+               KAFKA_PATH=str(KAFKA_PATH), BROKERS=lane.bootstrap, KAFKA_WIRE_PYTHON=sys.executable,
                LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(build.source_dir / "src"),
                                                              str(build.source_dir / "src-cpp"),
                                                              os.environ.get("LD_LIBRARY_PATH")])))
+    if lane.proxy is None:
+        env["TEST_DEBUG"] = "protocol"  # no proxy: count requests from librdkafka's own log
     env.pop("CI", None)  # the runner's CI mode changes timeouts and concurrency; we set both ourselves
     command = [str(build.runner), "-p1", "-L", "-K", "-E", "-s", scenario]
+    if lane.proxy is not None:
+        lane.proxy.take()  # whatever the previous process left in flight is not this one's
     began = time.monotonic()
     timed_out = False
     with open(log_path, "wb") as log:
@@ -297,28 +337,50 @@ def _run_process(build: SuiteBuild, group: list[SuiteTest], scenario: str, numbe
             process.kill()
             returncode = process.wait()
     elapsed = time.monotonic() - began
+    counted = lane.proxy.take() if lane.proxy is not None else None
     output = _ANSI.sub("", log_path.read_text(errors="replace"))
-    return _classify(group, output, report_path, returncode, timed_out, elapsed, process_timeout)
+    return _classify(group, output, report_path, returncode, timed_out, elapsed, process_timeout, counted)
+
+
+def _attribute(names: set[str], client: str) -> Iterable[str]:
+    """A client named after one of the process's tests is that test's; any other (a handle made
+    without the suite's conf) counts for every test of the process."""
+    return [client] if client in names else names
 
 
 def _classify(group: list[SuiteTest], output: str, report_path: Path, returncode: int, timed_out: bool,
-              elapsed: float, process_timeout: float) -> list[TestResult]:
+              elapsed: float, process_timeout: float,
+              counted: Mapping[tuple[str, str, int], int] | None = None) -> list[TestResult]:
+    """Results for the tests of one process, from its output, its report file and, when a proxy
+    counted them, the requests (client id, api, version) -> n that reached the broker."""
     names = {t.name for t in group}
     requests: dict[str, collections.Counter] = {name: collections.Counter() for name in names}
+    if counted is not None:
+        for (client, api, version), n in counted.items():
+            for name in _attribute(names, client):
+                requests[name][f"{api} v{version}"] += n
     skipped: dict[str, str] = {}
     failures: dict[str, str] = {}
+    last_said: dict[str, str] = {}  # test -> the line it printed last: often why it is about to fail
+    said_before_failure: dict[str, str] = {}
     for line in output.splitlines():
-        if sent := _SENT.match(line):
+        if said := _SAY.match(line):
+            test_name, message = said.groups()
+            if message.strip() == "TEST FAILURE":
+                said_before_failure.setdefault(test_name, last_said.get(test_name, ""))
+            else:
+                last_said[test_name] = message.strip()
+        if counted is None and (sent := _SENT.match(line)):
             client, api, version = sent.groups()
-            # A client named after one of this process's tests is that test's; any other
-            # (a handle made without the suite's conf) counts for every test of the process.
-            for name in ([client] if client in names else names):
+            for name in _attribute(names, client):
                 requests[name][f"{api} v{version}"] += 1
         elif skip := _SKIPPING.search(line):
             skipped.setdefault(skip.group(1), skip.group(2).strip())
     for match in _FAILURE.finditer(output):
         name, subtest, where, message = match.groups()
         detail = f"{where}: {message.strip()}" + (f" (subtest {subtest})" if subtest else "")
+        if context := said_before_failure.get(name):
+            detail += f" [last said: {context}]"
         failures.setdefault(name, detail)
     try:
         report = json.loads(report_path.read_text()).get("tests", {})

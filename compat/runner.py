@@ -89,12 +89,12 @@ def run(options: Options, say=print) -> CompatReport:
     began = time.monotonic()
     report.log_dir = options.log_dir or suite.temporary_log_dir()
     report.allowlist = suite.read_allowlist()
-    with _brokers(options, report.log_dir) as bootstraps:
-        say(f"broker(s): {', '.join(f'{s}={b}' for s, b in bootstraps.items())}")
+    with _lanes(options, report.log_dir) as lanes:
+        say("broker(s): " + ", ".join(f"{lane.scenario}={lane.bootstrap}" for lane in lanes))
         if options.clients:
-            _run_clients(options, bootstraps["default"], report, say)
+            _run_clients(options, lanes[0].bootstrap, report, say)
         if options.librdkafka:
-            _run_librdkafka(options, bootstraps, report, say)
+            _run_librdkafka(options, lanes, report, say)
     report.elapsed = time.monotonic() - began
     if options.grow_allowlist and report.suite_results is not None:
         report.allowlist_added = suite.grow_allowlist(report.suite_results)
@@ -103,24 +103,30 @@ def run(options: Options, say=print) -> CompatReport:
 
 
 @contextlib.contextmanager
-def _brokers(options: Options, log_dir: Path) -> Iterator[dict[str, str]]:
-    """scenario -> bootstrap: the given broker, or one started broker per librdkafka scenario."""
+def _lanes(options: Options, log_dir: Path) -> Iterator[list[suite.Lane]]:
+    """The brokers to test: the given one, or brokers started here, each behind a counting proxy
+    it advertises to clients: `workers` for librdkafka's default scenario (the first also serves
+    the client programs) and one for its 'noautocreate' scenario."""
     if options.bootstrap:
-        yield {"default": options.bootstrap}
+        yield [suite.Lane("default", options.bootstrap)]
         return
     from broker.testing import running_broker
 
-    scenarios = ["default"]
+    from .traffic import CountingProxy
+
+    scenarios = ["default"] * max(1, options.workers if options.librdkafka else 1)
     if options.librdkafka:
         scenarios.append("noautocreate")
     with contextlib.ExitStack() as stack:
-        bootstraps = {}
-        for scenario in scenarios:
-            data_dir = log_dir / f"broker-{scenario}"
-            broker = stack.enter_context(running_broker(data_dir, config=suite.SCENARIO_BROKER_CONFIG[scenario],
+        lanes = []
+        for number, scenario in enumerate(scenarios):
+            proxy = stack.enter_context(CountingProxy())
+            config = {**suite.SCENARIO_BROKER_CONFIG[scenario], "advertised.listeners": f"PLAINTEXT://{proxy.address}"}
+            broker = stack.enter_context(running_broker(log_dir / f"broker-{number}-{scenario}", config=config,
                                                         require_clean_exit=False))
-            bootstraps[scenario] = broker.bootstrap
-        yield bootstraps
+            proxy.start(("127.0.0.1", broker.port))
+            lanes.append(suite.Lane(scenario, proxy.address, proxy))
+        yield lanes
 
 
 def _run_clients(options: Options, bootstrap: str, report: CompatReport, say) -> None:
@@ -141,7 +147,7 @@ def _run_clients(options: Options, bootstrap: str, report: CompatReport, say) ->
         java.cleanup()
 
 
-def _run_librdkafka(options: Options, bootstraps: dict[str, str], report: CompatReport, say) -> None:
+def _run_librdkafka(options: Options, lanes: list[suite.Lane], report: CompatReport, say) -> None:
     try:
         build = suite.ensure_built(say)
     except suite.SuiteUnavailable as problem:
@@ -165,8 +171,7 @@ def _run_librdkafka(options: Options, bootstraps: dict[str, str], report: Compat
         detail = f" - {result.reason}" if result.reason else ""
         say(f"  {result.test.name:<48} {result.outcome:<7} {result.duration:6.1f}s  {apis:5d} requests{detail}")
 
-    report.suite_results = suite.run_tests(build, tests, bootstraps, options.kafka_version,
-                                           report.log_dir / "librdkafka", workers=options.workers,
+    report.suite_results = suite.run_tests(build, tests, lanes, options.kafka_version, report.log_dir / "librdkafka",
                                            process_timeout=options.process_timeout, on_result=show)
 
 

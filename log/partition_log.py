@@ -54,6 +54,7 @@ from log.errors import (
 )
 from log.leader_epoch import LeaderEpochCache
 from log.producer_state import AppendOrigin, ProducerStateManager
+from log.transaction_index import AbortedTxn, PartitionTransactionIndex, marker_is_abort
 from log.segment import (
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
@@ -163,6 +164,7 @@ class PartitionLog:
         self._bases: list[int] = []
         self.leader_epoch_cache = LeaderEpochCache(self.dir)
         self.producer_state = ProducerStateManager(self.dir)
+        self.transaction_index = PartitionTransactionIndex(self.dir)
         self.log_end_offset = 0
         self.log_start_offset = 0
         self.recovery_point = 0
@@ -331,6 +333,10 @@ class PartitionLog:
 
         self.log_end_offset = new_log_end_offset
         producer_append.commit()
+        for producer_id, first_offset, marker_offset in producer_append.completed_transactions:
+            position = next(pos for pos, header in headers if header.base_offset == marker_offset)
+            if marker_is_abort(buf, position):
+                self._index_aborted_transaction(segment.base_offset, producer_id, first_offset, marker_offset)
         self.producer_state.map_end_offset = self.log_end_offset
         if flush_now:
             self.recovery_point = new_log_end_offset
@@ -473,6 +479,7 @@ class PartitionLog:
             raise KafkaStorageError(f"fsync of {self.topic}-{self.partition} failed: {e}") from e
         self.recovery_point = target
         self._last_flush_ms = self._clock_ms()
+        self.transaction_index.flush()
 
     def _fsync_segments(self, from_offset: int, to_offset: int) -> None:
         """fsync the segments holding offsets [from_offset, to_offset)."""
@@ -523,6 +530,37 @@ class PartitionLog:
                 return found
             i += 1  # nothing at or after `offset` in this segment (offsets skipped): try the next
         return None
+
+    # -- transactions -----------------------------------------------------------------------------
+
+    def _index_aborted_transaction(self, segment_base: int, producer_id: int, first_offset: int,
+                                   marker_offset: int) -> None:
+        """Record an aborted transaction; its last stable offset is where the partition's LSO
+        stood once it completed (Kafka's ProducerStateManager.lastStableOffset(completedTxn))."""
+        others = [entry.current_txn_first_offset for pid, entry in self.producer_state.entries.items()
+                  if pid != producer_id and entry.current_txn_first_offset is not None]
+        last_stable = min(others) if others else marker_offset + 1
+        self.transaction_index.append(segment_base, AbortedTxn(producer_id, first_offset, marker_offset, last_stable))
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions with records in [start_offset, upper_bound)."""
+        return self.transaction_index.collect(self._bases, start_offset, upper_bound)
+
+    def aborted_transactions_for_read(self, fetch_offset: int, records: FileSlice | None) -> list[AbortedTxn]:
+        """What a read_committed Fetch answers with `records` read from `fetch_offset`: the aborted
+        transactions overlapping the fetched batches, up to the first batch not fetched."""
+        if records is None or len(records) == 0:
+            return []
+        i = max(0, bisect.bisect_right(self._bases, records.first_offset) - 1)
+        segment = self._segments[i]
+        end = records.position + len(records)
+        upper_bound = self._bases[i + 1] if i + 1 < len(self._bases) else self.log_end_offset
+        if end < segment.size:
+            try:
+                upper_bound = segment.read_header(end).base_offset
+            except InvalidRecordBatch:
+                pass  # a torn tail: the bound stays at the segment's end
+        return self.collect_aborted_transactions(fetch_offset, upper_bound)
 
     def _position_of(self, segment: LogSegment, offset: int) -> int:
         """File position where the batch holding `offset` starts in `segment` (its size if none does)."""
@@ -692,6 +730,7 @@ class PartitionLog:
         if self._segments[0].base_offset > self.log_start_offset:
             self._increment_log_start_offset(self._segments[0].base_offset)
         self.producer_state.delete_snapshots_before(self._segments[0].base_offset)
+        self.transaction_index.retain(self._bases)
         return count
 
     # -- compaction -------------------------------------------------------------------------------
@@ -755,6 +794,7 @@ class PartitionLog:
             segment.delete()
             # The producer snapshot taken when that segment was rolled in goes with it, as in Kafka.
             self.producer_state.remove_snapshot(segment.base_offset)
+        self.transaction_index.merge_into(base, [segment.base_offset for segment in old[1:]])
         for swap in swapped:
             os.replace(swap, swap[: -len(SWAP_FILE_SUFFIX)])
         fsync_directory(self.dir)
@@ -822,6 +862,7 @@ class PartitionLog:
     def _rebuild_producer_state(self) -> None:
         """Load the newest snapshot at or below the LEO and replay batch headers after it."""
         leo = self.log_end_offset
+        self.transaction_index.retain(self._bases, leo)
         self.producer_state.delete_snapshots_after(leo)
         snapshot_offset = self.producer_state.load_latest_snapshot(leo)
         start = self._segments[0].base_offset if snapshot_offset is None else snapshot_offset
@@ -830,8 +871,12 @@ class PartitionLog:
             found = segment.translate_offset(start)
             if found is None:
                 continue
-            for _, header in segment.iter_headers(found[0]):
-                self.producer_state.replay(header)
+            for position, header in segment.iter_headers(found[0]):
+                completed = self.producer_state.replay(header)
+                # Aborts since the snapshot are indexed again (skipped when already there).
+                for producer_id, first_offset, marker_offset in completed:
+                    if marker_is_abort(segment.read_batch(position, header.size)):
+                        self._index_aborted_transaction(segment.base_offset, producer_id, first_offset, marker_offset)
         self.producer_state.map_end_offset = leo
 
     # -- lifecycle --------------------------------------------------------------------------------

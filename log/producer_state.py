@@ -128,6 +128,9 @@ class ProducerAppend:
         self._manager = manager
         self._origin = origin
         self._staged: dict[int, ProducerStateEntry] = {}
+        # (producer id, first offset, marker offset) of each transaction a marker closed here;
+        # a transaction with no data in this partition spans only its marker (as in Kafka).
+        self.completed_transactions: list[tuple[int, int, int]] = []
 
     def check_and_record(self, header: BatchHeader) -> BatchMetadata | None:
         """Validate a batch (offsets already assigned) and stage its metadata.
@@ -162,6 +165,9 @@ class ProducerAppend:
             # A transaction marker: it closes the producer's open transaction. Which (commit or
             # abort) and the coordinator epoch are in the marker record, read by the transaction layer.
             staged.update_epoch(header.producer_epoch)
+            first_offset = staged.current_txn_first_offset
+            self.completed_transactions.append(
+                (producer_id, header.base_offset if first_offset is None else first_offset, header.base_offset))
             staged.current_txn_first_offset = None
             staged.last_timestamp = header.max_timestamp
             return None
@@ -223,8 +229,10 @@ class ProducerStateManager:
             self.map_end_offset = max(self.map_end_offset, header.next_offset)
         return duplicate
 
-    def replay(self, header: BatchHeader) -> None:
-        """Apply a batch already in the log (recovery): nothing is validated or rejected."""
+    def replay(self, header: BatchHeader) -> list[tuple[int, int, int]]:
+        """Apply a batch already in the log (recovery): nothing is validated or rejected.
+        Returns the transactions it completed (a marker), as ProducerAppend.completed_transactions."""
+        completed = []
         if header.producer_id != NO_PRODUCER_ID:
             append = ProducerAppend(self, AppendOrigin.REPLICATION)
             try:
@@ -233,7 +241,9 @@ class ProducerStateManager:
                 # The log is the truth; a marker the transaction layer wrote may be missing here.
                 pass
             append.commit()
+            completed = append.completed_transactions
         self.map_end_offset = header.next_offset
+        return completed
 
     def first_unstable_offset(self) -> int | None:
         """The first offset of the oldest open transaction (bounds the last stable offset)."""

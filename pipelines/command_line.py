@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .kafka_options import OptionError, client_options, parse_key_values, subscription_options
-from .spark_session import JARS_ENV, connector_coordinates
+from pipelines.kafka_options import OptionError, client_options, parse_key_values, subscription_options
+from pipelines.spark_session import JARS_ENV, connector_coordinates
 
 
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:

@@ -444,6 +444,13 @@ def run(args) -> int:
                             # Commit as often as we heartbeat (auto.commit.interval.ms, roughly).
                             member.commit(consumer.positions)
                     except RebalanceNeeded:
+                        # As Kafka's consumer does before re-joining: commit what we consumed, so the
+                        # partitions' next owner continues from there (fails harmlessly when the
+                        # group no longer knows us).
+                        try:
+                            member.commit(consumer.positions)
+                        except (RebalanceNeeded, KafkaError):
+                            pass
                         _rejoin(member, consumer)
                 if consumer.poll():
                     last_message = time.monotonic()

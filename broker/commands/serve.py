@@ -21,9 +21,16 @@ async def serve(config: BrokerConfig, started: float) -> int:
     broker.load()
     # Replaying __consumer_offsets before listening means clients never see COORDINATOR_LOAD_IN_PROGRESS.
     await broker.groups.start(broker)
+    # After the groups: completing transactions left prepared settles offsets in __consumer_offsets.
+    await broker.transactions.start(broker)
     server = KafkaServer(broker)
     broker.server = server
     await server.start()
+    metrics = None
+    if config["metrics.port"] is not None:
+        from ..metrics_endpoint import start_metrics_endpoint
+
+        metrics = await start_metrics_endpoint(broker, config["metrics.host"], int(config["metrics.port"]))
     broker.start_background_tasks()
     log.info("kafka-wire started in %.3f s (node.id=%d, cluster.id=%s, log.dirs=%s)",
              time.monotonic() - started, broker.node_id, broker.metadata.cluster_id,
@@ -35,6 +42,9 @@ async def serve(config: BrokerConfig, started: float) -> int:
     await stop.wait()
     log.info("shutting down")
     await server.stop()
+    if metrics is not None:
+        await metrics.stop()
+    await broker.transactions.stop()
     await broker.groups.stop()
     broker.close()
     log.info("shut down cleanly")

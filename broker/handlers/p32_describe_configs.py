@@ -11,7 +11,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..config import BROKER_KEYS, ConfigSource, broker_synonyms
+from ..config import ConfigSource, broker_synonyms
 from ..metadata_store import validate_topic_name
 
 API = APIS_BY_NAME["DescribeConfigs"]

@@ -15,12 +15,14 @@ PKCS12 stores are refused with how to convert them. Any key can be set per liste
 listener only when set with that listener prefix.
 
 With a client certificate the connection's principal is `User:` + the certificate's subject as
-an RFC 2253 distinguished name (Kafka's default ssl.principal.mapping.rules), else User:ANONYMOUS.
+an RFC 2253 distinguished name, rewritten by `ssl.principal.mapping.rules` (Kafka's syntax:
+`RULE:^CN=(.*?),O=.*$/$1/L,DEFAULT`); without one it is User:ANONYMOUS.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import ssl
 import tempfile
 
@@ -131,15 +133,66 @@ def _load_truststore(ctx: ssl.SSLContext, config, listener: str) -> None:
         raise ConfigError(f"cannot load the trust store of listener {listener}: {exc}") from None
 
 
-def principal_from_certificate(cert: dict | None) -> str | None:
-    """`User:CN=alice,OU=eng,O=example` from a peer certificate (ssl.getpeercert()), or None.
-    RFC 2253 lists the subject's RDNs last first, as Java's X500Principal.getName() does."""
+def distinguished_name(cert: dict | None) -> str | None:
+    """`CN=alice,OU=eng,O=example` from a peer certificate (ssl.getpeercert()), or None. RFC 2253
+    lists the subject's RDNs last first, as Java's X500Principal.getName() does."""
     if not cert or not cert.get("subject"):
         return None
     rdns = []
     for rdn in reversed(cert["subject"]):
         rdns.append("+".join(f"{_DN_NAMES.get(name, name)}={_escape_dn(value)}" for name, value in rdn))
-    return "User:" + ",".join(rdns)
+    return ",".join(rdns)
+
+
+_RULE = r"(DEFAULT)|RULE:((?:\\.|[^\\/])*)/((?:\\.|[^\\/])*)/([LU]?).*?|(.*?)"
+_RULE_SPLITTER = re.compile(r"\s*(" + _RULE + r")\s*(?:,\s*|$)")
+
+
+class PrincipalMappingError(ValueError):
+    """No ssl.principal.mapping.rules rule applies to a certificate's name (the login fails)."""
+
+
+class SslPrincipalMapper:
+    """Kafka's ssl.principal.mapping.rules: the first rule whose pattern matches the whole
+    distinguished name rewrites it (Java's $1 group references; /L or /U change the case);
+    DEFAULT keeps the name as it is."""
+
+    def __init__(self, rules: str | None) -> None:
+        self.rules: list[tuple[re.Pattern, str, str] | None] = []  # None is DEFAULT
+        text = (rules or "DEFAULT").strip()
+        for match in _RULE_SPLITTER.finditer(text):
+            if match.end() == match.start():
+                break
+            if match.group(2):
+                self.rules.append(None)
+            elif match.group(3) is not None:
+                try:
+                    pattern = re.compile(match.group(3))
+                except re.error as exc:
+                    raise ConfigError(f"Invalid rule in ssl.principal.mapping.rules: {match.group(1)}: {exc}") from None
+                self.rules.append((pattern, match.group(4), match.group(5)))
+            elif match.group(6):
+                raise ConfigError(f"Invalid rule: {match.group(6)}")
+        self.text = text
+
+    def name(self, distinguished: str) -> str:
+        for rule in self.rules:
+            if rule is None:
+                return distinguished
+            pattern, replacement, case = rule
+            if pattern.fullmatch(distinguished):
+                result = pattern.sub(lambda m: re.sub(r"\$(\d)", lambda g: m.group(int(g.group(1))) or "",
+                                                      replacement), distinguished)
+                return result.lower() if case == "L" else result.upper() if case == "U" else result
+        raise PrincipalMappingError(f"No rules apply to {distinguished}, rules {self.text}")
+
+
+def principal_from_certificate(cert: dict | None, mapper: SslPrincipalMapper | None = None) -> str | None:
+    """`User:<mapped distinguished name>` for a peer certificate, or None without one."""
+    name = distinguished_name(cert)
+    if name is None:
+        return None
+    return "User:" + (mapper.name(name) if mapper else name)
 
 
 def _escape_dn(value: str) -> str:

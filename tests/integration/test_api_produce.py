@@ -16,7 +16,6 @@ import pytest
 from broker.testing import running_broker
 from broker.wire_client import ConnectionClosed, WireClient
 from kafka_wire.compression import CompressionType
-from kafka_wire.errors import ErrorCode
 
 from wire_cases import (
     batch, batches_of, consumed, create_topic, error_name, fetch, init_producer_id, log_end_offset, metadata,

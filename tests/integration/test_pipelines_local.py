@@ -57,23 +57,34 @@ KAFKA_SOURCE_SCHEMA = StructType([
 
 
 @pytest.fixture(scope="module")
-def spark():
-    session = (SparkSession.builder.master("local[2]").appName("kafka-wire pipeline tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.default.parallelism", "2")
-               # Tiny inputs: compiling generated code and re-planning shuffles cost more than they save.
-               .config("spark.sql.codegen.wholeStage", "false")
-               .config("spark.sql.adaptive.enabled", "false")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.driver.host", "127.0.0.1")        # loopback only
-               .config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
-               .getOrCreate())
+def spark(tmp_path_factory):
+    # The JVM starts in the current directory and Spark 4 keeps session artifacts under
+    # ./artifacts: start it in a scratch directory instead of the work tree.
+    work_tree = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("spark-cwd"))
+    try:
+        session = _start_spark()
+    finally:
+        os.chdir(work_tree)
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def _start_spark():
+    return (SparkSession.builder.master("local[2]").appName("kafka-wire pipeline tests")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.default.parallelism", "2")
+            # Tiny inputs: compiling generated code and re-planning shuffles cost more than they save.
+            .config("spark.sql.codegen.wholeStage", "false")
+            .config("spark.sql.adaptive.enabled", "false")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.driver.host", "127.0.0.1")        # loopback only
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
+            .getOrCreate())
 
 
 def at(ms: int) -> datetime:
@@ -223,7 +234,7 @@ def test_the_view_runs_as_a_streaming_query_and_resumes_from_its_checkpoint(spar
 N_CUSTOMERS = 500
 SLOW = os.environ.get("KW_SLOW") == "1"
 N_ORDERS = 100_000 if SLOW else 12_000
-MAX_RECORDS_PER_BATCH = N_ORDERS // 4 + 1
+MAX_RECORDS_PER_BATCH = N_ORDERS // 3 + 1  # 3 micro-batches per run
 PARTITIONS = 3
 BASE_MS = 1_700_000_000_000
 
@@ -237,7 +248,8 @@ class MicroBatchReplay:
     client (confluent-kafka) in place of Spark's connector:
 
     1. plan the batch's offset range per partition (from the previous batch's end up to the latest
-       offset, at most MAX_RECORDS_PER_BATCH records) and write it to offsets/<batch> before
+       offset, at most MAX_RECORDS_PER_BATCH records shared in proportion to each partition's
+       backlog, as maxOffsetsPerTrigger is) and write it to offsets/<batch> before
        anything else, as Spark's offset log; a batch already planned but not committed is re-run
        on the same range (Spark's recovery);
     2. read exactly that range with assign + seek, read_committed;
@@ -283,11 +295,13 @@ class MicroBatchReplay:
         batch = max(planned) + 1 if planned else 0
         start = ({int(p): o for p, o in planned[batch - 1]["end"].items()} if planned
                  else {p: 0 for p in range(PARTITIONS)})
-        latest, budget, end = self._latest_offsets(), MAX_RECORDS_PER_BATCH, {}
-        for p in range(PARTITIONS):
-            end[p] = min(latest[p], start[p] + budget // PARTITIONS + 1)
-        if end == start:
+        latest = self._latest_offsets()
+        backlog = {p: latest[p] - start[p] for p in range(PARTITIONS)}
+        if not any(backlog.values()):
             return None
+        # maxOffsetsPerTrigger, shared among partitions in proportion to their backlog, as Spark does.
+        total = sum(backlog.values())
+        end = {p: start[p] + min(backlog[p], -(-MAX_RECORDS_PER_BATCH * backlog[p] // total)) for p in range(PARTITIONS)}
         self._write_atomically(self.checkpoint / "offsets" / str(batch), {"start": start, "end": end})
         return batch, {"start": start, "end": end}
 
@@ -297,7 +311,7 @@ class MicroBatchReplay:
         rows, done, deadline = [], set(), time.monotonic() + 60
         while done != wanted:
             assert time.monotonic() < deadline, f"could not read {start} .. {end}; at {len(rows)} records"
-            for message in self.consumer.consume(1000, timeout=1.0):
+            for message in self.consumer.consume(1000, timeout=0.05):
                 assert not message.error(), message.error()
                 p, offset = message.partition(), message.offset()
                 if offset >= end[p]:
@@ -344,7 +358,7 @@ def read_topic(bootstrap: str, topic: str) -> list[tuple]:
         rows, deadline = [], time.monotonic() + 60
         while len(rows) < sum(ends.values()):
             assert time.monotonic() < deadline, f"read {len(rows)} of {sum(ends.values())} records of {topic}"
-            for m in consumer.consume(1000, timeout=1.0):
+            for m in consumer.consume(1000, timeout=0.05):
                 assert not m.error(), m.error()
                 rows.append((m.key(), m.value(), topic, m.partition(), m.offset(), at(m.timestamp()[1]), 0))
         return rows
@@ -398,7 +412,7 @@ def test_simulated_kill_and_restart_of_the_streaming_job_gives_the_uninterrupted
 
     uninterrupted = MicroBatchReplay(spark, bootstrap, "orders", "view-uninterrupted", tmp_path / "uninterrupted")
     try:
-        assert uninterrupted.run_until_caught_up() >= 4
+        assert uninterrupted.run_until_caught_up() == 3
     finally:
         uninterrupted.close()
 
@@ -419,3 +433,39 @@ def test_simulated_kill_and_restart_of_the_streaming_job_gives_the_uninterrupted
     # The kill landed after the sink: batch 1's rows were written twice, and the view did not care.
     assert records_killed > records_uninterrupted
     shutil.rmtree(tmp_path / "uninterrupted" / "state", ignore_errors=True)
+
+
+def test_replay_job_writes_the_recomputed_view_and_counts_rejected_records(spark, tmp_path, monkeypatch, capsys):
+    """order_totals_replay.replay end to end except the Kafka read, which is swapped for the
+    static records (the connector is not installed here)."""
+    from pipelines import order_totals_replay
+
+    args = order_totals_replay.parse_arguments([
+        "--bootstrap-servers", "127.0.0.1:9", "--topic", "orders", "--output-path", str(tmp_path / "view")])
+    monkeypatch.setattr(order_totals_replay, "read_slice",
+                        lambda session, _: session.createDataFrame(RECORDS, KAFKA_SOURCE_SCHEMA))
+    counts = order_totals_replay.replay(spark, args)
+    assert counts == {"records": len(RECORDS), "rejected": 6, "customers": 2}
+    written = [json.loads(line) for part in sorted((tmp_path / "view").glob("part-*.json"))
+               for line in part.read_text().splitlines()]
+    assert sorted(written, key=lambda r: r["customer"]) == [
+        {"customer": "alice", "orders": 2, "total_cents": 1000, "last_order_ms": 3_000},
+        {"customer": "bob", "orders": 2, "total_cents": 1200, "last_order_ms": 9_000}]
+    shown = capsys.readouterr().out  # the view, then the rejected records with where they are
+    assert "|alice   |2     |1000       |3000         |" in shown
+    assert "|orders|0        |5     |carol   |" in shown
+
+
+def test_changelog_topic_is_created_compacted_and_a_non_compacted_one_is_refused(broker):
+    from pipelines.changelog_topic import ChangelogTopicError, cleanup_policy, ensure_compacted_topic
+    from broker.wire_client import WireClient
+
+    assert ensure_compacted_topic(broker.bootstrap, "order-totals", partitions=2) is True
+    assert ensure_compacted_topic(broker.bootstrap, "order-totals") is False  # exists, compacted: fine
+    with WireClient(broker.bootstrap) as client:
+        assert cleanup_policy(client, "order-totals") == "compact"
+    AdminClient({"bootstrap.servers": broker.bootstrap}).create_topics([NewTopic("plain", 1, 1)])["plain"].result(30)
+    with pytest.raises(ChangelogTopicError, match="cleanup.policy=delete"):
+        ensure_compacted_topic(broker.bootstrap, "plain")
+    with pytest.raises(ChangelogTopicError, match="no bootstrap server reachable"):
+        ensure_compacted_topic("127.0.0.1:1", "x", timeout=2)

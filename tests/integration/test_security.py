@@ -397,3 +397,65 @@ def test_tls_handshake_garbage_does_not_hurt(secure_broker):
                 pass
     with connect(secure_broker.address("PLAINTEXT")) as client:
         assert client.call("ApiVersions", 0, {}).error_code == 0
+
+
+# -- TLS configuration (no broker process) ---------------------------------------------------------------
+
+
+def test_server_context_from_pem_files_and_inline_pem(certificates):
+    from broker.config import BrokerConfig
+    from broker.security.tls import server_context
+
+    ctx = server_context(BrokerConfig({"ssl.keystore.location": str(certificates.server),
+                                       "ssl.truststore.location": str(certificates.ca),
+                                       "ssl.client.auth": "required"}), "SSL", "SSL")
+    assert ctx.verify_mode == ssl.CERT_REQUIRED
+    key_and_chain = certificates.server.read_text()
+    key, _, chain = key_and_chain.partition("-----END PRIVATE KEY-----\n")
+    inline = BrokerConfig({"ssl.keystore.type": "PEM", "ssl.keystore.key": key + "-----END PRIVATE KEY-----\n",
+                           "ssl.keystore.certificate.chain": chain,
+                           "ssl.truststore.certificates": certificates.ca.read_text()})
+    assert server_context(inline, "SSL", "SSL").verify_mode == ssl.CERT_NONE
+
+
+def test_client_auth_applies_to_sasl_ssl_only_with_the_listener_prefix(certificates):
+    from broker.config import BrokerConfig
+    from broker.security.tls import server_context
+
+    base = {"ssl.keystore.location": str(certificates.server), "ssl.client.auth": "required"}
+    assert server_context(BrokerConfig(base), "SASL_SSL", "SASL_SSL").verify_mode == ssl.CERT_NONE
+    prefixed = {**base, "listener.name.sasl_ssl.ssl.client.auth": "requested",
+                "ssl.truststore.location": str(certificates.ca)}
+    assert server_context(BrokerConfig(prefixed), "SASL_SSL", "SASL_SSL").verify_mode == ssl.CERT_OPTIONAL
+
+
+def test_unsupported_key_stores_are_refused_with_advice(tmp_path, certificates):
+    from broker.config import BrokerConfig, ConfigError
+    from broker.security.tls import server_context
+
+    p12 = tmp_path / "store.p12"
+    p12.write_bytes(b"\x30\x82binary")
+    with pytest.raises(ConfigError, match="openssl pkcs12"):
+        server_context(BrokerConfig({"ssl.keystore.location": str(p12)}), "SSL", "SSL")
+    with pytest.raises(ConfigError, match="openssl pkcs12"):
+        server_context(BrokerConfig({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(certificates.server)}),
+                       "SSL", "SSL")
+    with pytest.raises(ConfigError, match="ssl.keystore.location"):
+        server_context(BrokerConfig({}), "SSL", "SSL")
+
+
+def test_principal_from_client_certificate_and_mapping_rules():
+    from broker.config import ConfigError
+    from broker.security.tls import PrincipalMappingError, SslPrincipalMapper, principal_from_certificate
+
+    cert = {"subject": ((("countryName", "US"),), (("organizationName", "Example, Inc."),),
+                        (("commonName", "alice"),))}
+    assert principal_from_certificate(cert) == "User:CN=alice,O=Example\\, Inc.,C=US"
+    assert principal_from_certificate(None) is None
+    mapper = SslPrincipalMapper("RULE:^CN=(.*?),O=.*$/$1/U, DEFAULT")
+    assert principal_from_certificate(cert, mapper) == "User:ALICE"
+    assert SslPrincipalMapper("DEFAULT").name("OU=x") == "OU=x"
+    with pytest.raises(PrincipalMappingError):
+        SslPrincipalMapper("RULE:^CN=(.*)$/$1/").name("OU=x")
+    with pytest.raises(ConfigError):
+        SslPrincipalMapper("RULE:^CN=(.*$/$1/")

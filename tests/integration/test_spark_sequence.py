@@ -102,13 +102,12 @@ def test_spark_connector_call_sequence(shared_broker, spark_call_sequence):
     assert len(producer_ids) == 1, f"one producer wrote the sink, yet batches carry producer ids {producer_ids}"
 
 
-@pytest.mark.xfail(strict=False, reason="compacted topics accept records without a key (no compaction-time "
-                                        "validation yet); Kafka answers INVALID_RECORD")
 def test_compacted_sink_topic_refuses_records_without_key(shared_broker, spark_call_sequence):
+    """Spark's sink writing a null key column to the compacted changelog topic gets INVALID_RECORD,
+    as from Kafka, instead of a record that compaction could never keep."""
     run_sequence(spark_call_sequence, shared_broker.bootstrap, "--compacted-null-key")
 
 
-@pytest.mark.xfail(strict=False, reason="needs consumer groups (issue 3)")
 def test_legacy_pattern_subscription_through_a_consumer_group(shared_broker, spark_call_sequence):
     """spark.sql.streaming.kafka.useDeprecatedOffsetFetching=true: the driver subscribes a
     KafkaConsumer to the pattern in a group instead of listing topics with Admin."""

@@ -109,7 +109,7 @@ def table_of(records) -> dict:
 
 
 def test_100k_updates_over_1k_keys_compact_to_the_last_value_of_each_live_key(manager, clock):
-    log = compacted(manager)
+    log = compacted(manager, {"segment.bytes": 65536})
     rng = random.Random(6)
     keys = [b"key-%04d" % i for i in range(1000)]
     codecs = [0, 1, 2, 3, 4]
@@ -317,7 +317,7 @@ def test_consumer_offsets_stays_small_under_constant_commits(manager):
     keys = [encode_offset_commit_key(f"group-{g}", "orders", p) for g in range(5) for p in range(4)]
     latest = {}
     largest = 0
-    for i in range(20_000):
+    for i in range(10_000):
         key = keys[i % len(keys)]
         value = b"\x00\x03" + i.to_bytes(8, "big") + b"\x00" * 20
         append(offsets, [(key, value)], origin=AppendOrigin.COORDINATOR)
@@ -325,7 +325,7 @@ def test_consumer_offsets_stays_small_under_constant_commits(manager):
         if i % 100 == 0:
             manager.cleaner.clean_filthiest_log()
         largest = max(largest, offsets.size_in_bytes)
-    # Without cleaning it would be ~2 MB; cleaned, it never exceeds a few segments.
+    # Without cleaning it would be ~1 MB; cleaned, it never exceeds a few segments.
     assert largest < 4 * 16384
     assert table_of(read_log(offsets)) == latest
 

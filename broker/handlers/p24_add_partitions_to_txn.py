@@ -1,0 +1,53 @@
+"""AddPartitionsToTxn (24): a transactional producer adds partitions to its transaction.
+
+v0-3 carry one producer's transaction; v4 (KIP-890, sent by partition leaders) carries several,
+each either added or, with `verify_only`, only checked. As in Kafka's KafkaApis: partitions of
+unknown topics fail with UNKNOWN_TOPIC_OR_PARTITION and the others of that transaction with
+OPERATION_NOT_ATTEMPTED; clients older than v2 get INVALID_PRODUCER_EPOCH for PRODUCER_FENCED.
+"""
+
+from __future__ import annotations
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+API = APIS_BY_NAME["AddPartitionsToTxn"]
+
+
+def topic_results(errors: dict[tuple[str, int], ErrorCode]) -> list[dict]:
+    by_topic: dict[str, list[dict]] = {}
+    for (topic, partition), error in errors.items():
+        by_topic.setdefault(topic, []).append({"partition_index": partition, "partition_error_code": int(error)})
+    return [{"name": topic, "results_by_partition": results} for topic, results in by_topic.items()]
+
+
+def add_partitions(broker, transactional_id: str, producer_id: int, producer_epoch: int,
+                   partitions: list[tuple[str, int]], version: int) -> dict[tuple[str, int], ErrorCode]:
+    unknown = {tp for tp in partitions if broker.partition_log(*tp) is None}
+    if unknown:
+        return {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
+                for tp in partitions}
+    error = broker.transactions.handle_add_partitions(transactional_id, producer_id, producer_epoch, partitions)
+    if error == ErrorCode.PRODUCER_FENCED and version < 2:
+        error = ErrorCode.INVALID_PRODUCER_EPOCH
+    return dict.fromkeys(partitions, error)
+
+
+async def handle(broker, ctx, request):
+    version = ctx.api_version
+    if version < 4:
+        partitions = [(t.name, p) for t in request.v3_and_below_topics for p in t.partitions]
+        errors = add_partitions(broker, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
+                                request.v3_and_below_producer_epoch, partitions, version)
+        return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": topic_results(errors)}
+    results = []
+    for txn in request.transactions:
+        partitions = [(t.name, p) for t in txn.topics for p in t.partitions]
+        if txn.verify_only:
+            errors = broker.transactions.handle_verify_partitions(txn.transactional_id, txn.producer_id,
+                                                                  txn.producer_epoch, partitions)
+        else:
+            errors = add_partitions(broker, txn.transactional_id, txn.producer_id, txn.producer_epoch,
+                                    partitions, version)
+        results.append({"transactional_id": txn.transactional_id, "topic_results": topic_results(errors)})
+    return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}

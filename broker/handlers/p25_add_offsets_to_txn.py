@@ -1,0 +1,24 @@
+"""AddOffsetsToTxn (25): add a group's __consumer_offsets partition to the producer's transaction,
+so that its TxnOffsetCommit offsets commit or abort with it (clients older than v2 get
+INVALID_PRODUCER_EPOCH for PRODUCER_FENCED)."""
+
+from __future__ import annotations
+
+from coordinator.offsets_store import OFFSETS_TOPIC
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+API = APIS_BY_NAME["AddOffsetsToTxn"]
+
+
+async def handle(broker, ctx, request):
+    groups = broker.groups
+    if groups is None or groups.offsets_topic is None:
+        error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    else:
+        partition = groups.partition_for(request.group_id)
+        error = broker.transactions.handle_add_partitions(request.transactional_id, request.producer_id,
+                                                          request.producer_epoch, [(OFFSETS_TOPIC, partition)])
+    if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 2:
+        error = ErrorCode.INVALID_PRODUCER_EPOCH
+    return {"throttle_time_ms": 0, "error_code": int(error)}

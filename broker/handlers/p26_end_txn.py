@@ -1,0 +1,17 @@
+"""EndTxn (26): commit or abort the producer's transaction (markers are written to every partition
+before the answer; clients older than v2 get INVALID_PRODUCER_EPOCH for PRODUCER_FENCED)."""
+
+from __future__ import annotations
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+API = APIS_BY_NAME["EndTxn"]
+
+
+async def handle(broker, ctx, request):
+    error = broker.transactions.handle_end_transaction(request.transactional_id, request.producer_id,
+                                                       request.producer_epoch, request.committed)
+    if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 2:
+        error = ErrorCode.INVALID_PRODUCER_EPOCH
+    return {"throttle_time_ms": 0, "error_code": int(error)}

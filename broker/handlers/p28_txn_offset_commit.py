@@ -1,0 +1,49 @@
+"""TxnOffsetCommit (28): offsets committed inside a transaction, visible once it commits.
+
+As Kafka 3.x: partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION; the group's
+__consumer_offsets partition must be in the transaction (AddOffsetsToTxn) before the first write
+there (KIP-890 verification); then the group coordinator stores the offsets as pending.
+"""
+
+from __future__ import annotations
+
+from coordinator.offsets_store import OFFSETS_TOPIC, offset_commit_append_error
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+API = APIS_BY_NAME["TxnOffsetCommit"]
+
+
+async def handle(broker, ctx, request):
+    errors: dict[tuple[str, int], ErrorCode] = {}
+    offsets = []
+    for topic in request.topics:
+        known = broker.metadata.topic(topic.name)
+        for p in topic.partitions:
+            if known is None or not 0 <= p.partition_index < known.partitions:
+                errors[(topic.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                offsets.append((topic.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                                p.committed_metadata))
+    groups = broker.groups
+    if offsets:
+        error = ErrorCode.NONE
+        if groups is None or groups.offsets_topic is None:
+            error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+        else:
+            partition = groups.partition_for(request.group_id)
+            error = broker.transactions.verify_transactional_write(
+                request.transactional_id, request.producer_id, request.producer_epoch, OFFSETS_TOPIC, partition,
+                broker.partition_log(OFFSETS_TOPIC, partition))
+            error = offset_commit_append_error(error) if error != ErrorCode.NONE else error
+        if error != ErrorCode.NONE:
+            errors.update(((t, p), error) for t, p, *_ in offsets)
+        else:
+            errors.update(groups.commit_transactional_offsets(
+                group_id=request.group_id, producer_id=request.producer_id, producer_epoch=request.producer_epoch,
+                generation_id=request.generation_id, member_id=request.member_id or "",
+                group_instance_id=request.group_instance_id, offsets=offsets))
+    by_topic: dict[str, list[dict]] = {}
+    for (topic, partition), error in errors.items():
+        by_topic.setdefault(topic, []).append({"partition_index": partition, "error_code": int(error)})
+    return {"throttle_time_ms": 0, "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}

@@ -1,0 +1,33 @@
+"""DescribeProducers (61): the producers a partition's leader knows, with their open transaction (KIP-664)."""
+
+from __future__ import annotations
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+API = APIS_BY_NAME["DescribeProducers"]
+
+
+def describe_partition(broker, topic: str, partition: int) -> dict:
+    plog = broker.partition_log(topic, partition)
+    if plog is None:
+        return {"partition_index": partition, "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                "error_message": None, "active_producers": []}
+    producers = [
+        {
+            "producer_id": entry.producer_id,
+            "producer_epoch": entry.producer_epoch,
+            "last_sequence": entry.last_seq,
+            "last_timestamp": entry.last_timestamp,
+            "coordinator_epoch": entry.coordinator_epoch,
+            "current_txn_start_offset": -1 if entry.current_txn_first_offset is None else entry.current_txn_first_offset,
+        }
+        for entry in plog.producer_state.entries.values()
+    ]
+    return {"partition_index": partition, "error_code": 0, "error_message": None, "active_producers": producers}
+
+
+async def handle(broker, ctx, request):
+    topics = [{"name": t.name, "partitions": [describe_partition(broker, t.name, p) for p in t.partition_indexes]}
+              for t in request.topics]
+    return {"throttle_time_ms": 0, "topics": topics}

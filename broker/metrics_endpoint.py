@@ -1,0 +1,226 @@
+"""The Prometheus endpoint (`metrics.port`, `metrics.host`): GET /metrics in the text format.
+
+Served by a small asyncio HTTP server in the broker's event loop, so a scrape reads the broker's
+state from the thread that changes it. What it reports, all prefixed `kafka_wire_`:
+
+- requests_total, request_duration_seconds (histogram), by API and version; bytes_in_total and
+  bytes_out_total (request and response frames) by API; connections, connections_created_total;
+  under_replicated_partitions (broker/metrics.py counts these as they happen);
+- read at scrape time, so the data path never pays for them: partitions, topics, and per
+  partition log_size_bytes, log_start_offset, log_end_offset;
+- per consumer group (when the group coordinator runs): consumer_group_committed_offset and
+  consumer_group_lag (high watermark minus committed offset) per partition, consumer_group_lag_sum,
+  consumer_group_members;
+- the Python process: CPU, memory, open fds, garbage collection (prometheus_client's collectors).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.exposition import generate_latest
+
+from .metrics import BYTES_IN, BYTES_OUT, COUNT, FIRST_BUCKET, LATENCY_BUCKETS, LATENCY_SUM, STATS, RequestStats
+
+log = logging.getLogger("kafka_wire.metrics")
+
+PREFIX = "kafka_wire"
+# What generate_latest writes: Prometheus' text format 0.0.4, which every Prometheus version reads.
+TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8"
+MAX_HTTP_HEAD = 8192
+HTTP_READ_TIMEOUT = 5.0
+
+
+class RequestStatsCollector:
+    """broker/metrics.py's counters as metric families."""
+
+    def __init__(self, stats: RequestStats) -> None:
+        self.stats = stats
+
+    def collect(self):
+        requests = CounterMetricFamily(f"{PREFIX}_requests", "Requests handled, by API and version",
+                                       labels=["api", "version"])
+        latency = HistogramMetricFamily(
+            f"{PREFIX}_request_duration_seconds",
+            "Time from a request's arrival to its response being ready to send, by API and version",
+            labels=["api", "version"])
+        totals_in: dict[str, int] = {}
+        totals_out: dict[str, int] = {}
+        for (api, version), stats in sorted(self.stats.by_api.items()):
+            labels = [api, str(version)]
+            requests.add_metric(labels, stats[COUNT])
+            cumulative, buckets = 0, []
+            for bound, count in zip(LATENCY_BUCKETS, stats[FIRST_BUCKET:]):
+                cumulative += count
+                buckets.append((repr(float(bound)), cumulative))
+            buckets.append(("+Inf", stats[COUNT]))
+            latency.add_metric(labels, buckets, stats[LATENCY_SUM])
+            totals_in[api] = totals_in.get(api, 0) + stats[BYTES_IN]
+            totals_out[api] = totals_out.get(api, 0) + stats[BYTES_OUT]
+        bytes_in = CounterMetricFamily(f"{PREFIX}_bytes_in", "Request bytes received (whole frames), by API",
+                                       labels=["api"])
+        bytes_out = CounterMetricFamily(f"{PREFIX}_bytes_out", "Response bytes sent (whole frames), by API",
+                                        labels=["api"])
+        for api, total in totals_in.items():
+            bytes_in.add_metric([api], total)
+        for api, total in totals_out.items():
+            bytes_out.add_metric([api], total)
+        yield requests
+        yield latency
+        yield bytes_in
+        yield bytes_out
+        yield GaugeMetricFamily(f"{PREFIX}_connections", "Open client connections", value=self.stats.connections_open)
+        yield CounterMetricFamily(f"{PREFIX}_connections_created", "Client connections accepted",
+                                  value=self.stats.connections_created)
+        yield GaugeMetricFamily(f"{PREFIX}_under_replicated_partitions",
+                                "Partitions led here whose ISR is smaller than their replica set",
+                                value=self.stats.under_replicated_partitions)
+
+
+class BrokerStateCollector:
+    """Partitions, logs and consumer groups, read from the broker at scrape time."""
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+
+    def collect(self):
+        partitions = GaugeMetricFamily(f"{PREFIX}_partitions", "Partitions this broker hosts")
+        topics = GaugeMetricFamily(f"{PREFIX}_topics", "Topics in the cluster metadata")
+        size = GaugeMetricFamily(f"{PREFIX}_log_size_bytes", "Size of a partition's log segments on disk",
+                                 labels=["topic", "partition"])
+        start = GaugeMetricFamily(f"{PREFIX}_log_start_offset", "First offset still in a partition's log",
+                                  labels=["topic", "partition"])
+        end = GaugeMetricFamily(f"{PREFIX}_log_end_offset", "Offset the next record appended to a partition gets",
+                                labels=["topic", "partition"])
+        high_watermarks: dict[tuple[str, int], int] = {}
+        for (topic, partition), plog in sorted(self.broker.logs.logs(), key=lambda item: item[0]):
+            labels = [topic, str(partition)]
+            size.add_metric(labels, plog.size_in_bytes)
+            start.add_metric(labels, plog.log_start_offset)
+            end.add_metric(labels, plog.log_end_offset)
+            high_watermarks[(topic, partition)] = plog.high_watermark
+        partitions.add_metric([], len(high_watermarks))
+        metadata = getattr(self.broker, "metadata", None)
+        topics.add_metric([], len(getattr(metadata, "topics", None) or {}))
+        yield partitions
+        yield topics
+        yield size
+        yield start
+        yield end
+        yield from self._consumer_groups(high_watermarks)
+
+    def _consumer_groups(self, high_watermarks: dict[tuple[str, int], int]):
+        committed = GaugeMetricFamily(f"{PREFIX}_consumer_group_committed_offset", "A group's committed offset",
+                                      labels=["group", "topic", "partition"])
+        lag = GaugeMetricFamily(f"{PREFIX}_consumer_group_lag", "High watermark minus the group's committed offset",
+                                labels=["group", "topic", "partition"])
+        lag_sum = GaugeMetricFamily(f"{PREFIX}_consumer_group_lag_sum", "A group's lag over all its partitions",
+                                    labels=["group"])
+        members = GaugeMetricFamily(f"{PREFIX}_consumer_group_members", "Members of a group", labels=["group"])
+        # The group coordinator may not exist (a broker built without it, or not started yet).
+        coordinator = getattr(self.broker, "groups", None)
+        groups = getattr(coordinator, "groups", None) or {}
+        for group_id, group in sorted(groups.items()):
+            members.add_metric([group_id], len(getattr(group, "members", None) or {}))
+            total = 0
+            for (topic, partition), offset in sorted((getattr(group, "offsets", None) or {}).items()):
+                labels = [group_id, topic, str(partition)]
+                committed.add_metric(labels, offset.offset)
+                high_watermark = high_watermarks.get((topic, partition))
+                if high_watermark is None:
+                    continue  # led by another broker, or deleted: not ours to say
+                partition_lag = max(high_watermark - offset.offset, 0)
+                lag.add_metric(labels, partition_lag)
+                total += partition_lag
+            lag_sum.add_metric([group_id], total)
+        yield committed
+        yield lag
+        yield lag_sum
+        yield members
+
+
+def build_registry(broker, stats: RequestStats = STATS) -> CollectorRegistry:
+    """Request statistics, the broker's state (when given), and the Python process."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(RequestStatsCollector(stats))
+    if broker is not None:
+        registry.register(BrokerStateCollector(broker))
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)
+    return registry
+
+
+def render(registry: CollectorRegistry) -> bytes:
+    """The registry in Prometheus' text exposition format."""
+    return generate_latest(registry)
+
+
+class MetricsEndpoint:
+    """GET (or HEAD) /metrics, also at /, over HTTP/1.1; one request per connection."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.server: asyncio.base_events.Server | None = None
+
+    async def start(self, host: str, port: int) -> tuple[str, int]:
+        self.server = await asyncio.start_server(self._serve, host=host, port=port, reuse_address=True,
+                                                 limit=MAX_HTTP_HEAD)
+        address = self.server.sockets[0].getsockname()
+        log.info("metrics on http://%s:%d/metrics", address[0], address[1])
+        return address[0], address[1]
+
+    async def stop(self) -> None:
+        if self.server is None:
+            return
+        self.server.close()
+        try:
+            await asyncio.wait_for(self.server.wait_closed(), 2)
+        except (asyncio.TimeoutError, Exception):
+            pass
+        self.server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            try:
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HTTP_READ_TIMEOUT)
+            except asyncio.LimitOverrunError:
+                head = None
+            status, body, content_type = self.answer(head)
+            if head is not None and head.startswith(b"HEAD "):
+                body_sent = b""
+            else:
+                body_sent = body
+            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+                         f"Connection: close\r\n\r\n".encode() + body_sent)
+            await writer.drain()
+        except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except Exception:
+            log.exception("metrics request failed")
+        finally:
+            writer.close()
+
+    def answer(self, head: bytes | None) -> tuple[str, bytes, str]:
+        """(status, body, content type) for a request head; None is a head over MAX_HTTP_HEAD."""
+        if head is None:
+            return "431 Request Header Fields Too Large", b"", "text/plain"
+        parts = head.split(b"\r\n", 1)[0].decode("latin-1").split()
+        if len(parts) != 3:
+            return "400 Bad Request", b"bad request\n", "text/plain"
+        method, target, _ = parts
+        if method not in ("GET", "HEAD"):
+            return "405 Method Not Allowed", b"only GET\n", "text/plain"
+        if target.split("?", 1)[0] not in ("/metrics", "/"):
+            return "404 Not Found", b"metrics are at /metrics\n", "text/plain"
+        return "200 OK", render(self.registry), TEXT_FORMAT
+
+
+async def start_metrics_endpoint(broker, host: str, port: int) -> MetricsEndpoint:
+    """Serve this broker's metrics on host:port (port 0 picks a free one)."""
+    endpoint = MetricsEndpoint(build_registry(broker))
+    await endpoint.start(host, port)
+    return endpoint

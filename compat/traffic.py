@@ -1,0 +1,154 @@
+"""A counting TCP proxy in front of a broker: which requests (API, version, client id) reached it.
+
+`kafka-wire compat` starts its brokers with `advertised.listeners` naming the proxy, so every
+connection a client makes, the bootstrap one and those to the broker it learns from Metadata,
+passes through here. The proxy reads the client-to-broker direction frame by frame (4-byte size,
+then the request header: api key, api version, correlation id, client id) and forwards each frame
+unchanged; the broker-to-client direction is copied as it comes. What a test did is then measured
+at the broker's door, whatever the client logs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import socket
+import struct
+import threading
+
+from kafka_wire.messages import APIS
+
+_HEADER = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
+
+
+def api_name(key: int) -> str:
+    api = APIS.get(key)
+    return api.name if api is not None else f"ApiKey{key}"
+
+
+class CountingProxy:
+    """Listens on 127.0.0.1:`port` (picked and bound at construction), forwards to `upstream`.
+
+    counts: Counter of (client id, api name, api version) -> requests, since the last take().
+    """
+
+    def __init__(self, upstream: tuple[str, int] | None = None, host: str = "127.0.0.1"):
+        self.upstream = upstream
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind((host, 0))  # held from now on, so a broker can advertise it before we serve
+        self._listener.listen(128)
+        self.host = host
+        self.port = self._listener.getsockname()[1]
+        self._counts: collections.Counter = collections.Counter()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._server: asyncio.AbstractServer | None = None
+        self._tasks: set[asyncio.Task] = set()
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def start(self, upstream: tuple[str, int] | None = None) -> None:
+        if upstream is not None:
+            self.upstream = upstream
+        if self.upstream is None:
+            raise ValueError("no upstream broker to forward to")
+        ready = threading.Event()
+
+        def serve() -> None:
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+
+            async def begin() -> None:
+                self._server = await asyncio.start_server(self._accept, sock=self._listener)
+
+            self._loop.run_until_complete(begin())
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=serve, name=f"counting-proxy-{self.port}", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+
+    def take(self) -> collections.Counter:
+        """The counts since the last take(), and a fresh start."""
+        with self._lock:
+            counts, self._counts = self._counts, collections.Counter()
+        return counts
+
+    def stop(self) -> None:
+        loop = self._loop
+        if loop is None:
+            self._listener.close()
+            return
+
+        async def shutdown() -> None:
+            if self._server is not None:
+                self._server.close()
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.sleep(0)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(shutdown(), loop).result(5)
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(5)
+        self._listener.close()
+
+    def __enter__(self) -> CountingProxy:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    async def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._tasks.add(task)
+        try:
+            try:
+                broker_reader, broker_writer = await asyncio.open_connection(*self.upstream)
+            except OSError:
+                client_writer.close()
+                return
+            requests = asyncio.ensure_future(self._requests(client_reader, broker_writer))
+            responses = asyncio.ensure_future(self._copy(broker_reader, client_writer))
+            # Either side closing ends the connection, as it would without a proxy in between.
+            await asyncio.wait({requests, responses}, return_when=asyncio.FIRST_COMPLETED)
+            for side in (requests, responses):
+                side.cancel()
+            for writer in (client_writer, broker_writer):
+                with contextlib.suppress(Exception):
+                    writer.close()
+        finally:
+            self._tasks.discard(task)
+
+    async def _requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            while True:
+                size_bytes = await reader.readexactly(4)
+                (size,) = struct.unpack(">i", size_bytes)
+                frame = await reader.readexactly(size) if size > 0 else b""
+                self._count(frame)
+                writer.write(size_bytes + frame)
+                await writer.drain()
+
+    def _count(self, frame: bytes) -> None:
+        if len(frame) < _HEADER.size:
+            return
+        api_key, api_version, _correlation_id, client_id_length = _HEADER.unpack_from(frame)
+        start = _HEADER.size
+        client_id = "" if client_id_length < 0 else frame[start:start + client_id_length].decode(errors="replace")
+        with self._lock:
+            self._counts[(client_id, api_name(api_key), api_version)] += 1
+
+    @staticmethod
+    async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError):
+            while chunk := await reader.read(1 << 16):
+                writer.write(chunk)
+                await writer.drain()

@@ -1,0 +1,598 @@
+"""The transaction coordinator: transactional producers' ids, epochs and transactions (Kafka's TransactionCoordinator).
+
+Every transactional id's state (coordinator/txn_metadata.py) lives in __transaction_state
+(coordinator/txn_log.py): each transition is written there before it takes effect and before the
+client hears of it, and `start` replays the topic. The requests follow Kafka 3.x:
+
+- InitProducerId gives a transactional id its producer id and the next epoch, which fences every
+  older instance; an ongoing transaction is aborted first (the client gets CONCURRENT_TRANSACTIONS
+  and retries); an exhausted epoch moves to a new producer id; v3+ producers may ask to bump the
+  epoch they have (KIP-360).
+- AddPartitionsToTxn / AddOffsetsToTxn add partitions (AddOffsets: the group's __consumer_offsets
+  partition) to the transaction; the leader verifies, before the first transactional write to a
+  partition, that it was added (KIP-890 part 1, on by default since Kafka 3.6).
+- EndTxn writes PrepareCommit/PrepareAbort, then a marker to every partition of the transaction
+  (coordinator/txn_markers.py), then CompleteCommit/CompleteAbort. The partitions are local, so
+  the markers are written before EndTxn is answered; a marker that cannot be written is retried
+  in the background, and the transaction stays in Prepare* (CONCURRENT_TRANSACTIONS) until then.
+  After a restart, transactions found in Prepare* are completed the same way.
+- Transactions running longer than their timeout are aborted (with an epoch bump that fences
+  the producer); transactional ids idle for transactional.id.expiration.ms are removed.
+
+Nothing here touches a socket; handlers call the `handle_*` methods and build responses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.records import read_batch_header
+
+from .offsets_store import AppendFailed
+from .txn_log import TransactionStateTopic, append_transaction_log_error, transaction_record
+from .txn_markers import write_txn_markers
+from .txn_metadata import (
+    EXPIRATION_ALLOWED,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    IllegalTransition,
+    TransactionMetadata,
+    TransactionState,
+    TxnTransit,
+    is_epoch_exhausted,
+)
+
+log = logging.getLogger("kafka_wire.coordinator")
+
+S = TransactionState
+TopicPartition = tuple[str, int]
+
+# Kafka's defaults, for keys a configuration may not carry.
+DEFAULTS = {
+    "transaction.max.timeout.ms": 900000,
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 10000,
+    "transaction.remove.expired.transaction.cleanup.interval.ms": 3600000,
+    "transactional.id.expiration.ms": 604800000,
+    "transaction.partition.verification.enable": True,
+}
+# How soon markers that could not be written are tried again.
+MARKER_RETRY_MS = 500
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class TransactionVerificationFailed(Exception):
+    """A transactional write to a partition its transaction does not hold; `error_name` is the
+    Kafka error the Produce response carries (broker/log_errors.py reads it)."""
+
+    def __init__(self, error: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.error_name = error.name
+
+
+@dataclass
+class InitProducerIdResult:
+    error: ErrorCode
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+
+
+class TransactionCoordinator:
+    """Every transactional id this broker coordinates."""
+
+    def __init__(self, *, clock_ms: Callable[[], int] = _wall_clock_ms) -> None:
+        self.clock_ms = clock_ms
+        self.transactions: dict[str, TransactionMetadata] = {}
+        self.config = None
+        self.state_log = None  # TransactionStateTopic (or a stand-in in tests)
+        self.write_markers = None  # (producer id, epoch, coordinator epoch, committed, partitions) -> errors
+        self.next_producer_id = None  # () -> a new producer id
+        self.partition_log = None  # (topic, partition) -> PartitionLog | None, for produce verification
+        self.active = False
+        self.loading = False
+        # Transactions in Prepare* whose markers (or Complete* record) are still to be written.
+        self._incomplete: set[str] = set()
+        self._tasks: list[asyncio.Task] = []
+        self._retry_handle: asyncio.TimerHandle | None = None
+
+    # == lifecycle ===================================================================================
+
+    def attach(self, config, state_log, write_markers, next_producer_id, partition_log=None) -> None:
+        """Wire the coordinator to its storage and the partitions (start does this for a broker)."""
+        self.config = config
+        self.state_log = state_log
+        self.write_markers = write_markers
+        self.next_producer_id = next_producer_id
+        self.partition_log = partition_log
+
+    async def start(self, broker) -> None:
+        """Create __transaction_state when missing, replay it, complete prepared transactions,
+        then serve (and abort timed-out transactions, expire idle transactional ids)."""
+        self.attach(
+            broker.config,
+            TransactionStateTopic(broker),
+            lambda pid, epoch, coordinator_epoch, committed, partitions: write_txn_markers(
+                broker, pid, epoch, coordinator_epoch, committed, partitions),
+            broker.producer_ids.next,
+            broker.partition_log,
+        )
+        started = time.monotonic()
+        partitions = self.state_log.ensure_created()
+        self.active = True
+        self.loading = True
+        try:
+            for partition in range(partitions):
+                self.load_partition(partition)
+                await asyncio.sleep(0)
+        finally:
+            self.loading = False
+        log.info("transaction coordinator loaded %d transactional ids from %d partitions in %.3f s",
+                 len(self.transactions), partitions, time.monotonic() - started)
+        self.complete_prepared_transactions()
+        self._tasks = [
+            asyncio.create_task(self._every("transaction.abort.timed.out.transaction.cleanup.interval.ms",
+                                            self.abort_timed_out_transactions)),
+            asyncio.create_task(self._every("transaction.remove.expired.transaction.cleanup.interval.ms",
+                                            self.expire_transactional_ids)),
+        ]
+
+    async def stop(self) -> None:
+        self.active = False
+        if self._retry_handle is not None:
+            self._retry_handle.cancel()
+            self._retry_handle = None
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+        self._tasks = []
+        self.transactions.clear()
+        self._incomplete.clear()
+
+    async def _every(self, interval_key: str, action) -> None:
+        while True:
+            await asyncio.sleep(max(int(self._cfg(interval_key)), 10) / 1000)
+            try:
+                action()
+            except Exception:
+                log.exception("transaction coordinator task %s failed", getattr(action, "__name__", action))
+
+    def _cfg(self, name: str):
+        default = DEFAULTS.get(name)
+        config = self.config
+        if config is None:
+            return default
+        value = config.get(name) if hasattr(config, "get") else None
+        if value is None:
+            raw = getattr(config, "original", {}).get(name)
+            if raw is None:
+                return default
+            if isinstance(default, bool):
+                return str(raw).strip().lower() == "true"
+            return type(default)(raw)
+        return value
+
+    def load_partition(self, partition: int) -> None:
+        """Replay one partition of __transaction_state: the last record of each id wins."""
+        for logged in self.state_log.read_transactions(partition):
+            if logged.metadata is None or logged.metadata.state == S.DEAD:
+                self.transactions.pop(logged.transactional_id, None)
+            else:
+                self.transactions[logged.transactional_id] = logged.metadata
+
+    def complete_prepared_transactions(self) -> None:
+        """Transactions the previous run left in PrepareCommit/PrepareAbort get their markers
+        (again: a marker written twice is harmless) and their Complete* record."""
+        for metadata in list(self.transactions.values()):
+            if metadata.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                log.info("completing %s of transactional id %s (producer %d, epoch %d) found on load",
+                         metadata.state.display_name, metadata.transactional_id, metadata.producer_id,
+                         metadata.producer_epoch)
+                self._send_markers(metadata)
+
+    # == common checks ===============================================================================
+
+    def coordinator_error(self) -> ErrorCode | None:
+        if not self.active:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if self.loading:
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return None
+
+    def partition_for(self, transactional_id: str) -> int:
+        return self.state_log.partition_for(transactional_id)
+
+    def _append(self, metadata: TransactionMetadata, transit: TxnTransit) -> ErrorCode:
+        """Write a prepared transition; on success it takes effect. Returns the client's error."""
+        try:
+            self.state_log.append(self.partition_for(metadata.transactional_id),
+                                  transaction_record(metadata.transactional_id, transit), self.clock_ms())
+        except AppendFailed as exc:
+            metadata.abort_transition()
+            error = append_transaction_log_error(exc.error)
+            log.warning("could not write %s of transactional id %s to the transaction log: %s (answering %s)",
+                        transit.state.display_name, metadata.transactional_id, exc.error.name, error.name)
+            return error
+        metadata.complete_transition(transit)
+        return ErrorCode.NONE
+
+    # == InitProducerId ==============================================================================
+
+    async def init_producer_id(self, request) -> dict:
+        """The InitProducerId response for a request with a transactional id (p22's delegate)."""
+        result = self.handle_init_producer_id(request.transactional_id, request.transaction_timeout_ms,
+                                              getattr(request, "producer_id", NO_PRODUCER_ID),
+                                              getattr(request, "producer_epoch", NO_PRODUCER_EPOCH))
+        return {"throttle_time_ms": 0, "error_code": int(result.error), "producer_id": result.producer_id,
+                "producer_epoch": result.producer_epoch}
+
+    def handle_init_producer_id(self, transactional_id: str, txn_timeout_ms: int,
+                                producer_id: int = NO_PRODUCER_ID,
+                                producer_epoch: int = NO_PRODUCER_EPOCH) -> InitProducerIdResult:
+        if transactional_id == "":
+            return InitProducerIdResult(ErrorCode.INVALID_REQUEST)
+        if producer_id == NO_PRODUCER_ID and producer_epoch == NO_PRODUCER_EPOCH:
+            expected = None
+        elif producer_id == NO_PRODUCER_ID or producer_epoch == NO_PRODUCER_EPOCH:
+            return InitProducerIdResult(ErrorCode.INVALID_REQUEST)
+        else:
+            expected = (producer_id, producer_epoch)
+        error = self.coordinator_error()
+        if error is not None:
+            return InitProducerIdResult(error)
+        if not 0 < txn_timeout_ms <= int(self._cfg("transaction.max.timeout.ms")):
+            return InitProducerIdResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+        metadata = self.transactions.get(transactional_id)
+        if metadata is None:
+            metadata = TransactionMetadata(transactional_id, self.next_producer_id(), txn_timeout_ms, self.clock_ms())
+            self.transactions[transactional_id] = metadata
+        prepared = self._prepare_init(metadata, txn_timeout_ms, expected)
+        if isinstance(prepared, ErrorCode):
+            return InitProducerIdResult(prepared)
+        if prepared.state == S.PREPARE_EPOCH_FENCE:
+            # Abort the ongoing transaction with a bumped epoch; that epoch is never returned:
+            # the client retries and gets the next one, once the abort is complete.
+            error = self._end_transaction(transactional_id, prepared.producer_id, prepared.producer_epoch,
+                                          committed=False, from_client=False)
+            if metadata.pending_state == S.PREPARE_EPOCH_FENCE:
+                metadata.pending_state = None
+            return InitProducerIdResult(ErrorCode.CONCURRENT_TRANSACTIONS if error == ErrorCode.NONE else error)
+        error = self._append(metadata, prepared)
+        if error != ErrorCode.NONE:
+            return InitProducerIdResult(error)
+        log.info("initialized transactional id %s with producer id %d and epoch %d on partition %d",
+                 transactional_id, metadata.producer_id, metadata.producer_epoch, self.partition_for(transactional_id))
+        return InitProducerIdResult(ErrorCode.NONE, metadata.producer_id, metadata.producer_epoch)
+
+    def _prepare_init(self, metadata: TransactionMetadata, txn_timeout_ms: int,
+                      expected: tuple[int, int] | None) -> TxnTransit | ErrorCode:
+        """Kafka's prepareInitProducerIdTransit."""
+        if metadata.pending_transition_in_progress:
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        if expected is not None:
+            expected_id, expected_epoch = expected
+            # The producer may continue when the metadata was just created, when it names the
+            # current producer id, or when it retries a bump that moved to a new producer id.
+            valid = (metadata.producer_epoch == NO_PRODUCER_EPOCH or expected_id == metadata.producer_id
+                     or (expected_id == metadata.last_producer_id and is_epoch_exhausted(expected_epoch)))
+            if not valid:
+                return ErrorCode.PRODUCER_FENCED
+        state = metadata.state
+        if state in (S.PREPARE_ABORT, S.PREPARE_COMMIT):
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        now = self.clock_ms()
+        if state in (S.COMPLETE_ABORT, S.COMPLETE_COMMIT, S.EMPTY):
+            if metadata.is_producer_epoch_exhausted and (expected is None or expected[1] == metadata.producer_epoch):
+                return metadata.prepare_producer_id_rotation(self.next_producer_id(), txn_timeout_ms, now,
+                                                             record_last_epoch=expected is not None)
+            return metadata.prepare_increment_producer_epoch(txn_timeout_ms, None if expected is None else expected[1],
+                                                             now)
+        if state == S.ONGOING:
+            return metadata.prepare_fence_producer_epoch()
+        raise IllegalTransition(f"transactional id {metadata.transactional_id} is in state {state.display_name}")
+
+    # == AddPartitionsToTxn / AddOffsetsToTxn ========================================================
+
+    def _check_producer(self, transactional_id: str, producer_id: int, producer_epoch: int
+                        ) -> tuple[ErrorCode | None, TransactionMetadata | None]:
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST, None
+        error = self.coordinator_error()
+        if error is not None:
+            return error, None
+        metadata = self.transactions.get(transactional_id)
+        if metadata is None or metadata.producer_id != producer_id:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, None
+        if metadata.producer_epoch != producer_epoch:
+            return ErrorCode.PRODUCER_FENCED, None
+        return None, metadata
+
+    def handle_add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                              partitions: Iterable[TopicPartition]) -> ErrorCode:
+        """Add partitions to the producer's transaction (starting it when none is ongoing)."""
+        partitions = set(partitions)
+        error, metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
+        if error is not None:
+            return error
+        if metadata.pending_transition_in_progress or metadata.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        if metadata.state == S.ONGOING and partitions <= metadata.partitions:
+            return ErrorCode.NONE
+        return self._append(metadata, metadata.prepare_add_partitions(partitions, self.clock_ms()))
+
+    def handle_verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                                 partitions: Iterable[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
+        """AddPartitionsToTxn v4 verify_only: whether each partition is in the ongoing transaction
+        (INVALID_TXN_STATE when not, as Kafka 3.x answers)."""
+        partitions = list(partitions)
+        error, metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
+        if error is None and metadata.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            error = ErrorCode.CONCURRENT_TRANSACTIONS
+        if error is not None:
+            return dict.fromkeys(partitions, error)
+        return {tp: ErrorCode.NONE if tp in metadata.partitions else ErrorCode.INVALID_TXN_STATE
+                for tp in partitions}
+
+    def verify_transactional_write(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                                   topic: str, partition: int, plog) -> ErrorCode:
+        """Before a transaction's first write to a partition, the leader asks the coordinator
+        whether the partition was added to it (Kafka 3.6+, transaction.partition.verification.enable).
+        Later writes (the partition has the transaction open for this epoch) need no check."""
+        if not self._cfg("transaction.partition.verification.enable"):
+            return ErrorCode.NONE
+        entry = plog.producer_state.last_entry(producer_id) if plog is not None else None
+        if entry is not None and entry.current_txn_first_offset is not None and entry.producer_epoch == producer_epoch:
+            return ErrorCode.NONE
+        error = self.handle_verify_partitions(transactional_id, producer_id, producer_epoch,
+                                              [(topic, partition)])[(topic, partition)]
+        if error in (ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                     ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
+            # Kafka answers these as NOT_ENOUGH_REPLICAS so that older clients retry the write.
+            return ErrorCode.NOT_ENOUGH_REPLICAS
+        if error == ErrorCode.PRODUCER_FENCED:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        return error
+
+    def verify_produce(self, topic: str, partition: int, plog, records, transactional_id: str) -> None:
+        """The Produce-side check of `verify_transactional_write` for a batch; raises
+        TransactionVerificationFailed."""
+        header = read_batch_header(records)
+        if not header.is_transactional:
+            return
+        error = self.verify_transactional_write(transactional_id, header.producer_id, header.producer_epoch,
+                                                topic, partition, plog)
+        if error != ErrorCode.NONE:
+            raise TransactionVerificationFailed(
+                error, "Partition was not added to the transaction" if error == ErrorCode.INVALID_TXN_STATE
+                else f"transaction verification failed: {error.name}")
+
+    # == EndTxn ======================================================================================
+
+    def handle_end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                               committed: bool) -> ErrorCode:
+        return self._end_transaction(transactional_id, producer_id, producer_epoch, committed, from_client=True)
+
+    def _end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int, committed: bool,
+                         from_client: bool) -> ErrorCode:
+        """Kafka's endTransaction: Prepare*, then markers, then Complete*."""
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST
+        error = self.coordinator_error()
+        if error is not None:
+            return error
+        metadata = self.transactions.get(transactional_id)
+        if metadata is None or metadata.producer_id != producer_id:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        # A client must name the current epoch; the coordinator's own abort carries a bumped one.
+        if (from_client and producer_epoch != metadata.producer_epoch) or producer_epoch < metadata.producer_epoch:
+            return ErrorCode.PRODUCER_FENCED
+        if metadata.pending_transition_in_progress and metadata.pending_state != S.PREPARE_EPOCH_FENCE:
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        state = metadata.state
+        wanted = S.PREPARE_COMMIT if committed else S.PREPARE_ABORT
+        if state == S.ONGOING:
+            is_epoch_fence = False
+            if wanted == S.PREPARE_ABORT and metadata.pending_state == S.PREPARE_EPOCH_FENCE:
+                is_epoch_fence = True
+                metadata.pending_state = None
+                metadata.producer_epoch = producer_epoch
+                metadata.last_producer_epoch = NO_PRODUCER_EPOCH
+            elif metadata.pending_state is not None:
+                return ErrorCode.CONCURRENT_TRANSACTIONS
+            error = self._append(metadata, metadata.prepare_abort_or_commit(wanted, self.clock_ms()))
+            if error != ErrorCode.NONE:
+                if is_epoch_fence:
+                    # The bumped epoch stays in memory, never returned; the next fence reuses it.
+                    metadata.has_failed_epoch_fence = True
+                return error
+            log.debug("transactional id %s (producer %d, epoch %d): %s of %d partitions",
+                     transactional_id, metadata.producer_id, metadata.producer_epoch,
+                     "committing" if committed else "aborting", len(metadata.partitions))
+            self._send_markers(metadata)
+            return ErrorCode.NONE
+        if state == S.COMPLETE_COMMIT:
+            return ErrorCode.NONE if committed else self._invalid_state(metadata, committed)
+        if state == S.COMPLETE_ABORT:
+            return ErrorCode.NONE if not committed else self._invalid_state(metadata, committed)
+        if state == S.PREPARE_COMMIT:
+            return ErrorCode.CONCURRENT_TRANSACTIONS if committed else self._invalid_state(metadata, committed)
+        if state == S.PREPARE_ABORT:
+            return ErrorCode.CONCURRENT_TRANSACTIONS if not committed else self._invalid_state(metadata, committed)
+        if state == S.EMPTY:
+            return self._invalid_state(metadata, committed)
+        raise IllegalTransition(f"transactional id {transactional_id} is in state {state.display_name}")
+
+    @staticmethod
+    def _invalid_state(metadata: TransactionMetadata, committed: bool) -> ErrorCode:
+        log.warning("transactional id %s is in state %s, but received %s", metadata.transactional_id,
+                    metadata.state.display_name, "COMMIT" if committed else "ABORT")
+        return ErrorCode.INVALID_TXN_STATE
+
+    def _send_markers(self, metadata: TransactionMetadata) -> None:
+        """Write the markers still missing, then Complete*; what fails is retried later."""
+        transactional_id = metadata.transactional_id
+        committed = metadata.state == S.PREPARE_COMMIT
+        if metadata.partitions:
+            coordinator_epoch = self.state_log.coordinator_epoch(self.partition_for(transactional_id))
+            results = self.write_markers(metadata.producer_id, metadata.producer_epoch, coordinator_epoch, committed,
+                                         sorted(metadata.partitions))
+            for tp, error in results.items():
+                if error in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+                    # Written, or the partition is gone (deleted topic): nothing left to close there.
+                    metadata.partitions.discard(tp)
+                elif error in (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+                               ErrorCode.INVALID_RECORD, ErrorCode.CORRUPT_MESSAGE):
+                    # Retrying cannot help (Kafka stops sending such a marker as well).
+                    log.error("giving up the marker of transactional id %s on %s-%d: %s", transactional_id,
+                              tp[0], tp[1], error.name)
+                    metadata.partitions.discard(tp)
+        if metadata.partitions:
+            self._retry_later(transactional_id)
+            return
+        error = self._append(metadata, metadata.prepare_complete(self.clock_ms()))
+        if error != ErrorCode.NONE:
+            self._retry_later(transactional_id)
+            return
+        self._incomplete.discard(transactional_id)
+        log.debug("transactional id %s (producer %d, epoch %d): %s", transactional_id, metadata.producer_id,
+                 metadata.producer_epoch, metadata.state.display_name)
+
+    def _retry_later(self, transactional_id: str) -> None:
+        self._incomplete.add(transactional_id)
+        if self._retry_handle is not None or not self.active:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no event loop (unit tests): retry_incomplete() is called by hand
+        self._retry_handle = loop.call_later(MARKER_RETRY_MS / 1000, self._retry_from_timer)
+
+    def _retry_from_timer(self) -> None:
+        self._retry_handle = None
+        try:
+            self.retry_incomplete()
+        except Exception:
+            log.exception("retrying transaction markers failed")
+
+    def retry_incomplete(self) -> None:
+        """Try again the markers (and Complete* records) that could not be written."""
+        for transactional_id in sorted(self._incomplete):
+            self._incomplete.discard(transactional_id)
+            metadata = self.transactions.get(transactional_id)
+            if metadata is not None and metadata.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT) \
+                    and not metadata.pending_transition_in_progress:
+                self._send_markers(metadata)
+
+    # == timeouts and expiration =====================================================================
+
+    def abort_timed_out_transactions(self) -> list[str]:
+        """Abort (with an epoch bump that fences the producer) every transaction running longer
+        than its timeout. Returns the transactional ids aborted."""
+        if self.coordinator_error() is not None:
+            return []
+        now = self.clock_ms()
+        aborted = []
+        for metadata in list(self.transactions.values()):
+            if metadata.state != S.ONGOING or metadata.pending_transition_in_progress:
+                continue
+            if metadata.txn_start_timestamp + metadata.txn_timeout_ms >= now:
+                continue
+            transit = metadata.prepare_fence_producer_epoch()
+            log.info("aborting transactional id %s (producer %d, epoch %d): it ran longer than its timeout of %d ms",
+                     metadata.transactional_id, metadata.producer_id, metadata.producer_epoch, metadata.txn_timeout_ms)
+            error = self._end_transaction(metadata.transactional_id, transit.producer_id, transit.producer_epoch,
+                                          committed=False, from_client=False)
+            if error == ErrorCode.NONE:
+                aborted.append(metadata.transactional_id)
+            else:
+                if metadata.pending_state == S.PREPARE_EPOCH_FENCE:
+                    metadata.pending_state = None
+                log.warning("could not abort timed-out transactional id %s: %s", metadata.transactional_id,
+                            error.name)
+        return aborted
+
+    def expire_transactional_ids(self) -> list[str]:
+        """Remove ids idle (no transaction, no InitProducerId) for transactional.id.expiration.ms."""
+        if self.coordinator_error() is not None:
+            return []
+        now = self.clock_ms()
+        expiration_ms = int(self._cfg("transactional.id.expiration.ms"))
+        expired = []
+        for metadata in list(self.transactions.values()):
+            if metadata.state not in EXPIRATION_ALLOWED or metadata.pending_transition_in_progress:
+                continue
+            if metadata.txn_last_update_timestamp + expiration_ms > now:
+                continue
+            if self._append(metadata, metadata.prepare_dead()) == ErrorCode.NONE:
+                self.transactions.pop(metadata.transactional_id, None)
+                expired.append(metadata.transactional_id)
+        if expired:
+            log.info("expired %d transactional ids: %s", len(expired), ", ".join(expired[:10]))
+        return expired
+
+    # == DescribeTransactions / ListTransactions =====================================================
+
+    def describe_transaction(self, transactional_id: str) -> dict:
+        """A DescribeTransactions entry."""
+        entry = {"error_code": 0, "transactional_id": transactional_id, "transaction_state": "",
+                 "transaction_timeout_ms": 0, "transaction_start_time_ms": -1, "producer_id": -1,
+                 "producer_epoch": -1, "topics": []}
+        error = self.coordinator_error()
+        if error is None and not transactional_id:
+            error = ErrorCode.INVALID_REQUEST
+        metadata = self.transactions.get(transactional_id) if error is None else None
+        if error is None and (metadata is None or metadata.state == S.DEAD):
+            error = ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+        if error is not None:
+            entry["error_code"] = int(error)
+            return entry
+        by_topic: dict[str, list[int]] = {}
+        for topic, partition in sorted(metadata.partitions):
+            by_topic.setdefault(topic, []).append(partition)
+        entry.update(transaction_state=metadata.state.display_name, transaction_timeout_ms=metadata.txn_timeout_ms,
+                     transaction_start_time_ms=metadata.txn_start_timestamp, producer_id=metadata.producer_id,
+                     producer_epoch=metadata.producer_epoch,
+                     topics=[{"topic": t, "partitions": ps} for t, ps in by_topic.items()])
+        return entry
+
+    def list_transactions(self, state_filters: Iterable[str] = (), producer_id_filters: Iterable[int] = ()
+                          ) -> dict:
+        """A ListTransactions response body (filters empty = everything)."""
+        error = self.coordinator_error()
+        if error is not None:
+            return {"throttle_time_ms": 0, "error_code": int(error), "unknown_state_filters": [],
+                    "transaction_states": []}
+        states = set()
+        unknown = []
+        for name in state_filters:
+            state = S.from_name(name)
+            if state is None:
+                unknown.append(name)
+            else:
+                states.add(state)
+        producer_ids = set(producer_id_filters)
+        listed = []
+        for metadata in self.transactions.values():
+            if metadata.state == S.DEAD:
+                continue
+            if producer_ids and metadata.producer_id not in producer_ids:
+                continue
+            if state_filters and metadata.state not in states:
+                continue
+            listed.append({"transactional_id": metadata.transactional_id, "producer_id": metadata.producer_id,
+                           "transaction_state": metadata.state.display_name})
+        return {"throttle_time_ms": 0, "error_code": 0, "unknown_state_filters": unknown,
+                "transaction_states": listed}
+
+
+__all__ = ["TransactionCoordinator", "TransactionVerificationFailed", "InitProducerIdResult"]
