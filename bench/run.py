@@ -60,6 +60,11 @@ QUICK = Sizes(rounds=1, produce_1k=100_000, produce_100=200_000, acks_all_1k=50_
               raw_requests=100, latency_rate=10_000, latency_seconds=3, scaling_messages=50_000,
               partitions=[1, 10, 100], connections=[1, 10], log_sizes_gb=[0.1, 0.5], ready_starts=2)
 
+# For the test suite's smoke run of this code path: seconds, not minutes; the numbers mean nothing.
+SMOKE = Sizes(rounds=1, produce_1k=5000, produce_100=5000, acks_all_1k=2000, acks_all_100=2000, raw_requests=5,
+              latency_rate=1000, latency_seconds=1.5, scaling_messages=2000, partitions=[1, 10], connections=[1, 2],
+              log_sizes_gb=[0.005, 0.01], ready_starts=1)
+
 
 @dataclass
 class Metric:
@@ -399,6 +404,7 @@ def _librdkafka_version() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, one round")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks the code path (for tests)")
     parser.add_argument("--rounds", type=int, help="rounds per measurement (default 3, quick 1)")
     parser.add_argument("--only", help="comma-separated scenarios: " + ",".join([*SCENARIOS, "ready", "logsize"]))
     parser.add_argument("--brokers", default=f"{OURS},{PEER}", help="which brokers to measure")
@@ -407,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="where to write the results ('-' for nowhere)")
     args = parser.parse_args(argv)
 
-    sizes = QUICK if args.quick else FULL
+    sizes = SMOKE if args.smoke else QUICK if args.quick else FULL
     if args.rounds:
         sizes.rounds = args.rounds
     if args.log_sizes_gb:
@@ -428,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     running: dict[str, BrokerUnderTest] = {}
     try:
         print("measuring the machine ...", flush=True)
-        facts = machine.measure(scratch, args.quick)
+        facts = machine.measure(scratch, args.quick or args.smoke)
         print(f"  {facts['cores']} cores, loopback {facts['loopback_bytes_per_s'] / GB:.2f} GB/s, "
               f"disk fdatasync {facts['fdatasync_bytes_per_s'] / MB:.0f} MB/s", flush=True)
         if "ready" in wanted:

@@ -16,7 +16,9 @@ The data path avoids copying bytes through Python objects:
   writable. On a listener whose transport is not a plain socket (TLS), parts go through
   `transport.write` and file slices are read into memory first.
 - A handler that completes without waiting (most requests) runs inline in the read callback;
-  only one that awaits (a fetch long-poll, a group join) becomes a task.
+  only one that awaits (a fetch long-poll, a group join) becomes a task, which continues it from
+  its first wait. So a handler's code before its first await runs outside any task:
+  `asyncio.current_task()` is None there (`asyncio.timeout` needs a task: await first).
 
 Backpressure: while a request is being handled, or its response has more than
 `OUTPUT_HIGH_WATER` bytes not yet taken by the socket, the connection reads and handles nothing

@@ -77,8 +77,10 @@ class WireClient:
         self.correlation_id = 0
         # api key -> (min, max) the broker serves; filled by negotiate() on first request().
         self.broker_versions: dict[int, tuple[int, int]] | None = None
+        self.closed = False
 
     def close(self) -> None:
+        self.closed = True
         self.sock.close()
 
     def __enter__(self) -> WireClient:
@@ -120,16 +122,22 @@ class WireClient:
         """Send one request; return the decoded response (None when expect_response is False).
         `wait`: seconds the broker may legitimately hold the answer (a long-polling Fetch); the
         socket timeout is extended by that much for this call."""
-        self.send_raw(self.frame(api_name, version, body))
-        if not expect_response:
-            return None
-        if wait:
-            self.sock.settimeout(self.timeout + wait)
         try:
-            frame = self.read_frame()
-        finally:
+            self.send_raw(self.frame(api_name, version, body))
+            if not expect_response:
+                return None
             if wait:
-                self.sock.settimeout(self.timeout)
+                self.sock.settimeout(self.timeout + wait)
+            try:
+                frame = self.read_frame()
+            finally:
+                if wait and not self.closed:
+                    self.sock.settimeout(self.timeout)
+        except BaseException:
+            # Interrupted (timeout, Ctrl-C, closed): the answer may still come and would be read
+            # as the next request's. The connection is unusable; ClusterClient reconnects.
+            self.close()
+            raise
         return self.decode_response(api_name, version, frame)
 
     def decode_response(self, api_name: str, version: int, frame: bytes):
@@ -147,9 +155,13 @@ class WireClient:
         does not know that one) and remember what the broker serves."""
         api = APIS_BY_NAME[API_VERSIONS]
         version = api.max_version
-        self.send_raw(self.frame(API_VERSIONS, version, {"client_software_name": "kafka-wire",
-                                                         "client_software_version": "0"}))
-        frame = self.read_frame()
+        try:
+            self.send_raw(self.frame(API_VERSIONS, version, {"client_software_name": "kafka-wire",
+                                                             "client_software_version": "0"}))
+            frame = self.read_frame()
+        except BaseException:
+            self.close()  # see call()
+            raise
         header, pos = RESPONSE_HEADER.decode_from(frame, 0)
         error, _ = read_int16(frame, pos)
         if error == ErrorCode.UNSUPPORTED_VERSION:
@@ -216,7 +228,7 @@ class ClusterClient:
 
     def any_broker(self) -> WireClient:
         """A connection to some broker: the first bootstrap address that answers."""
-        if self._bootstrap_client is not None:
+        if self._bootstrap_client is not None and not self._bootstrap_client.closed:
             return self._bootstrap_client
         errors = []
         for address in self.bootstrap:
@@ -233,7 +245,7 @@ class ClusterClient:
     def broker(self, node_id: int) -> WireClient:
         """A connection to the broker with this node id (Metadata says where it is)."""
         client = self._connections.get(node_id)
-        if client is not None:
+        if client is not None and not client.closed:
             return client
         if node_id not in self.brokers:
             self.metadata([])
@@ -243,15 +255,6 @@ class ClusterClient:
         client = self._connect(address)
         self._connections[node_id] = client
         return client
-
-    def forget(self, client: WireClient) -> None:
-        """Drop a connection that failed, so the next request reconnects."""
-        for key, value in list(self._connections.items()):
-            if value is client:
-                del self._connections[key]
-        if self._bootstrap_client is client:
-            self._bootstrap_client = None
-        client.close()
 
     def metadata(self, topics: list[str] | None = None, *, allow_auto_topic_creation: bool = False):
         """Metadata for these topics (None: all of them); refreshes the broker list."""
@@ -318,8 +321,12 @@ class ClusterClient:
         return offsets
 
     def coordinator(self, key: str, key_type: int = GROUP_KEY_TYPE, timeout: float | None = None) -> WireClient:
-        """The coordinator of a group (or a transactional id); retries while the cluster says
-        the coordinator is not available yet or still loading, up to `timeout` seconds."""
+        """A connection to the coordinator of a group (or a transactional id)."""
+        return self.broker(self.find_coordinator(key, key_type, timeout))
+
+    def find_coordinator(self, key: str, key_type: int = GROUP_KEY_TYPE, timeout: float | None = None) -> int:
+        """The node id of a group's (or transactional id's) coordinator; retries while the cluster
+        says the coordinator is not available yet or still loading, up to `timeout` seconds."""
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
         while True:
             client = self.any_broker()
@@ -333,7 +340,7 @@ class ClusterClient:
                 error, node_id, host, port = response.error_code, response.node_id, response.host, response.port
             if error == ErrorCode.NONE:
                 self.brokers[node_id] = f"{_bracket(host)}:{port}"
-                return self.broker(node_id)
+                return node_id
             if not ErrorCode.from_code(error).retriable or time.monotonic() >= deadline:
                 raise KafkaError(error, f"FindCoordinator {key}")
             time.sleep(0.2)

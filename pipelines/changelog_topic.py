@@ -55,8 +55,8 @@ def ensure_compacted_topic(bootstrap_servers: str, topic: str, partitions: int =
         if result.error_code == ErrorCode.NONE:
             return True
         if result.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
-            raise ChangelogTopicError(f"cannot create changelog topic {topic}: "
-                                      f"{ErrorCode.from_code(result.error_code).name} {result.error_message or ''}".rstrip())
+            error = ErrorCode.from_code(result.error_code).name
+            raise ChangelogTopicError(f"cannot create changelog topic {topic}: {error} {result.error_message or ''}".rstrip())
         policy = cleanup_policy(client, topic)
         if "compact" not in policy.split(","):
             raise ChangelogTopicError(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipelines.kafka_options import OptionError, client_options, parse_key_values, subscription_options
+from pipelines.kafka_options import client_options, parse_key_values, subscription_options
 from pipelines.spark_session import JARS_ENV, connector_coordinates
 
 
@@ -40,6 +40,3 @@ def subscription(args: argparse.Namespace) -> dict[str, str]:
 def fail(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 2
-
-
-__all__ = ["OptionError", "add_common_arguments", "fail", "kafka_client_options", "subscription"]

@@ -27,8 +27,8 @@ import sys
 
 from pipelines import orders
 from pipelines.changelog_topic import ChangelogTopicError, ensure_compacted_topic
-from pipelines.command_line import OptionError, add_common_arguments, fail, kafka_client_options, subscription
-from pipelines.kafka_options import range_options
+from pipelines.command_line import add_common_arguments, fail, kafka_client_options, subscription
+from pipelines.kafka_options import OptionError, range_options
 from pipelines.spark_session import build_session, is_missing_kafka_source, missing_connector_help
 
 # The view must never count a write that a transactional producer aborted.

@@ -93,8 +93,12 @@ class GroupMember:
         self.rebalance_timeout_ms = rebalance_timeout_ms
         self.member_id = ""
         self.generation_id = -1
-        self.coordinator = cluster.coordinator(group_id)
+        self.coordinator_id = cluster.find_coordinator(group_id)
         self.last_heartbeat = 0.0
+
+    @property
+    def coordinator(self):
+        return self.cluster.broker(self.coordinator_id)
 
     def _check(self, error_code: int, what: str) -> None:
         error = ErrorCode.from_code(error_code)
@@ -108,7 +112,7 @@ class GroupMember:
         if error in (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE,
                      ErrorCode.COORDINATOR_LOAD_IN_PROGRESS):
             time.sleep(0.2)
-            self.coordinator = self.cluster.coordinator(self.group_id)
+            self.coordinator_id = self.cluster.find_coordinator(self.group_id)
             raise RebalanceNeeded(error.name)
         raise KafkaError(error, f"{what} of group {self.group_id}")
 

@@ -31,15 +31,15 @@ def _produce_body(topic: str, batch: bytes, acks: int = 1) -> dict:
             "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": batch}]}]}
 
 
-def _fetch_body(topic: str, offset: int, partition_max: int = 1 << 20, max_wait_ms: int = 0) -> dict:
-    return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1, "max_bytes": 50 << 20,
+def _fetch_body(topic: str, offset: int, partition_max: int = 1 << 20, partition: int = 0) -> dict:
+    return {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 50 << 20,
             "isolation_level": 0, "topics": [{"topic": topic, "partitions": [
-                {"partition": 0, "fetch_offset": offset, "partition_max_bytes": partition_max}]}]}
+                {"partition": partition, "fetch_offset": offset, "partition_max_bytes": partition_max}]}]}
 
 
-def _create_topic(client: WireClient, topic: str) -> None:
+def _create_topic(client: WireClient, topic: str, partitions: int = 1) -> None:
     response = client.call("CreateTopics", 4, {"topics": [
-        {"name": topic, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}],
+        {"name": topic, "num_partitions": partitions, "replication_factor": 1, "assignments": [], "configs": []}],
         "timeout_ms": 10000, "validate_only": False})
     assert response.topics[0].error_code == 0
 
@@ -51,15 +51,16 @@ def _produce(client: WireClient, topic: str, batch: bytes) -> int:
     return partition.base_offset
 
 
-def _fetch_all(client: WireClient, topic: str, end_offset: int, partition_max: int = 1 << 20) -> bytes:
+def _fetch_all(client: WireClient, topic: str, end_offset: int, partition_max: int = 1 << 20,
+               partition: int = 0) -> bytes:
     """Every batch from offset 0 up to end_offset, as the bytes the broker sent."""
     data = bytearray()
     offset = 0
     while offset < end_offset:
-        response = client.call("Fetch", FETCH_VERSION, _fetch_body(topic, offset, partition_max))
-        partition = response.responses[0].partitions[0]
-        assert partition.error_code == 0
-        records = bytes(partition.records)
+        response = client.call("Fetch", FETCH_VERSION, _fetch_body(topic, offset, partition_max, partition))
+        answer = response.responses[0].partitions[0]
+        assert answer.error_code == 0
+        records = bytes(answer.records)
         assert records, f"no data at offset {offset} of {end_offset}"
         data += records
         *_, (_, last) = iter_batch_headers(records)
@@ -88,15 +89,24 @@ def test_large_produce_frames_and_fetched_log_bytes_round_trip(client):
     """Produce requests of several MB (read straight into their own buffer) and fetches that send
     the log file's bytes: what comes back is exactly what was sent, batch for batch."""
     topic = "server-roundtrip"
-    _create_topic(client, topic)
+    _create_topic(client, topic, partitions=3)
     sent = [_batch(count, size, seed) for seed, (count, size) in
-            enumerate([(1, 10), (3000, 1000), (5, 70_000), (200, 100), (2, 1_500_000)])]
+            enumerate([(1, 10), (900, 1000), (5, 70_000), (200, 100), (1, 1_000_000)])]
     offsets = [_produce(client, topic, batch) for batch in sent]
-    end = offsets[-1] + 2
-    assert offsets == [0, 1, 3001, 3006, 3206]
+    assert offsets == [0, 1, 901, 906, 1106]
+    # One request of ~2.7 MB carrying a batch for each partition.
+    big = [_batch(900, 1000, 10 + p) for p in range(3)]
+    response = client.call("Produce", PRODUCE_VERSION, {
+        "transactional_id": None, "acks": 1, "timeout_ms": 30000, "topic_data": [{"name": topic, "partition_data": [
+            {"index": p, "records": big[p]} for p in range(3)]}]})
+    assert [(p.error_code, p.base_offset) for p in response.responses[0].partition_responses] == \
+        [(0, 1107), (0, 0), (0, 0)]
+    sent.append(big[0])
     for partition_max in (1 << 20, 64 << 10, 8 << 20):
-        fetched = _fetch_all(client, topic, end, partition_max)
+        fetched = _fetch_all(client, topic, 2007, partition_max)
         assert _without_offsets(fetched) == [_without_offsets(b)[0] for b in sent]
+    for p in (1, 2):
+        assert _without_offsets(_fetch_all(client, topic, 900, partition=p)) == _without_offsets(big[p])
 
 
 def test_pipelined_requests_split_at_every_byte_boundary_are_answered_in_order(client):

@@ -49,7 +49,9 @@ def run_sequence(command: list[str], bootstrap: str, *options: str) -> str:
         done = subprocess.run([*command, bootstrap, "--timeout", str(STEP_TIMEOUT), *options],
                               capture_output=True, text=True, timeout=PROGRAM_TIMEOUT, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as expired:
-        output = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
+        output = expired.stdout or ""
+        if isinstance(output, bytes):
+            output = output.decode(errors="replace")
         pytest.fail(f"SparkCallSequence did not finish in {PROGRAM_TIMEOUT}s; its output so far:\n{output}",
                     pytrace=False)
     output = done.stdout + (f"\n--- stderr ---\n{done.stderr}" if done.stderr.strip() else "")
@@ -95,8 +97,8 @@ def test_spark_connector_call_sequence(shared_broker, spark_call_sequence):
         for header in headers:
             assert header.producer_id >= 0 and header.producer_epoch >= 0, \
                 f"sink batch at offset {header.base_offset} has no producer id: the default producer was not idempotent"
-            assert header.base_sequence == next_sequence, \
-                f"sink batch at offset {header.base_offset}: base sequence {header.base_sequence}, expected {next_sequence}"
+            assert header.base_sequence == next_sequence, (f"sink batch at offset {header.base_offset}: base "
+                                                           f"sequence {header.base_sequence}, expected {next_sequence}")
             next_sequence += header.records_count
             producer_ids.add(header.producer_id)
     assert len(producer_ids) == 1, f"one producer wrote the sink, yet batches carry producer ids {producer_ids}"

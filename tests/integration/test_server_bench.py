@@ -1,0 +1,26 @@
+"""Smoke run of the benchmark's code path (bench.run --smoke) against our broker: every scenario
+runs end to end and the report has its rows. The numbers are not checked: no timed assertions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from broker.testing import REPO_ROOT
+
+
+def test_bench_smoke_run_reports_every_measurement(tmp_path):
+    output = tmp_path / "RESULTS.md"
+    run = subprocess.run([sys.executable, "-m", "bench.run", "--smoke", "--brokers", "kafka-wire",
+                          "--output", str(output)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    report = output.read_text()
+    for row in ("produce 1 KiB, acks=1 | MB/s", "produce 100 B, acks=all, fsync per request | msg/s",
+                "consume 1 KiB (librdkafka) | MB/s", "consume 1 KiB (raw Fetch requests)",
+                "broker CPU per GB produced (1 KiB, acks=1)", "end-to-end latency p99",
+                "start-to-ready (empty data directory)", "start-to-ready (restart)",
+                "produce 1 KiB over 10 partitions", "produce 1 KiB from 2 connections",
+                "consume a 0.01 GB log (raw)"):
+        assert row in report, f"{row!r} missing from the report:\n{report}"
+    assert "## Targets (issue 7)" in report
+    assert "TCP loopback" in report and "fdatasync" in report
