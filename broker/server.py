@@ -363,7 +363,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._finish_busy(close=True)
             return
         if not self._closed:
-            self._respond(what, response)
+            try:
+                self._respond(what, response)
+            except CloseConnection:
+                self._finish_busy(close=True)
+                return
         self._finish_busy(close=False)
 
     def _finish_busy(self, close: bool) -> None:
@@ -383,10 +387,17 @@ class KafkaConnection(asyncio.BufferedProtocol):
                       correlation_id, client_id)
 
     def _respond(self, what, response) -> None:
+        """Queue the encoded response; a response that cannot be encoded is our error: logged,
+        and the connection closed (raises CloseConnection)."""
         if response is None:
             return  # acks=0 produce: no answer
         api, version, correlation_id, _ = what
-        self._queue(encode_response(api, version, correlation_id, response))
+        try:
+            parts = encode_response(api, version, correlation_id, response)
+        except Exception:
+            self._log_handler_error(what)
+            raise CloseConnection
+        self._queue(parts)
 
     def _unsupported_api_versions(self, correlation_id: int) -> list:
         from .handlers.p18_api_versions import api_versions_response

@@ -31,6 +31,7 @@ tests that route librdkafka's log elsewhere.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import os
 import queue
@@ -71,6 +72,8 @@ _SAY = re.compile(r"^\[([^\s\]]+)\s+/\s*[\d.]+s\] (.*)")
 _SKIPPING = re.compile(r"\[(\w+)\s+/\s*[\d.]+s\].*?SKIPPING TEST: (.*)")
 _FAILURE = re.compile(r'### Test "(\w+)(?: \((.*)\))?" failed at (\S+) at [^#\n]*###\s*\n(.*)')
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# test_create_topic(rk, name, partitions, 3) and Test::create_topic(c, name, partitions, 3)
+_REPLICATION_FACTOR_3 = re.compile(r"create_topic\w*\([^;]*?,\s*3\s*\)\s*;", re.S)
 
 
 class SuiteUnavailable(RuntimeError):
@@ -84,6 +87,7 @@ class SuiteTest:
     name: str  # "0012_produce_consume"
     flags: frozenset[str]  # {"LOCAL", "KNOWN_ISSUE", "SOCKEM", "MANUAL"}
     scenarios: tuple[str, ...]  # ("default",), ("noautocreate",), ("default", "ak23")
+    brokers_needed: int = 1  # 3 when its source creates topics with replication factor 3
 
     @property
     def number(self) -> str:
@@ -103,6 +107,9 @@ class SuiteTest:
             return "needs sockem (the harness runs with -E)"
         if not any(s in SCENARIO_BROKER_CONFIG for s in self.scenarios):
             return f"scenario {','.join(self.scenarios)} not provided"
+        if self.brokers_needed > 1:
+            return (f"creates topics with replication factor {self.brokers_needed}: needs a "
+                    f"{self.brokers_needed}-broker cluster (the suite's scenarios have 3 brokers, ours 1)")
         return None
 
     @property
@@ -148,7 +155,12 @@ class SuiteBuild:
         return self.source_dir.name.removeprefix("librdkafka-")
 
     def tests(self) -> list[SuiteTest]:
-        return parse_test_table((self.tests_dir / "test.c").read_text(errors="replace"))
+        tests = parse_test_table((self.tests_dir / "test.c").read_text(errors="replace"))
+        replicated = set()
+        for source in [*self.tests_dir.glob("[0-9]*-*.c"), *self.tests_dir.glob("[0-9]*-*.cpp")]:
+            if _REPLICATION_FACTOR_3.search(source.read_text(errors="replace")):
+                replicated.add(source.name.split("-", 1)[0])
+        return [dataclasses.replace(t, brokers_needed=3) if t.number in replicated else t for t in tests]
 
 
 def parse_test_table(test_c: str) -> list[SuiteTest]:

@@ -113,8 +113,9 @@ class TransactionCoordinator:
         self.partition_log = partition_log
 
     async def start(self, broker) -> None:
-        """Create __transaction_state when missing, replay it, complete prepared transactions,
-        then serve (and abort timed-out transactions, expire idle transactional ids)."""
+        """Replay __transaction_state, complete prepared transactions, then serve (and abort
+        timed-out transactions, expire idle transactional ids). As in Kafka, the topic itself is
+        created when the first transactional producer needs it."""
         self.attach(
             broker.config,
             TransactionStateTopic(broker),
@@ -124,7 +125,7 @@ class TransactionCoordinator:
             broker.partition_log,
         )
         started = time.monotonic()
-        partitions = self.state_log.ensure_created()
+        partitions = self.state_log.existing_partitions()
         self.active = True
         self.loading = True
         try:
@@ -212,6 +213,18 @@ class TransactionCoordinator:
     def partition_for(self, transactional_id: str) -> int:
         return self.state_log.partition_for(transactional_id)
 
+    def _ensure_state_topic(self) -> ErrorCode | None:
+        """Create __transaction_state on first use (Kafka creates it on the first lookup of a
+        transaction coordinator); COORDINATOR_NOT_AVAILABLE when that fails."""
+        if self.state_log.num_partitions > 0:
+            return None
+        try:
+            self.state_log.ensure_created()
+        except Exception:
+            log.exception("could not create the transaction state topic")
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return None
+
     def _append(self, metadata: TransactionMetadata, transit: TxnTransit) -> ErrorCode:
         """Write a prepared transition; on success it takes effect. Returns the client's error."""
         try:
@@ -228,11 +241,14 @@ class TransactionCoordinator:
 
     # == InitProducerId ==============================================================================
 
-    async def init_producer_id(self, request) -> dict:
-        """The InitProducerId response for a request with a transactional id (p22's delegate)."""
+    async def init_producer_id(self, request, version: int | None = None) -> dict:
+        """The InitProducerId response for a request with a transactional id (p22's delegate);
+        `version` is the request's (clients before v4 learn of fencing as INVALID_PRODUCER_EPOCH)."""
         result = self.handle_init_producer_id(request.transactional_id, request.transaction_timeout_ms,
                                               getattr(request, "producer_id", NO_PRODUCER_ID),
                                               getattr(request, "producer_epoch", NO_PRODUCER_EPOCH))
+        if result.error == ErrorCode.PRODUCER_FENCED and version is not None and version < 4:
+            result.error = ErrorCode.INVALID_PRODUCER_EPOCH
         return {"throttle_time_ms": 0, "error_code": int(result.error), "producer_id": result.producer_id,
                 "producer_epoch": result.producer_epoch}
 
@@ -247,7 +263,7 @@ class TransactionCoordinator:
             return InitProducerIdResult(ErrorCode.INVALID_REQUEST)
         else:
             expected = (producer_id, producer_epoch)
-        error = self.coordinator_error()
+        error = self.coordinator_error() or self._ensure_state_topic()
         if error is not None:
             return InitProducerIdResult(error)
         if not 0 < txn_timeout_ms <= int(self._cfg("transaction.max.timeout.ms")):
@@ -347,14 +363,20 @@ class TransactionCoordinator:
                                    topic: str, partition: int, plog) -> ErrorCode:
         """Before a transaction's first write to a partition, the leader asks the coordinator
         whether the partition was added to it (Kafka 3.6+, transaction.partition.verification.enable).
-        Later writes (the partition has the transaction open for this epoch) need no check."""
+        Later writes (the partition has the transaction open for this epoch) need no check.
+        Returns the coordinator's answer as TxnOffsetCommit passes it on."""
         if not self._cfg("transaction.partition.verification.enable"):
             return ErrorCode.NONE
         entry = plog.producer_state.last_entry(producer_id) if plog is not None else None
         if entry is not None and entry.current_txn_first_offset is not None and entry.producer_epoch == producer_epoch:
             return ErrorCode.NONE
-        error = self.handle_verify_partitions(transactional_id, producer_id, producer_epoch,
-                                              [(topic, partition)])[(topic, partition)]
+        return self.handle_verify_partitions(transactional_id, producer_id, producer_epoch,
+                                             [(topic, partition)])[(topic, partition)]
+
+    def produce_verification_error(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                                   topic: str, partition: int, plog) -> ErrorCode:
+        """`verify_transactional_write` as Produce answers it (Kafka's ReplicaManager mapping)."""
+        error = self.verify_transactional_write(transactional_id, producer_id, producer_epoch, topic, partition, plog)
         if error in (ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
                      ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
             # Kafka answers these as NOT_ENOUGH_REPLICAS so that older clients retry the write.
@@ -364,12 +386,11 @@ class TransactionCoordinator:
         return error
 
     def verify_produce(self, topic: str, partition: int, plog, records, transactional_id: str) -> None:
-        """The Produce-side check of `verify_transactional_write` for a batch; raises
-        TransactionVerificationFailed."""
+        """The Produce-side check of a transactional batch; raises TransactionVerificationFailed."""
         header = read_batch_header(records)
         if not header.is_transactional:
             return
-        error = self.verify_transactional_write(transactional_id, header.producer_id, header.producer_epoch,
+        error = self.produce_verification_error(transactional_id, header.producer_id, header.producer_epoch,
                                                 topic, partition, plog)
         if error != ErrorCode.NONE:
             raise TransactionVerificationFailed(

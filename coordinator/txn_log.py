@@ -125,6 +125,12 @@ class TransactionStateTopic:
             value = default if raw is None else type(default)(raw)
         return value
 
+    def existing_partitions(self) -> int:
+        """The partition count of the topic, 0 when it was never created."""
+        meta = self.broker.metadata.topic(TRANSACTION_STATE_TOPIC)
+        self.num_partitions = meta.partitions if meta is not None else 0
+        return self.num_partitions
+
     def ensure_created(self) -> int:
         """Create the topic when missing, with Kafka's settings for it; the partition count."""
         meta = self.broker.metadata.topic(TRANSACTION_STATE_TOPIC)

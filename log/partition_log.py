@@ -9,14 +9,23 @@ Offsets, as Kafka names them:
 - recovery point: everything below it was fsynced; after an unclean shutdown only segments from
   the one containing it are re-scanned.
 
-Appends never decode records: each batch's header and CRC are checked, its base offset and
-leader epoch written into the header in place (the CRC does not cover them), and all batches
-go to the active segment with one write(2) call, so an acknowledged append is in the file (the
-page cache) before `append` returns and survives the process being killed. fsync follows
-`flush.messages` / `flush.ms` and happens on every segment roll.
+Appends never decode records (except to refuse keyless records on compacted topics, as Kafka
+does): each batch's header and CRC are checked, its base offset and leader epoch written into the
+header in place (the CRC does not cover them), and all batches go to the active segment with one
+write(2) call, so an acknowledged append is in the file (the page cache) before `append` returns
+and survives the process being killed. fsync follows `flush.messages` / `flush.ms` and happens on
+every segment roll.
+
+Every step that can fail on the disk (the leader epoch checkpoint, a roll, the write, its index
+entries, an fsync under flush.messages) happens before the append counts, and a failure takes it
+back: the client gets KAFKA_STORAGE_ERROR, the log is as before, and the next append works once
+the disk does. Crash recovery (`_load`) re-scans from the recovery point, cuts torn or corrupt
+tails, rebuilds indexes, completes an interrupted compaction swap and replays producer state.
 
 Not thread-safe: the broker calls it from its event loop. Everything here is synchronous and
-quick except recovery (on open) and fsyncs.
+quick except recovery (on open) and fsyncs. The log cleaner reads closed segments from a worker
+thread through descriptors it holds, and swaps its result in through `replace_segments` on the
+event loop.
 """
 
 from __future__ import annotations
@@ -744,15 +753,6 @@ class PartitionLog:
             last = entry.last_data_offset
             result[producer_id] = (last if last >= 0 else None, entry.producer_epoch)
         return result
-
-    def cleaning_segments(self, end_offset: int) -> list[LogSegment]:
-        """The segments wholly below `end_offset`, never the active one (what may be cleaned)."""
-        chosen = []
-        for i, segment in enumerate(self._segments[:-1]):
-            if self._bases[i + 1] > end_offset:
-                break
-            chosen.append(segment)
-        return chosen
 
     def replace_segments(self, cleaned: LogSegment, old: list[LogSegment]) -> bool:
         """Swap a cleaned segment (files named `.cleaned`, fsynced) in for the segments `old`.

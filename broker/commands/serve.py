@@ -25,12 +25,13 @@ async def serve(config: BrokerConfig, started: float) -> int:
     await broker.transactions.start(broker)
     server = KafkaServer(broker)
     broker.server = server
-    await server.start()
     metrics = None
     if config["metrics.port"] is not None:
+        # Before the listeners: once clients can connect, their requests are being counted.
         from ..metrics_endpoint import start_metrics_endpoint
 
         metrics = await start_metrics_endpoint(broker, config["metrics.host"], int(config["metrics.port"]))
+    await server.start()
     broker.start_background_tasks()
     log.info("kafka-wire started in %.3f s (node.id=%d, cluster.id=%s, log.dirs=%s)",
              time.monotonic() - started, broker.node_id, broker.metadata.cluster_id,

@@ -21,6 +21,10 @@ from ..metadata_store import random_topic_id, validate_topic_name
 API = APIS_BY_NAME["CreateTopics"]
 
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+# Kafka's controller refuses an operation that would write more metadata records than this
+# (QuorumController.MAX_RECORDS_PER_USER_OP): one per topic, per partition and per config.
+MAX_RECORDS_PER_USER_OP = 10_000
+EXCESSIVE_BATCH = "Unable to perform excessively large batch operation."
 
 
 class TopicRefused(Exception):
@@ -126,18 +130,31 @@ def _refused(name: str, error: ErrorCode, message: str | None) -> dict:
 
 async def handle(broker, ctx, request):
     counts = Counter(t.name for t in request.topics)
-    results = []
+    checked = []  # (topic, error, message, partitions, replication, configs), in request order
     for topic in request.topics:
         if counts[topic.name] > 1:
             continue
         if topic.name == CLUSTER_METADATA_TOPIC:
-            results.append(_refused(topic.name, ErrorCode.INVALID_REQUEST,
-                                    f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."))
+            checked.append((topic, ErrorCode.INVALID_REQUEST,
+                            f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited.", 0, 0, {}))
             continue
         try:
             partitions, replication, configs = check_topic(broker, topic)
         except TopicRefused as refused:
-            results.append(_refused(topic.name, refused.error, refused.message))
+            checked.append((topic, refused.error, refused.message, 0, 0, {}))
+        else:
+            checked.append((topic, ErrorCode.NONE, None, partitions, replication, configs))
+    records = sum(1 + partitions + len(configs) for _, error, _, partitions, _, configs in checked
+                  if error == ErrorCode.NONE)
+    if records > MAX_RECORDS_PER_USER_OP:
+        # The controller fails the whole operation; every topic it was given gets the error.
+        checked = [(topic, ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH, 0, 0, {})
+                   if topic.name != CLUSTER_METADATA_TOPIC else (topic, error, message, 0, 0, {})
+                   for topic, error, message, _, _, _ in checked]
+    results = []
+    for topic, error, message, partitions, replication, configs in checked:
+        if error != ErrorCode.NONE:
+            results.append(_refused(topic.name, error, message))
             continue
         if request.validate_only:
             topic_id = random_topic_id()

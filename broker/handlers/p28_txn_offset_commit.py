@@ -7,7 +7,7 @@ there (KIP-890 verification); then the group coordinator stores the offsets as p
 
 from __future__ import annotations
 
-from coordinator.offsets_store import OFFSETS_TOPIC, offset_commit_append_error
+from coordinator.offsets_store import OFFSETS_TOPIC
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
@@ -32,10 +32,11 @@ async def handle(broker, ctx, request):
             error = ErrorCode.COORDINATOR_NOT_AVAILABLE
         else:
             partition = groups.partition_for(request.group_id)
+            # Kafka passes the coordinator's answer on (INVALID_TXN_STATE when AddOffsetsToTxn
+            # was not called, CONCURRENT_TRANSACTIONS, PRODUCER_FENCED, ...).
             error = broker.transactions.verify_transactional_write(
                 request.transactional_id, request.producer_id, request.producer_epoch, OFFSETS_TOPIC, partition,
                 broker.partition_log(OFFSETS_TOPIC, partition))
-            error = offset_commit_append_error(error) if error != ErrorCode.NONE else error
         if error != ErrorCode.NONE:
             errors.update(((t, p), error) for t, p, *_ in offsets)
         else:

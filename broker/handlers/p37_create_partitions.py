@@ -9,6 +9,11 @@ from kafka_wire.messages import APIS_BY_NAME
 
 API = APIS_BY_NAME["CreatePartitions"]
 
+# Kafka's controller refuses an operation that would write more metadata records than this
+# (QuorumController.MAX_RECORDS_PER_USER_OP); creating partitions writes one per new partition.
+MAX_RECORDS_PER_USER_OP = 10_000
+EXCESSIVE_BATCH = "Unable to perform excessively large batch operation."
+
 
 def _check(broker, topic) -> tuple[ErrorCode, str | None]:
     """Kafka's ReplicationControlManager.createPartitions checks, with its messages."""
@@ -42,12 +47,20 @@ def _check(broker, topic) -> tuple[ErrorCode, str | None]:
 
 async def handle(broker, ctx, request):
     counts = Counter(t.name for t in request.topics)
-    results = []
+    checked = []
     for topic in request.topics:
         if counts[topic.name] > 1:
-            error, message = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
+            checked.append((topic, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
         else:
-            error, message = _check(broker, topic)
+            checked.append((topic, *_check(broker, topic)))
+    new_partitions = sum(topic.count - broker.metadata.topic(topic.name).partitions
+                         for topic, error, _ in checked if error == ErrorCode.NONE)
+    if new_partitions > MAX_RECORDS_PER_USER_OP:
+        # One metadata record per new partition: Kafka's controller fails the whole operation.
+        checked = [(topic, ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH) if counts[topic.name] == 1 else
+                   (topic, error, message) for topic, error, message in checked]
+    results = []
+    for topic, error, message in checked:
         if error == ErrorCode.NONE and not request.validate_only:
             broker.add_partitions(topic.name, topic.count)
         results.append({"name": topic.name, "error_code": int(error), "error_message": message})

@@ -83,19 +83,22 @@ def wait_for(condition, timeout: float = 30.0, what: str = "condition"):
 def test_a_compacted_topic_becomes_a_table_and_tombstones_go(broker):
     topic = "table-topic"
     create_topic(broker.bootstrap, topic, {
-        "cleanup.policy": "compact", "segment.bytes": 16384, "min.cleanable.dirty.ratio": "0.01",
+        "cleanup.policy": "compact", "segment.bytes": 32768, "min.cleanable.dirty.ratio": "0.01",
         "delete.retention.ms": 1000, "segment.ms": 300,
     })
+    # Batches smaller than segment.bytes (a larger one is refused with RECORD_LIST_TOO_LARGE).
     producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True,
-                                         "compression.type": "lz4", "linger.ms": 5})
+                                         "compression.type": "lz4", "linger.ms": 5, "batch.size": 8192})
+    failures = []
     keys = [b"key-%03d" % i for i in range(100)]
     for i in range(10_000):
-        producer.produce(topic, key=keys[i * 7 % 100], value=b"value-%05d" % i)
+        producer.produce(topic, key=keys[i * 7 % 100], value=b"value-%05d" % i,
+                         on_delivery=lambda error, _: error and failures.append(error))
         if i % 1000 == 0:
             producer.poll(0)
     for key in keys[:10]:
         producer.produce(topic, key=key, value=None)  # tombstones
-    assert producer.flush(30) == 0
+    assert producer.flush(30) == 0 and failures == []
     everything = read_from_start(broker.bootstrap, topic)
     expected = table_of(everything)
     assert len(expected) == 90 and all(key not in expected for key in keys[:10])
@@ -152,5 +155,6 @@ def test_consumer_offsets_stays_small_under_constant_commits(broker):
         consumer.commit(offsets=[confluent_kafka.TopicPartition(topic, 0, i)], asynchronous=False)
     # 2000 commits are ~250 KB of records; the cleaner keeps a few segments' worth.
     wait_for(lambda: offsets_topic_bytes(broker) < 4 * OFFSETS_SEGMENT_BYTES, what="__consumer_offsets to shrink")
+    assert "cleaned __consumer_offsets-0" in broker.log_path.read_text()
     assert consumer.committed([partition], timeout=10)[0].offset == 1999
     consumer.close()

@@ -97,8 +97,17 @@ def java_produce(command: list[str], bootstrap: str, topic: str) -> Produced:
 
 
 def java_read(command: list[str], bootstrap: str, topic: str, isolation: str) -> list[str]:
-    lines = run_java([*command, "read", bootstrap, isolation, topic])
-    return [line.split(" ", 4)[4] for line in lines if line.startswith("VALUE ")]
+    return java_read_both(command, bootstrap, topic, isolation)[isolation]
+
+
+def java_read_both(command: list[str], bootstrap: str, topic: str, isolation: str = "both") -> dict[str, list[str]]:
+    """{isolation level: values read}; one JVM for both levels."""
+    read: dict[str, list[str]] = {"read_committed": [], "read_uncommitted": []}
+    for line in run_java([*command, "read", bootstrap, isolation, topic]):
+        if line.startswith("VALUE "):
+            _, level, _topic, _partition, _offset, value = line.split(" ", 5)
+            read[level].append(value)
+    return read
 
 
 # == Python clients: transactional producers =========================================================
@@ -271,8 +280,8 @@ def test_transactional_producer_commits_and_aborts(shared_broker, txn_check, cli
     if client.startswith("java-"):
         command = txn_check(client.removeprefix("java-"))
         produced = java_produce(command, bootstrap, topic)
-        committed = java_read(command, bootstrap, topic, "read_committed")
-        everything = java_read(command, bootstrap, topic, "read_uncommitted")
+        read = java_read_both(command, bootstrap, topic)
+        committed, everything = read["read_committed"], read["read_uncommitted"]
     else:
         create_topic(bootstrap, topic)
         produced = PRODUCERS[client](bootstrap, topic)
@@ -294,12 +303,12 @@ class MixedTopic:
 
 
 @pytest.fixture(scope="module")
-def mixed_topic(shared_broker):
+def mixed_topic(_shared_broker_process):
     """Committed and aborted transactions, then a transaction left open (held for the module) and
     plain records written after it: read_committed must stop at the open transaction."""
     from confluent_kafka import Producer
 
-    bootstrap = shared_broker.bootstrap
+    bootstrap = _shared_broker_process.bootstrap
     topic = unique("txn-mixed")
     create_topic(bootstrap, topic)
     produced = confluent_produce(bootstrap, topic)
@@ -325,8 +334,8 @@ def test_read_committed_consumer(shared_broker, txn_check, mixed_topic, client):
     bootstrap = shared_broker.bootstrap
     if client.startswith("java-"):
         command = txn_check(client.removeprefix("java-"))
-        committed = java_read(command, bootstrap, mixed_topic.topic, "read_committed")
-        everything = java_read(command, bootstrap, mixed_topic.topic, "read_uncommitted")
+        read = java_read_both(command, bootstrap, mixed_topic.topic)
+        committed, everything = read["read_committed"], read["read_uncommitted"]
     else:
         read = READERS[client]
         committed = read(bootstrap, mixed_topic.topic, "read_committed", len(mixed_topic.committed))

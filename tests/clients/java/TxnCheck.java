@@ -44,8 +44,9 @@ import org.apache.kafka.common.utils.AppInfoParser;
  *
  *   produce BOOTSTRAP TOPIC TXID        create TOPIC (2 partitions); commit c1-*, abort a-*, commit c2-*;
  *                                       print the values as "COMMITTED v" / "ABORTED v" lines
- *   read BOOTSTRAP ISOLATION TOPIC...   read each topic from the beginning to its end offsets
- *                                       (assign, no group); print "VALUE topic partition offset v"
+ *   read BOOTSTRAP ISOLATION TOPIC...   read each topic from the beginning to its end offsets (assign,
+ *                                       no group), ISOLATION read_committed, read_uncommitted or both;
+ *                                       print "VALUE isolation topic partition offset v"
  *   admin BOOTSTRAP TOPIC TXID          describeTransactions/listTransactions/describeProducers and
  *                                       read_committed listOffsets; print what they say
  *   zombie BOOTSTRAP TOPIC TXID         a second producer with the same transactional.id fences the
@@ -98,7 +99,12 @@ public final class TxnCheck {
         System.out.println("kafka-clients " + AppInfoParser.getVersion());
         switch (args[0]) {
             case "produce": produce(args[1], args[2], args[3]); break;
-            case "read": read(args[1], args[2], List.of(args).subList(3, args.length)); break;
+            case "read":
+                for (String isolation : args[2].equals("both") ? List.of("read_committed", "read_uncommitted")
+                        : List.of(args[2])) {
+                    read(args[1], isolation, List.of(args).subList(3, args.length));
+                }
+                break;
             case "admin": admin(args[1], args[2], args[3]); break;
             case "zombie": zombie(args[1], args[2], args[3]); break;
             case "copy": copy(args[1], args[2], args[3], args[4], args[5], Integer.parseInt(args[6])); break;
@@ -161,7 +167,8 @@ public final class TxnCheck {
                 if (done) break;
                 if (System.currentTimeMillis() > deadline) fail("timed out reading " + topics + " to " + end);
                 for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-                    System.out.println("VALUE " + r.topic() + " " + r.partition() + " " + r.offset() + " " + r.value());
+                    System.out.println("VALUE " + isolation + " " + r.topic() + " " + r.partition() + " " + r.offset()
+                            + " " + r.value());
                 }
             }
             System.out.println("END " + end);
@@ -170,9 +177,13 @@ public final class TxnCheck {
 
     static void admin(String bootstrap, String topic, String txid) throws Exception {
         try (Admin admin = admin(bootstrap)) {
-            TransactionDescription d = admin.describeTransactions(List.of(txid)).description(txid).get();
-            System.out.println("DESCRIBE " + txid + " " + d.state() + " producer " + d.producerId() + " epoch "
-                    + d.producerEpoch() + " timeout " + d.transactionTimeoutMs());
+            try {
+                TransactionDescription d = admin.describeTransactions(List.of(txid)).description(txid).get();
+                System.out.println("DESCRIBE " + txid + " " + d.state() + " producer " + d.producerId() + " epoch "
+                        + d.producerEpoch() + " timeout " + d.transactionTimeoutMs());
+            } catch (ExecutionException e) {
+                System.out.println("DESCRIBE-ERROR " + txid + " " + e.getCause().getClass().getSimpleName());
+            }
             for (TransactionListing l : admin.listTransactions().all().get()) {
                 System.out.println("LISTED " + l.transactionalId() + " " + l.state() + " " + l.producerId());
             }

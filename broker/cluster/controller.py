@@ -1,0 +1,315 @@
+"""The controller: one broker, elected through ZooKeeper, that decides partition leaders.
+
+Election is Kafka's: the first broker to create the ephemeral /controller znode is the
+controller; /controller_epoch counts controllers, and each controller write is a ZooKeeper
+transaction that checks the epoch's version, so a deposed controller changes nothing. The
+controller watches /brokers/ids (through ZkMetadata) and:
+- when a broker dies (or re-registers: its znode's czxid is its epoch), elects new leaders for the
+  partitions it led (the first replica, in assignment order, that is alive and in the ISR; with
+  `unclean.leader.election.enable=false`, the default, none when no ISR member is alive: the
+  partition goes offline, leader -1) and removes it from the ISRs it was in;
+- when a broker starts, gives offline partitions whose ISR it is in their leader back;
+- every `leader.imbalance.check.interval.seconds` moves leadership back to preferred replicas
+  (the first of each assignment) when `auto.leader.rebalance.enable` and a broker's share of
+  partitions not led by it exceeds `leader.imbalance.per.broker.percentage`.
+Every change bumps the leader epoch. Brokers learn of it by watching the state znodes; there is
+no LeaderAndIsr request. Controlled shutdown (`controlled_shutdown_moves`) applies the same rules
+on behalf of a broker that is about to stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+
+from .zk_metadata import CONTROLLER_EPOCH_PATH, CONTROLLER_PATH, NO_LEADER, LeaderAndIsr, ZkMetadata
+
+log = logging.getLogger("kafka_wire.cluster.controller")
+
+# A decision: the new state (leader, ISR; the epoch is bumped by update_partition) or None for no change.
+Decision = Callable[[LeaderAndIsr, list[int]], tuple[int, list[int]] | None]
+MAX_UPDATE_ATTEMPTS = 10
+
+
+def setting(config, name: str, default):
+    """A broker setting that may be missing from BrokerConfig's table (read from the raw properties)."""
+    values = getattr(config, "values", {})
+    if name in values and values[name] is not None:
+        return values[name]
+    raw = getattr(config, "original", {}).get(name)
+    if raw is None:
+        return default
+    if isinstance(default, bool):
+        return str(raw).strip().lower() == "true"
+    return type(default)(raw)
+
+
+def update_partition(metadata: ZkMetadata, topic: str, partition: int, decide: Decision, *,
+                     controller_epoch: int | None = None, controller_epoch_version: int | None = None
+                     ) -> LeaderAndIsr | None:
+    """Apply `decide` to the partition's current state with a conditional write, re-reading and
+    deciding again when someone else changed it first. The written state, or None."""
+    state = metadata.leader_and_isr(topic, partition) or metadata.read_partition_state(topic, partition)
+    for _ in range(MAX_UPDATE_ATTEMPTS):
+        if state is None:
+            return None
+        decided = decide(state, metadata.replicas(topic, partition))
+        if decided is None:
+            return None
+        leader, isr = decided
+        new = replace(state, leader=leader, leader_epoch=state.leader_epoch + 1, isr=isr,
+                      controller_epoch=state.controller_epoch if controller_epoch is None else controller_epoch)
+        written = metadata.update_partition_state(topic, partition, new,
+                                                  controller_epoch_version=controller_epoch_version)
+        if written is not None:
+            log.info("%s-%d: leader %d, leader epoch %d, isr %s (was leader %d, epoch %d, isr %s)", topic,
+                     partition, written.leader, written.leader_epoch, written.isr, state.leader,
+                     state.leader_epoch, state.isr)
+            return written
+        state = metadata.read_partition_state(topic, partition)
+    log.warning("%s-%d: gave up updating the partition state after %d conflicting writes", topic, partition,
+                MAX_UPDATE_ATTEMPTS)
+    return None
+
+
+def elect_without(dead: set[int], live: set[int], unclean: bool) -> Decision:
+    """Kafka's OfflinePartitionLeaderElection plus removal of dead replicas from the ISR."""
+    def decide(state: LeaderAndIsr, replicas: list[int]):
+        remaining_isr = [r for r in state.isr if r not in dead]
+        if state.leader == NO_LEADER or state.leader in dead:
+            candidates = [r for r in replicas if r in state.isr and r in live and r not in dead]
+            if candidates:
+                leader = candidates[0]
+                return leader, [r for r in state.isr if r in live and r not in dead]
+            if unclean:
+                alive = [r for r in replicas if r in live and r not in dead]
+                if alive:
+                    log.warning("unclean leader election: %d becomes leader outside the ISR %s", alive[0], state.isr)
+                    return alive[0], [alive[0]]
+            if state.leader == NO_LEADER:
+                return None
+            # Offline: the ISR keeps its last member, who holds every committed record.
+            return NO_LEADER, remaining_isr or [state.leader]
+        if len(remaining_isr) != len(state.isr) and state.leader != NO_LEADER:
+            return state.leader, remaining_isr or [state.leader]
+        return None
+    return decide
+
+
+def elect_preferred(live: set[int]) -> Decision:
+    def decide(state: LeaderAndIsr, replicas: list[int]):
+        preferred = replicas[0] if replicas else NO_LEADER
+        if state.leader == preferred or preferred not in live or preferred not in state.isr:
+            return None
+        return preferred, state.isr
+    return decide
+
+
+def controlled_shutdown_moves(metadata: ZkMetadata, node_id: int) -> list[tuple[str, int]]:
+    """What Kafka's controller does for a ControlledShutdown request: move leadership of the
+    partitions `node_id` leads to another live ISR member and take it out of the ISRs it follows
+    in. Partitions where it is the only ISR member stay (they go offline when it stops).
+    Returns the partitions still led by `node_id`."""
+    live = set(metadata.live_brokers()) - {node_id}
+    remaining = []
+
+    def decide(state: LeaderAndIsr, replicas: list[int]):
+        if state.leader == node_id:
+            candidates = [r for r in replicas if r in state.isr and r in live]
+            if not candidates:
+                return None
+            return candidates[0], [r for r in state.isr if r != node_id]
+        if node_id in state.isr and state.leader != NO_LEADER and len(state.isr) > 1:
+            return state.leader, [r for r in state.isr if r != node_id]
+        return None
+
+    for topic, partition, replicas in list(metadata.partitions()):
+        if node_id not in replicas:
+            continue
+        update_partition(metadata, topic, partition, decide)
+        state = metadata.leader_and_isr(topic, partition)
+        if state is not None and state.leader == node_id:
+            remaining.append((topic, partition))
+    return remaining
+
+
+class Controller:
+    """Runs on every broker; acts while this broker holds /controller."""
+
+    def __init__(self, zk, metadata: ZkMetadata, node_id: int, config) -> None:
+        self.zk = zk
+        self.metadata = metadata
+        self.node_id = node_id
+        self.config = config
+        self.active = False
+        self.epoch = 0
+        self.epoch_zk_version = -1
+        # Broker id -> registration czxid, as this controller last handled them.
+        self.broker_epochs: dict[int, int] = {}
+        self._rebalance_task: asyncio.Task | None = None
+        self._stopped = False
+
+    def start(self) -> None:
+        self.metadata.observers.append(self)
+        self._try_to_become_controller()
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._resign()
+        if self in self.metadata.observers:
+            self.metadata.observers.remove(self)
+
+    # -- election ------------------------------------------------------------------------------
+
+    def controller_changed(self, controller_id: int) -> None:
+        if controller_id == NO_LEADER:
+            self._try_to_become_controller()
+        elif controller_id != self.node_id and self.active:
+            log.info("controller moved to broker %d; resigning", controller_id)
+            self._resign()
+
+    def session_lost(self) -> None:
+        if self.active:
+            log.info("ZooKeeper session lost; resigning as controller")
+            self._resign()
+
+    def session_restored(self) -> None:
+        self._try_to_become_controller()
+
+    def _try_to_become_controller(self) -> None:
+        if self._stopped or self.active:
+            return
+        payload = json.dumps({"version": 1, "brokerid": self.node_id,
+                              "timestamp": str(int(time.time() * 1000))}).encode()
+        try:
+            self.zk.create(CONTROLLER_PATH, payload, ephemeral=True)
+        except NodeExistsError:
+            return
+        except Exception:
+            log.exception("controller election failed")
+            return
+        self._increment_epoch()
+        self.active = True
+        log.info("broker %d is the controller (controller epoch %d)", self.node_id, self.epoch)
+        self.broker_epochs = {b: info.epoch for b, info in self.metadata.brokers.items()}
+        self._elect_offline_leaders()
+        if setting(self.config, "auto.leader.rebalance.enable", True):
+            self._rebalance_task = asyncio.get_running_loop().create_task(self._rebalance_periodically())
+
+    def _increment_epoch(self) -> None:
+        while True:
+            try:
+                data, stat = self.zk.get(CONTROLLER_EPOCH_PATH)
+            except NoNodeError:
+                try:
+                    stat = self.zk.create(CONTROLLER_EPOCH_PATH, b"1")
+                except NodeExistsError:
+                    continue
+                self.epoch, self.epoch_zk_version = 1, 0
+                return
+            try:
+                stat = self.zk.set(CONTROLLER_EPOCH_PATH, str(int(data) + 1).encode(), version=stat.version)
+            except BadVersionError:
+                continue
+            self.epoch, self.epoch_zk_version = int(data) + 1, stat.version
+            return
+
+    def _resign(self) -> None:
+        self.active = False
+        if self._rebalance_task is not None:
+            self._rebalance_task.cancel()
+            self._rebalance_task = None
+
+    # -- broker changes --------------------------------------------------------------------------
+
+    def brokers_changed(self, previous: dict, current: dict) -> None:
+        if not self.active:
+            return
+        dead = {b for b, epoch in self.broker_epochs.items() if b not in current or current[b].epoch != epoch}
+        started = {b for b, info in current.items() if self.broker_epochs.get(b) != info.epoch}
+        self.broker_epochs = {b: info.epoch for b, info in current.items()}
+        if dead:
+            log.info("brokers %s failed (or re-registered)", sorted(dead))
+            self._on_brokers_failure(dead, set(current) - dead)
+        if started:
+            log.info("brokers %s started", sorted(started))
+            self._on_brokers_startup(set(current))
+
+    def _update(self, topic: str, partition: int, decide: Decision) -> None:
+        if not self.active:
+            return
+        written = update_partition(self.metadata, topic, partition, decide, controller_epoch=self.epoch,
+                                   controller_epoch_version=self.epoch_zk_version)
+        if written is None and self.active and not self._still_controller():
+            self._resign()
+
+    def _still_controller(self) -> bool:
+        try:
+            _, stat = self.zk.get(CONTROLLER_EPOCH_PATH)
+        except NoNodeError:
+            return False
+        return stat.version == self.epoch_zk_version
+
+    def _unclean(self, topic: str) -> bool:
+        meta = self.metadata.topic(topic)
+        if meta is not None and "unclean.leader.election.enable" in meta.configs:
+            return bool(meta.configs["unclean.leader.election.enable"])
+        return bool(setting(self.config, "unclean.leader.election.enable", False))
+
+    def _on_brokers_failure(self, dead: set[int], live: set[int]) -> None:
+        for topic, partition, replicas in list(self.metadata.partitions()):
+            if dead.intersection(replicas):
+                self._update(topic, partition, elect_without(dead, live, self._unclean(topic)))
+
+    def _on_brokers_startup(self, live: set[int]) -> None:
+        for topic, partition, replicas in list(self.metadata.partitions()):
+            state = self.metadata.leader_and_isr(topic, partition)
+            if state is not None and state.leader == NO_LEADER:
+                self._update(topic, partition, elect_without(set(), live, self._unclean(topic)))
+
+    def _elect_offline_leaders(self) -> None:
+        """On becoming controller: partitions whose leader is not alive get one."""
+        live = set(self.metadata.brokers)
+        for topic, partition, replicas in list(self.metadata.partitions()):
+            state = self.metadata.leader_and_isr(topic, partition)
+            if state is None:
+                continue
+            dead = {r for r in replicas if r not in live}
+            if state.leader not in live or dead.intersection(state.isr):
+                self._update(topic, partition, elect_without(dead, live, self._unclean(topic)))
+
+    # -- preferred leaders -----------------------------------------------------------------------
+
+    async def _rebalance_periodically(self) -> None:
+        interval = float(setting(self.config, "leader.imbalance.check.interval.seconds", 300))
+        while self.active:
+            await asyncio.sleep(max(interval, 0.1))
+            try:
+                self.rebalance_preferred_leaders()
+            except Exception:
+                log.exception("preferred leader election failed")
+
+    def rebalance_preferred_leaders(self) -> None:
+        """Kafka's checkAndTriggerAutoLeaderRebalance."""
+        if not self.active:
+            return
+        live = set(self.metadata.brokers)
+        threshold = float(setting(self.config, "leader.imbalance.per.broker.percentage", 10)) / 100
+        by_preferred: dict[int, list[tuple[str, int]]] = {}
+        for topic, partition, replicas in self.metadata.partitions():
+            if replicas:
+                by_preferred.setdefault(replicas[0], []).append((topic, partition))
+        for broker, partitions in by_preferred.items():
+            if broker not in live:
+                continue
+            imbalanced = [(t, p) for t, p in partitions
+                          if (s := self.metadata.leader_and_isr(t, p)) is not None and s.leader != broker]
+            if imbalanced and len(imbalanced) / len(partitions) > threshold:
+                for topic, partition in imbalanced:
+                    self._update(topic, partition, elect_preferred(live))

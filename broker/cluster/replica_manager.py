@@ -1,0 +1,350 @@
+"""This broker's replicas: leader or follower of each partition, as ZooKeeper's partition states say.
+
+As Kafka's ReplicaManager and Partition, driven by ZkMetadata's watches instead of LeaderAndIsr
+requests:
+- a partition whose state names this broker leader (with a new leader epoch) becomes a leader:
+  the epoch starts at the log end offset, followers' fetch states are reset, the high watermark
+  stays where it was and advances to the smallest log end offset of the ISR as followers fetch;
+- a partition led by another broker becomes a follower: the fetcher of that leader truncates it
+  to the leader's epoch boundary (OffsetForLeaderEpoch) and then copies batches (replica_fetcher.py);
+- the leader tracks each follower's fetch offset (its log end offset) and last caught-up time,
+  shrinks the ISR when a follower has not caught up for `replica.lag.time.max.ms`, expands it
+  when a follower reaches the high watermark (and the current epoch's start), writing the ISR to
+  ZooKeeper conditionally on the state znode's version, as Kafka's ZooKeeper-mode leaders do;
+- produce requests with acks=all wait (`wait_for_replication`) until the high watermark passes
+  their records: then NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
+  `min.insync.replicas` meanwhile; REQUEST_TIMED_OUT after the request's timeout;
+  NOT_LEADER_OR_FOLLOWER when leadership moves away first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field, replace
+
+from kafka_wire.errors import ErrorCode
+
+from .controller import setting
+from .replica_fetcher import ReplicaFetcherManager
+from .zk_metadata import NO_LEADER
+
+log = logging.getLogger("kafka_wire.cluster.replicas")
+
+
+def _now_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+@dataclass
+class FollowerState:
+    """What the leader knows of one follower (Kafka's Replica state)."""
+
+    log_end_offset: int = -1
+    last_caught_up_ms: int = 0
+    last_fetch_ms: int = 0
+    last_fetch_leader_log_end_offset: int = -1
+
+
+@dataclass
+class HostedPartition:
+    """A partition with a replica on this broker."""
+
+    topic: str
+    partition: int
+    is_leader: bool = False
+    leader_id: int = NO_LEADER
+    leader_epoch: int = -1
+    leader_epoch_start_offset: int = 0
+    followers: dict[int, FollowerState] = field(default_factory=dict)
+    # acks=all produce requests: (offset the high watermark must reach, future of the error code).
+    waiters: list[tuple[int, asyncio.Future]] = field(default_factory=list)
+
+
+class ReplicaManager:
+    """Leads and follows partitions; advances high watermarks; keeps ISRs in ZooKeeper."""
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        self.metadata = broker.metadata
+        self.node_id = broker.node_id
+        self.partitions: dict[tuple[str, int], HostedPartition] = {}
+        self.fetchers = ReplicaFetcherManager(broker)
+        self.lag_time_max_ms = int(setting(broker.config, "replica.lag.time.max.ms", 30000))
+        self._isr_task: asyncio.Task | None = None
+        self.started = False
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.started = True
+        self.metadata.observers.append(self)
+        for topic, partition, _ in list(self.metadata.partitions()):
+            self.partition_changed(topic, partition)
+        interval = max(self.lag_time_max_ms // 2, 50)
+        self._isr_task = asyncio.get_running_loop().create_task(self._shrink_isr_periodically(interval))
+
+    async def stop(self) -> None:
+        self.started = False
+        if self in self.metadata.observers:
+            self.metadata.observers.remove(self)
+        if self._isr_task is not None:
+            self._isr_task.cancel()
+        await self.fetchers.stop()
+        for hosted in self.partitions.values():
+            self._fail_waiters(hosted, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+    # -- questions the data path asks ------------------------------------------------------------
+
+    def is_leader(self, topic: str, partition: int) -> bool:
+        hosted = self.partitions.get((topic, partition))
+        return hosted is not None and hosted.is_leader
+
+    def leadership_error(self, topic: str, partition: int) -> ErrorCode:
+        """NONE when this broker leads the partition; what to tell a client otherwise."""
+        meta = self.metadata.topic(topic)
+        if meta is None or not 0 <= partition < meta.partitions:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        hosted = self.partitions.get((topic, partition))
+        if hosted is not None and hosted.is_leader:
+            return ErrorCode.NONE
+        state = self.metadata.leader_and_isr(topic, partition)
+        if state is None or state.leader == NO_LEADER:
+            return ErrorCode.LEADER_NOT_AVAILABLE if state is not None else ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+    # -- metadata changes ------------------------------------------------------------------------
+
+    def partition_changed(self, topic: str, partition: int) -> None:
+        if not self.started:
+            return
+        replicas = self.metadata.replicas(topic, partition)
+        key = (topic, partition)
+        if self.node_id not in replicas:
+            hosted = self.partitions.pop(key, None)
+            if hosted is not None:
+                self._stop_hosting(hosted)
+            return
+        meta = self.metadata.topic(topic)
+        plog = self.broker.logs.get_or_create(topic, partition, self.broker.topic_config(meta)) \
+            if self.broker.logs.get(topic, partition) is None else self.broker.logs.get(topic, partition)
+        state = self.metadata.leader_and_isr(topic, partition)
+        hosted = self.partitions.setdefault(key, HostedPartition(topic, partition))
+        if state is None:
+            return
+        if state.leader == self.node_id:
+            if not hosted.is_leader or hosted.leader_epoch != state.leader_epoch:
+                self._make_leader(hosted, plog, state)
+            else:
+                # Our own ISR write, or the controller's: the high watermark may move now.
+                self._maybe_advance_high_watermark(hosted, plog)
+                self._complete_waiters(hosted, plog)
+        elif hosted.is_leader or hosted.leader_epoch != state.leader_epoch or hosted.leader_id != state.leader:
+            self._make_follower(hosted, plog, state)
+
+    def topic_removed(self, meta) -> None:
+        for partition in range(meta.partitions):
+            hosted = self.partitions.pop((meta.name, partition), None)
+            if hosted is not None:
+                self._stop_hosting(hosted)
+            self.broker.logs.delete_partition(meta.name, partition)
+
+    def topic_configs_changed(self, topic: str) -> None:
+        meta = self.metadata.topic(topic)
+        if meta is None:
+            return
+        effective = self.broker.topic_config(meta)
+        for partition in range(meta.partitions):
+            plog = self.broker.logs.get(topic, partition)
+            if plog is not None:
+                plog.update_config(effective)
+
+    def _stop_hosting(self, hosted: HostedPartition) -> None:
+        self.fetchers.remove(hosted.topic, hosted.partition)
+        self._fail_waiters(hosted, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        if hosted.is_leader:
+            hosted.is_leader = False
+            self.broker.leadership_changed(hosted.topic, hosted.partition, False)
+
+    def _make_leader(self, hosted: HostedPartition, plog, state) -> None:
+        """Kafka's Partition.makeLeader."""
+        was_leader = hosted.is_leader
+        self.fetchers.remove(hosted.topic, hosted.partition)
+        hosted.is_leader = True
+        hosted.leader_id = self.node_id
+        hosted.leader_epoch = state.leader_epoch
+        latest = plog.latest_epoch()
+        if latest is None or latest < state.leader_epoch:
+            plog.leader_epoch_cache.assign(state.leader_epoch, plog.log_end_offset)
+        hosted.leader_epoch_start_offset = plog.log_end_offset
+        now = _now_ms()
+        replicas = self.metadata.replicas(hosted.topic, hosted.partition)
+        # ISR members count as caught up now: they get replica.lag.time.max.ms to fetch from us.
+        hosted.followers = {r: FollowerState(last_caught_up_ms=now if r in state.isr else 0)
+                            for r in replicas if r != self.node_id}
+        log.info("%s-%d: leader in epoch %d from offset %d (isr %s, high watermark %d)", hosted.topic,
+                 hosted.partition, state.leader_epoch, plog.log_end_offset, state.isr, plog.high_watermark)
+        self._maybe_advance_high_watermark(hosted, plog)
+        self._complete_waiters(hosted, plog)
+        if not was_leader:
+            self.broker.leadership_changed(hosted.topic, hosted.partition, True)
+
+    def _make_follower(self, hosted: HostedPartition, plog, state) -> None:
+        """Kafka's Partition.makeFollower: stop leading, fetch from the new leader."""
+        was_leader = hosted.is_leader
+        hosted.is_leader = False
+        hosted.leader_id = state.leader
+        hosted.leader_epoch = state.leader_epoch
+        hosted.followers = {}
+        self._fail_waiters(hosted, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        if was_leader:
+            self.broker.leadership_changed(hosted.topic, hosted.partition, False)
+        # Consumers long-polling here hear NOT_LEADER_OR_FOLLOWER now rather than at their timeout.
+        self.broker.waiters.notify(hosted.topic, hosted.partition)
+        if state.leader == NO_LEADER:
+            self.fetchers.remove(hosted.topic, hosted.partition)
+            log.info("%s-%d: no leader (epoch %d)", hosted.topic, hosted.partition, state.leader_epoch)
+        else:
+            log.info("%s-%d: follower of %d in epoch %d from offset %d", hosted.topic, hosted.partition,
+                     state.leader, state.leader_epoch, plog.log_end_offset)
+            self.fetchers.add(hosted.topic, hosted.partition, state.leader, state.leader_epoch)
+
+    # -- the leader's side of replication ----------------------------------------------------------
+
+    def after_leader_append(self, topic: str, partition: int) -> None:
+        """The leader appended: the high watermark is where the ISR is (just us: the new end)."""
+        hosted = self.partitions.get((topic, partition))
+        plog = self.broker.logs.get(topic, partition)
+        if hosted is None or plog is None:
+            return
+        self._maybe_advance_high_watermark(hosted, plog)
+
+    def record_follower_fetch(self, topic: str, partition: int, replica_id: int, fetch_offset: int) -> None:
+        """A follower fetched from `fetch_offset`: that is its log end offset (Kafka's
+        Partition.updateFollowerFetchState)."""
+        hosted = self.partitions.get((topic, partition))
+        plog = self.broker.logs.get(topic, partition)
+        if hosted is None or not hosted.is_leader or plog is None:
+            return
+        follower = hosted.followers.setdefault(replica_id, FollowerState())
+        now = _now_ms()
+        leader_end = plog.log_end_offset
+        if fetch_offset >= leader_end:
+            follower.last_caught_up_ms = max(follower.last_caught_up_ms, now)
+        elif fetch_offset >= follower.last_fetch_leader_log_end_offset:
+            follower.last_caught_up_ms = max(follower.last_caught_up_ms, follower.last_fetch_ms)
+        follower.last_fetch_leader_log_end_offset = leader_end
+        follower.last_fetch_ms = now
+        follower.log_end_offset = fetch_offset
+        self._maybe_expand_isr(hosted, plog, replica_id, follower)
+        self._maybe_advance_high_watermark(hosted, plog)
+
+    def _maybe_advance_high_watermark(self, hosted: HostedPartition, plog) -> None:
+        state = self.metadata.leader_and_isr(hosted.topic, hosted.partition)
+        if state is None or not hosted.is_leader:
+            return
+        new_hw = plog.log_end_offset
+        for replica in state.isr:
+            if replica == self.node_id:
+                continue
+            follower = hosted.followers.get(replica)
+            new_hw = min(new_hw, follower.log_end_offset if follower is not None else -1)
+        if new_hw > plog.high_watermark:
+            plog.high_watermark = new_hw
+            self._complete_waiters(hosted, plog)
+            # Consumers waiting for committed data.
+            self.broker.waiters.notify(hosted.topic, hosted.partition)
+
+    def _maybe_expand_isr(self, hosted: HostedPartition, plog, replica_id: int, follower: FollowerState) -> None:
+        state = self.metadata.leader_and_isr(hosted.topic, hosted.partition)
+        if state is None or replica_id in state.isr or state.leader_epoch != hosted.leader_epoch:
+            return
+        if replica_id not in self.metadata.replicas(hosted.topic, hosted.partition):
+            return
+        if follower.log_end_offset >= plog.high_watermark and follower.log_end_offset >= hosted.leader_epoch_start_offset:
+            self._write_isr(hosted, state, state.isr + [replica_id], "caught up")
+
+    async def _shrink_isr_periodically(self, interval_ms: int) -> None:
+        while True:
+            await asyncio.sleep(interval_ms / 1000)
+            try:
+                self.shrink_isrs()
+            except Exception:
+                log.exception("ISR shrink check failed")
+
+    def shrink_isrs(self) -> None:
+        """Kafka's Partition.maybeShrinkIsr for every partition this broker leads."""
+        now = _now_ms()
+        for hosted in list(self.partitions.values()):
+            if not hosted.is_leader:
+                continue
+            state = self.metadata.leader_and_isr(hosted.topic, hosted.partition)
+            if state is None or state.leader_epoch != hosted.leader_epoch:
+                continue
+            lagging = [r for r in state.isr if r != self.node_id
+                       and now - hosted.followers.setdefault(r, FollowerState(last_caught_up_ms=now)).last_caught_up_ms
+                       > self.lag_time_max_ms]
+            if lagging:
+                self._write_isr(hosted, state, [r for r in state.isr if r not in lagging],
+                                f"{lagging} not caught up for {self.lag_time_max_ms} ms")
+
+    def _write_isr(self, hosted: HostedPartition, state, isr: list[int], why: str) -> None:
+        """The leader's conditional ISR update (Kafka's ZooKeeper-mode Partition.updateIsr)."""
+        written = self.metadata.update_partition_state(hosted.topic, hosted.partition, replace(state, isr=isr))
+        if written is None:
+            # Someone (the controller) changed the state first: its watch brings the new one.
+            self.metadata.read_partition_state(hosted.topic, hosted.partition)
+            return
+        log.info("%s-%d: ISR %s -> %s (%s)", hosted.topic, hosted.partition, state.isr, isr, why)
+        plog = self.broker.logs.get(hosted.topic, hosted.partition)
+        if plog is not None:
+            self._maybe_advance_high_watermark(hosted, plog)
+            self._complete_waiters(hosted, plog)
+
+    # -- acks=all --------------------------------------------------------------------------------
+
+    def _min_insync(self, plog) -> int:
+        return int(plog.config["min.insync.replicas"])
+
+    def _isr_size(self, hosted: HostedPartition) -> int:
+        state = self.metadata.leader_and_isr(hosted.topic, hosted.partition)
+        return len(state.isr) if state is not None else 0
+
+    def _complete_waiters(self, hosted: HostedPartition, plog) -> None:
+        if not hosted.waiters:
+            return
+        high_watermark = plog.high_watermark
+        remaining = []
+        for required, future in hosted.waiters:
+            if future.done():
+                continue
+            if high_watermark >= required:
+                enough = self._isr_size(hosted) >= self._min_insync(plog)
+                future.set_result(ErrorCode.NONE if enough else ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+            else:
+                remaining.append((required, future))
+        hosted.waiters = remaining
+
+    def _fail_waiters(self, hosted: HostedPartition, error: ErrorCode) -> None:
+        for _, future in hosted.waiters:
+            if not future.done():
+                future.set_result(error)
+        hosted.waiters = []
+
+    async def wait_for_replication(self, topic: str, partition: int, required_offset: int,
+                                   timeout_ms: int) -> ErrorCode:
+        """Wait until the high watermark reaches `required_offset` (Kafka's DelayedProduce)."""
+        hosted = self.partitions.get((topic, partition))
+        plog = self.broker.logs.get(topic, partition)
+        if hosted is None or not hosted.is_leader or plog is None:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        if plog.high_watermark >= required_offset:
+            enough = self._isr_size(hosted) >= self._min_insync(plog)
+            return ErrorCode.NONE if enough else ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        future = asyncio.get_running_loop().create_future()
+        hosted.waiters.append((required_offset, future))
+        try:
+            return await asyncio.wait_for(future, max(timeout_ms, 0) / 1000)
+        except asyncio.TimeoutError:
+            return ErrorCode.REQUEST_TIMED_OUT

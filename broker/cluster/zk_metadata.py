@@ -1,0 +1,721 @@
+"""Cluster metadata kept in ZooKeeper under Kafka's ZooKeeper-mode paths, cached for the event loop.
+
+    /cluster/id                                    {"version":"1","id":"<cluster id>"}
+    /brokers/ids/<id>                              ephemeral: endpoints, host, port, rack (registration)
+    /brokers/topics/<topic>                        {"version":3,"topic_id":..,"partitions":{"0":[1,2,3]},..}
+    /brokers/topics/<topic>/partitions/<p>/state   {"version":1,"leader":1,"leader_epoch":0,"isr":[1,2,3],
+                                                    "controller_epoch":1}
+    /config/topics/<topic>                         {"version":1,"config":{"retention.ms":"1000"}}
+    /controller, /controller_epoch                 the controller's election (controller.py)
+    /latest_producer_id_block                      producer id blocks (ZkProducerIdManager)
+    /admin/delete_topics                           created for Kafka's tools; deletions here are direct
+
+ZkMetadata answers the same questions as the embedded store (broker/metadata_store.py): topic(),
+topics, topic_by_id(), partition_state(), create_topic(), ... from a cache. kazoo's watches run on
+kazoo's threads; they post every change to the event loop, so the cache only changes on the loop,
+between two handlers' synchronous steps. Writes are synchronous ZooKeeper calls (loopback
+milliseconds) that also update the cache at once, so a handler sees its own write. Partition
+states change only through conditional (versioned) updates: the controller and the leaders race
+safely, as in Kafka.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+from ..config import TOPIC_KEYS, parse_topic_configs
+from ..metadata_store import META_PROPERTIES, PartitionState, TopicMeta, _atomic_write, random_cluster_id, random_topic_id
+from .replica_assignment import InvalidReplicationFactor, assign_replicas
+
+log = logging.getLogger("kafka_wire.cluster")
+
+CLUSTER_ID_PATH = "/cluster/id"
+BROKER_IDS_PATH = "/brokers/ids"
+TOPICS_PATH = "/brokers/topics"
+TOPIC_CONFIGS_PATH = "/config/topics"
+CONTROLLER_PATH = "/controller"
+CONTROLLER_EPOCH_PATH = "/controller_epoch"
+PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
+DELETE_TOPICS_PATH = "/admin/delete_topics"
+PERSISTENT_PATHS = (BROKER_IDS_PATH, TOPICS_PATH, TOPIC_CONFIGS_PATH, "/config/changes", "/config/brokers",
+                    DELETE_TOPICS_PATH, "/brokers/seqid", "/isr_change_notification", "/cluster")
+
+NO_LEADER = -1
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS_PATH}/{topic}"
+
+
+def partitions_path(topic: str) -> str:
+    return f"{TOPICS_PATH}/{topic}/partitions"
+
+
+def state_path(topic: str, partition: int) -> str:
+    return f"{TOPICS_PATH}/{topic}/partitions/{partition}/state"
+
+
+def kafka_uuid(value: uuid.UUID) -> str:
+    """Kafka's Uuid.toString: URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
+
+
+def parse_kafka_uuid(text: str) -> uuid.UUID:
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+
+
+class TopicExists(Exception):
+    """CreateTopics for a name ZooKeeper already has (TOPIC_ALREADY_EXISTS)."""
+
+
+@dataclass
+class LeaderAndIsr:
+    """A partition's state znode: who leads, in which epoch, who is in sync; zk_version for
+    conditional updates (Kafka's LeaderIsrAndControllerEpoch with its zkVersion)."""
+
+    leader: int
+    leader_epoch: int
+    isr: list[int]
+    controller_epoch: int
+    zk_version: int = 0
+    mzxid: int = 0
+
+    def to_json(self) -> bytes:
+        return json.dumps({"controller_epoch": self.controller_epoch, "leader": self.leader, "version": 1,
+                           "leader_epoch": self.leader_epoch, "isr": self.isr}).encode()
+
+    @classmethod
+    def from_znode(cls, data: bytes, stat) -> LeaderAndIsr:
+        value = json.loads(data)
+        return cls(int(value["leader"]), int(value["leader_epoch"]), [int(b) for b in value["isr"]],
+                   int(value.get("controller_epoch", 0)), stat.version, stat.mzxid)
+
+
+@dataclass
+class BrokerInfo:
+    """A live broker's registration; `epoch` (the znode's czxid) changes when it re-registers."""
+
+    node_id: int
+    endpoints: list[tuple[str, str, int]]
+    rack: str | None
+    epoch: int
+
+    def endpoint(self, listener: str | None) -> tuple[str, int] | None:
+        for name, host, port in self.endpoints:
+            if listener is None or name == listener:
+                return host, port
+        return None
+
+    @classmethod
+    def from_znode(cls, node_id: int, data: bytes, stat) -> BrokerInfo:
+        value = json.loads(data)
+        endpoints = []
+        for item in value.get("endpoints", []):
+            name, _, rest = item.partition("://")
+            host, _, port = rest.rpartition(":")
+            endpoints.append((name, host.strip("[]"), int(port)))
+        return cls(node_id, endpoints, value.get("rack"), stat.czxid)
+
+
+def broker_registration(endpoints: list[tuple[str, str, int]], protocols: dict[str, str], rack: str | None) -> bytes:
+    """The JSON Kafka 3.x brokers write to /brokers/ids/<id> (version 5)."""
+    plaintext = next(((h, p) for n, h, p in endpoints if protocols.get(n, n) == "PLAINTEXT"), (None, -1))
+    return json.dumps({
+        "features": {},
+        "listener_security_protocol_map": {name: protocols.get(name, name) for name, _, _ in endpoints},
+        "endpoints": [f"{name}://{host}:{port}" for name, host, port in endpoints],
+        "rack": rack,
+        "jmx_port": -1,
+        "port": plaintext[1],
+        "host": plaintext[0],
+        "version": 5,
+        "timestamp": str(int(time.time() * 1000)),
+    }).encode()
+
+
+def topic_znode(topic_id: uuid.UUID, assignment: dict[int, list[int]]) -> bytes:
+    return json.dumps({"partitions": {str(p): replicas for p, replicas in sorted(assignment.items())},
+                       "topic_id": kafka_uuid(topic_id), "adding_replicas": {}, "removing_replicas": {},
+                       "version": 3}).encode()
+
+
+def config_znode(configs: dict[str, object]) -> bytes:
+    """Topic overrides as Kafka stores them: every value as its string form."""
+    return json.dumps({"version": 1, "config": {name: TOPIC_KEYS[name].render(value) if name in TOPIC_KEYS
+                                                else str(value) for name, value in configs.items()}}).encode()
+
+
+def parse_config_znode(data: bytes | None) -> dict[str, object]:
+    if not data:
+        return {}
+    raw = json.loads(data).get("config", {})
+    known = {name: value for name, value in raw.items() if name in TOPIC_KEYS}
+    try:
+        return parse_topic_configs(known)
+    except ValueError as exc:
+        log.warning("ignoring invalid topic configs in ZooKeeper %s: %s", raw, exc)
+        return {}
+
+
+@dataclass
+class _TopicNode:
+    topic_id: uuid.UUID
+    assignment: dict[int, list[int]]
+    czxid: int
+    mzxid: int
+    zk_version: int = 0
+    configs: dict[str, object] = field(default_factory=dict)
+
+
+def _parse_topic_node(data: bytes, stat) -> _TopicNode:
+    value = json.loads(data)
+    assignment = {int(p): [int(b) for b in replicas] for p, replicas in value.get("partitions", {}).items()}
+    topic_id = parse_kafka_uuid(value["topic_id"]) if value.get("topic_id") else random_topic_id()
+    return _TopicNode(topic_id, assignment, stat.czxid, stat.mzxid, stat.version)
+
+
+class ZkMetadata:
+    """The cluster's topics, partition states and live brokers, from ZooKeeper, for one broker."""
+
+    def __init__(self, zk, node_id: int, data_dir: str) -> None:
+        self.zk = zk
+        self.node_id = node_id
+        self.dir = Path(data_dir)
+        self.cluster_id = ""
+        self.topics: dict[str, TopicMeta] = {}
+        self._by_id: dict[uuid.UUID, TopicMeta] = {}
+        self.assignments: dict[str, dict[int, list[int]]] = {}
+        self.states: dict[tuple[str, int], LeaderAndIsr] = {}
+        self.brokers: dict[int, BrokerInfo] = {}
+        self.controller_id = -1
+        # Objects told about changes (after the cache changed), by method name: partition_changed(topic,
+        # partition), topic_removed(meta), topic_configs_changed(topic), brokers_changed(old, new).
+        self.observers: list[object] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._topic_generation: dict[str, int] = {}  # czxid of the topic znode we watch
+        self._watched_partitions: dict[str, set[int]] = {}
+        self._watched_topics: set[str] = set()
+        self._config_watchers: dict[str, object] = {}
+        self._watches: list[object] = []
+        self._closed = False
+
+    # -- start ------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Create the persistent paths, agree on the cluster id, read everything, then watch."""
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+        for path in PERSISTENT_PATHS:
+            self.zk.ensure_path(path)
+        self.cluster_id = self._cluster_id()
+        self._check_meta_properties()
+        self._watches.append(ChildrenWatch(self.zk, BROKER_IDS_PATH, self._on_broker_ids))
+        self._watches.append(DataWatch(self.zk, CONTROLLER_PATH, self._on_controller))
+        self._watches.append(ChildrenWatch(self.zk, TOPICS_PATH, self._on_topic_names))
+        # The watches' first calls read the current state; on a running loop they are queued
+        # behind us, so apply what is queued now: handlers must not see an empty cluster.
+        self._drain_initial()
+
+    def _drain_initial(self) -> None:
+        """Read topics synchronously once (the watches' posted copies then change nothing)."""
+        for name in self.zk.get_children(TOPICS_PATH):
+            try:
+                data, stat = self.zk.get(topic_path(name))
+            except NoNodeError:
+                continue
+            self._apply_topic(name, _parse_topic_node(data, stat), self._read_configs(name))
+            for partition in self.assignments.get(name, {}):
+                try:
+                    data, stat = self.zk.get(state_path(name, partition))
+                except NoNodeError:
+                    continue
+                self._apply_state(name, partition, LeaderAndIsr.from_znode(data, stat), self._topic_generation[name])
+        brokers = {}
+        for child in self.zk.get_children(BROKER_IDS_PATH):
+            try:
+                data, stat = self.zk.get(f"{BROKER_IDS_PATH}/{child}")
+            except NoNodeError:
+                continue
+            brokers[int(child)] = BrokerInfo.from_znode(int(child), data, stat)
+        self._apply_brokers(brokers)
+
+    def _cluster_id(self) -> str:
+        try:
+            data, _ = self.zk.get(CLUSTER_ID_PATH)
+        except NoNodeError:
+            proposed = json.dumps({"version": "1", "id": random_cluster_id()}).encode()
+            try:
+                self.zk.create(CLUSTER_ID_PATH, proposed, makepath=True)
+            except NodeExistsError:
+                pass
+            data, _ = self.zk.get(CLUSTER_ID_PATH)
+        return json.loads(data)["id"]
+
+    def _check_meta_properties(self) -> None:
+        """meta.properties ties the log dir to this node and cluster (Kafka refuses a mismatch)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self.dir / META_PROPERTIES
+        props: dict[str, str] = {}
+        if path.exists():
+            for line in path.read_text().splitlines():
+                if "=" in line and not line.startswith("#"):
+                    key, value = line.split("=", 1)
+                    props[key.strip()] = value.strip()
+        stored_node = props.get("node.id", props.get("broker.id"))
+        if stored_node is not None and int(stored_node) != self.node_id:
+            raise RuntimeError(f"The data directory {self.dir} belongs to node.id={stored_node}, not {self.node_id}")
+        stored_cluster = props.get("cluster.id")
+        if stored_cluster and stored_cluster != self.cluster_id:
+            raise RuntimeError(f"The data directory {self.dir} belongs to cluster {stored_cluster}; ZooKeeper "
+                               f"holds cluster {self.cluster_id} (InconsistentClusterIdException)")
+        if not stored_cluster:
+            _atomic_write(path, f"version=0\nbroker.id={self.node_id}\nnode.id={self.node_id}\n"
+                                f"cluster.id={self.cluster_id}\n")
+
+    def close(self) -> None:
+        self._closed = True
+
+    # -- queries (the embedded store's interface) -------------------------------------------
+
+    def topic(self, name: str) -> TopicMeta | None:
+        return self.topics.get(name)
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> TopicMeta | None:
+        return self._by_id.get(topic_id)
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState | None:
+        meta = self.topics.get(topic)
+        if meta is None or not 0 <= partition < meta.partitions:
+            return None
+        replicas = list(self.assignments.get(topic, {}).get(partition, []))
+        state = self.states.get((topic, partition))
+        if state is None:
+            return PartitionState(NO_LEADER, -1, replicas, [])
+        return PartitionState(state.leader, state.leader_epoch, replicas, list(state.isr))
+
+    def leader_and_isr(self, topic: str, partition: int) -> LeaderAndIsr | None:
+        return self.states.get((topic, partition))
+
+    def replicas(self, topic: str, partition: int) -> list[int]:
+        return list(self.assignments.get(topic, {}).get(partition, []))
+
+    def live_brokers(self) -> list[int]:
+        return sorted(self.brokers)
+
+    def partitions(self):
+        """Every (topic, partition) with its replicas."""
+        for topic, assignment in self.assignments.items():
+            for partition, replicas in assignment.items():
+                yield topic, partition, replicas
+
+    # -- changes (the embedded store's interface) --------------------------------------------
+
+    def _controller_epoch(self) -> int:
+        try:
+            data, _ = self.zk.get(CONTROLLER_EPOCH_PATH)
+            return int(data)
+        except (NoNodeError, ValueError):
+            return 0
+
+    def create_topic(self, name: str, partitions: int, replication_factor: int,
+                     configs: dict[str, object]) -> TopicMeta:
+        """Assign replicas over the live brokers and write the topic with its partitions' first
+        states (leader: the first replica; ISR: all replicas) in one ZooKeeper transaction."""
+        live = self.live_brokers()
+        if not live:
+            raise InvalidReplicationFactor("no live brokers")
+        assignment = assign_replicas(live, partitions, replication_factor)
+        topic_id = random_topic_id()
+        controller_epoch = self._controller_epoch()
+        txn = self.zk.transaction()
+        txn.create(topic_path(name), topic_znode(topic_id, assignment))
+        txn.create(partitions_path(name), b"")
+        for partition, replicas in assignment.items():
+            txn.create(f"{partitions_path(name)}/{partition}", b"")
+            txn.create(state_path(name, partition),
+                       LeaderAndIsr(replicas[0], 0, list(replicas), controller_epoch).to_json())
+        config_path = f"{TOPIC_CONFIGS_PATH}/{name}"
+        if self.zk.exists(config_path):
+            txn.set_data(config_path, config_znode(configs))
+        else:
+            txn.create(config_path, config_znode(configs))
+        self._commit(txn, f"create topic {name}")
+        self._drain_topic(name)
+        meta = self.topics.get(name)
+        if meta is None:  # deleted again at once by someone else
+            raise NoNodeError(topic_path(name))
+        return meta
+
+    def _drain_topic(self, name: str) -> None:
+        """Read a topic we just changed into the cache (the watch brings the same later)."""
+        try:
+            data, stat = self.zk.get(topic_path(name))
+        except NoNodeError:
+            self._apply_topic(name, None, {})
+            return
+        self._apply_topic(name, _parse_topic_node(data, stat), self._read_configs(name))
+        generation = self._topic_generation[name]
+        for partition in self.assignments.get(name, {}):
+            try:
+                data, stat = self.zk.get(state_path(name, partition))
+            except NoNodeError:
+                continue
+            self._apply_state(name, partition, LeaderAndIsr.from_znode(data, stat), generation)
+
+    def _commit(self, txn, what: str) -> None:
+        results = txn.commit()
+        for result in results:
+            if isinstance(result, NodeExistsError):
+                raise TopicExists(what)
+            if isinstance(result, Exception) and not _rolled_back(result):
+                raise result
+
+    def delete_topic(self, name: str) -> TopicMeta:
+        meta = self.topics[name]
+        paths = []
+        for partition in self.zk.get_children(partitions_path(name)) if self.zk.exists(partitions_path(name)) else []:
+            partition_path = f"{partitions_path(name)}/{partition}"
+            paths += [f"{partition_path}/{child}" for child in self.zk.get_children(partition_path)]
+            paths.append(partition_path)
+        paths += [partitions_path(name)] if self.zk.exists(partitions_path(name)) else []
+        paths.append(topic_path(name))
+        txn = self.zk.transaction()
+        for path in paths:
+            txn.delete(path)
+        if self.zk.exists(f"{TOPIC_CONFIGS_PATH}/{name}"):
+            txn.delete(f"{TOPIC_CONFIGS_PATH}/{name}")
+        for result in txn.commit():
+            if isinstance(result, Exception) and not _rolled_back(result):
+                raise result
+        self._apply_topic(name, None, {})
+        return meta
+
+    def set_partition_count(self, name: str, count: int) -> None:
+        data, stat = self.zk.get(topic_path(name))
+        node = _parse_topic_node(data, stat)
+        existing = len(node.assignment)
+        if count <= existing:
+            return
+        live = self.live_brokers()
+        first = node.assignment[0][0] if node.assignment.get(0) else live[0]
+        start_index = live.index(first) if first in live else -1
+        added = assign_replicas(live, count - existing, len(node.assignment[0]), start_index=start_index,
+                                start_partition=existing)
+        assignment = {**node.assignment, **added}
+        controller_epoch = self._controller_epoch()
+        txn = self.zk.transaction()
+        txn.set_data(topic_path(name), topic_znode(node.topic_id, assignment), version=stat.version)
+        for partition, replicas in added.items():
+            txn.create(f"{partitions_path(name)}/{partition}", b"")
+            txn.create(state_path(name, partition),
+                       LeaderAndIsr(replicas[0], 0, list(replicas), controller_epoch).to_json())
+        self._commit(txn, f"add partitions to {name}")
+        self._drain_topic(name)
+
+    def set_topic_configs(self, name: str, configs: dict[str, object]) -> None:
+        path = f"{TOPIC_CONFIGS_PATH}/{name}"
+        try:
+            self.zk.set(path, config_znode(configs))
+        except NoNodeError:
+            self.zk.create(path, config_znode(configs), makepath=True)
+        self._apply_configs(name, dict(configs))
+
+    # -- partition states (controller and leaders) -------------------------------------------
+
+    def read_partition_state(self, topic: str, partition: int) -> LeaderAndIsr | None:
+        """A fresh read from ZooKeeper (after a failed conditional update), cached too."""
+        try:
+            data, stat = self.zk.get(state_path(topic, partition))
+        except NoNodeError:
+            return None
+        state = LeaderAndIsr.from_znode(data, stat)
+        generation = self._topic_generation.get(topic)
+        if generation is not None:
+            self._apply_state(topic, partition, state, generation)
+        return state
+
+    def update_partition_state(self, topic: str, partition: int, new: LeaderAndIsr, *,
+                               controller_epoch_version: int | None = None) -> LeaderAndIsr | None:
+        """Write `new` if the znode still has version new.zk_version (and, for the controller,
+        /controller_epoch still has controller_epoch_version: a deposed controller writes nothing).
+        The written state with its new version, or None when someone changed it first."""
+        path = state_path(topic, partition)
+        if controller_epoch_version is None:
+            try:
+                stat = self.zk.set(path, new.to_json(), version=new.zk_version)
+            except (BadVersionError, NoNodeError):
+                return None
+        else:
+            txn = self.zk.transaction()
+            txn.check(CONTROLLER_EPOCH_PATH, controller_epoch_version)
+            txn.set_data(path, new.to_json(), version=new.zk_version)
+            results = txn.commit()
+            if any(isinstance(result, Exception) for result in results):
+                return None
+            stat = results[1]
+        written = replace(new, zk_version=stat.version, mzxid=stat.mzxid)
+        generation = self._topic_generation.get(topic)
+        if generation is not None:
+            self._apply_state(topic, partition, written, generation)
+        return written
+
+    # -- watches: kazoo threads post to the loop ---------------------------------------------
+
+    def _post(self, fn, *args) -> None:
+        if self._closed:
+            return
+        if self._loop is None:
+            fn(*args)
+        else:
+            try:
+                self._loop.call_soon_threadsafe(fn, *args)
+            except RuntimeError:
+                pass  # the loop is closed: the broker is gone
+
+    def _on_broker_ids(self, children) -> bool | None:
+        if self._closed:
+            return False
+        brokers = {}
+        for child in children:
+            try:
+                data, stat = self.zk.get(f"{BROKER_IDS_PATH}/{child}")
+            except NoNodeError:
+                continue
+            try:
+                brokers[int(child)] = BrokerInfo.from_znode(int(child), data, stat)
+            except (ValueError, KeyError) as exc:
+                log.warning("ignoring unreadable broker registration %s: %s", child, exc)
+        self._post(self._apply_brokers, brokers)
+        return None
+
+    def _on_controller(self, data, stat, *event) -> bool | None:
+        if self._closed:
+            return False
+        controller = -1
+        if data:
+            try:
+                controller = int(json.loads(data)["brokerid"])
+            except (ValueError, KeyError):
+                pass
+        self._post(self._apply_controller, controller)
+        return None
+
+    def _on_topic_names(self, children) -> bool | None:
+        if self._closed:
+            return False
+        self._post(self._watch_topics, set(children))
+        return None
+
+    def _watch_topics(self, names: set[str]) -> None:
+        """On the loop: start watching new topics; forget deleted ones."""
+        for name in names:
+            if name not in self._watched_topics:
+                self._watched_topics.add(name)
+                self._watches.append(DataWatch(self.zk, topic_path(name), self._topic_watcher(name)))
+        for name in list(self._watched_topics):
+            if name not in names:
+                self._watched_topics.discard(name)
+                if name in self.topics:
+                    self._apply_topic(name, None, {})
+
+    def _topic_watcher(self, name: str):
+        def on_topic(data, stat, *event):
+            if self._closed:
+                return False
+            if data is None:
+                self._post(self._forget_topic_watch, name)
+                return False
+            try:
+                node = _parse_topic_node(data, stat)
+            except (ValueError, KeyError) as exc:
+                log.warning("ignoring unreadable topic znode %s: %s", name, exc)
+                return None
+            self._post(self._apply_topic, name, node, self._read_configs(name))
+            return None
+        return on_topic
+
+    def _forget_topic_watch(self, name: str) -> None:
+        self._watched_topics.discard(name)
+        self._apply_topic(name, None, {})
+
+    def _read_configs(self, name: str) -> dict[str, object]:
+        watcher = self._config_watchers.get(name)
+        if watcher is None:
+            # One watcher object per topic: kazoo keeps watchers in a set, so re-arming it does not pile up.
+            watcher = self._config_watchers.setdefault(name, self._config_watcher(name))
+        try:
+            data, _ = self.zk.get(f"{TOPIC_CONFIGS_PATH}/{name}", watch=watcher)
+        except NoNodeError:
+            return {}
+        return parse_config_znode(data)
+
+    def _config_watcher(self, name: str):
+        def on_change(event):
+            if self._closed or event.type == "DELETED":
+                return
+            # One-shot watch: read again (and watch again) on a kazoo thread, apply on the loop.
+            self.zk.handler.spawn(lambda: self._post(self._apply_configs, name, self._read_configs(name)))
+        return on_change
+
+    def _state_watcher(self, name: str, partition: int, generation: int):
+        def on_state(data, stat, *event):
+            current = self._topic_generation.get(name)
+            if self._closed or (current is not None and current not in (-1, generation)):
+                return False
+            if data is None:
+                # Not written yet (keep watching), or the topic is gone (stop).
+                return None if current is not None else False
+            try:
+                state = LeaderAndIsr.from_znode(data, stat)
+            except (ValueError, KeyError) as exc:
+                log.warning("ignoring unreadable state of %s-%d: %s", name, partition, exc)
+                return None
+            self._post(self._apply_state, name, partition, state, generation)
+            return None
+        return on_state
+
+    # -- applying changes (on the loop) ------------------------------------------------------
+
+    def _notify(self, method: str, *args) -> None:
+        for observer in list(self.observers):
+            callback = getattr(observer, method, None)
+            if callback is not None:
+                try:
+                    callback(*args)
+                except Exception:
+                    log.exception("%s.%s failed", type(observer).__name__, method)
+
+    def _apply_topic(self, name: str, node: _TopicNode | None, configs: dict[str, object]) -> None:
+        if node is None:
+            meta = self.topics.pop(name, None)
+            self._topic_generation.pop(name, None)
+            self._watched_partitions.pop(name, None)
+            self.assignments.pop(name, None)
+            for key in [k for k in self.states if k[0] == name]:
+                del self.states[key]
+            if meta is not None:
+                self._by_id.pop(meta.topic_id, None)
+                self._notify("topic_removed", meta)
+            return
+        current = self.topics.get(name)
+        if current is not None and current.topic_id != node.topic_id:
+            # Deleted and created again before we saw the deletion.
+            self._apply_topic(name, None, {})
+            current = None
+        generation = self._topic_generation.get(name, -1)
+        if generation != node.czxid:
+            self._topic_generation[name] = node.czxid
+            self._watched_partitions[name] = set()
+        replication = len(node.assignment.get(0, [])) or 1
+        if current is None:
+            meta = TopicMeta(name, node.topic_id, len(node.assignment), replication, dict(configs))
+            self.topics[name] = meta
+            self._by_id[meta.topic_id] = meta
+        else:
+            current.partitions = len(node.assignment)
+            current.replication_factor = replication
+            if configs:
+                current.configs = dict(configs)
+        self.assignments[name] = node.assignment
+        watched = self._watched_partitions.setdefault(name, set())
+        for partition in sorted(node.assignment):
+            if partition not in watched:
+                watched.add(partition)
+                self._watches.append(DataWatch(self.zk, state_path(name, partition),
+                                               self._state_watcher(name, partition, node.czxid)))
+        self._notify("topic_changed", name)
+        for partition in sorted(node.assignment):
+            self._notify("partition_changed", name, partition)
+
+    def _apply_configs(self, name: str, configs: dict[str, object]) -> None:
+        meta = self.topics.get(name)
+        if meta is None or meta.configs == configs:
+            return
+        meta.configs = dict(configs)
+        self._notify("topic_configs_changed", name)
+
+    def _apply_state(self, name: str, partition: int, state: LeaderAndIsr, generation: int) -> None:
+        if self._topic_generation.get(name) != generation or name not in self.topics:
+            return
+        current = self.states.get((name, partition))
+        if current is not None and state.mzxid and current.mzxid and state.mzxid < current.mzxid:
+            return  # an older copy arriving late
+        if current is not None and current.mzxid and not state.mzxid and state.zk_version < current.zk_version:
+            return
+        if current == state:
+            return
+        self.states[(name, partition)] = state
+        self._notify("partition_changed", name, partition)
+
+    def _apply_brokers(self, brokers: dict[int, BrokerInfo]) -> None:
+        previous = self.brokers
+        if previous == brokers:
+            return
+        self.brokers = brokers
+        self._notify("brokers_changed", previous, brokers)
+
+    def _apply_controller(self, controller: int) -> None:
+        if controller != self.controller_id:
+            self.controller_id = controller
+            self._notify("controller_changed", controller)
+
+
+def _rolled_back(result) -> bool:
+    from kazoo.exceptions import RolledBackError, RuntimeInconsistency
+
+    return isinstance(result, (RolledBackError, RuntimeInconsistency))
+
+
+class ZkProducerIdManager:
+    """Producer ids in blocks of 1000 claimed through /latest_producer_id_block with conditional
+    updates, as Kafka's ZooKeeper-mode brokers do: no two brokers ever hand out the same id."""
+
+    BLOCK_SIZE = 1000
+
+    def __init__(self, zk, node_id: int) -> None:
+        self.zk = zk
+        self.node_id = node_id
+        self.next_id = 0
+        self.block_end = 0  # exclusive
+
+    def next(self) -> int:
+        if self.next_id >= self.block_end:
+            self._claim_block()
+        pid = self.next_id
+        self.next_id += 1
+        return pid
+
+    def _claim_block(self) -> None:
+        while True:
+            try:
+                data, stat = self.zk.get(PRODUCER_ID_BLOCK_PATH)
+            except NoNodeError:
+                start = 0
+                try:
+                    self.zk.create(PRODUCER_ID_BLOCK_PATH, self._block(start), makepath=True)
+                except NodeExistsError:
+                    continue
+            else:
+                start = int(json.loads(data)["block_end"]) + 1
+                try:
+                    self.zk.set(PRODUCER_ID_BLOCK_PATH, self._block(start), version=stat.version)
+                except BadVersionError:
+                    continue
+            self.next_id, self.block_end = start, start + self.BLOCK_SIZE
+            return
+
+    def _block(self, start: int) -> bytes:
+        return json.dumps({"version": 1, "broker": self.node_id, "block_start": str(start),
+                           "block_end": str(start + self.BLOCK_SIZE - 1)}).encode()
