@@ -7,9 +7,9 @@ and no prometheus_client import on the data path):
     metrics.observe_request(api_name, version, seconds, bytes_in, bytes_out)
     metrics.connection_opened() / metrics.connection_closed()
 
-Cluster mode reports under-replicated partitions with `set_under_replicated_partitions(n)`
-(0 on a single node). broker/metrics_endpoint.py turns these counters, and the broker's state
-read at scrape time, into Prometheus' exposition format on `metrics.host`:`metrics.port`.
+broker/metrics_endpoint.py turns these counters, and the broker's state read at scrape time
+(partitions, logs, under-replicated partitions, consumer lag), into Prometheus' exposition
+format on `metrics.host`:`metrics.port`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ class RequestStats:
         self.by_api: dict[tuple[str, int], list] = {}
         self.connections_open = 0
         self.connections_created = 0
-        self.under_replicated_partitions = 0
 
     def observe(self, api_name: str, version: int, seconds: float, bytes_in: int, bytes_out: int) -> None:
         stats = self.by_api.get((api_name, version))
@@ -61,8 +60,3 @@ def connection_opened() -> None:
 
 def connection_closed() -> None:
     STATS.connections_open -= 1
-
-
-def set_under_replicated_partitions(count: int) -> None:
-    """Cluster mode: how many partitions this broker leads have fewer in-sync replicas than replicas."""
-    STATS.under_replicated_partitions = count

@@ -4,13 +4,15 @@ Served by a small asyncio HTTP server in the broker's event loop, so a scrape re
 state from the thread that changes it. What it reports, all prefixed `kafka_wire_`:
 
 - requests_total, request_duration_seconds (histogram), by API and version; bytes_in_total and
-  bytes_out_total (request and response frames) by API; connections, connections_created_total;
-  under_replicated_partitions (broker/metrics.py counts these as they happen);
+  bytes_out_total (request and response frames) by API; connections, connections_created_total
+  (broker/metrics.py counts these as they happen);
 - read at scrape time, so the data path never pays for them: partitions, topics, and per
-  partition log_size_bytes, log_start_offset, log_end_offset;
+  partition log_size_bytes, log_start_offset, log_end_offset; under_replicated_partitions (those
+  led here whose ISR is smaller than their replica set: Kafka's UnderReplicatedPartitions, 0 on a
+  single node);
 - per consumer group (when the group coordinator runs): consumer_group_committed_offset and
-  consumer_group_lag (high watermark minus committed offset) per partition, consumer_group_lag_sum,
-  consumer_group_members;
+  consumer_group_lag (high watermark of the local replica minus committed offset) per partition,
+  consumer_group_lag_sum, consumer_group_members;
 - the Python process: CPU, memory, open fds, garbage collection (prometheus_client's collectors).
 """
 
@@ -75,9 +77,6 @@ class RequestStatsCollector:
         yield GaugeMetricFamily(f"{PREFIX}_connections", "Open client connections", value=self.stats.connections_open)
         yield CounterMetricFamily(f"{PREFIX}_connections_created", "Client connections accepted",
                                   value=self.stats.connections_created)
-        yield GaugeMetricFamily(f"{PREFIX}_under_replicated_partitions",
-                                "Partitions led here whose ISR is smaller than their replica set",
-                                value=self.stats.under_replicated_partitions)
 
 
 class BrokerStateCollector:
@@ -95,18 +94,26 @@ class BrokerStateCollector:
                                   labels=["topic", "partition"])
         end = GaugeMetricFamily(f"{PREFIX}_log_end_offset", "Offset the next record appended to a partition gets",
                                 labels=["topic", "partition"])
+        metadata = getattr(self.broker, "metadata", None)
+        node_id = getattr(self.broker, "node_id", None)
         high_watermarks: dict[tuple[str, int], int] = {}
+        under_replicated = 0
         for (topic, partition), plog in sorted(self.broker.logs.logs(), key=lambda item: item[0]):
             labels = [topic, str(partition)]
             size.add_metric(labels, plog.size_in_bytes)
             start.add_metric(labels, plog.log_start_offset)
             end.add_metric(labels, plog.log_end_offset)
             high_watermarks[(topic, partition)] = plog.high_watermark
+            state = metadata.partition_state(topic, partition) if metadata is not None else None
+            if state is not None and state.leader == node_id and len(state.isr) < len(state.replicas):
+                under_replicated += 1
         partitions.add_metric([], len(high_watermarks))
-        metadata = getattr(self.broker, "metadata", None)
         topics.add_metric([], len(getattr(metadata, "topics", None) or {}))
         yield partitions
         yield topics
+        yield GaugeMetricFamily(f"{PREFIX}_under_replicated_partitions",
+                                "Partitions led here whose ISR is smaller than their replica set",
+                                value=under_replicated)
         yield size
         yield start
         yield end
@@ -131,7 +138,7 @@ class BrokerStateCollector:
                 committed.add_metric(labels, offset.offset)
                 high_watermark = high_watermarks.get((topic, partition))
                 if high_watermark is None:
-                    continue  # led by another broker, or deleted: not ours to say
+                    continue  # no replica here (cluster mode), or deleted: not ours to say
                 partition_lag = max(high_watermark - offset.offset, 0)
                 lag.add_metric(labels, partition_lag)
                 total += partition_lag

@@ -35,6 +35,7 @@ import itertools
 import logging
 import os
 import socket
+import sys
 import types
 from dataclasses import dataclass, field
 
@@ -54,6 +55,8 @@ _connection_ids = itertools.count(1)
 # (copied once, at most this much), larger ones are read into a buffer of their own.
 RECEIVE_BUFFER_BYTES = 64 * 1024
 DIRECT_FRAME_BYTES = 16 * 1024
+# A large frame's buffer up to this size is kept for the connection's next large frame.
+SPARE_FRAME_MAX_BYTES = 2 * 1024 * 1024
 # Unsent response bytes above which the connection stops handling requests until they drain.
 OUTPUT_HIGH_WATER = 256 * 1024
 # At most this many buffers per writev(2) (Linux IOV_MAX is 1024).
@@ -139,8 +142,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._buffer = bytearray(RECEIVE_BUFFER_BYTES)
         self._start = 0
         self._end = 0
-        # A large frame being received straight into its own buffer.
-        self._frame: bytearray | None = None
+        # A large frame being received straight into its own buffer, and that buffer kept for reuse.
+        self._frame: memoryview | None = None
+        self._spare_frame: bytearray | None = None
         self._frame_filled = 0
         self._busy = False  # a request is being handled by a task
         self._task: asyncio.Task | None = None
@@ -201,6 +205,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 return
             frame, self._frame = self._frame, None
             self._handle_frame(frame)
+            del frame  # so that its buffer can be reused for the next large frame
         else:
             self._end += nbytes
         self._process()
@@ -269,7 +274,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             if size > DIRECT_FRAME_BYTES:
                 # Read the rest of this frame straight into its own buffer.
                 have = available - _SIZE
-                frame = bytearray(size)
+                frame = self._large_frame_buffer(size)
                 frame[:have] = buffer[begin : self._end]
                 self._start = self._end = 0
                 self._frame, self._frame_filled = frame, have
@@ -280,6 +285,18 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if self._start == self._end:
             self._start = self._end = 0
         return False
+
+    def _large_frame_buffer(self, size: int) -> memoryview:
+        """A writable buffer of exactly `size` bytes for a large frame: the previous large frame's
+        when nothing refers to it any more (a fresh allocation costs a memset and page faults per
+        produce request), else a new one."""
+        spare = self._spare_frame
+        # Three references (the attribute, `spare`, getrefcount's argument): no view of it is alive.
+        if spare is not None and len(spare) >= size and sys.getrefcount(spare) == 3:
+            return memoryview(spare)[:size]
+        buffer = bytearray(size)
+        self._spare_frame = buffer if size <= SPARE_FRAME_MAX_BYTES else None
+        return memoryview(buffer)
 
     def _update_reading(self) -> None:
         if self._closed:
@@ -294,7 +311,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     # -- requests -----------------------------------------------------------------------------
 
-    def _handle_frame(self, frame: bytearray) -> None:
+    def _handle_frame(self, frame) -> None:
         try:
             started = self._start_request(frame)
         except CloseConnection:
@@ -306,7 +323,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._busy = True
         self._task = asyncio.get_running_loop().create_task(self._finish_request(coro, pending, what))
 
-    def _start_request(self, frame: bytearray):
+    def _start_request(self, frame):
         """Decode and run a request up to its first wait. Queues the response of a request that
         finished; returns (coroutine, what it waits for, description) for one that did not."""
         conn_id, peer = self.connection_id, self.peer

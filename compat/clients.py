@@ -22,6 +22,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CLIENTS_DIR = REPO_ROOT / "tests" / "clients"
+GROUP_CLIENTS_DIR = REPO_ROOT / "tests" / "integration" / "group_clients"
 DEPS = REPO_ROOT / ".deps"
 FEATURES_LINE_PREFIX = "FEATURES-JSON: "
 PASS, FAIL, NOT_RUN = "pass", "fail", "not-run"
@@ -39,6 +40,8 @@ class ClientRun:
     label: str  # what this run is, for the log
     command: Callable[[str, bool], tuple[list[str], dict[str, str] | None]]
     quick: bool = True  # part of the quick (CI) form too
+    # For a program that prints no FEATURES-JSON line: the features its overall verdict stands for.
+    implied: tuple[str, ...] = ()
 
 
 @dataclass
@@ -77,13 +80,13 @@ def _kcat(bootstrap: str, quick: bool):
     return [sys.executable, str(CLIENTS_DIR / "kcat_check.py"), bootstrap, "--kcat", kcat, *_sizes(quick)], None
 
 
-def _kafkajs(*extra: str):
+def _kafkajs(*extra: str, script: Path = CLIENTS_DIR / "node" / "check.js", sized: bool = True):
     def command(bootstrap: str, quick: bool):
         node = shutil.which("node")
         node_modules = DEPS / "node" / "node_modules"
         if not node or not (node_modules / "kafkajs" / "package.json").is_file():
             raise Unavailable(f"node or kafkajs (in {node_modules}) is not installed")
-        return ([node, str(CLIENTS_DIR / "node" / "check.js"), bootstrap, *extra, *_sizes(quick)],
+        return ([node, str(script), bootstrap, *extra, *(_sizes(quick) if sized else [])],
                 dict(os.environ, NODE_PATH=str(node_modules)))
     return command
 
@@ -101,12 +104,13 @@ class JavaPrograms:
             raise Unavailable(f"Java kafka-clients {version} is not installed (in {folder})")
         return sorted(folder.glob("*.jar"))
 
-    def command(self, version: str, main_class: str, *extra: str):
+    def command(self, version: str, main_class: str, *extra: str, folder: Path = CLIENTS_DIR / "java",
+                sized: bool = True):
         def command(bootstrap: str, quick: bool):
             java, javac = shutil.which("java"), shutil.which("javac")
             if not java or not javac:
                 raise Unavailable("no JDK (java and javac)")
-            source = CLIENTS_DIR / "java" / f"{main_class}.java"
+            source = folder / f"{main_class}.java"
             if not source.is_file():
                 raise Unavailable(f"{source.relative_to(REPO_ROOT)} does not exist")
             classpath = os.pathsep.join(str(j) for j in self.jars(version))
@@ -114,13 +118,13 @@ class JavaPrograms:
             if key not in self.classes:
                 out = self.scratch / f"{main_class}-{version}"
                 out.mkdir(parents=True, exist_ok=True)
-                done = subprocess.run([javac, "-d", str(out), "-cp", classpath, str(source)],
+                done = subprocess.run([javac, "-nowarn", "-d", str(out), "-cp", classpath, str(source)],
                                       capture_output=True, text=True, timeout=180)
                 if done.returncode != 0:
                     raise CompileFailed(f"{source.name} does not compile against kafka-clients {version}:\n"
                                         f"{done.stdout}{done.stderr}")
                 self.classes[key] = out
-            sizes = ["--timeout", "30"] if main_class != "ClientCheck" else _sizes(quick)
+            sizes = (_sizes(quick) if main_class == "ClientCheck" else ["--timeout", "30"]) if sized else []
             return ([java, "-Dslf4j.internal.verbosity=ERROR", "-cp", f"{classpath}{os.pathsep}{self.classes[key]}",
                      main_class, bootstrap, *extra, *sizes], None)
         return command
@@ -143,12 +147,21 @@ def client_runs(java: JavaPrograms) -> list[ClientRun]:
                   _python("confluent_check.py", "--idempotent", "--codecs", "none,zstd")),
         ClientRun("kcat", "kcat_check.py", _kcat),
         ClientRun("kafkajs", "check.js", _kafkajs()),
-        ClientRun("kafkajs", "check.js --group-consume", _kafkajs("--group-consume", "--codecs", "none"),
-                  quick=False),
+        ClientRun("kafkajs", "check.js --group-consume", _kafkajs("--group-consume", "--codecs", "none")),
+        ClientRun("kafkajs", "group_check.js", _kafkajs("60", script=GROUP_CLIENTS_DIR / "group_check.js", sized=False),
+                  quick=False, implied=("groups",)),
         ClientRun("java 3.9.0", "ClientCheck (kafka-clients 3.9.0)", java.command("3.9.0", "ClientCheck")),
+        ClientRun("java 3.9.0", "GroupCheck (kafka-clients 3.9.0, cooperative-sticky)",
+                  java.command("3.9.0", "GroupCheck", "cooperative-sticky", "60", folder=GROUP_CLIENTS_DIR,
+                               sized=False), quick=False, implied=("groups",)),
         ClientRun("java 4.3.0", "ClientCheck (kafka-clients 4.3.0)", java.command("4.3.0", "ClientCheck")),
+        ClientRun("java 4.3.0", "GroupCheck (kafka-clients 4.3.0, range)",
+                  java.command("4.3.0", "GroupCheck", "range", "60", folder=GROUP_CLIENTS_DIR, sized=False),
+                  quick=False, implied=("groups",)),
+        # Spark's connector on kafka-clients 3.9.0: Admin describeTopics/listOffsets on the driver,
+        # assign + seek + poll with read_committed on the executors.
         ClientRun("spark call sequence", "SparkCallSequence (kafka-clients 3.9.0)",
-                  java.command("3.9.0", "SparkCallSequence")),
+                  java.command("3.9.0", "SparkCallSequence"), implied=("metadata", "list-offsets", "fetch")),
     ]
 
 
@@ -184,9 +197,11 @@ def run_client(run: ClientRun, bootstrap: str, quick: bool, timeout: float = 300
         returncode = None
     outcome.elapsed = time.monotonic() - began
     parsed = parse_features(outcome.output)
+    outcome.passed = returncode == 0 and ("ALL CHECKS PASSED" in outcome.output or bool(parsed and parsed[1]))
     if parsed is not None:
         outcome.features, _ = parsed
-    outcome.passed = returncode == 0 and ("ALL CHECKS PASSED" in outcome.output or bool(parsed and parsed[1]))
+    else:
+        outcome.features = {feature: PASS if outcome.passed else FAIL for feature in run.implied}
     if returncode is None:
         outcome.detail = f"did not finish in {timeout:.0f}s"
     elif not outcome.passed:

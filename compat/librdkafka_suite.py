@@ -219,7 +219,7 @@ def read_allowlist(path: Path = ALLOWLIST_PATH) -> list[str]:
 def grow_allowlist(results: Iterable[TestResult], path: Path = ALLOWLIST_PATH) -> list[str]:
     """Adds every test that really ran and passed; never removes one. Returns the added names."""
     present = set(read_allowlist(path))
-    added = sorted(r.test.name for r in results if r.outcome == RAN and r.test.name not in present)
+    added = sorted({r.test.name for r in results if r.outcome == RAN and r.test.name not in present})
     if added:
         header = "" if path.exists() else ALLOWLIST_HEADER
         with open(path, "a") as out:

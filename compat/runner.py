@@ -38,7 +38,7 @@ class Options:
     librdkafka: bool = True
     tests: list[str] | None = None  # librdkafka test names or numbers to run (default: all, or the allowlist)
     kafka_version: str = DEFAULT_KAFKA_VERSION
-    workers: int = 2
+    workers: int = 3
     process_timeout: float = 300.0
     results_path: Path = RESULTS_PATH
     log_dir: Path | None = None

@@ -94,7 +94,6 @@ class TransactionCoordinator:
         self.state_log = None  # TransactionStateTopic (or a stand-in in tests)
         self.write_markers = None  # (producer id, epoch, coordinator epoch, committed, partitions) -> errors
         self.next_producer_id = None  # () -> a new producer id
-        self.partition_log = None  # (topic, partition) -> PartitionLog | None, for produce verification
         self.active = False
         self.loading = False
         # Transactions in Prepare* whose markers (or Complete* record) are still to be written.
@@ -104,13 +103,12 @@ class TransactionCoordinator:
 
     # == lifecycle ===================================================================================
 
-    def attach(self, config, state_log, write_markers, next_producer_id, partition_log=None) -> None:
+    def attach(self, config, state_log, write_markers, next_producer_id) -> None:
         """Wire the coordinator to its storage and the partitions (start does this for a broker)."""
         self.config = config
         self.state_log = state_log
         self.write_markers = write_markers
         self.next_producer_id = next_producer_id
-        self.partition_log = partition_log
 
     async def start(self, broker) -> None:
         """Replay __transaction_state, complete prepared transactions, then serve (and abort
@@ -122,7 +120,6 @@ class TransactionCoordinator:
             lambda pid, epoch, coordinator_epoch, committed, partitions: write_txn_markers(
                 broker, pid, epoch, coordinator_epoch, committed, partitions),
             broker.producer_ids.next,
-            broker.partition_log,
         )
         started = time.monotonic()
         partitions = self.state_log.existing_partitions()

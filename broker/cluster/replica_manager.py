@@ -74,6 +74,7 @@ class ReplicaManager:
         self.lag_time_max_ms = int(setting(broker.config, "replica.lag.time.max.ms", 30000))
         self._isr_task: asyncio.Task | None = None
         self.started = False
+        self.fetching = True
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -84,6 +85,11 @@ class ReplicaManager:
             self.partition_changed(topic, partition)
         interval = max(self.lag_time_max_ms // 2, 50)
         self._isr_task = asyncio.get_running_loop().create_task(self._shrink_isr_periodically(interval))
+
+    async def stop_fetching(self) -> None:
+        """Controlled shutdown: no more fetching, so no leader takes this broker back into an ISR."""
+        self.fetching = False
+        await self.fetchers.stop()
 
     async def stop(self) -> None:
         self.started = False
@@ -208,7 +214,8 @@ class ReplicaManager:
         else:
             log.info("%s-%d: follower of %d in epoch %d from offset %d", hosted.topic, hosted.partition,
                      state.leader, state.leader_epoch, plog.log_end_offset)
-            self.fetchers.add(hosted.topic, hosted.partition, state.leader, state.leader_epoch)
+            if self.fetching:
+                self.fetchers.add(hosted.topic, hosted.partition, state.leader, state.leader_epoch)
 
     # -- the leader's side of replication ----------------------------------------------------------
 

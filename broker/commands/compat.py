@@ -46,7 +46,7 @@ def register(subparsers) -> None:
     parser.add_argument("--no-clients", action="store_true", help="skip the client programs")
     parser.add_argument("--no-librdkafka", action="store_true", help="skip librdkafka's test suite")
     parser.add_argument("--kafka-version", help="TEST_KAFKA_VERSION for librdkafka's tests (default 3.9.0)")
-    parser.add_argument("--workers", type=int, default=2, help="librdkafka test processes at once (default 2)")
+    parser.add_argument("--workers", type=int, default=3, help="librdkafka test processes at once (default 3)")
     parser.add_argument("--test-timeout", type=float, default=300.0,
                         help="seconds one librdkafka test process may take (default 300)")
     parser.add_argument("--results", metavar="PATH",

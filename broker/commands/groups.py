@@ -158,10 +158,9 @@ def describe(args) -> int:
     with connect(args) as cluster:
         if args.state:
             coordinator, described = describe_group(cluster, args.group)
-            node_id = next((n for n, a in cluster.brokers.items() if a == coordinator.address), -1)
             if not _state_warning(args.group, described):
                 return 1
-            _print_state(args.group, described, coordinator.address, node_id)
+            _print_state(args.group, described, coordinator.address, cluster.find_coordinator(args.group))
             return 0
         if args.members:
             _, described = describe_group(cluster, args.group)

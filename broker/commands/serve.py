@@ -17,6 +17,9 @@ async def serve(config: BrokerConfig, started: float) -> int:
     from ..node import Broker
     from ..server import KafkaServer
 
+    if config["zookeeper.connect"]:
+        from ..cluster.cluster_broker import ClusterBroker as Broker
+
     broker = Broker(config)
     broker.load()
     # Replaying __consumer_offsets before listening means clients never see COORDINATOR_LOAD_IN_PROGRESS.
@@ -42,6 +45,9 @@ async def serve(config: BrokerConfig, started: float) -> int:
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     log.info("shutting down")
+    controlled_shutdown = getattr(broker, "controlled_shutdown", None)
+    if controlled_shutdown is not None:
+        await controlled_shutdown()
     await server.stop()
     if metrics is not None:
         await metrics.stop()

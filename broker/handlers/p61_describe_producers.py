@@ -13,17 +13,17 @@ def describe_partition(broker, topic: str, partition: int) -> dict:
     if plog is None:
         return {"partition_index": partition, "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
                 "error_message": None, "active_producers": []}
-    producers = [
-        {
+    producers = []
+    for entry in plog.producer_state.entries.values():
+        txn_start = entry.current_txn_first_offset
+        producers.append({
             "producer_id": entry.producer_id,
             "producer_epoch": entry.producer_epoch,
             "last_sequence": entry.last_seq,
             "last_timestamp": entry.last_timestamp,
             "coordinator_epoch": entry.coordinator_epoch,
-            "current_txn_start_offset": -1 if entry.current_txn_first_offset is None else entry.current_txn_first_offset,
-        }
-        for entry in plog.producer_state.entries.values()
-    ]
+            "current_txn_start_offset": -1 if txn_start is None else txn_start,
+        })
     return {"partition_index": partition, "error_code": 0, "error_message": None, "active_producers": producers}
 
 

@@ -144,6 +144,24 @@ def test_pipelined_requests_split_at_every_byte_boundary_are_answered_in_order(c
     assert base_offsets == [0, 1, 51, 52, 62, 63]
 
 
+def test_pipelined_large_frames_each_keep_their_own_bytes(client):
+    """Large frames back to back (each read into a buffer that the next one may reuse once the
+    previous request is done with it): every batch is stored as sent."""
+    topic = "server-pipelined-large"
+    _create_topic(client, topic)
+    batches = [_batch(count, size, seed) for seed, (count, size) in
+               enumerate([(900, 1000), (400, 1000), (1, 20_000), (700, 1000), (3, 300_000)])]
+    client.send_raw(b"".join(client.frame("Produce", PRODUCE_VERSION, _produce_body(topic, b)) for b in batches))
+    first_id = client.correlation_id - len(batches) + 1
+    for i in range(len(batches)):
+        frame = client.read_frame()
+        client.correlation_id = first_id + i
+        response = client.decode_response("Produce", PRODUCE_VERSION, frame)
+        assert response.responses[0].partition_responses[0].error_code == 0
+    fetched = _fetch_all(client, topic, 2004)
+    assert _without_offsets(fetched) == [_without_offsets(b)[0] for b in batches]
+
+
 def test_slow_reader_gets_every_byte_and_holds_back_its_next_request(shared_broker, client):
     """A consumer that stops reading: its fetch response stays unsent (the socket is full), the
     broker handles none of its next requests meanwhile (Kafka's one-request-at-a-time), other

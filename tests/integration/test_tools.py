@@ -235,3 +235,30 @@ def test_groups_describe_an_active_member(group_broker):
 def test_groups_describe_unknown_group(group_broker):
     done = kafka_wire("groups", "describe", unique("nobody"), "--bootstrap-server", group_broker.bootstrap)
     assert done.returncode == 1 and "does not exist" in done.stderr
+
+
+def test_consume_read_committed_skips_aborted_transactions(shared_broker):
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    b = ["--bootstrap-server", shared_broker.bootstrap]
+    topic = unique("tools-txn")
+    ok("topics", "create", *b, "--topic", topic, "--partitions", "1")
+    producer = confluent_kafka.Producer({"bootstrap.servers": shared_broker.bootstrap,
+                                         "transactional.id": unique("tools-txn")})
+    producer.init_transactions(30)
+    for outcome in ("committed-1", "aborted-1", "committed-2", "aborted-2"):
+        producer.begin_transaction()
+        for i in range(3):
+            producer.produce(topic, f"{outcome}.{i}".encode(), partition=0)
+        producer.flush(30)
+        if outcome.startswith("committed"):
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
+
+    def consume(isolation: str) -> list[str]:
+        return ok("consume", *b, "--topic", topic, "--from-beginning", "--isolation-level", isolation,
+                  "--timeout-ms", "1500").splitlines()
+
+    assert consume("read_committed") == [f"committed-{t}.{i}" for t in (1, 2) for i in range(3)]
+    # Transaction markers (control batches) are never printed; aborted records are, uncommitted.
+    assert len(consume("read_uncommitted")) == 12

@@ -120,7 +120,8 @@ def test_add_partitions_errors_by_version(client):
     txid = unique("tx")
     answer = init(client, txid)
     pid, epoch = answer.producer_id, answer.producer_epoch
-    assert add_partitions(client, txid, pid + 1, epoch, {topic: [0]}) == {(topic, 0): ErrorCode.INVALID_PRODUCER_ID_MAPPING}
+    assert add_partitions(client, txid, pid + 1, epoch, {topic: [0]}) == {
+        (topic, 0): ErrorCode.INVALID_PRODUCER_ID_MAPPING}
     assert add_partitions(client, txid, pid, epoch + 1, {topic: [0]}) == {(topic, 0): ErrorCode.PRODUCER_FENCED}
     assert add_partitions(client, txid, pid, epoch + 1, {topic: [0]}, version=1) == {
         (topic, 0): ErrorCode.INVALID_PRODUCER_EPOCH}
@@ -294,7 +295,8 @@ def test_write_txn_markers_closes_a_transaction_on_the_partition(client):
     assert list_offset(client, topic, -1, isolation_level=1).offset == 0
     answer = client.call("WriteTxnMarkers", 1, {"markers": [
         {"producer_id": pid, "producer_epoch": epoch, "transaction_result": True, "coordinator_epoch": 0,
-         "topics": [{"name": topic, "partition_indexes": [0]}, {"name": unique("missing"), "partition_indexes": [0]}]}]})
+         "topics": [{"name": topic, "partition_indexes": [0]},
+                    {"name": unique("missing"), "partition_indexes": [0]}]}]})
     errors = {t.name: t.partitions[0].error_code for t in answer.markers[0].topics}
     assert errors[topic] == 0
     assert sorted(errors.values()) == [0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]

@@ -105,6 +105,30 @@ def test_failures_carry_the_suites_own_reason(tmp_path):
     assert "Saw -1 groups" in result.reason and "0019-list_groups.c:175" in result.reason
 
 
+def test_failure_reasons_survive_parentheses_in_subtest_names(tmp_path):
+    output = "\n".join([
+        '### Test "0055_producer_latency (test_producer_latency:185: transactions (35ms) (linger.ms=1))" failed '
+        'at 0055-producer_latency.c:209:test_producer_latency() at Sun Nov 22 14:00:26 2026: ###',
+        "rd_kafka_init_transactions(rk, 10 * 1000) failed: Broker: Coordinator not available",
+    ])
+    result = classify(tmp_path, ["0055_producer_latency"], output, {"0055_producer_latency": "FAILED"})[
+        "0055_producer_latency"]
+    assert result.reason.startswith("0055-producer_latency.c:209:test_producer_latency(): "
+                                    "rd_kafka_init_transactions(rk, 10 * 1000) failed")
+    assert "transactions (35ms) (linger.ms=1)" in result.reason
+
+
+def test_tests_creating_replicated_topics_need_a_cluster(tmp_path):
+    tests_dir = tmp_path / "librdkafka-9.9.9" / "tests"
+    tests_dir.mkdir(parents=True)
+    (tests_dir / "test.c").write_text(TEST_TABLE)
+    (tests_dir / "0001-multiobj.c").write_text("test_create_topic(rk, topic, 4, 1);\n")
+    (tests_dir / "0103-transactions.c").write_text("test_create_topic(p, topic,\n    partition_cnt, 3);\n")
+    tests = {t.name: t for t in suite.SuiteBuild(tests_dir.parent).tests()}
+    assert tests["0001_multiobj"].exclusion() is None
+    assert "3-broker cluster" in tests["0103_transactions"].exclusion()
+
+
 def test_a_pass_followed_by_a_runner_crash_or_a_timeout_is_a_failure(tmp_path):
     output = sent("0005_order", "Produce", 7)
     crashed = classify(tmp_path, ["0005_order"], output, {"0005_order": "PASSED"}, returncode=134)["0005_order"]
@@ -127,7 +151,7 @@ def test_the_allowlist_only_grows(tmp_path):
     results = [suite.TestResult(test("0001_multiobj"), suite.FAILED),
                suite.TestResult(test("0012_produce_consume"), suite.RAN),
                suite.TestResult(test("0019_list_groups"), suite.NO_OP)]
-    assert suite.grow_allowlist(results, path) == ["0012_produce_consume"]
+    assert suite.grow_allowlist(results + results, path) == ["0012_produce_consume"]  # listed once
     assert suite.read_allowlist(path) == ["0001_multiobj", "0012_produce_consume"]
     assert suite.grow_allowlist(results, path) == []
 

@@ -140,7 +140,8 @@ def test_compose_brokers_set_only_properties_the_broker_knows(compose):
         props = entrypoint.env_to_properties(env)
         unknown = sorted(p for p in props if p not in BROKER_KEYS)
         assert not unknown, f"{name} sets properties kafka-wire does not know: {unknown}"
-        assert props["zookeeper.connect"] == "zookeeper:2181"
+        assert props["zookeeper.connect"] == "zookeeper:2181"  # cluster mode
+        assert props["default.replication.factor"] == "3" and props["min.insync.replicas"] == "2"
         ids.add(props["broker.id"])
         config = BrokerConfig(entrypoint.broker_properties(env, name))
         listener_names = {listener[0] for listener in config.listeners()}
@@ -159,7 +160,7 @@ def test_compose_spark_job_arguments_parse(compose):
 
     command = compose["services"]["spark-order-totals"]["command"]
     args = parse_arguments(command[3:])
-    assert args.bootstrap_servers == "broker1:9092" and args.topic == "orders"
+    assert args.bootstrap_servers == "broker1:9092,broker2:9092,broker3:9092" and args.topic == "orders"
     assert args.packages  # bare --packages: the Kafka connector from Maven Central
 
 

@@ -51,9 +51,10 @@ import org.apache.kafka.common.utils.AppInfoParser;
  *                                       read_committed listOffsets; print what they say
  *   zombie BOOTSTRAP TOPIC TXID         a second producer with the same transactional.id fences the
  *                                       first; the first's writes and commit must fail as fenced
- *   copy BOOTSTRAP IN OUT GROUP TXID N  consume-transform-produce: out gets "copy-" + each value of in,
- *                                       offsets committed in the transaction; "IN-TXN k" is printed
- *                                       while transaction k is open (records sent, not committed)
+ *   copy BOOTSTRAP IN OUT GROUP TXID N [K]  consume-transform-produce: out gets "copy-" + each value of
+ *                                       in, offsets committed in the transaction; "IN-TXN k" is printed
+ *                                       while transaction k is open (records sent, not committed);
+ *                                       transaction K stays open until stdin closes (to be killed)
  *   hold BOOTSTRAP TOPIC TXID TIMEOUT   commit before-*, then send held-* in an open transaction,
  *                                       print HELD, and commit when stdin says "commit"
  * Lines "OK ..." report checks; the program exits 1 on a failed check.
@@ -107,7 +108,10 @@ public final class TxnCheck {
                 break;
             case "admin": admin(args[1], args[2], args[3]); break;
             case "zombie": zombie(args[1], args[2], args[3]); break;
-            case "copy": copy(args[1], args[2], args[3], args[4], args[5], Integer.parseInt(args[6])); break;
+            case "copy":
+                copy(args[1], args[2], args[3], args[4], args[5], Integer.parseInt(args[6]),
+                     args.length > 7 ? Integer.parseInt(args[7]) : -1);
+                break;
             case "hold": hold(args[1], args[2], args[3], args[4]); break;
             default: fail("unknown mode " + args[0]);
         }
@@ -237,7 +241,8 @@ public final class TxnCheck {
         fresh.close();
     }
 
-    static void copy(String bootstrap, String in, String out, String group, String txid, int total) throws Exception {
+    static void copy(String bootstrap, String in, String out, String group, String txid, int total, int pauseAt)
+            throws Exception {
         Properties pp = producerProps(bootstrap, txid);
         KafkaProducer<String, String> producer = new KafkaProducer<>(pp);
         producer.initTransactions();
@@ -266,7 +271,9 @@ public final class TxnCheck {
             transactions++;
             System.out.println("IN-TXN " + transactions + " " + records.count());
             System.out.flush();
-            Thread.sleep(100);  // a window for the test to kill us with the transaction open
+            if (transactions == pauseAt) {
+                System.in.read();  // the test kills us here, with the transaction open
+            }
             producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
             producer.commitTransaction();
             System.out.println("COMMITTED " + transactions);

@@ -40,7 +40,7 @@ def test_entrypoint_runs_a_broker_configured_by_the_environment(tmp_path):
                KAFKA_WIRE_PROPERTIES=str(tmp_path / "etc" / "server.properties"),
                KAFKA_LOG_DIRS=str(tmp_path / "data"),
                KAFKA_BROKER_ID="3",
-               KAFKA_ZOOKEEPER_CONNECT="zookeeper:2181",
+               KAFKA_LOG_RETENTION_HOURS="24",
                KAFKA_LISTENERS=f"PLAINTEXT://127.0.0.1:{internal},EXTERNAL://127.0.0.1:{external}",
                KAFKA_ADVERTISED_LISTENERS=f"PLAINTEXT://127.0.0.1:{internal},EXTERNAL://localhost:{external}",
                KAFKA_LISTENER_SECURITY_PROTOCOL_MAP="PLAINTEXT:PLAINTEXT,EXTERNAL:PLAINTEXT",
@@ -66,6 +66,6 @@ def test_entrypoint_runs_a_broker_configured_by_the_environment(tmp_path):
         _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr
     properties = (tmp_path / "etc" / "server.properties").read_text()
-    assert "zookeeper.connect=zookeeper:2181" in properties and "heap" not in properties.lower()
+    assert "log.retention.hours=24" in properties and "heap" not in properties.lower()
     assert (tmp_path / "data" / "meta.properties").exists()
     assert '"message": "shut down cleanly"' in stderr

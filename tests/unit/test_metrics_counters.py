@@ -46,7 +46,6 @@ def test_requests_latency_bytes_and_connections_are_rendered():
     assert get("kafka_wire_bytes_out_total", api="Fetch") == 5000
     assert get("kafka_wire_connections") == 2
     assert get("kafka_wire_connections_created_total") == 5
-    assert get("kafka_wire_under_replicated_partitions") == 0
     assert ("process_resident_memory_bytes", ()) in samples
 
 
@@ -57,20 +56,21 @@ def test_module_functions_feed_the_process_statistics(monkeypatch):
     metrics.connection_opened()
     metrics.connection_opened()
     metrics.connection_closed()
-    metrics.set_under_replicated_partitions(4)
     assert stats.by_api[("Metadata", 12)][:4] == [1, 0.001, 40, 400]
-    assert (stats.connections_open, stats.connections_created, stats.under_replicated_partitions) == (1, 2, 4)
+    assert (stats.connections_open, stats.connections_created) == (1, 2)
 
 
 class _Log(SimpleNamespace):
     pass
 
 
-def _broker(groups=None):
+def _broker(groups=None, states=None):
     logs = {("orders", 0): _Log(size_in_bytes=4096, log_start_offset=2, log_end_offset=50, high_watermark=48),
             ("orders", 1): _Log(size_in_bytes=0, log_start_offset=0, log_end_offset=0, high_watermark=0)}
-    broker = SimpleNamespace(logs=SimpleNamespace(logs=lambda: iter(logs.items())),
-                             metadata=SimpleNamespace(topics={"orders": object()}))
+    states = states or {}
+    broker = SimpleNamespace(logs=SimpleNamespace(logs=lambda: iter(logs.items())), node_id=1,
+                             metadata=SimpleNamespace(topics={"orders": object()},
+                                                      partition_state=lambda t, p: states.get((t, p))))
     if groups is not None:
         broker.groups = SimpleNamespace(groups=groups)
     return broker
@@ -99,6 +99,18 @@ def test_partitions_logs_and_consumer_lag_are_read_at_scrape_time():
     assert ("kafka_wire_consumer_group_lag", elsewhere) not in samples
 
 
+def test_under_replicated_partitions_are_those_led_here_with_a_short_isr():
+    state = SimpleNamespace
+    single_node = {("orders", 0): state(leader=1, replicas=[1], isr=[1]),
+                   ("orders", 1): state(leader=1, replicas=[1], isr=[1])}
+    samples = _samples(build_registry(_broker(states=single_node), metrics.RequestStats()))
+    assert samples[("kafka_wire_under_replicated_partitions", ())] == 0
+    cluster = {("orders", 0): state(leader=1, replicas=[1, 2, 3], isr=[1, 3]),   # led here, one behind
+               ("orders", 1): state(leader=2, replicas=[1, 2, 3], isr=[2])}      # led elsewhere: not counted
+    samples = _samples(build_registry(_broker(states=cluster), metrics.RequestStats()))
+    assert samples[("kafka_wire_under_replicated_partitions", ())] == 1
+
+
 def test_a_broker_without_a_group_coordinator_still_scrapes():
     samples = _samples(build_registry(_broker(groups=None), metrics.RequestStats()))
     assert samples[("kafka_wire_partitions", ())] == 2
@@ -121,4 +133,4 @@ def test_http_answers(head, status):
     assert answer_status == status
     if status == "200 OK":
         assert content_type.startswith("text/plain; version=0.0.4")
-        assert b"kafka_wire_requests_total" in body or b"kafka_wire_connections" in body
+        assert b"kafka_wire_connections" in body

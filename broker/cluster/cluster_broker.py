@@ -1,0 +1,341 @@
+"""The broker in cluster mode: node.py's Broker over ZooKeeper metadata and replicated partitions.
+
+`kafka-wire serve` runs this class when `zookeeper.connect` is set. What changes from the single
+node:
+- metadata (topics, partition leaders, ISRs, live brokers) lives in ZooKeeper (ZkMetadata); topic
+  changes are ZooKeeper writes every broker sees through its watches;
+- a partition's log is here when this broker holds one of its replicas; only its leader appends,
+  answers consumers, ListOffsets, OffsetForLeaderEpoch and DeleteRecords; the others answer
+  NOT_LEADER_OR_FOLLOWER (or LEADER_NOT_AVAILABLE while it has none) and fetch from the leader;
+- the high watermark is the ISR's (ReplicaManager), not the log end offset;
+- producer ids come in blocks claimed in ZooKeeper, so no two brokers hand out the same;
+- groups are served by the leader of their __consumer_offsets partition (group_failover.py);
+- on SIGTERM, controlled shutdown moves leadership away before the broker stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import NodeExistsError
+
+from coordinator.offsets_store import OFFSETS_TOPIC
+from coordinator.txn_log import TRANSACTION_STATE_TOPIC
+from kafka_wire.errors import ErrorCode
+from log.errors import OffsetOutOfRange
+
+from ..node import Broker, PartitionRead
+from .controller import Controller, controlled_shutdown_moves, setting
+from .group_failover import ReplicatedGroupCoordinator
+from .replica_assignment import InvalidReplicationFactor
+from .replica_manager import ReplicaManager
+from .transaction_failover import ReplicatedTransactionCoordinator
+from .zk_metadata import BROKER_IDS_PATH, TopicExists, ZkMetadata, ZkProducerIdManager, broker_registration
+
+log = logging.getLogger("kafka_wire.cluster")
+
+
+class NotLeader(Exception):
+    """An append to a partition this broker does not lead; `error_name` maps it (log_errors.py)."""
+
+    def __init__(self, error: ErrorCode) -> None:
+        super().__init__(error.name)
+        self.error_name = error.name
+
+
+class ClusterBroker(Broker):
+    """One broker of a ZooKeeper-coordinated cluster."""
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        session_timeout = int(config["zookeeper.session.timeout.ms"]) / 1000
+        self.zk = KazooClient(hosts=config["zookeeper.connect"], timeout=session_timeout)
+        self.metadata = ZkMetadata(self.zk, self.node_id, config.log_dirs[0])
+        self.producer_ids = ZkProducerIdManager(self.zk, self.node_id)
+        self.groups = ReplicatedGroupCoordinator()
+        self.transactions = ReplicatedTransactionCoordinator()
+        self.replicas: ReplicaManager | None = None
+        self.controller: Controller | None = None
+        self._registered = False
+        self._session_lost = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def load(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        connect_timeout = int(setting(self.config, "zookeeper.connection.timeout.ms",
+                                      int(self.config["zookeeper.session.timeout.ms"]))) / 1000
+        self.zk.start(timeout=connect_timeout)
+        self.zk.add_listener(self._on_zk_state)
+        self.logs.load()
+        self.metadata.load()
+        # Logs of topics deleted (or partitions moved away) while this broker was down go.
+        for topic, partition in list(self.logs.partitions()):
+            meta = self.metadata.topic(topic)
+            if meta is None or partition >= meta.partitions or self.node_id not in self.metadata.replicas(topic, partition):
+                self.logs.delete_partition(topic, partition)
+        self.replicas = ReplicaManager(self)
+        self.controller = Controller(self.zk, self.metadata, self.node_id, self.config)
+
+    def start_background_tasks(self) -> None:
+        """After the listeners are bound: register, then lead and follow, then stand for controller."""
+        super().start_background_tasks()
+        self.register()
+        self.replicas.start()
+        self.controller.start()
+
+    def register(self) -> None:
+        """The ephemeral /brokers/ids/<id> znode (Kafka's broker registration)."""
+        path = f"{BROKER_IDS_PATH}/{self.node_id}"
+        endpoints = [(name, *self.advertised_endpoint(name)) for name, _, _ in self.config.advertised_listeners()]
+        protocols = {name: self.config.security_protocol(name) for name, _, _ in endpoints}
+        data = broker_registration(endpoints, protocols, self.config["broker.rack"])
+        while True:
+            try:
+                self.zk.create(path, data, ephemeral=True, makepath=True)
+                break
+            except NodeExistsError:
+                _, stat = self.zk.get(path)
+                if stat.ephemeralOwner == self.zk.client_id[0]:
+                    self.zk.set(path, data)
+                    break
+                # Left by this broker's previous life, whose session has not expired yet.
+                log.info("replacing the registration of a previous session of broker %d", self.node_id)
+                try:
+                    self.zk.delete(path)
+                except Exception:
+                    pass
+        self._registered = True
+        log.info("registered broker %d at %s", self.node_id, endpoints)
+
+    def _on_zk_state(self, state) -> None:
+        """kazoo's thread: session lost or back; act on the loop."""
+        if state == KazooState.LOST:
+            self._session_lost = True
+            self._post(self._session_lost_on_loop)
+        elif state == KazooState.CONNECTED and self._session_lost:
+            self._session_lost = False
+            self._post(self._session_restored_on_loop)
+
+    def _post(self, fn) -> None:
+        if self._loop is not None:
+            try:
+                self._loop.call_soon_threadsafe(fn)
+            except RuntimeError:
+                pass
+
+    def _session_lost_on_loop(self) -> None:
+        log.warning("ZooKeeper session lost")
+        if self.controller is not None:
+            self.controller.session_lost()
+
+    def _session_restored_on_loop(self) -> None:
+        if not self._registered:
+            return
+        log.info("ZooKeeper session re-established: registering again")
+        try:
+            self.register()
+        except Exception:
+            log.exception("registration after session loss failed")
+        if self.controller is not None:
+            self.controller.session_restored()
+
+    async def controlled_shutdown(self) -> None:
+        """Move leadership away (controlled.shutdown.enable), stop replicating, leave ZooKeeper."""
+        if self.replicas is None:
+            return
+        await self.replicas.stop_fetching()
+        if self.config["controlled.shutdown.enable"] and self._registered:
+            retries = int(setting(self.config, "controlled.shutdown.max.retries", 3))
+            backoff = int(setting(self.config, "controlled.shutdown.retry.backoff.ms", 5000)) / 1000
+            for attempt in range(retries):
+                remaining = controlled_shutdown_moves(self.metadata, self.node_id)
+                # Our own writes are in the cache; let the replica manager step down (yield once).
+                await asyncio.sleep(0)
+                if not remaining:
+                    break
+                log.info("controlled shutdown: still leading %d partitions (no other ISR member alive)",
+                         len(remaining))
+                if attempt + 1 < retries:
+                    await asyncio.sleep(min(backoff, 1.0))
+        self.controller.stop()
+        await self.replicas.stop()
+        self._registered = False
+        self.metadata.close()
+        await asyncio.get_running_loop().run_in_executor(None, self._close_zk)
+
+    def _close_zk(self) -> None:
+        try:
+            self.zk.stop()
+            self.zk.close()
+        except Exception:
+            log.exception("closing the ZooKeeper session failed")
+
+    def close(self) -> None:
+        if self.zk.connected:
+            self.metadata.close()
+            self._close_zk()
+        super().close()
+
+    # -- cluster questions the handlers ask ------------------------------------------------------
+
+    def inter_broker_listener(self) -> str:
+        name = self.config["inter.broker.listener.name"]
+        return name or self.config.listeners()[0][0]
+
+    def live_brokers(self, listener: str) -> list[tuple[int, str, int, str | None]]:
+        """(node id, host, port, rack) of every live broker, on the listener the client used."""
+        brokers = []
+        for node_id, info in sorted(self.metadata.brokers.items()):
+            endpoint = info.endpoint(listener)
+            if endpoint is not None:
+                brokers.append((node_id, endpoint[0], endpoint[1], info.rack))
+        return brokers
+
+    def controller_id(self) -> int:
+        return self.metadata.controller_id
+
+    def leadership_error(self, topic: str, partition: int) -> ErrorCode:
+        return self.replicas.leadership_error(topic, partition)
+
+    def leadership_changed(self, topic: str, partition: int, is_leader: bool) -> None:
+        """The replica manager made this broker leader of a partition, or took it away."""
+        if topic == OFFSETS_TOPIC:
+            if is_leader:
+                self.groups.load_partition(partition)
+            else:
+                self.groups.unload_partition(partition)
+        elif topic == TRANSACTION_STATE_TOPIC:
+            if is_leader:
+                self.transactions.become_leader(partition)
+            else:
+                self.transactions.resign(partition)
+
+    def coordinator_for(self, key_type: int, key: str, listener: str) -> tuple[ErrorCode, int, str, int]:
+        """FindCoordinator: the leader of the key's partition of __consumer_offsets (groups) or
+        __transaction_state (transactional ids), creating the topic on first use as Kafka does."""
+        if key_type == 0:
+            topic, store, coordinator = OFFSETS_TOPIC, self.groups.offsets_topic, self.groups
+        else:
+            topic, store, coordinator = TRANSACTION_STATE_TOPIC, self.transactions.state_log, self.transactions
+        if store is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+        if self.metadata.topic(topic) is None:
+            try:
+                store.ensure_created()
+            except (InvalidReplicationFactor, TopicExists):
+                pass
+            except Exception:
+                log.exception("creating %s failed", topic)
+            if self.metadata.topic(topic) is None:
+                return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+        if not store.num_partitions:
+            store.num_partitions = self.metadata.topic(topic).partitions
+        partition = coordinator.partition_for(key)
+        state = self.metadata.leader_and_isr(topic, partition)
+        if state is None or state.leader < 0:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+        info = self.metadata.brokers.get(state.leader)
+        endpoint = info.endpoint(listener) if info is not None else None
+        if endpoint is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+        return ErrorCode.NONE, state.leader, endpoint[0], endpoint[1]
+
+    async def await_replication(self, topic: str, partition: int, timeout_ms: int) -> ErrorCode:
+        """acks=all: wait until the ISR has everything this leader appended so far."""
+        plog = self.logs.get(topic, partition)
+        if plog is None:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return await self.replicas.wait_for_replication(topic, partition, plog.log_end_offset, timeout_ms)
+
+    # -- topics (ZooKeeper writes; every broker applies them from its watches) -----------------
+
+    def create_topic(self, name, partitions, replication_factor, configs):
+        meta = self.metadata.create_topic(name, partitions, replication_factor, configs)
+        log.info("created topic %s with %d partitions, replication factor %d (id %s)", name, partitions,
+                 replication_factor, meta.topic_id)
+        return meta
+
+    def delete_topic(self, name):
+        meta = self.metadata.delete_topic(name)
+        log.info("deleted topic %s", name)
+        return meta
+
+    def add_partitions(self, name, total):
+        self.metadata.set_partition_count(name, total)
+
+    def set_topic_configs(self, name, configs):
+        self.metadata.set_topic_configs(name, configs)
+
+    def auto_create_topic(self, name):
+        try:
+            return super().auto_create_topic(name)
+        except TopicExists:
+            return self.metadata.topic(name)
+        except InvalidReplicationFactor as exc:
+            log.warning("auto-creating topic %s failed: %s", name, exc)
+            return None
+
+    # -- the data path: leaders only ---------------------------------------------------------
+
+    def append_records(self, topic, partition, records, **kwargs):
+        error = self.replicas.leadership_error(topic, partition)
+        if error != ErrorCode.NONE:
+            raise NotLeader(error)
+        plog = self.logs.get(topic, partition)
+        committed = plog.high_watermark
+        result = super().append_records(topic, partition, records, **kwargs)
+        # The single-node append moved the high watermark to the log end: the ISR decides it here.
+        plog.high_watermark = committed
+        self.replicas.after_leader_append(topic, partition)
+        return result
+
+    def read_partition(self, topic, partition, offset, *, max_bytes, min_one, read_committed,
+                       current_leader_epoch=-1, replica_id=-1):
+        error = self.replicas.leadership_error(topic, partition)
+        if error != ErrorCode.NONE:
+            return PartitionRead(error)
+        if replica_id < 0:
+            return super().read_partition(topic, partition, offset, max_bytes=max_bytes, min_one=min_one,
+                                          read_committed=read_committed, current_leader_epoch=current_leader_epoch,
+                                          replica_id=replica_id)
+        return self._read_for_follower(topic, partition, offset, max_bytes, min_one, current_leader_epoch, replica_id)
+
+    def _read_for_follower(self, topic, partition, offset, max_bytes, min_one, current_leader_epoch, replica_id):
+        """A follower's fetch: records up to the log end offset; its offset is its progress."""
+        plog = self.logs.get(topic, partition)
+        epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch)
+        if epoch_error != ErrorCode.NONE:
+            return PartitionRead(epoch_error)
+        state = self.metadata.partition_state(topic, partition)
+        if replica_id == self.node_id or replica_id not in state.replicas:
+            known_epoch = current_leader_epoch is not None and current_leader_epoch >= 0
+            return PartitionRead(ErrorCode.UNKNOWN_LEADER_EPOCH if known_epoch else ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        try:
+            records = plog.read_slice(offset, max_bytes, max_offset=None, min_one_batch=min_one)
+        except OffsetOutOfRange:
+            return PartitionRead(ErrorCode.OFFSET_OUT_OF_RANGE)
+        self.replicas.record_follower_fetch(topic, partition, replica_id, offset)
+        return PartitionRead(ErrorCode.NONE, plog.high_watermark, plog.last_stable_offset, plog.log_start_offset,
+                             records, [])
+
+    def list_offset(self, topic, partition, timestamp, **kwargs):
+        error = self.replicas.leadership_error(topic, partition)
+        if error != ErrorCode.NONE:
+            return error, -1, -1, -1
+        return super().list_offset(topic, partition, timestamp, **kwargs)
+
+    def end_offset_for_epoch(self, topic, partition, epoch, **kwargs):
+        error = self.replicas.leadership_error(topic, partition)
+        if error != ErrorCode.NONE:
+            return error, -1, -1
+        return super().end_offset_for_epoch(topic, partition, epoch, **kwargs)
+
+    def delete_records(self, topic, partition, offset):
+        error = self.replicas.leadership_error(topic, partition)
+        if error not in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+            return error, -1
+        return super().delete_records(topic, partition, offset)

@@ -1,0 +1,264 @@
+"""Runs a ZooKeeper server and a cluster of broker processes on loopback, for tests.
+
+    with running_cluster(3, config={"min.insync.replicas": 2}) as cluster:
+        cluster.bootstrap                      # "127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3"
+        leader = cluster.leader_of("orders", 0)
+        cluster.brokers[leader].kill()         # SIGKILL; .stop() is a controlled shutdown
+        cluster.wait_for_leader("orders", 0, not_in={leader})
+
+ZooKeeper is Debian's `zookeeper` package run standalone (QuorumPeerMain with a zoo.cfg of its
+own: a free loopback port, its own data dir, a short tick so sessions of dead brokers expire in
+seconds). Brokers are broker/testing.py's BrokerProcess with `zookeeper.connect` set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from ..testing import BrokerFailure, BrokerProcess, _die_with_parent, free_port
+from ..wire_client import WireClient
+
+ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"
+ZOOKEEPER_CLASSPATH = ["/etc/zookeeper/conf", ZOOKEEPER_JAR]
+ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+# Short timeouts so that a killed broker's session expires quickly (tickTime bounds them: 2-20 ticks).
+TICK_MS = 500
+SESSION_TIMEOUT_MS = 4000
+
+CLUSTER_DEFAULTS = {
+    "zookeeper.session.timeout.ms": SESSION_TIMEOUT_MS,
+    "replica.lag.time.max.ms": 3000,
+    "replica.fetch.wait.max.ms": 200,
+    "replica.fetch.backoff.ms": 200,
+    "leader.imbalance.check.interval.seconds": 2,
+    "controlled.shutdown.retry.backoff.ms": 200,
+    "offsets.topic.num.partitions": 3,
+    "offsets.topic.replication.factor": 3,
+    "transaction.state.log.num.partitions": 3,
+    "default.replication.factor": 3,
+    "group.initial.rebalance.delay.ms": 0,
+}
+
+
+def zookeeper_available() -> bool:
+    return os.path.exists(ZOOKEEPER_JAR) and shutil.which("java") is not None
+
+
+class ZooKeeperProcess:
+    """A standalone ZooKeeper server on 127.0.0.1 with its data under `data_dir`."""
+
+    def __init__(self, data_dir: Path, port: int | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.port = port or free_port()
+        self.process: subprocess.Popen | None = None
+        self.log_path = self.data_dir / "zookeeper.log"
+
+    @property
+    def connect(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> None:
+        (self.data_dir / "data").mkdir(parents=True, exist_ok=True)
+        config = self.data_dir / "zoo.cfg"
+        config.write_text("\n".join([
+            f"tickTime={TICK_MS}",
+            f"dataDir={self.data_dir / 'data'}",
+            f"clientPort={self.port}",
+            "clientPortAddress=127.0.0.1",
+            "admin.enableServer=false",
+            "4lw.commands.whitelist=ruok,srvr",
+            f"minSessionTimeout={2 * TICK_MS}",
+            f"maxSessionTimeout={20 * TICK_MS}",
+            "",
+        ]))
+        with open(self.log_path, "ab") as out:
+            self.process = subprocess.Popen(
+                ["java", "-Xmx256m", "-cp", ":".join(ZOOKEEPER_CLASSPATH), ZOOKEEPER_MAIN, str(config)],
+                cwd=self.data_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise BrokerFailure(f"ZooKeeper exited with status {self.process.returncode}:\n"
+                                    f"{self.log_path.read_text(errors='replace')[-4000:]}")
+            if self._answers_ruok():
+                return
+            time.sleep(0.1)
+        self.stop()
+        raise BrokerFailure(f"ZooKeeper did not start on {self.connect} within {timeout:.0f}s")
+
+    def _answers_ruok(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                sock.sendall(b"ruok")
+                return sock.recv(4) == b"imok"
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class Cluster:
+    """A ZooKeeper and `size` brokers (node ids 1..size), all on loopback."""
+
+    def __init__(self, base_dir: Path, size: int = 3, config: Mapping[str, object] | None = None) -> None:
+        self.base_dir = Path(base_dir)
+        self.zookeeper = ZooKeeperProcess(self.base_dir / "zookeeper")
+        self.brokers: dict[int, BrokerProcess] = {}
+        settings = {**CLUSTER_DEFAULTS, **(config or {})}
+        for node_id in range(1, size + 1):
+            broker_config = {**settings, "node.id": node_id, "zookeeper.connect": self.zookeeper.connect}
+            self.brokers[node_id] = BrokerProcess(self.base_dir / f"broker-{node_id}", config=broker_config,
+                                                  startup_timeout=30.0, stop_timeout=30.0)
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(b.bootstrap for b in self.brokers.values())
+
+    def start(self) -> None:
+        self.zookeeper.start()
+        for broker in self.brokers.values():
+            broker.start()
+        self.wait_for_brokers(set(self.brokers))
+
+    def stop(self) -> None:
+        for broker in self.brokers.values():
+            if broker.process is not None and broker.process.poll() is None:
+                # A paused broker cannot stop: let it run again first.
+                with contextlib.suppress(ProcessLookupError):
+                    broker.process.send_signal(signal.SIGCONT)
+        for broker in self.brokers.values():
+            broker.stop()
+        self.zookeeper.stop()
+
+    def running(self) -> list[BrokerProcess]:
+        return [b for b in self.brokers.values() if b.is_running()]
+
+    def log_report(self) -> str:
+        return "\n".join(b.log_report() for b in self.brokers.values())
+
+    # -- what the cluster says ----------------------------------------------------------------
+
+    def metadata(self, topics: list[str] | None = None, via: int | None = None):
+        """A Metadata v12 response from the given broker (or the first one that answers)."""
+        candidates = [self.brokers[via]] if via is not None else self.running()
+        last_error: Exception | None = None
+        for broker in candidates:
+            try:
+                with WireClient(broker.bootstrap, timeout=5) as client:
+                    return client.call("Metadata", 12, {
+                        "topics": None if topics is None else [{"name": t} for t in topics],
+                        "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
+            except OSError as exc:
+                last_error = exc
+        raise ConnectionError(f"no broker answered Metadata: {last_error}")
+
+    def partition(self, topic: str, partition: int, via: int | None = None):
+        for t in self.metadata([topic], via).topics:
+            for p in t.partitions:
+                if p.partition_index == partition:
+                    return p
+        return None
+
+    def leader_of(self, topic: str, partition: int = 0) -> int:
+        p = self.partition(topic, partition)
+        return -1 if p is None else p.leader_id
+
+    def wait_for(self, condition, timeout: float = 20.0, what: str = "condition", interval: float = 0.1):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                last = condition()
+            except (OSError, ConnectionError) as exc:
+                last = exc
+            else:
+                if last:
+                    return last
+            time.sleep(interval)
+        raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+    def registered_brokers(self) -> set[int]:
+        """The broker ids registered in ZooKeeper now."""
+        from kazoo.client import KazooClient
+
+        zk = KazooClient(hosts=self.zookeeper.connect, timeout=5)
+        zk.start(timeout=5)
+        try:
+            return {int(child) for child in zk.get_children("/brokers/ids")}
+        finally:
+            zk.stop()
+            zk.close()
+
+    def wait_for_brokers(self, node_ids: set[int], timeout: float = 20.0) -> None:
+        self.wait_for(lambda: self.registered_brokers() == node_ids, timeout,
+                      f"brokers {sorted(node_ids)} registered", interval=0.2)
+
+    def wait_for_leader(self, topic: str, partition: int = 0, *, not_in: set[int] = frozenset(),
+                        timeout: float = 20.0) -> int:
+        def found():
+            leader = self.leader_of(topic, partition)
+            return leader if leader >= 0 and leader not in not_in else None
+        return self.wait_for(found, timeout, f"a leader of {topic}-{partition} outside {sorted(not_in)}")
+
+    def wait_for_isr(self, topic: str, partition: int, isr: set[int], timeout: float = 20.0) -> None:
+        self.wait_for(lambda: set((p := self.partition(topic, partition)) and p.isr_nodes or []) == isr,
+                      timeout, f"ISR of {topic}-{partition} = {sorted(isr)}")
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 3,
+                     configs: Mapping[str, str] | None = None) -> None:
+        """CreateTopics through the first running broker; waits until every partition has a leader."""
+        with WireClient(self.running()[0].bootstrap, timeout=10) as client:
+            response = client.call("CreateTopics", 5, {
+                "topics": [{"name": name, "num_partitions": partitions, "replication_factor": replication_factor,
+                            "assignments": [],
+                            "configs": [{"name": k, "value": str(v)} for k, v in (configs or {}).items()]}],
+                "timeout_ms": 10000, "validate_only": False})
+        error = response.topics[0].error_code
+        if error:
+            raise AssertionError(f"CreateTopics {name}: error {error} {response.topics[0].error_message}")
+        for partition in range(partitions):
+            self.wait_for_leader(name, partition)
+
+
+@contextlib.contextmanager
+def running_cluster(size: int = 3, config: Mapping[str, object] | None = None,
+                    tmp_dir: str | os.PathLike | None = None) -> Iterator[Cluster]:
+    """A started ZooKeeper and `size` brokers for the block; everything stopped after. The data is
+    kept (and its path printed) when the block fails."""
+    own_dir = tmp_dir is None
+    base = Path(tempfile.mkdtemp(prefix="kafka-wire-cluster-")) if own_dir else Path(tmp_dir)
+    cluster = Cluster(base, size, config)
+    failed = False
+    try:
+        cluster.start()
+        yield cluster
+    except BaseException as error:
+        failed = True
+        if not isinstance(error, (KeyboardInterrupt, GeneratorExit)):
+            error.add_note(cluster.log_report())
+        raise
+    finally:
+        cluster.stop()
+        if own_dir:
+            if failed:
+                print(f"kafka-wire test cluster data kept in {base}", file=sys.stderr)
+            else:
+                shutil.rmtree(base, ignore_errors=True)

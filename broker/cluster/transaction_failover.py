@@ -1,0 +1,209 @@
+"""Transactions in cluster mode: each transactional id lives on the leader of its __transaction_state partition.
+
+As Kafka's TransactionCoordinator.onElection/onResignation: becoming the leader of a
+__transaction_state partition replays it (and finishes the transactions it left in
+PrepareCommit/PrepareAbort); losing it forgets its transactional ids. Requests for an id of a
+partition this broker does not lead answer NOT_COORDINATOR, so clients look the coordinator up
+again. Markers go to each partition's leader (TransactionMarkerChannel): appended here when this
+broker leads the partition, otherwise sent with WriteTxnMarkers in the background; the
+coordinator's marker retry collects the answers.
+
+Not here (yet): KIP-890's produce-time verification, which in a cluster needs a request from the
+partition leader to the coordinator; cluster mode skips that check, as Kafka does with
+`transaction.partition.verification.enable=false`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from coordinator.transaction_coordinator import InitProducerIdResult, TransactionCoordinator
+from coordinator.txn_log import TRANSACTION_STATE_TOPIC, AppendFailed, TransactionStateTopic
+from coordinator.txn_markers import write_txn_markers
+from kafka_wire.errors import ErrorCode
+
+from .replica_fetcher import BrokerConnection
+
+log = logging.getLogger("kafka_wire.cluster.transactions")
+
+WRITE_TXN_MARKERS_VERSION = 1
+PREPARED = ("PrepareCommit", "PrepareAbort")
+
+
+class ReplicatedTransactionStateTopic(TransactionStateTopic):
+    """__transaction_state appended to only as a partition's leader; replication moves the high watermark."""
+
+    def append(self, partition: int, record, now_ms: int) -> int:
+        if not self.broker.replicas.is_leader(TRANSACTION_STATE_TOPIC, partition):
+            raise AppendFailed(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        plog = self.broker.partition_log(TRANSACTION_STATE_TOPIC, partition)
+        committed = plog.high_watermark
+        offset = super().append(partition, record, now_ms)
+        plog.high_watermark = committed  # super() moved it to the log end, as on a single node
+        self.broker.replicas.after_leader_append(TRANSACTION_STATE_TOPIC, partition)
+        return offset
+
+
+class TransactionMarkerChannel:
+    """Writes a transaction's markers at each partition's leader (Kafka's TransactionMarkerChannelManager)."""
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        self.answers: dict[tuple, ErrorCode] = {}
+        self.in_flight: set[tuple] = set()
+
+    def write(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
+              partitions) -> dict[tuple[str, int], ErrorCode]:
+        results: dict[tuple[str, int], ErrorCode] = {}
+        remote: dict[int, list[tuple[str, int]]] = {}
+        for topic, partition in partitions:
+            key = (producer_id, producer_epoch, committed, topic, partition)
+            if key in self.answers:
+                results[(topic, partition)] = self.answers.pop(key)
+                continue
+            if self.broker.metadata.topic(topic) is None:
+                results[(topic, partition)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            state = self.broker.metadata.leader_and_isr(topic, partition)
+            if state is None or state.leader < 0:
+                results[(topic, partition)] = ErrorCode.NOT_LEADER_OR_FOLLOWER
+            elif state.leader == self.broker.node_id:
+                results[(topic, partition)] = self._append_here(producer_id, producer_epoch, coordinator_epoch,
+                                                                committed, topic, partition)
+            else:
+                # Pending: answered by a later retry once the leader has written it.
+                results[(topic, partition)] = ErrorCode.REQUEST_TIMED_OUT
+                if key not in self.in_flight:
+                    self.in_flight.add(key)
+                    remote.setdefault(state.leader, []).append((topic, partition))
+        for leader, tps in remote.items():
+            asyncio.get_running_loop().create_task(
+                self._send(leader, producer_id, producer_epoch, coordinator_epoch, committed, tps))
+        return results
+
+    def _append_here(self, producer_id, producer_epoch, coordinator_epoch, committed, topic, partition) -> ErrorCode:
+        if not self.broker.replicas.is_leader(topic, partition):
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        plog = self.broker.partition_log(topic, partition)
+        committed_offset = plog.high_watermark
+        error = write_txn_markers(self.broker, producer_id, producer_epoch, coordinator_epoch, committed,
+                                  [(topic, partition)])[(topic, partition)]
+        plog.high_watermark = committed_offset  # replication moves it
+        self.broker.replicas.after_leader_append(topic, partition)
+        return error
+
+    async def _send(self, leader: int, producer_id, producer_epoch, coordinator_epoch, committed, tps) -> None:
+        keys = [(producer_id, producer_epoch, committed, t, p) for t, p in tps]
+        errors = dict.fromkeys(keys, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        info = self.broker.metadata.brokers.get(leader)
+        endpoint = info.endpoint(self.broker.inter_broker_listener()) if info is not None else None
+        try:
+            if endpoint is not None:
+                connection = BrokerConnection(endpoint[0], endpoint[1], f"broker-{self.broker.node_id}-txn-markers")
+                await connection.connect(10)
+                try:
+                    topics: dict[str, list[int]] = {}
+                    for topic, partition in tps:
+                        topics.setdefault(topic, []).append(partition)
+                    response = await connection.call("WriteTxnMarkers", WRITE_TXN_MARKERS_VERSION, {"markers": [{
+                        "producer_id": producer_id, "producer_epoch": producer_epoch, "transaction_result": committed,
+                        "coordinator_epoch": coordinator_epoch,
+                        "topics": [{"name": t, "partition_indexes": ps} for t, ps in topics.items()]}]}, 30)
+                finally:
+                    connection.close()
+                for marker in response.markers:
+                    for topic in marker.topics:
+                        for result in topic.partitions:
+                            key = (producer_id, producer_epoch, committed, topic.name, result.partition_index)
+                            errors[key] = ErrorCode.from_code(result.error_code)
+        except (OSError, ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError) as exc:
+            log.info("sending transaction markers to broker %d failed: %s", leader, exc)
+        finally:
+            for key in keys:
+                self.in_flight.discard(key)
+                self.answers[key] = errors[key]
+
+
+class ReplicatedTransactionCoordinator(TransactionCoordinator):
+    """The transaction coordinator of one broker in a cluster: serves the ids of the partitions it leads."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.owned_partitions: set[int] = set()
+        self.channel: TransactionMarkerChannel | None = None
+
+    def attach(self, config, state_log, write_markers, next_producer_id, partition_log=None) -> None:
+        broker = state_log.broker
+        self.channel = TransactionMarkerChannel(broker)
+        super().attach(config, ReplicatedTransactionStateTopic(broker), self.channel.write, next_producer_id,
+                       partition_log)
+
+    # -- failover -----------------------------------------------------------------------------
+
+    def load_partition(self, partition: int) -> None:
+        # `start` replays every partition on a single node; here only the ones this broker leads.
+        if partition in self.owned_partitions:
+            super().load_partition(partition)
+
+    def become_leader(self, partition: int) -> None:
+        if self.state_log is None:
+            return
+        self.state_log.existing_partitions()
+        self._forget(partition)
+        self.owned_partitions.add(partition)
+        super().load_partition(partition)
+        for metadata in list(self.transactions.values()):
+            if self.partition_for(metadata.transactional_id) == partition and \
+                    metadata.state.display_name in PREPARED:
+                self._send_markers(metadata)
+        log.info("transaction coordinator: loaded %s-%d", TRANSACTION_STATE_TOPIC, partition)
+
+    def resign(self, partition: int) -> None:
+        self.owned_partitions.discard(partition)
+        self._forget(partition)
+
+    def _forget(self, partition: int) -> None:
+        if not self.state_log or not self.state_log.num_partitions:
+            return
+        for transactional_id in list(self.transactions):
+            if self.partition_for(transactional_id) == partition:
+                del self.transactions[transactional_id]
+                self._incomplete.discard(transactional_id)
+
+    def _not_coordinator(self, transactional_id: str | None) -> bool:
+        if not transactional_id or self.state_log is None:
+            return False
+        if not self.state_log.num_partitions and not self.state_log.existing_partitions():
+            return False  # not created yet: InitProducerId creates it (and this broker leads some of it)
+        return self.partition_for(transactional_id) not in self.owned_partitions
+
+    # -- requests for ids led elsewhere -------------------------------------------------------
+
+    def handle_init_producer_id(self, transactional_id, txn_timeout_ms, *args, **kwargs):
+        if self._not_coordinator(transactional_id):
+            return InitProducerIdResult(ErrorCode.NOT_COORDINATOR)
+        return super().handle_init_producer_id(transactional_id, txn_timeout_ms, *args, **kwargs)
+
+    def handle_add_partitions(self, transactional_id, producer_id, producer_epoch, partitions):
+        if self._not_coordinator(transactional_id):
+            return ErrorCode.NOT_COORDINATOR
+        return super().handle_add_partitions(transactional_id, producer_id, producer_epoch, partitions)
+
+    def handle_verify_partitions(self, transactional_id, producer_id, producer_epoch, partitions):
+        if self._not_coordinator(transactional_id):
+            return dict.fromkeys(list(partitions), ErrorCode.NOT_COORDINATOR)
+        return super().handle_verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
+
+    def handle_end_transaction(self, transactional_id, producer_id, producer_epoch, committed):
+        if self._not_coordinator(transactional_id):
+            return ErrorCode.NOT_COORDINATOR
+        return super().handle_end_transaction(transactional_id, producer_id, producer_epoch, committed)
+
+    # -- produce-time verification (KIP-890) needs the coordinator, which may be elsewhere ----
+
+    def verify_transactional_write(self, *args, **kwargs) -> ErrorCode:
+        return ErrorCode.NONE
+
+    def verify_produce(self, *args, **kwargs) -> None:
+        return None

@@ -1,0 +1,331 @@
+"""Cluster mode against real processes: one ZooKeeper and three brokers on loopback.
+
+What users of a replicated Kafka cluster rely on: acknowledged (acks=all) records survive the
+leader's death, an idempotent producer leaves no duplicates across the failover, a new leader
+serves within seconds; fewer in-sync replicas than min.insync.replicas refuses acks=all writes;
+lagging followers leave the ISR and come back; consumer groups keep their committed offsets
+when their coordinator dies. The cluster is shared by the module; each test uses its own topic
+and leaves all three brokers running.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from broker.cluster.testing import Cluster, running_cluster, zookeeper_available
+from broker.wire_client import WireClient
+from kafka_wire.errors import ErrorCode
+from kafka_wire.record_codec import Record, build_batch, decode_batches
+
+pytestmark = pytest.mark.clients
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+JAVA_SOURCE = os.path.join(REPO_ROOT, "tests", "clients", "java", "ClusterProducer.java")
+NEW_LEADER_WITHIN_S = 10
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if not zookeeper_available():
+        message = "ZooKeeper (Debian package zookeeper) is not installed; run scripts/setup-tests.sh"
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    with running_cluster(3) as started:
+        yield started
+
+
+@pytest.fixture
+def healthy(cluster: Cluster):
+    """The shared cluster with all three brokers up (a test may kill some; they come back after)."""
+    yield cluster
+    for broker in cluster.brokers.values():
+        if broker.process is not None and broker.process.poll() is None:
+            os.kill(broker.process.pid, signal.SIGCONT)
+        if not broker.is_running():
+            broker.start()
+    cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def produce(address: str, topic: str, values: list[bytes], acks: int = -1, timeout_ms: int = 10000) -> tuple[int, int]:
+    """One batch to partition 0 with our own client: (error code, base offset)."""
+    with WireClient(address, timeout=timeout_ms / 1000 + 5) as client:
+        response = client.call("Produce", 9, {
+            "acks": acks, "timeout_ms": timeout_ms, "transactional_id": None,
+            "topic_data": [{"name": topic, "partition_data": [
+                {"index": 0, "records": build_batch([Record(i, 0, None, v) for i, v in enumerate(values)])}]}]})
+    partition = response.responses[0].partition_responses[0]
+    return partition.error_code, partition.base_offset
+
+
+def read_partition(address: str, topic: str) -> tuple[int, list[bytes], int]:
+    """Everything a consumer can read from partition 0 on this broker: (error, values, high watermark)."""
+    values: list[bytes] = []
+    offset = 0
+    with WireClient(address, timeout=10) as client:
+        while True:
+            response = client.call("Fetch", 12, {
+                "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 22, "isolation_level": 0,
+                "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
+                "topics": [{"topic": topic, "partitions": [
+                    {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 22}]}]})
+            data = response.responses[0].partitions[0]
+            if data.error_code:
+                return data.error_code, values, -1
+            progressed = False
+            for header, records in decode_batches(bytes(data.records or b"")):
+                if header.is_control:
+                    offset = header.next_offset
+                    continue
+                values += [r.value for r in records if header.base_offset + r.offset_delta >= offset]
+                offset = header.next_offset
+                progressed = True
+            if not progressed:
+                return 0, values, data.high_watermark
+
+
+def leader_address(cluster: Cluster, topic: str) -> str:
+    return cluster.brokers[cluster.wait_for_leader(topic)].bootstrap
+
+
+# -- tests ------------------------------------------------------------------------------------------
+
+
+def test_metadata_from_every_broker_lists_the_whole_cluster(healthy):
+    healthy.create_topic("cluster-metadata", partitions=3, replication_factor=3)
+    views = []
+    for node_id in healthy.brokers:
+        response = healthy.metadata(["cluster-metadata"], via=node_id)
+        assert {b.node_id for b in response.brokers} == {1, 2, 3}
+        assert {(b.node_id, b.port) for b in response.brokers} == {(i, b.port) for i, b in healthy.brokers.items()}
+        assert response.controller_id in (1, 2, 3)
+        partitions = sorted((p.partition_index, p.leader_id, tuple(p.replica_nodes)) for p in response.topics[0].partitions)
+        views.append(partitions)
+    assert views[0] == views[1] == views[2]
+    # Kafka's assignment spreads leadership: three partitions, three different first replicas.
+    assert {leader for _, leader, _ in views[0]} == {1, 2, 3}
+    for _, leader, replicas in views[0]:
+        assert leader == replicas[0] and sorted(replicas) == [1, 2, 3]
+
+
+def test_non_leader_refuses_writes_and_reads(healthy):
+    healthy.create_topic("cluster-not-leader", replication_factor=3)
+    leader = healthy.wait_for_leader("cluster-not-leader")
+    follower = next(i for i in healthy.brokers if i != leader)
+    assert produce(healthy.brokers[follower].bootstrap, "cluster-not-leader", [b"x"])[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert read_partition(healthy.brokers[follower].bootstrap, "cluster-not-leader")[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert produce(healthy.brokers[leader].bootstrap, "cluster-not-leader", [b"x"]) == (0, 0)
+
+
+@pytest.fixture(scope="module")
+def cluster_producer(java_kafka_clients, tmp_path_factory):
+    clients = java_kafka_clients("3.9.0")
+    classes = tmp_path_factory.mktemp("cluster-producer")
+    done = subprocess.run([clients.javac, "-d", str(classes), "-cp", clients.classpath(), JAVA_SOURCE],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.fail(f"ClusterProducer.java does not compile:\n{done.stderr}")
+    return [clients.java, "-Dslf4j.internal.verbosity=ERROR", "-cp", clients.classpath(classes), "ClusterProducer"]
+
+
+class ConfluentProducer(threading.Thread):
+    """confluent-kafka (librdkafka) writing with acks=all from a thread; remembers what was acked."""
+
+    def __init__(self, bootstrap: str, topic: str, count: int, pause: float) -> None:
+        super().__init__(daemon=True)
+        self.bootstrap, self.topic, self.count, self.pause = bootstrap, topic, count, pause
+        self.acked: list[bytes] = []
+        self.failed: list[str] = []
+
+    def run(self) -> None:
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": self.bootstrap, "acks": "all", "enable.idempotence": False,
+                             "message.timeout.ms": 60000, "request.timeout.ms": 10000, "retry.backoff.ms": 100,
+                             "topic.metadata.refresh.interval.ms": 1000, "linger.ms": 5})
+
+        def delivered(error, message):
+            if error is None:
+                self.acked.append(message.value())
+            else:
+                self.failed.append(str(error))
+
+        for i in range(self.count):
+            producer.produce(self.topic, value=b"confluent-%d" % i, partition=0, on_delivery=delivered)
+            producer.poll(0)
+            time.sleep(self.pause)
+        producer.flush(90)
+
+
+def test_leader_killed_under_acks_all_load_loses_no_acknowledged_record(healthy, cluster_producer):
+    topic = "cluster-failover"
+    healthy.create_topic(topic, replication_factor=3, configs={"min.insync.replicas": 2})
+    leader = healthy.wait_for_leader(topic)
+    java = subprocess.Popen(cluster_producer + [healthy.bootstrap, topic, "java", "1500", "4"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    confluent = ConfluentProducer(healthy.bootstrap, topic, 1500, 0.004)
+    confluent.start()
+    try:
+        time.sleep(2.5)
+        healthy.brokers[leader].kill()
+        killed_at = time.monotonic()
+        new_leader = healthy.wait_for_leader(topic, not_in={leader}, timeout=NEW_LEADER_WITHIN_S)
+        # The new leader serves: an acks=all write succeeds within the bound.
+        healthy.wait_for(lambda: produce(healthy.brokers[new_leader].bootstrap, topic, [b"probe"])[0] == 0,
+                         NEW_LEADER_WITHIN_S - (time.monotonic() - killed_at), "an acks=all write to the new leader")
+        out, err = java.communicate(timeout=120)
+        confluent.join(120)
+    finally:
+        if java.poll() is None:
+            java.kill()
+    java_acked = [line.split()[1].encode() for line in out.splitlines() if line.startswith("ACK ")]
+    assert java.returncode == 0, err[-3000:]
+    assert "DONE failed=0" in out, out[-3000:]
+    assert len(java_acked) == 1500
+    assert not confluent.is_alive()
+    assert confluent.acked, confluent.failed[:5]
+
+    error, values, _ = read_partition(healthy.brokers[new_leader].bootstrap, topic)
+    assert error == 0
+    present = set(values)
+    assert not set(java_acked) - present, "acknowledged Java records lost"
+    assert not set(confluent.acked) - present, "acknowledged confluent-kafka records lost"
+    java_values = [v for v in values if v.startswith(b"java-")]
+    assert len(java_values) == len(set(java_values)), "the idempotent producer's records are duplicated"
+
+    # The killed broker comes back, catches up and rejoins the ISR.
+    healthy.brokers[leader].start()
+    healthy.wait_for_isr(topic, 0, {1, 2, 3}, timeout=30)
+
+
+def test_two_brokers_down_refuses_acks_all_and_restarted_brokers_rejoin(healthy):
+    topic = "cluster-min-isr"
+    healthy.create_topic(topic, replication_factor=3, configs={"min.insync.replicas": 2})
+    leader = healthy.wait_for_leader(topic)
+    for i in range(10):
+        assert produce(healthy.brokers[leader].bootstrap, topic, [b"committed-%d" % i])[0] == 0
+    survivor = next(i for i in healthy.brokers if i != leader)
+    down = [i for i in healthy.brokers if i != survivor]
+    for node_id in down:
+        healthy.brokers[node_id].kill()
+    healthy.wait_for_isr(topic, 0, {survivor}, timeout=20)
+    assert healthy.wait_for_leader(topic) == survivor
+    address = healthy.brokers[survivor].bootstrap
+
+    assert produce(address, topic, [b"refused"])[0] == ErrorCode.NOT_ENOUGH_REPLICAS
+    assert produce(address, topic, [b"acks-1"], acks=1)[0] == 0  # acks=1 does not ask for replicas
+    error, values, _ = read_partition(address, topic)
+    assert error == 0
+    assert values[:10] == [b"committed-%d" % i for i in range(10)]
+    assert b"refused" not in values
+
+    for node_id in down:
+        healthy.brokers[node_id].start()
+    healthy.wait_for_isr(topic, 0, {1, 2, 3}, timeout=30)
+    assert produce(leader_address(healthy, topic), topic, [b"after"])[0] == 0
+    error, values, _ = read_partition(leader_address(healthy, topic), topic)
+    assert values == [b"committed-%d" % i for i in range(10)] + [b"acks-1", b"after"]
+
+
+def test_paused_follower_leaves_the_isr_and_rejoins_after_resuming(healthy):
+    topic = "cluster-paused-follower"
+    healthy.create_topic(topic, replication_factor=3, configs={"min.insync.replicas": 2})
+    leader = healthy.wait_for_leader(topic)
+    follower = next(i for i in healthy.brokers if i != leader)
+    address = healthy.brokers[leader].bootstrap
+    assert produce(address, topic, [b"before"])[0] == 0
+    pid = healthy.brokers[follower].process.pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        # Writes continue: the first waits until the leader drops the paused follower from the ISR.
+        assert produce(address, topic, [b"while-paused-0"])[0] == 0
+        healthy.wait_for_isr(topic, 0, {1, 2, 3} - {follower}, timeout=10)
+        assert time.monotonic() - started < 10
+        for i in range(1, 5):
+            assert produce(address, topic, [b"while-paused-%d" % i])[0] == 0
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    healthy.wait_for_isr(topic, 0, {1, 2, 3}, timeout=30)
+    assert produce(leader_address(healthy, topic), topic, [b"after"])[0] == 0
+    # The follower has everything: it can take over with nothing lost.
+    current = healthy.wait_for_leader(topic)
+    healthy.brokers[current].stop()
+    new_leader = healthy.wait_for_leader(topic, not_in={current})
+    error, values, _ = read_partition(healthy.brokers[new_leader].bootstrap, topic)
+    assert values == [b"before"] + [b"while-paused-%d" % i for i in range(5)] + [b"after"]
+
+
+def test_controlled_shutdown_moves_leadership_and_preferred_leader_returns(healthy):
+    topic = "cluster-controlled-shutdown"
+    healthy.create_topic(topic, replication_factor=3, configs={"min.insync.replicas": 2})
+    leader = healthy.wait_for_leader(topic)
+    assert produce(healthy.brokers[leader].bootstrap, topic, [b"one"])[0] == 0
+    assert healthy.brokers[leader].stop() == 0
+    # Leadership moved before the broker exited: no wait for a session to expire.
+    partition = healthy.partition(topic, 0)
+    assert partition.leader_id not in (leader, -1)
+    assert leader not in partition.isr_nodes
+    assert produce(healthy.brokers[partition.leader_id].bootstrap, topic, [b"two"])[0] == 0
+    healthy.brokers[leader].start()
+    # auto.leader.rebalance.enable: the preferred replica (the first of the assignment) leads again.
+    healthy.wait_for(lambda: healthy.leader_of(topic) == leader, 20, "the preferred leader back")
+    error, values, _ = read_partition(healthy.brokers[leader].bootstrap, topic)
+    assert values == [b"one", b"two"]
+
+
+def test_consumer_group_keeps_committed_offsets_across_coordinator_failover(healthy):
+    from confluent_kafka import Consumer, TopicPartition
+
+    topic, group = "cluster-group", "cluster-group-1"
+    healthy.create_topic(topic, replication_factor=3)
+    address = leader_address(healthy, topic)
+    for i in range(20):
+        assert produce(address, topic, [b"m-%d" % i])[0] == 0
+
+    def consumer():
+        return Consumer({"bootstrap.servers": healthy.bootstrap, "group.id": group, "enable.auto.commit": False,
+                         "auto.offset.reset": "earliest", "session.timeout.ms": 6000,
+                         "topic.metadata.refresh.interval.ms": 1000})
+
+    first = consumer()
+    first.subscribe([topic])
+    seen = []
+    deadline = time.monotonic() + 30
+    while len(seen) < 10 and time.monotonic() < deadline:
+        message = first.poll(0.5)
+        if message is not None and not message.error():
+            seen.append(message)
+    assert len(seen) >= 10
+    first.commit(offsets=[TopicPartition(topic, 0, seen[9].offset() + 1)], asynchronous=False)
+    first.close()
+
+    with WireClient(healthy.brokers[1].bootstrap) as client:
+        found = client.call("FindCoordinator", 3, {"key": group, "key_type": 0})
+    assert found.error_code == 0
+    coordinator = found.node_id
+    healthy.brokers[coordinator].kill()
+
+    second = consumer()
+    try:
+        healthy.wait_for(lambda: second.committed([TopicPartition(topic, 0)], timeout=5)[0].offset == 10, 30,
+                         "the committed offset from the new coordinator")
+        second.subscribe([topic])
+        message = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            message = second.poll(0.5)
+            if message is not None and not message.error():
+                break
+        assert message is not None and message.value() == b"m-10"
+    finally:
+        second.close()
