@@ -1,7 +1,8 @@
 """Broker and topic configuration under Kafka's property names, from server.properties and --set.
 
-Every key we read is declared once here with Kafka's type and default. Topic-level keys
-(`retention.ms`, `segment.bytes`, ...) take their default from the broker key Kafka maps them to
+Every broker key we read is declared once here with Kafka's type and default. Topic-level keys
+(`retention.ms`, `segment.bytes`, ...) are declared once, in the log layer's table
+(log.config.TOPIC_CONFIGS); each takes its default from the broker key Kafka maps it to
 (`log.retention.ms`, `log.segment.bytes`, ...), so DescribeConfigs can say where a value came from.
 """
 

@@ -270,11 +270,15 @@ class LogCleaner:
                 write_offset_checkpoint(os.path.join(log_dir, CLEANER_OFFSET_CHECKPOINT), offsets)
 
     def forget(self, topic: str, partition: int) -> None:
-        """The partition was deleted."""
+        """The partition was deleted: a partition created later under its name starts dirty."""
         tp = (topic, partition)
-        self._first_dirty.pop(tp, None)
         self._delete_horizons.pop(tp, None)
         self.uncleanable.discard(tp)
+        if self._first_dirty.pop(tp, None) is not None:
+            try:
+                self.write_checkpoints()
+            except OSError as e:
+                logger.warning("could not write %s: %s", CLEANER_OFFSET_CHECKPOINT, e)
 
     def first_dirty_offset(self, log: PartitionLog) -> int:
         offset = self._first_dirty.get((log.topic, log.partition), log.log_start_offset)
@@ -707,8 +711,8 @@ class LogCleaner:
         needs_horizon = (contains_tombstones or marker_for_empty_txn) and horizon is None
         if needs_horizon:
             horizon = now + round_.delete_retention_ms
-        if horizon is not None and (contains_tombstones or header.is_control):
-            horizons.append(horizon)
+        if horizon is not None and horizon > now and (contains_tombstones or marker_for_empty_txn):
+            horizons.append(horizon)  # when it passes, cleaning removes these (see log_to_clean)
         if len(retained) == total and not needs_horizon:
             return bytes(data)
         return self._rebuilt_batch(header, retained, horizon)

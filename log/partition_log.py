@@ -404,9 +404,8 @@ class PartitionLog:
         _, records = decode_records(buf, pos)
         for record in records:
             if record.key is None:
-                raise InvalidRecord(
-                    f"Compacted topic cannot accept message without key in topic partition {self.topic}-{self.partition}."
-                )
+                raise InvalidRecord("Compacted topic cannot accept message without key in topic partition "
+                                    f"{self.topic}-{self.partition}.")
 
     def _maybe_roll(self, append_bytes: int, max_timestamp: int, last_offset: int, first_offset: int) -> LogSegment:
         segment = self._segments[-1]

@@ -105,8 +105,10 @@ class TransactionIndex:
         if entry.last_offset <= self.last_offset:
             if any(e.last_offset == entry.last_offset for e in self.entries):
                 return False
-            raise ValueError(f"{self.path}: aborted transaction ending at {entry.last_offset} comes after "
-                             f"one ending at {self.last_offset}")
+            # Only recovery of a damaged index gets here: keep the file in marker order.
+            logger.warning("%s: re-inserting the aborted transaction ending at %d", self.path, entry.last_offset)
+            self.rewrite(sorted([*self.entries, entry], key=lambda e: e.last_offset))
+            return True
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             os.write(fd, entry.encode())
@@ -191,10 +193,13 @@ class PartitionTransactionIndex:
     def append(self, segment_base: int, entry: AbortedTxn) -> bool:
         """Record an aborted transaction whose marker went to the segment at `segment_base`.
         Idempotent: recovery replays markers that may already be indexed."""
-        for index in self._indexes.values():
-            if index.last_offset >= entry.last_offset and any(
-                    e.last_offset == entry.last_offset for e in index.entries):
-                return False
+        # Later segments hold later markers: the newest indexed marker is in the last index.
+        newest = self._indexes[self._bases[-1]].last_offset if self._bases else -1
+        if entry.last_offset <= newest:
+            # Only a replay gets here (markers come in offset order): is it indexed already?
+            for index in self._indexes.values():
+                if any(e.last_offset == entry.last_offset for e in index.entries):
+                    return False
         index = self._indexes.get(segment_base)
         if index is None:
             index = TransactionIndex(self.dir, segment_base)

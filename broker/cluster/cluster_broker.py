@@ -147,6 +147,18 @@ class ClusterBroker(Broker):
         """Move leadership away (controlled.shutdown.enable), stop replicating, leave ZooKeeper."""
         if self.replicas is None:
             return
+        try:
+            await self._move_leadership_away()
+        except Exception:
+            # ZooKeeper gone, say: the partitions fail over when our session expires instead.
+            log.exception("controlled shutdown failed; stopping anyway")
+        self.controller.stop()
+        await self.replicas.stop()
+        self._registered = False
+        self.metadata.close()
+        await asyncio.get_running_loop().run_in_executor(None, self._close_zk)
+
+    async def _move_leadership_away(self) -> None:
         await self.replicas.stop_fetching()
         if self.config["controlled.shutdown.enable"] and self._registered:
             retries = int(setting(self.config, "controlled.shutdown.max.retries", 3))
@@ -161,11 +173,6 @@ class ClusterBroker(Broker):
                          len(remaining))
                 if attempt + 1 < retries:
                     await asyncio.sleep(min(backoff, 1.0))
-        self.controller.stop()
-        await self.replicas.stop()
-        self._registered = False
-        self.metadata.close()
-        await asyncio.get_running_loop().run_in_executor(None, self._close_zk)
 
     def _close_zk(self) -> None:
         try:

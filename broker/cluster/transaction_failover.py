@@ -133,11 +133,11 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
         self.owned_partitions: set[int] = set()
         self.channel: TransactionMarkerChannel | None = None
 
-    def attach(self, config, state_log, write_markers, next_producer_id, partition_log=None) -> None:
+    def attach(self, config, state_log, write_markers, *rest, **kwargs) -> None:
+        # The same wiring with this module's state topic and marker channel in place of the single node's.
         broker = state_log.broker
         self.channel = TransactionMarkerChannel(broker)
-        super().attach(config, ReplicatedTransactionStateTopic(broker), self.channel.write, next_producer_id,
-                       partition_log)
+        super().attach(config, ReplicatedTransactionStateTopic(broker), self.channel.write, *rest, **kwargs)
 
     # -- failover -----------------------------------------------------------------------------
 

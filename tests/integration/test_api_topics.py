@@ -290,3 +290,21 @@ def test_create_partitions_validate_only(client):
     create_topic(client, topic)
     assert _create_partitions(client, topic, 5, validate_only=True).error_code == 0
     assert len(metadata(client, [topic]).topics[0].partitions) == 1
+
+
+def test_excessively_large_operations_are_refused(client):
+    """Kafka's controller writes at most 10,000 metadata records per operation
+    (QuorumController.MAX_RECORDS_PER_USER_OP): more partitions than that in one CreateTopics or
+    CreatePartitions is POLICY_VIOLATION for every topic in it, validate_only or not."""
+    huge, small = unique("huge"), unique("small")
+    for validate_only in (True, False):
+        answers = _create(client, {"name": huge, "num_partitions": 20_000}, {"name": small},
+                          validate_only=validate_only)
+        assert [(a.name, error_name(a.error_code)) for a in answers] == [(huge, "POLICY_VIOLATION"),
+                                                                         (small, "POLICY_VIOLATION")]
+        assert answers[0].error_message == "Unable to perform excessively large batch operation."
+    assert not _exists(client, huge) and not _exists(client, small)
+    create_topic(client, small)
+    answer = _create_partitions(client, small, 2_000_000_000)
+    assert error_name(answer.error_code) == "POLICY_VIOLATION"
+    assert len(metadata(client, [small]).topics[0].partitions) == 1

@@ -165,6 +165,46 @@ def test_sigkill_loop_under_an_idempotent_acks_all_producer_loses_and_duplicates
     assert set(stored) == acknowledged
 
 
+# -- flush policy ---------------------------------------------------------------------------------
+
+
+def traced_fdatasyncs(trace: Path) -> int:
+    return sum(1 for line in trace.read_text().splitlines() if "fdatasync(" in line)
+
+
+def test_flush_messages_1_fsyncs_every_batch_before_the_acknowledgement(broker_process, tmp_path):
+    """log.flush.interval.messages=1 (topic: flush.messages) fsyncs each append before answering;
+    the default leaves it to the page cache, as Kafka does. Watched with strace."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    broker = broker_process(config={"log.flush.interval.messages": 1})
+    with WireClient(broker.bootstrap) as client:
+        create_topic(client, "fsync-each")
+        create_topic(client, "page-cache", configs={"flush.messages": 2**63 - 1})
+        trace = tmp_path / "strace.out"
+        tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=fdatasync", "-o", str(trace),
+                                   "-p", str(broker.process.pid)], stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 10
+            while "TracerPid:\t0" in Path(f"/proc/{broker.process.pid}/status").read_text():
+                if tracer.poll() is not None or time.monotonic() > deadline:
+                    pytest.skip("strace cannot attach here")
+                time.sleep(0.05)
+            for i in range(10):
+                assert produce(client, "page-cache", values_batch([b"v%d" % i])).error_code == 0
+            time.sleep(0.2)
+            unflushed = traced_fdatasyncs(trace)
+            for i in range(10):
+                assert produce(client, "fsync-each", values_batch([b"v%d" % i])).error_code == 0
+            time.sleep(0.2)
+            flushed = traced_fdatasyncs(trace) - unflushed
+        finally:
+            tracer.terminate()
+            tracer.wait(10)
+    assert unflushed == 0
+    assert flushed >= 10
+
+
 # -- a full disk ----------------------------------------------------------------------------------
 
 

@@ -343,6 +343,10 @@ def test_the_first_dirty_offset_survives_a_restart(manager, clock):
     log = again.get_or_create("table", 0, COMPACT)
     assert again.cleaner.first_dirty_offset(log) == stats.end_offset
     assert again.cleaner.log_to_clean(log).cleanable_bytes == 0
+    # A deleted partition leaves the checkpoint: one created later under its name starts dirty.
+    again.delete_partition("table", 0)
+    with open(checkpoint) as f:
+        assert f.read().splitlines() == ["0", "0"]
     again.close()
 
 

@@ -43,7 +43,8 @@ def test_batch_lines_have_kafkas_fields(tmp_path, capsys):
         "partitionLeaderEpoch: 3 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty "
         f"position: 0 CreateTime: {NOW + 5} size: ")
     assert first.endswith("magic: 2 compresscodec: none crc: " + first.split("crc: ")[1].split()[0] + " isvalid: true")
-    assert "baseOffset: 2 lastOffset: 2 count: 1 baseSequence: 0 lastSequence: 0 producerId: 9 producerEpoch: 1" in second
+    assert ("baseOffset: 2 lastOffset: 2 count: 1 baseSequence: 0 lastSequence: 0 producerId: 9 "
+            "producerEpoch: 1") in second
     assert "isTransactional: true isControl: false" in second and "compresscodec: zstd" in second
     assert "isTransactional: true isControl: true" in marker and "isvalid: true" in marker
 
