@@ -15,13 +15,16 @@ _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 def api_versions_response(error: ErrorCode = ErrorCode.NONE) -> dict:
     """Our version table; with an error, what Kafka's ApiVersionsRequest.getErrorResponse puts
-    in its place: nothing, except under UNSUPPORTED_VERSION (answered by the server, which
-    keeps the whole table there so that clients can pick a version from it)."""
+    in its place: nothing, except under UNSUPPORTED_VERSION, where it lists ApiVersions' own
+    range so the client can retry at a version both sides know (kafka-clients 3.9.0 answers
+    errorCode=35 with apiKeys=[{18, 0, max}])."""
     from . import HANDLERS
 
     keys = [{"api_key": key, "min_version": h.min_version, "max_version": h.max_version}
             for key, h in HANDLERS.items()]
-    if error not in (ErrorCode.NONE, ErrorCode.UNSUPPORTED_VERSION):
+    if error == ErrorCode.UNSUPPORTED_VERSION:
+        keys = [k for k in keys if k["api_key"] == API.key]
+    elif error != ErrorCode.NONE:
         keys = []
     return {"error_code": int(error), "api_keys": keys, "throttle_time_ms": 0}
 

@@ -1,8 +1,5 @@
-"""InitProducerId (22): a fresh producer id for an idempotent producer.
-
-Transactional producers (a non-null transactional_id) are served by the transaction coordinator;
-until this broker has one, they get COORDINATOR_NOT_AVAILABLE, which clients retry.
-"""
+"""InitProducerId (22): a fresh producer id for an idempotent producer; transactional producers
+(a non-null transactional_id) are served by the transaction coordinator."""
 
 from __future__ import annotations
 
@@ -18,7 +15,7 @@ async def handle(broker, ctx, request):
         if coordinator is None:
             return {"throttle_time_ms": 0, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE),
                     "producer_id": -1, "producer_epoch": -1}
-        return await coordinator.init_producer_id(request)
+        return await coordinator.init_producer_id(request, ctx.api_version)
     # Kafka gives an idempotent producer a new id at epoch 0 every time, even when it asks to
     # bump the epoch of the id it had (KIP-360): the old id's state simply expires.
     return {"throttle_time_ms": 0, "error_code": 0, "producer_id": broker.producer_ids.next(),

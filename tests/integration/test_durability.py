@@ -1,6 +1,7 @@
 """Durability through a real broker process: kill -9 under an idempotent producer loses and
-duplicates nothing; a full disk answers KAFKA_STORAGE_ERROR, leaves nothing half-written and heals;
-a corrupted byte in a closed segment is reported by a client checking CRCs and by dump-log.
+duplicates nothing; flush.messages=1 fsyncs every batch before answering; a full disk answers
+KAFKA_STORAGE_ERROR, leaves nothing half-written and heals; a corrupted byte in a closed segment
+is reported by a client checking CRCs and by dump-log.
 
 The kill loop runs 3 cycles by default and 20 with KW_SLOW=1 (the slow suite):
 

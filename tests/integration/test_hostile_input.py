@@ -73,7 +73,8 @@ def test_unknown_api_key_closes_connection(shared_broker):
 
 def test_unsupported_api_versions_version_gets_v0_answer_with_our_versions(shared_broker):
     """Kafka answers an ApiVersions request it does not know with a v0 body: UNSUPPORTED_VERSION
-    plus its version table, so the client can retry with a version both sides know."""
+    plus ApiVersions' own version range (ApiVersionsRequest.getErrorResponse), so the client can
+    retry with a version both sides know."""
     with WireClient(shared_broker.bootstrap) as client:
         body = _header(18, 99, correlation_id=42, flexible=True) + b"\x00"
         client.send_raw(struct.pack(">i", len(body)) + body)
@@ -82,8 +83,7 @@ def test_unsupported_api_versions_version_gets_v0_answer_with_our_versions(share
         response = client.decode_response("ApiVersions", 0, frame)
         assert response.error_code == ErrorCode.UNSUPPORTED_VERSION
         keys = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
-        assert keys[18] == (0, 3)
-        assert keys[0][1] >= 9
+        assert keys == {18: (0, 3)}
         # The connection stays usable after that answer.
         again = client.call("ApiVersions", 0, {})
         assert again.error_code == 0

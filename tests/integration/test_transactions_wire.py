@@ -74,8 +74,6 @@ def test_init_producer_id_checks(client):
     assert init(client, txid, producer_id=first.producer_id, producer_epoch=0).error_code == ErrorCode.PRODUCER_FENCED
 
 
-@pytest.mark.xfail(strict=True, reason="p22_init_producer_id.py does not pass ctx.api_version to "
-                                       "TransactionCoordinator.init_producer_id yet")
 def test_init_producer_id_v3_says_fenced_with_invalid_producer_epoch(client):
     """Clients older than InitProducerId v4 do not know PRODUCER_FENCED (KIP-588)."""
     txid = unique("tx")
