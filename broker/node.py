@@ -23,6 +23,7 @@ from .produce_validation import validate_and_convert
 from .config import BrokerConfig
 from coordinator.group_coordinator import GroupCoordinator
 from coordinator.transaction_coordinator import TransactionCoordinator
+from coordinator.txn_markers import write_txn_markers
 
 from .metadata_store import EmbeddedMetadata, TopicMeta
 
@@ -186,6 +187,45 @@ class Broker:
                 return host, port
         name, host, port = self.server.bound[0]
         return host, port
+
+    # -- the cluster (cluster/cluster_broker.py answers these for a ZooKeeper cluster) ----------
+
+    # Whether acks=all writes wait for other replicas; on a single node an append is committed.
+    waits_for_replicas = False
+
+    def live_brokers(self, listener: str) -> list[tuple[int, str, int, str | None]]:
+        """(node id, host, port, rack) of every live broker: here, this one."""
+        host, port = self.advertised_endpoint(listener)
+        return [(self.node_id, host, port, self.config["broker.rack"])]
+
+    def live_broker_ids(self) -> list[int]:
+        return [self.node_id]
+
+    def controller_id(self) -> int:
+        return self.node_id
+
+    def leadership_error(self, topic: str, partition: int) -> ErrorCode:
+        """NONE when this broker leads the partition (always, on a single node)."""
+        return ErrorCode.NONE
+
+    def coordinator_for(self, key_type: int, key: str, listener: str) -> tuple[ErrorCode, int, str, int]:
+        """(error, node id, host, port) of the group or transaction coordinator for a key."""
+        host, port = self.advertised_endpoint(listener)
+        return ErrorCode.NONE, self.node_id, host, port
+
+    async def await_replication(self, partitions: list[tuple[str, int]], timeout_ms: int
+                                ) -> dict[tuple[str, int], ErrorCode]:
+        """acks=all: wait until the in-sync replicas have what this leader appended to each
+        partition so far; the error per partition (nothing to wait for on a single node)."""
+        return dict.fromkeys(partitions, ErrorCode.NONE)
+
+    async def controlled_shutdown(self) -> None:
+        """Before the listeners close: move leadership away (nothing to move on a single node)."""
+
+    def write_txn_markers(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
+                          partitions) -> dict[tuple[str, int], ErrorCode]:
+        """WriteTxnMarkers: append a COMMIT or ABORT marker to each partition as its leader."""
+        return write_txn_markers(self, producer_id, producer_epoch, coordinator_epoch, committed, partitions)
 
     # -- topics ------------------------------------------------------------------------------
 

@@ -247,11 +247,17 @@ class ClusterClient:
         client = self._connections.get(node_id)
         if client is not None and not client.closed:
             return client
-        if node_id not in self.brokers:
+        # A broker named as a leader may not be in the broker list we hold, or (a cluster still
+        # forming) in the one the bootstrap broker holds: refresh until it is, or time runs out.
+        deadline = time.monotonic() + self.timeout
+        while node_id not in self.brokers:
             self.metadata([])
-        address = self.brokers.get(node_id)
-        if address is None:
-            raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"node {node_id}")
+            if node_id in self.brokers:
+                break
+            if time.monotonic() >= deadline:
+                raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"node {node_id}")
+            time.sleep(0.2)
+        address = self.brokers[node_id]
         client = self._connect(address)
         self._connections[node_id] = client
         return client

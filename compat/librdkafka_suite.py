@@ -21,6 +21,10 @@ Every test is put in one class:
   excluded  needs a broker but is not run: the suite's own harness leaves it out (known issue,
             sockem, manual) or its scenario is not one we provide
   local     needs no broker (runs against librdkafka's mock cluster); not run here
+A second pass runs a few tests (SASL_TESTS) over SASL_PLAINTEXT, as the suite's sasl_test.py
+harness does: a lane whose broker has a SASL_PLAINTEXT listener and a SCRAM user; these results
+are named `<test>@sasl`.
+
 Requests are attributed to a test by client id (the suite sets client.id to the test's name); a
 request from a client named otherwise counts for every test of its process. Without a proxy
 (a broker given with --bootstrap) the count comes from librdkafka's own protocol debug log
@@ -125,13 +129,19 @@ class TestResult:
     duration: float = 0.0
     requests: collections.Counter = field(default_factory=collections.Counter)  # "Produce v7" -> n
     reason: str = ""  # why it failed, was skipped or excluded
+    harness: str = ""  # "" for the suite's plain runs, "sasl" for runs over SASL_PLAINTEXT
+
+    @property
+    def key(self) -> str:
+        """The test's name, with `@sasl` for a run over SASL: the allowlist's names."""
+        return f"{self.test.name}@{self.harness}" if self.harness else self.test.name
 
     @property
     def broker_requests(self) -> int:
         return sum(n for api, n in self.requests.items() if api.split()[0] not in HANDSHAKE_APIS)
 
     def as_json(self) -> dict:
-        return {"name": self.test.name, "outcome": self.outcome, "state": self.state,
+        return {"name": self.key, "outcome": self.outcome, "state": self.state,
                 "duration": round(self.duration, 3), "reason": self.reason,
                 "requests": dict(sorted(self.requests.items()))}
 
@@ -219,7 +229,7 @@ def read_allowlist(path: Path = ALLOWLIST_PATH) -> list[str]:
 def grow_allowlist(results: Iterable[TestResult], path: Path = ALLOWLIST_PATH) -> list[str]:
     """Adds every test that really ran and passed; never removes one. Returns the added names."""
     present = set(read_allowlist(path))
-    added = sorted({r.test.name for r in results if r.outcome == RAN and r.test.name not in present})
+    added = sorted({r.key for r in results if r.outcome == RAN and r.key not in present})
     if added:
         header = "" if path.exists() else ALLOWLIST_HEADER
         with open(path, "a") as out:
@@ -243,16 +253,28 @@ def classify_without_running(test: SuiteTest) -> TestResult | None:
     return None
 
 
-def test_conf(bootstrap: str) -> str:
+# The suite's SASL harness (tests/sasl_test.py) logs in as testuser/testpass.
+SASL_USER, SASL_PASSWORD, SASL_MECHANISM = "testuser", "testpass", "SCRAM-SHA-256"
+# What the SASL pass runs: the suite's SASL test and a few data-path, group and transaction tests.
+SASL_TESTS = ("0001_multiobj", "0012_produce_consume", "0017_compression", "0019_list_groups",
+              "0031_get_offsets", "0090_idempotence", "0129_fetch_aborted_msgs", "0135_sasl_credentials")
+
+
+def test_conf(bootstrap: str, sasl: bool = False) -> str:
     """test.conf as the suite's harness writes it (LibrdkafkaTestApp.py), for one broker."""
-    return "\n".join([
+    lines = [
         "broker.address.family=v4",
         "test.timeout.multiplier=2",
         "broker.version.fallback=0.10.0.0",
         "api.version.fallback.ms=0",
         f"bootstrap.servers={bootstrap}",
-        "security.protocol=PLAINTEXT",
-    ]) + "\n"
+    ]
+    if sasl:
+        lines += ["security.protocol=SASL_PLAINTEXT", f"sasl.mechanisms={SASL_MECHANISM}",
+                  f"sasl.username={SASL_USER}", f"sasl.password={SASL_PASSWORD}"]
+    else:
+        lines.append("security.protocol=PLAINTEXT")
+    return "\n".join(lines) + "\n"
 
 
 @dataclass
@@ -263,21 +285,26 @@ class Lane:
     scenario: str
     bootstrap: str
     proxy: object | None = None
+    harness: str = ""  # "sasl": the broker's listener is SASL_PLAINTEXT and test.conf logs in
 
 
 def run_tests(build: SuiteBuild, tests: Iterable[SuiteTest], lanes: Iterable[Lane], kafka_version: str,
               log_dir: Path, process_timeout: float = 300.0,
               on_result: Callable[[TestResult], None] | None = None) -> list[TestResult]:
     """Runs the broker tests among `tests`, one process per test number and scenario, each on a
-    free lane of its scenario; tests of a scenario without a lane are excluded. Returns a result
-    for every test given, in the order given."""
+    free lane of its scenario; tests of a scenario without a lane are excluded. All lanes are of
+    one harness (plain, or SASL), which the results carry. Returns a result for every test given,
+    in the order given."""
     log_dir.mkdir(parents=True, exist_ok=True)
     tests = list(tests)
     lanes = list(lanes)
     results: dict[str, TestResult] = {}
     lock = threading.Lock()
 
+    harness = lanes[0].harness if lanes else ""
+
     def settle(result: TestResult) -> None:
+        result.harness = harness
         with lock:
             results[result.test.name] = result
             if on_result:
@@ -318,11 +345,11 @@ def run_tests(build: SuiteBuild, tests: Iterable[SuiteTest], lanes: Iterable[Lan
 def _run_process(build: SuiteBuild, group: list[SuiteTest], lane: Lane, kafka_version: str, log_dir: Path,
                  process_timeout: float) -> list[TestResult]:
     number, scenario = group[0].number, lane.scenario
-    stem = f"{number}-{scenario}"
+    stem = f"{number}-{scenario}" + (f"-{lane.harness}" if lane.harness else "")
     log_path = log_dir / f"{stem}.log"
     report_path = log_dir / f"{stem}.report.json"
     conf_path = log_dir / f"{stem}.test.conf"
-    conf_path.write_text(test_conf(lane.bootstrap))
+    conf_path.write_text(test_conf(lane.bootstrap, sasl=lane.harness == "sasl"))
     report_path.unlink(missing_ok=True)
     env = dict(os.environ,
                TESTS=number, TEST_SCENARIO=scenario, TEST_KAFKA_VERSION=kafka_version,
@@ -414,7 +441,8 @@ def _classify(group: list[SuiteTest], output: str, report_path: Path, returncode
                                  + (f": {main_failure}" if main_failure else ""))
             elif result.broker_requests == 0:
                 result.outcome = NO_OP
-                result.reason = "passed without sending the broker anything but ApiVersions"
+                result.reason = "passed without sending the broker anything but ApiVersions" + (
+                    "" if counted is not None else " (as far as librdkafka's own log shows: no proxy counted)")
             else:
                 result.outcome = RAN
         elif state == "SKIPPED":

@@ -1,6 +1,6 @@
 """`kafka-wire compat`: real clients and librdkafka's own test suite against a broker, one matrix.
 
-Starts brokers (broker.testing.running_broker) unless one is given, runs every client program
+Starts brokers (broker.testing.BrokerProcess) unless one is given, runs every client program
 (compat/clients.py) and librdkafka's integration tests (compat/librdkafka_suite.py), prints the
 client x feature matrix and writes compat/RESULTS.md (plus a JSON twin for tools and CI).
 
@@ -54,6 +54,7 @@ class CompatReport:
     suite_results: list[suite.TestResult] | None = None
     suite_version: str = ""
     suite_problem: str = ""  # why the librdkafka suite could not run
+    suite_names: set[str] = field(default_factory=set)  # every test the built suite has
     allowlist: list[str] = field(default_factory=list)
     allowlist_added: list[str] = field(default_factory=list)
     log_dir: Path | None = None
@@ -63,15 +64,24 @@ class CompatReport:
         if self.suite_results is None:
             return []
         wanted = set(self.allowlist)
-        return [r for r in self.suite_results if r.test.name in wanted and r.outcome != suite.RAN]
+        # Against a given broker there is no proxy, and the client's own log does not show every
+        # test's requests: there only a failure counts, not a pass that looked like a no-op.
+        allowed = {suite.RAN, suite.NO_OP} if self.options.bootstrap else {suite.RAN}
+        return [r for r in self.suite_results if r.key in wanted and r.outcome not in allowed]
+
+    @property
+    def allowlist_run(self) -> list[suite.TestResult]:
+        if self.suite_results is None:
+            return []
+        wanted = set(self.allowlist)
+        return [r for r in self.suite_results if r.key in wanted]
 
     @property
     def allowlist_missing(self) -> list[str]:
         """Allowlisted names the suite does not have (a typo, or a different librdkafka)."""
         if self.suite_results is None:
             return []
-        known = {r.test.name for r in self.suite_results}
-        return [name for name in self.allowlist if name not in known]
+        return [key for key in self.allowlist if key.split("@")[0] not in self.suite_names]
 
     @property
     def failed_clients(self) -> list[client_checks.RunOutcome]:
@@ -90,7 +100,8 @@ def run(options: Options, say=print) -> CompatReport:
     report.log_dir = options.log_dir or suite.temporary_log_dir()
     report.allowlist = suite.read_allowlist()
     with _lanes(options, report.log_dir) as lanes:
-        say("broker(s): " + ", ".join(f"{lane.scenario}={lane.bootstrap}" for lane in lanes))
+        say("broker(s): " + ", ".join(f"{lane.scenario}{'/' + lane.harness if lane.harness else ''}={lane.bootstrap}"
+                                      for lane in lanes))
         if options.clients:
             _run_clients(options, lanes[0].bootstrap, report, say)
         if options.librdkafka:
@@ -110,22 +121,33 @@ def _lanes(options: Options, log_dir: Path) -> Iterator[list[suite.Lane]]:
     if options.bootstrap:
         yield [suite.Lane("default", options.bootstrap)]
         return
-    from broker.testing import running_broker
+    from broker.testing import BrokerProcess, free_port
+    from kafka_wire.sasl import SCRAM_MECHANISMS
 
     from .traffic import CountingProxy
 
-    scenarios = ["default"] * max(1, options.workers if options.librdkafka else 1)
+    lanes_wanted = [("default", "")] * max(1, options.workers if options.librdkafka else 1)
     if options.librdkafka:
-        scenarios.append("noautocreate")
+        lanes_wanted += [("noautocreate", ""), ("default", "sasl")]
     with contextlib.ExitStack() as stack:
         lanes = []
-        for number, scenario in enumerate(scenarios):
+        for number, (scenario, harness) in enumerate(lanes_wanted):
             proxy = stack.enter_context(CountingProxy())
-            config = {**suite.SCENARIO_BROKER_CONFIG[scenario], "advertised.listeners": f"PLAINTEXT://{proxy.address}"}
-            broker = stack.enter_context(running_broker(log_dir / f"broker-{number}-{scenario}", config=config,
-                                                        require_clean_exit=False))
+            protocol = "SASL_PLAINTEXT" if harness == "sasl" else "PLAINTEXT"
+            port = free_port()
+            config = {**suite.SCENARIO_BROKER_CONFIG[scenario], "listeners": f"{protocol}://127.0.0.1:{port}",
+                      "advertised.listeners": f"{protocol}://{proxy.address}"}
+            broker = BrokerProcess(log_dir / f"broker-{number}-{scenario}{'-' + harness if harness else ''}",
+                                   port=port, config=config)
+            if harness == "sasl":
+                from broker.security.credentials import CredentialStore
+
+                CredentialStore(broker.log_dir).set_password(suite.SASL_USER, suite.SASL_PASSWORD,
+                                                             SCRAM_MECHANISMS[suite.SASL_MECHANISM])
+            stack.callback(broker.stop)
+            broker.start()
             proxy.start(("127.0.0.1", broker.port))
-            lanes.append(suite.Lane(scenario, proxy.address, proxy))
+            lanes.append(suite.Lane(scenario, proxy.address, proxy, harness))
         yield lanes
 
 
@@ -155,24 +177,40 @@ def _run_librdkafka(options: Options, lanes: list[suite.Lane], report: CompatRep
         say(f"librdkafka test suite: not available: {problem}")
         return
     report.suite_version = build.version
-    tests = build.tests()
+    all_tests = build.tests()
+    report.suite_names = {t.name for t in all_tests}
     selected = options.tests
+    sasl_selected = list(suite.SASL_TESTS)
     if selected is None and options.quick:
-        selected = report.allowlist
+        selected = [key for key in report.allowlist if "@" not in key]
+        sasl_selected = [key.split("@")[0] for key in report.allowlist if key.endswith("@sasl")]
+    elif selected is not None:
+        sasl_selected = [name for name in sasl_selected if name in selected or name.split("_")[0] in selected]
+    tests = all_tests
     if selected is not None:
         wanted = set(selected)
-        tests = [t for t in tests if t.name in wanted or t.number in wanted]
-    say(f"librdkafka {build.version} test suite: {len(tests)} tests, logs in {report.log_dir / 'librdkafka'}")
+        tests = [t for t in all_tests if t.name in wanted or t.number in wanted]
+    sasl_tests = [t for t in all_tests if t.name in set(sasl_selected)]
+    plain_lanes = [lane for lane in lanes if not lane.harness]
+    sasl_lanes = [lane for lane in lanes if lane.harness == "sasl"]
+    if not sasl_lanes:
+        sasl_tests = []
+    say(f"librdkafka {build.version} test suite: {len(tests)} tests, {len(sasl_tests)} more over SASL, "
+        f"logs in {report.log_dir / 'librdkafka'}")
 
     def show(result: suite.TestResult) -> None:
         if result.outcome in (suite.LOCAL, suite.EXCLUDED):
             return
         apis = result.broker_requests
         detail = f" - {result.reason}" if result.reason else ""
-        say(f"  {result.test.name:<48} {result.outcome:<7} {result.duration:6.1f}s  {apis:5d} requests{detail}")
+        say(f"  {result.key:<48} {result.outcome:<7} {result.duration:6.1f}s  {apis:5d} requests{detail}")
 
-    report.suite_results = suite.run_tests(build, tests, lanes, options.kafka_version, report.log_dir / "librdkafka",
+    log_dir = report.log_dir / "librdkafka"
+    report.suite_results = suite.run_tests(build, tests, plain_lanes, options.kafka_version, log_dir,
                                            process_timeout=options.process_timeout, on_result=show)
+    if sasl_tests:
+        report.suite_results += suite.run_tests(build, sasl_tests, sasl_lanes, options.kafka_version, log_dir,
+                                                process_timeout=options.process_timeout, on_result=show)
 
 
 # --- reporting ---------------------------------------------------------------------------------
@@ -185,14 +223,19 @@ def matrix_of(report: CompatReport):
 def summary_text(report: CompatReport) -> str:
     lines = ["", matrix_of(report).render_text(), ""]
     if report.suite_results is not None:
-        counts = suite.summarize(report.suite_results)
+        counts = suite.summarize(r for r in report.suite_results if not r.harness)
         lines.append(f"librdkafka {report.suite_version} tests: {counts[suite.RAN]} ran and passed against the "
                      f"broker, {counts[suite.FAILED]} failed, {counts[suite.NO_OP]} passed as no-ops, "
                      f"{counts[suite.EXCLUDED]} excluded, {counts[suite.LOCAL]} local-only (not run)")
-        lines.append(f"allowlist: {len(report.allowlist)} tests, "
-                     f"{len(report.allowlist) - len(report.allowlist_failures) - len(report.allowlist_missing)} "
-                     f"passed" + (f"; FAILED: {', '.join(r.test.name for r in report.allowlist_failures)}"
-                                  if report.allowlist_failures else ""))
+        sasl = suite.summarize(r for r in report.suite_results if r.harness == "sasl")
+        if sum(sasl.values()):
+            lines.append(f"over SASL_PLAINTEXT ({suite.SASL_MECHANISM}): {sasl[suite.RAN]} ran and passed, "
+                         f"{sasl[suite.FAILED]} failed, {sasl[suite.NO_OP]} no-ops")
+        run_here = report.allowlist_run
+        lines.append(f"allowlist: {len(report.allowlist)} tests, {len(run_here)} run here, "
+                     f"{len(run_here) - len(report.allowlist_failures)} passed"
+                     + (f"; FAILED: {', '.join(r.key for r in report.allowlist_failures)}"
+                        if report.allowlist_failures else ""))
         if report.allowlist_missing:
             lines.append(f"allowlisted but not in this suite: {', '.join(report.allowlist_missing)}")
         if report.allowlist_added:
@@ -242,7 +285,8 @@ def results_markdown(report: CompatReport) -> str:
     if report.suite_results is None:
         out += [f"Not run: {report.suite_problem or 'disabled'}", ""]
         return "\n".join(out)
-    counts = suite.summarize(report.suite_results)
+    counts = suite.summarize(r for r in report.suite_results if not r.harness)
+    sasl = suite.summarize(r for r in report.suite_results if r.harness == "sasl")
     out += [
         f"librdkafka {report.suite_version}, `tests/` of Debian's source package, built by "
         "`compat/setup-librdkafka.sh` and run as its own harness runs it (`test-runner -L -K -E`, "
@@ -257,9 +301,13 @@ def results_markdown(report: CompatReport) -> str:
         "own harness, or a scenario without a broker |",
         f"| local | {counts[suite.LOCAL]} | needs no broker (librdkafka's mock cluster); not run here |",
         "",
+        f"Over SASL_PLAINTEXT ({suite.SASL_MECHANISM}, as the suite's `sasl_test.py` harness runs it; "
+        f"`@sasl` below): {sasl[suite.RAN]} ran and passed, {sasl[suite.FAILED]} failed, "
+        f"{sasl[suite.NO_OP]} no-ops.",
+        "",
         f"Allowlist (`compat/librdkafka-allowlist.txt`): {len(report.allowlist)} tests; "
         f"{len(report.allowlist_failures)} failed in this run"
-        + (f" ({', '.join(r.test.name for r in report.allowlist_failures)})" if report.allowlist_failures else "")
+        + (f" ({', '.join(r.key for r in report.allowlist_failures)})" if report.allowlist_failures else "")
         + ".",
         "",
         "| test | class | seconds | requests sent (beyond ApiVersions) | reason |",
@@ -269,10 +317,10 @@ def results_markdown(report: CompatReport) -> str:
         if result.outcome == suite.LOCAL:
             continue
         reason = result.reason.replace("|", "\\|").replace("\n", " ")[:200]
-        allow = " (allowlisted)" if result.test.name in report.allowlist else ""
-        out.append(f"| {result.test.name}{allow} | {result.outcome} | {result.duration:.1f} | "
+        allow = " (allowlisted)" if result.key in report.allowlist else ""
+        out.append(f"| {result.key}{allow} | {result.outcome} | {result.duration:.1f} | "
                    f"{result.broker_requests} | {reason} |")
-    local = [r.test.name for r in report.suite_results if r.outcome == suite.LOCAL]
+    local = [r.test.name for r in report.suite_results if r.outcome == suite.LOCAL and not r.harness]
     out += ["", f"Local-only tests ({len(local)}): {', '.join(local)}.", ""]
     return "\n".join(out)
 
@@ -290,9 +338,10 @@ def results_json(report: CompatReport) -> dict:
                      "features": o.features, "detail": o.detail} for o in report.client_outcomes],
         "librdkafka": None if report.suite_results is None else {
             "version": report.suite_version,
-            "counts": suite.summarize(report.suite_results),
+            "counts": suite.summarize(r for r in report.suite_results if not r.harness),
+            "sasl_counts": suite.summarize(r for r in report.suite_results if r.harness == "sasl"),
             "allowlist": report.allowlist,
-            "allowlist_failures": [r.test.name for r in report.allowlist_failures],
+            "allowlist_failures": [r.key for r in report.allowlist_failures],
             "allowlist_missing": report.allowlist_missing,
             "tests": [r.as_json() for r in report.suite_results],
         },

@@ -15,7 +15,8 @@ It follows Kafka's LogCleaner:
   no later record has its key. Tombstones (null values) and transaction markers stay until their
   batch's delete horizon passes (KIP-534: the first cleaning that keeps one stamps the batch with
   now + `delete.retention.ms`). Records of aborted transactions go, and a marker goes once no
-  record of its transaction is left (and its horizon passed). Offsets never change; gaps appear.
+  record of its transaction is left (and its horizon passed); an aborted transaction stays in the
+  `.txnindex` only while its marker stays for it. Offsets never change; gaps appear.
   A batch whose records all go still stays, empty, when it holds a producer's last sequence (so
   idempotent producers are not told OUT_OF_ORDER_SEQUENCE after compaction) or when it ends the
   group (so a crash during the swap can tell which old segments the cleaned one replaces).
@@ -482,8 +483,9 @@ class LogCleaner:
             tracker = TransactionTracker(offset_map.aborted)
             horizons: list[int] = []
             for i, group in enumerate(groups):
-                cleaned = yield lambda group=group: self._clean_group(round_, group, offset_map, tracker, horizons)
-                if not log.replace_segments(cleaned, [view.segment for view in group]):
+                cleaned, kept_abort_markers = yield lambda group=group: self._clean_group(
+                    round_, group, offset_map, tracker, horizons)
+                if not log.replace_segments(cleaned, [view.segment for view in group], kept_abort_markers):
                     raise CleaningAborted(f"{log.dir}: segments changed while they were being cleaned")
                 stats.segments_cleaned += len(group)
             self._first_dirty[tp] = end_offset
@@ -620,8 +622,9 @@ class LogCleaner:
         return groups
 
     def _clean_group(self, round_: CleaningRound, group: list[SegmentView], offset_map: OffsetMap,
-                     tracker: TransactionTracker, horizons: list[int]) -> LogSegment:
-        """Write the group's retained batches into `<base>.log.cleaned` (flushed, indexes built)."""
+                     tracker: TransactionTracker, horizons: list[int]) -> tuple[LogSegment, set[int]]:
+        """Write the group's retained batches into `<base>.log.cleaned` (flushed, indexes built);
+        also the offsets of the ABORT markers kept for their transaction (for the `.txnindex`)."""
         log = round_.log
         base = group[0].base_offset
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
@@ -633,13 +636,15 @@ class LogCleaner:
                              create=True, file_suffix=CLEANED_FILE_SUFFIX)
         try:
             last_view = next((v for v in reversed(group) if v.size), None)
+            kept_abort_markers: set[int] = set()
             out = bytearray()
             out_headers: list[tuple[int, BatchHeader]] = []
             for view in group:
                 for position, header, data in read_batches(view.fd, 0, view.size):
                     self._check_stopping()
                     last_of_group = view is last_view and position + header.size == view.size
-                    kept = self._filter_batch(round_, header, data, offset_map, tracker, last_of_group, horizons)
+                    kept = self._filter_batch(round_, header, data, offset_map, tracker, last_of_group, horizons,
+                                              kept_abort_markers)
                     if kept is None:
                         continue
                     out_headers.append((len(out), read_batch_header(kept)))
@@ -653,14 +658,15 @@ class LogCleaner:
                 round_.stats.bytes_written += len(out)
             cleaned.on_become_inactive()
             cleaned.flush(indexes=True)
-            return cleaned
+            return cleaned, kept_abort_markers
         except BaseException:
             cleaned.close()
             cleaned.delete()
             raise
 
     def _filter_batch(self, round_: CleaningRound, header: BatchHeader, data, offset_map: OffsetMap,
-                      tracker: TransactionTracker, last_of_group: bool, horizons: list[int]) -> bytes | None:
+                      tracker: TransactionTracker, last_of_group: bool, horizons: list[int],
+                      kept_abort_markers: set[int]) -> bytes | None:
         """The batch as it goes into the cleaned segment (the original bytes when nothing
         changes), or None when it goes entirely (Kafka's MemoryRecords.filterTo)."""
         stats = round_.stats
@@ -672,6 +678,10 @@ class LogCleaner:
             control_type = _control_type(data)
             can_discard = tracker.on_control_batch(header, control_type)
             discard_records = can_discard and horizon is not None and horizon <= now
+            if control_type == ControlRecordType.ABORT and not can_discard:
+                # Records of its transaction were seen: the marker stays, and so does its entry in
+                # the aborted-transaction index (Kafka's CleanedTransactionMetadata).
+                kept_abort_markers.add(header.base_offset)
         else:
             can_discard = tracker.on_data_batch(header)
             discard_records = can_discard

@@ -753,7 +753,8 @@ class PartitionLog:
             result[producer_id] = (last if last >= 0 else None, entry.producer_epoch)
         return result
 
-    def replace_segments(self, cleaned: LogSegment, old: list[LogSegment]) -> bool:
+    def replace_segments(self, cleaned: LogSegment, old: list[LogSegment],
+                         kept_abort_markers: set[int] | None = None) -> bool:
         """Swap a cleaned segment (files named `.cleaned`, fsynced) in for the segments `old`.
 
         Kafka's protocol, so that a crash at any point leaves either the old segments or the
@@ -762,6 +763,8 @@ class PartitionLog:
         the first one's names. `_complete_interrupted_swaps` finishes the job after a crash.
         Returns False (and removes the cleaned files) when the log changed meanwhile: `old` is
         no longer a run of its segments (retention, DeleteRecords, truncation) or it was closed.
+        `kept_abort_markers`: offsets of the ABORT markers the cleaned segment keeps for their
+        transaction (Kafka's rule); the other aborted transactions leave the `.txnindex`.
         """
         base = cleaned.base_offset
         try:
@@ -794,6 +797,8 @@ class PartitionLog:
             # The producer snapshot taken when that segment was rolled in goes with it, as in Kafka.
             self.producer_state.remove_snapshot(segment.base_offset)
         self.transaction_index.merge_into(base, [segment.base_offset for segment in old[1:]])
+        if kept_abort_markers is not None:
+            self.transaction_index.keep_only(base, kept_abort_markers)
         for swap in swapped:
             os.replace(swap, swap[: -len(SWAP_FILE_SUFFIX)])
         fsync_directory(self.dir)
@@ -975,10 +980,16 @@ class PartitionLog:
             end = self._next_offset_of_file(swap_path, base)
             logger.warning("%s: completing the interrupted swap of cleaned segment %s (offsets %d..%d)",
                            self.dir, swap_path, base, end)
+            replaced = []
             for name in os.listdir(self.dir):
                 stem = name[: -len(LOG_SUFFIX)]
                 if name.endswith(LOG_SUFFIX) and stem.isdigit() and base < int(stem) < end:
                     self._unlink_segment_files(int(stem))
+                    replaced.append(int(stem))
+            # The aborted transactions of the replaced segments: only those whose marker the cleaned
+            # segment still holds stay indexed (a superset of what the cleaner kept: safe).
+            self.transaction_index.merge_into(base, replaced)
+            self.transaction_index.keep_only(base, self._abort_markers_in_file(swap_path))
             for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
                 for variant in ("", SWAP_FILE_SUFFIX, CLEANED_FILE_SUFFIX):
                     _unlink_if_exists(os.path.join(self.dir, segment_file_name(base, suffix) + variant))
@@ -989,6 +1000,20 @@ class PartitionLog:
         # The log file first: without it, leftover indexes are strays that the load removes.
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             _unlink_if_exists(os.path.join(self.dir, segment_file_name(base, suffix)))
+
+    @staticmethod
+    def _abort_markers_in_file(path: str) -> set[int]:
+        markers = set()
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            for _, header, data in read_batches(fd):
+                if header.is_control and header.records_count and marker_is_abort(data):
+                    markers.add(header.base_offset)
+        except InvalidRecordBatch:
+            pass
+        finally:
+            os.close(fd)
+        return markers
 
     @staticmethod
     def _next_offset_of_file(path: str, base: int) -> int:

@@ -252,6 +252,21 @@ class PartitionTransactionIndex:
                 self._remove(b)
         fsync_directory(self.dir)
 
+    def keep_only(self, base: int, marker_offsets: set[int]) -> None:
+        """Compaction: the segment at `base` keeps only the entries whose ABORT marker it still
+        holds as a marker. A consumer told of an aborted transaction drops the producer's batches
+        until it meets that marker; with the marker gone it would drop later committed ones too."""
+        index = self._indexes.get(base)
+        if index is None:
+            return
+        kept = [e for e in index.entries if e.last_offset in marker_offsets]
+        if len(kept) == len(index.entries):
+            return
+        if kept:
+            index.rewrite(kept)
+        else:
+            self._remove(base)
+
     def flush(self) -> None:
         for index in self._indexes.values():
             index.flush()

@@ -45,8 +45,14 @@ class NotLeader(Exception):
         self.error_name = error.name
 
 
+async def _answer(error: ErrorCode) -> ErrorCode:
+    return error
+
+
 class ClusterBroker(Broker):
     """One broker of a ZooKeeper-coordinated cluster."""
+
+    waits_for_replicas = True
 
     def __init__(self, config) -> None:
         super().__init__(config)
@@ -202,6 +208,9 @@ class ClusterBroker(Broker):
                 brokers.append((node_id, endpoint[0], endpoint[1], info.rack))
         return brokers
 
+    def live_broker_ids(self) -> list[int]:
+        return self.metadata.live_brokers()
+
     def controller_id(self) -> int:
         return self.metadata.controller_id
 
@@ -251,12 +260,17 @@ class ClusterBroker(Broker):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
         return ErrorCode.NONE, state.leader, endpoint[0], endpoint[1]
 
-    async def await_replication(self, topic: str, partition: int, timeout_ms: int) -> ErrorCode:
-        """acks=all: wait until the ISR has everything this leader appended so far."""
-        plog = self.logs.get(topic, partition)
-        if plog is None:
-            return ErrorCode.NOT_LEADER_OR_FOLLOWER
-        return await self.replicas.wait_for_replication(topic, partition, plog.log_end_offset, timeout_ms)
+    async def await_replication(self, partitions, timeout_ms):
+        """acks=all: wait until the ISR has everything this leader appended to each partition so
+        far (the targets are taken now, before any wait)."""
+        waits = []
+        for topic, partition in partitions:
+            plog = self.logs.get(topic, partition)
+            if plog is None:
+                waits.append(_answer(ErrorCode.NOT_LEADER_OR_FOLLOWER))
+            else:
+                waits.append(self.replicas.wait_for_replication(topic, partition, plog.log_end_offset, timeout_ms))
+        return dict(zip(partitions, await asyncio.gather(*waits)))
 
     # -- topics (ZooKeeper writes; every broker applies them from its watches) -----------------
 
@@ -340,6 +354,22 @@ class ClusterBroker(Broker):
         if error != ErrorCode.NONE:
             return error, -1, -1
         return super().end_offset_for_epoch(topic, partition, epoch, **kwargs)
+
+    def write_txn_markers(self, producer_id, producer_epoch, coordinator_epoch, committed, partitions):
+        """Markers for partitions this broker leads; NOT_LEADER_OR_FOLLOWER for the others."""
+        results = {}
+        for topic, partition in partitions:
+            error = self.replicas.leadership_error(topic, partition)
+            if error != ErrorCode.NONE:
+                results[(topic, partition)] = error
+                continue
+            plog = self.logs.get(topic, partition)
+            committed_offset = plog.high_watermark
+            results.update(super().write_txn_markers(producer_id, producer_epoch, coordinator_epoch, committed,
+                                                     [(topic, partition)]))
+            plog.high_watermark = committed_offset  # the single-node write moved it to the log end
+            self.replicas.after_leader_append(topic, partition)
+        return results
 
     def delete_records(self, topic, partition, offset):
         error = self.replicas.leadership_error(topic, partition)

@@ -20,7 +20,6 @@ import logging
 
 from coordinator.transaction_coordinator import InitProducerIdResult, TransactionCoordinator
 from coordinator.txn_log import TRANSACTION_STATE_TOPIC, AppendFailed, TransactionStateTopic
-from coordinator.txn_markers import write_txn_markers
 from kafka_wire.errors import ErrorCode
 
 from .replica_fetcher import BrokerConnection
@@ -69,8 +68,8 @@ class TransactionMarkerChannel:
             if state is None or state.leader < 0:
                 results[(topic, partition)] = ErrorCode.NOT_LEADER_OR_FOLLOWER
             elif state.leader == self.broker.node_id:
-                results[(topic, partition)] = self._append_here(producer_id, producer_epoch, coordinator_epoch,
-                                                                committed, topic, partition)
+                results.update(self.broker.write_txn_markers(producer_id, producer_epoch, coordinator_epoch,
+                                                             committed, [(topic, partition)]))
             else:
                 # Pending: answered by a later retry once the leader has written it.
                 results[(topic, partition)] = ErrorCode.REQUEST_TIMED_OUT
@@ -81,17 +80,6 @@ class TransactionMarkerChannel:
             asyncio.get_running_loop().create_task(
                 self._send(leader, producer_id, producer_epoch, coordinator_epoch, committed, tps))
         return results
-
-    def _append_here(self, producer_id, producer_epoch, coordinator_epoch, committed, topic, partition) -> ErrorCode:
-        if not self.broker.replicas.is_leader(topic, partition):
-            return ErrorCode.NOT_LEADER_OR_FOLLOWER
-        plog = self.broker.partition_log(topic, partition)
-        committed_offset = plog.high_watermark
-        error = write_txn_markers(self.broker, producer_id, producer_epoch, coordinator_epoch, committed,
-                                  [(topic, partition)])[(topic, partition)]
-        plog.high_watermark = committed_offset  # replication moves it
-        self.broker.replicas.after_leader_append(topic, partition)
-        return error
 
     async def _send(self, leader: int, producer_id, producer_epoch, coordinator_epoch, committed, tps) -> None:
         keys = [(producer_id, producer_epoch, committed, t, p) for t, p in tps]

@@ -45,9 +45,8 @@ async def serve(config: BrokerConfig, started: float) -> int:
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     log.info("shutting down")
-    controlled_shutdown = getattr(broker, "controlled_shutdown", None)
-    if controlled_shutdown is not None:
-        await controlled_shutdown()
+    # In a cluster, leadership moves to other brokers while this one still answers.
+    await broker.controlled_shutdown()
     await server.stop()
     if metrics is not None:
         await metrics.stop()

@@ -61,6 +61,9 @@ def append_partition(broker, ctx, topic: str, index: int, records, acks: int, tr
     meta = broker.metadata.topic(topic)
     if meta.internal and ctx.client_id != ADMIN_CLIENT_ID:
         return _partition_error(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    leadership = broker.leadership_error(topic, index)
+    if leadership != ErrorCode.NONE:  # a cluster's follower: the client refreshes its metadata
+        return _partition_error(index, leadership)
     plog = broker.partition_log(topic, index)
     if acks == -1:
         state = broker.metadata.partition_state(topic, index)
@@ -85,6 +88,21 @@ def append_partition(broker, ctx, topic: str, index: int, records, acks: int, tr
             "record_errors": [], "error_message": None}
 
 
+async def _await_in_sync_replicas(broker, timeout_ms: int, responses: list[dict]) -> None:
+    """acks=all in a cluster (Kafka's DelayedProduce): answer once the in-sync replicas have the
+    appended batches; REQUEST_TIMED_OUT after the request's timeout, NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    when the ISR shrank below min.insync.replicas meanwhile, NOT_LEADER_OR_FOLLOWER when
+    leadership moved away."""
+    appended = {(topic["name"], entry["index"]): entry for topic in responses
+                for entry in topic["partition_responses"] if entry["error_code"] == 0}
+    if not appended:
+        return
+    errors = await broker.await_replication(list(appended), max(timeout_ms, 0))
+    for tp, error in errors.items():
+        if error != ErrorCode.NONE:
+            appended[tp]["error_code"] = int(error)
+
+
 async def handle(broker, ctx, request):
     acks = request.acks
     valid_acks = acks in (-1, 0, 1)
@@ -106,6 +124,8 @@ async def handle(broker, ctx, request):
             failed = failed or entry["error_code"] != 0
             partitions.append(entry)
         responses.append({"name": topic.name, "partition_responses": partitions})
+    if acks == -1 and broker.waits_for_replicas:
+        await _await_in_sync_replicas(broker, request.timeout_ms, responses)
     if acks == 0:
         if failed:
             from ..server import CloseConnection  # the server imports the handlers

@@ -28,17 +28,19 @@ CLUSTER_OPERATIONS = sum(1 << code for code in (5, 7, 8, 9, 10, 11, 12))
 
 
 def partition_entries(broker, meta) -> list[dict]:
+    live = set(broker.live_broker_ids())
     entries = []
     for partition in range(meta.partitions):
         state = broker.metadata.partition_state(meta.name, partition)
         entries.append({
-            "error_code": 0,
+            # A cluster's partition whose replicas in sync are all down has no leader for now.
+            "error_code": int(ErrorCode.LEADER_NOT_AVAILABLE) if state.leader < 0 else 0,
             "partition_index": partition,
             "leader_id": state.leader,
             "leader_epoch": state.leader_epoch,
             "replica_nodes": state.replicas,
             "isr_nodes": state.isr,
-            "offline_replicas": [],
+            "offline_replicas": [r for r in state.replicas if r not in live],
         })
     return entries
 
@@ -101,14 +103,13 @@ async def handle(broker, ctx, request):
                 meta = broker.metadata.topic(name)
                 topics.append(topic_entry(broker, meta, include_operations) if meta is not None
                               else _missing_topic(broker, name, allow_auto_create))
-    host, port = broker.advertised_endpoint(ctx.listener)
     include_cluster_operations = 8 <= version <= 10 and request.include_cluster_authorized_operations
     return {
         "throttle_time_ms": 0,
-        "brokers": [{"node_id": broker.node_id, "host": host, "port": port,
-                     "rack": broker.config["broker.rack"]}],
+        "brokers": [{"node_id": node_id, "host": host, "port": port, "rack": rack}
+                    for node_id, host, port, rack in broker.live_brokers(ctx.listener)],
         "cluster_id": broker.metadata.cluster_id,
-        "controller_id": broker.node_id,
+        "controller_id": broker.controller_id(),
         "topics": topics,
         "cluster_authorized_operations": CLUSTER_OPERATIONS if include_cluster_operations
         else AUTHORIZED_OPERATIONS_OMITTED,

@@ -7,6 +7,7 @@ v2-4 carry a retention time (an explicit expire timestamp), v6+ the committed le
 
 from __future__ import annotations
 
+from coordinator.offsets_store import OFFSETS_TOPIC, offset_commit_append_error
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
@@ -16,6 +17,20 @@ API = APIS_BY_NAME["OffsetCommit"]
 def partition_exists(broker, topic: str, partition: int) -> bool:
     meta = broker.metadata.topic(topic)
     return meta is not None and 0 <= partition < meta.partitions
+
+
+async def _await_commit_replicated(broker, group_id: str, errors: dict) -> None:
+    """In a cluster the commit counts once the in-sync replicas of the group's __consumer_offsets
+    partition have it (Kafka appends offsets with acks=all, waiting offsets.commit.timeout.ms)."""
+    committed = [tp for tp, error in errors.items() if error == ErrorCode.NONE]
+    if not committed:
+        return
+    partition = broker.groups.partition_for(group_id)
+    timeout_ms = int(broker.config["offsets.commit.timeout.ms"])
+    error = (await broker.await_replication([(OFFSETS_TOPIC, partition)], timeout_ms))[(OFFSETS_TOPIC, partition)]
+    if error != ErrorCode.NONE:
+        for tp in committed:
+            errors[tp] = offset_commit_append_error(error)
 
 
 async def handle(broker, ctx, request):
@@ -42,6 +57,8 @@ async def handle(broker, ctx, request):
                 offsets=offsets,
                 retention_time_ms=request.retention_time_ms if ctx.api_version <= 4 else -1,
             ))
+            if broker.waits_for_replicas:
+                await _await_commit_replicated(broker, request.group_id, errors)
     return {
         "throttle_time_ms": 0,
         "topics": [

@@ -1,4 +1,4 @@
-"""FindCoordinator (10): this broker coordinates every group and every transactional id.
+"""FindCoordinator (10): which broker coordinates a group or a transactional id (this one, on a single node).
 
 v0-3 ask for one key, v4 for several (`coordinator_keys`, one `coordinators` entry each). Key type
 0 is a group, 1 a transactional id (the transaction coordinator lives here too); any other type is
@@ -21,24 +21,24 @@ def _error_message(error: ErrorCode) -> str:
     return error.message or error.name
 
 
-def find_coordinator(broker, ctx, key_type: int) -> tuple[ErrorCode, int, str, int]:
-    """(error, node id, host, port) of the coordinator for a key of this type."""
+def find_coordinator(broker, ctx, key_type: int, key: str) -> tuple[ErrorCode, int, str, int]:
+    """(error, node id, host, port) of the coordinator for a key of this type (in a cluster, the
+    leader of the key's partition of __consumer_offsets or __transaction_state)."""
     if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
         return ErrorCode.INVALID_REQUEST, -1, "", -1
     if key_type == GROUP_KEY_TYPE and getattr(broker, "groups", None) is None:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
-    host, port = broker.advertised_endpoint(ctx.listener)
-    return ErrorCode.NONE, broker.node_id, host, port
+    return broker.coordinator_for(key_type, key, ctx.listener)
 
 
 async def handle(broker, ctx, request):
     if ctx.api_version >= 4:
         coordinators = []
         for key in request.coordinator_keys:
-            error, node_id, host, port = find_coordinator(broker, ctx, request.key_type)
+            error, node_id, host, port = find_coordinator(broker, ctx, request.key_type, key)
             coordinators.append({"key": key, "node_id": node_id, "host": host, "port": port,
                                  "error_code": int(error), "error_message": _error_message(error)})
         return {"throttle_time_ms": 0, "coordinators": coordinators}
-    error, node_id, host, port = find_coordinator(broker, ctx, request.key_type)
+    error, node_id, host, port = find_coordinator(broker, ctx, request.key_type, request.key)
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": _error_message(error),
             "node_id": node_id, "host": host, "port": port}

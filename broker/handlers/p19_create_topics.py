@@ -45,7 +45,7 @@ def _collision(broker, name: str) -> str | None:
 
 def _placement(broker, topic) -> tuple[int, int]:
     """(partitions, replication factor) from the manual assignment or the counts."""
-    live_brokers = [broker.node_id]
+    live_brokers = broker.live_broker_ids()
     if topic.assignments:
         if topic.replication_factor != -1:
             raise TopicRefused(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, "

@@ -6,7 +6,6 @@ partitions directly, so this handler only serves another coordinator (or a tool)
 
 from __future__ import annotations
 
-from coordinator.txn_markers import write_txn_markers
 from kafka_wire.messages import APIS_BY_NAME
 
 API = APIS_BY_NAME["WriteTxnMarkers"]
@@ -16,8 +15,8 @@ async def handle(broker, ctx, request):
     markers = []
     for marker in request.markers:
         partitions = [(t.name, p) for t in marker.topics for p in t.partition_indexes]
-        errors = write_txn_markers(broker, marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
-                                   marker.transaction_result, partitions)
+        errors = broker.write_txn_markers(marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
+                                          marker.transaction_result, partitions)
         by_topic: dict[str, list[dict]] = {}
         for (topic, partition), error in errors.items():
             by_topic.setdefault(topic, []).append({"partition_index": partition, "error_code": int(error)})

@@ -35,7 +35,7 @@ def _check(broker, topic) -> tuple[ErrorCode, str | None]:
         for a in topic.assignments:
             if not a.broker_ids:
                 return ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list."
-            unknown = [b for b in a.broker_ids if b != broker.node_id]
+            unknown = [b for b in a.broker_ids if b not in broker.live_broker_ids()]
             if unknown:
                 return (ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes broker "
                         f"{unknown[0]}, but no such broker is registered.")

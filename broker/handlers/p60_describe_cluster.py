@@ -33,11 +33,10 @@ async def handle(broker, ctx, request):
         return _error(ctx.api_version, ErrorCode.MISMATCHED_ENDPOINT_TYPE,
                       "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of "
                       "type CONTROLLER")
-    host, port = broker.advertised_endpoint(ctx.listener)
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "endpoint_type": BROKERS_ENDPOINT, "cluster_id": broker.metadata.cluster_id,
-            "controller_id": broker.node_id,
-            "brokers": [{"broker_id": broker.node_id, "host": host, "port": port,
-                         "rack": broker.config["broker.rack"]}],
+            "controller_id": broker.controller_id(),
+            "brokers": [{"broker_id": node_id, "host": host, "port": port, "rack": rack}
+                        for node_id, host, port, rack in broker.live_brokers(ctx.listener)],
             "cluster_authorized_operations": CLUSTER_OPERATIONS if request.include_cluster_authorized_operations
             else AUTHORIZED_OPERATIONS_OMITTED}

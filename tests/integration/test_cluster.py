@@ -313,7 +313,7 @@ def test_controlled_shutdown_moves_leadership_and_preferred_leader_returns(healt
 
 
 def test_consumer_group_keeps_committed_offsets_across_coordinator_failover(healthy):
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
 
     topic, group = "cluster-group", "cluster-group-1"
     healthy.create_topic(topic, replication_factor=3)
@@ -345,9 +345,15 @@ def test_consumer_group_keeps_committed_offsets_across_coordinator_failover(heal
     healthy.brokers[coordinator].kill()
 
     second = consumer()
+
+    def committed_offset():
+        try:
+            return second.committed([TopicPartition(topic, 0)], timeout=5)[0].offset
+        except KafkaException as exc:  # the coordinator is still moving
+            return exc
+
     try:
-        healthy.wait_for(lambda: second.committed([TopicPartition(topic, 0)], timeout=5)[0].offset == 10, 30,
-                         "the committed offset from the new coordinator")
+        healthy.wait_for(lambda: committed_offset() == 10, 40, "the committed offset from the new coordinator")
         second.subscribe([topic])
         message = None
         deadline = time.monotonic() + 30
@@ -358,3 +364,34 @@ def test_consumer_group_keeps_committed_offsets_across_coordinator_failover(heal
         assert message is not None and message.value() == b"m-10"
     finally:
         second.close()
+
+
+@pytest.mark.slow
+def test_repeated_leader_failures_under_idempotent_load(healthy, cluster_producer):
+    """Soak: the leader dies again and again (each time after the last victim caught up) while an
+    idempotent producer writes; short form 2 rounds, KW_SLOW=1 for 6."""
+    rounds = 6 if os.environ.get("KW_SLOW") == "1" else 2
+    topic = "cluster-soak"
+    healthy.create_topic(topic, replication_factor=3, configs={"min.insync.replicas": 2})
+    count = rounds * 1500
+    java = subprocess.Popen(cluster_producer + [healthy.bootstrap, topic, "soak", str(count), "3"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(rounds):
+            time.sleep(2)
+            leader = healthy.wait_for_leader(topic)
+            healthy.brokers[leader].kill()
+            healthy.wait_for_leader(topic, not_in={leader}, timeout=NEW_LEADER_WITHIN_S)
+            healthy.brokers[leader].start()
+            healthy.wait_for_isr(topic, 0, {1, 2, 3}, timeout=30)
+        out, err = java.communicate(timeout=180)
+    finally:
+        if java.poll() is None:
+            java.kill()
+    assert java.returncode == 0 and "DONE failed=0" in out, (out[-2000:], err[-2000:])
+    acked = {line.split()[1].encode() for line in out.splitlines() if line.startswith("ACK ")}
+    assert len(acked) == count
+    error, values, _ = read_from_leader(healthy, topic)
+    assert error == 0
+    assert len(values) == len(set(values)) == count
+    assert set(values) == acked

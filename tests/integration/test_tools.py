@@ -262,3 +262,33 @@ def test_consume_read_committed_skips_aborted_transactions(shared_broker):
     assert consume("read_committed") == [f"committed-{t}.{i}" for t in (1, 2) for i in range(3)]
     # Transaction markers (control batches) are never printed; aborted records are, uncommitted.
     assert len(consume("read_uncommitted")) == 12
+
+
+def test_tools_against_a_three_broker_cluster():
+    """Leaders and the group coordinator spread over three brokers: every request must go to the
+    right one (the tools find them through Metadata and FindCoordinator)."""
+    import os
+
+    from broker.cluster.testing import running_cluster, zookeeper_available
+
+    if not zookeeper_available():
+        message = "ZooKeeper (Debian package zookeeper) is not installed; run scripts/setup-tests.sh"
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    with running_cluster(3) as cluster:
+        cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
+        b = ["--bootstrap-server", cluster.bootstrap]
+        ok("topics", "create", *b, "--topic", "spread", "--partitions", "3", "--replication-factor", "3")
+        described = ok("topics", "describe", *b, "--topic", "spread")
+        assert "PartitionCount: 3\tReplicationFactor: 3" in _topic_line(described)
+        leaders = {re.search(r"Leader: (\d+)", line).group(1) for line in _partition_lines(described)}
+        assert len(leaders) == 3  # one leader per broker: the produce below must use all three
+
+        ok("produce", *b, "--topic", "spread", "--key-separator", ":", input="".join(f"k{i}:v{i}\n" for i in range(30)))
+        out = ok("consume", *b, "--topic", "spread", "--group", "spread-group", "--from-beginning",
+                 "--max-messages", "30", "--timeout-ms", "15000")
+        assert sorted(out.splitlines()) == sorted(f"v{i}" for i in range(30))
+        rows = _describe_rows(ok("groups", "describe", "spread-group", *b))
+        assert sorted((r[2], r[5]) for r in rows) == [("0", "0"), ("1", "0"), ("2", "0")]
+        assert sum(int(r[3]) for r in rows) == 30

@@ -284,11 +284,19 @@ def test_aborted_transactions_vanish_and_markers_go_after_their_horizon(manager,
     def markers():
         return [h.base_offset for _, _, _, h in read_log(log) if h.is_control]
 
+    def aborted_index():
+        return [(e.producer_id, e.last_offset) for e in log.collect_aborted_transactions(0, log.log_end_offset)]
+
+    assert aborted_index() == [(aborting, 3)]
     manager.cleaner.clean_log(log)
     assert values() == [(b"c", b"committed-c"), (b"z", b"1"), (b"y", b"1")]
     assert markers() == [3, 4]  # the marker stays while a batch of its transaction was seen
+    assert aborted_index() == [(aborting, 3)]
     manager.cleaner.clean_log(log)
     assert markers() == [3, 4]  # now stamped with a delete horizon
+    # Nothing of the aborted transaction is left: it leaves the .txnindex (a read_committed
+    # consumer told of it would otherwise skip the producer's later batches once the marker goes).
+    assert aborted_index() == []
     clock.now += 60_001
     manager.cleaner.clean_log(log)
     assert markers() == [4]  # the abort marker goes; the commit marker's data is still there

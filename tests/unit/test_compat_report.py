@@ -160,6 +160,19 @@ def test_test_conf_follows_the_suites_harness():
     conf = suite.test_conf("127.0.0.1:9092")
     assert "bootstrap.servers=127.0.0.1:9092\n" in conf
     assert "test.timeout.multiplier=2\n" in conf and "broker.address.family=v4\n" in conf
+    assert "security.protocol=PLAINTEXT\n" in conf
+    sasl = suite.test_conf("127.0.0.1:9092", sasl=True)
+    assert "security.protocol=SASL_PLAINTEXT\n" in sasl and "sasl.username=testuser\n" in sasl
+    assert "security.protocol=PLAINTEXT\n" not in sasl
+
+
+def test_runs_over_sasl_have_their_own_allowlist_names(tmp_path):
+    path = tmp_path / "allowlist.txt"
+    result = suite.TestResult(suite.SuiteTest("0012_produce_consume", frozenset(), ("default",)), suite.RAN,
+                              harness="sasl")
+    assert result.key == "0012_produce_consume@sasl"
+    assert suite.grow_allowlist([result], path) == ["0012_produce_consume@sasl"]
+    assert result.as_json()["name"] == "0012_produce_consume@sasl"
 
 
 # --- client programs and the matrix ------------------------------------------------------------

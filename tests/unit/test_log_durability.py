@@ -12,10 +12,11 @@ import tempfile
 
 import pytest
 
-from kafka_wire.record_codec import Record, build_batch, decode_batches
+from kafka_wire.record_codec import Record, build_batch, build_control_batch, decode_batches
 from log.errors import KafkaStorageError
 from log.log_manager import LogManager
 from log.partition_log import PartitionLog
+from log.producer_state import AppendOrigin
 
 NOW = 1_700_000_000_000
 
@@ -360,6 +361,7 @@ def test_a_crash_at_any_system_call_of_appends_rolls_flushes_and_deletions_loses
     assert calls > 100  # the workload really exercised rolls, checkpoints, snapshots and deletions
 
 
+CONTROL = "transaction marker"
 COMPACT_CONFIG = {"cleanup.policy": "compact", "segment.bytes": 400, "index.interval.bytes": 100,
                   "delete.retention.ms": 0}
 
@@ -376,6 +378,14 @@ def prepare_compaction(data_dir) -> dict[int, tuple[bytes, bytes | None]]:
     written = {}
     for i in range(24):
         key, value = b"key-%d" % (i % 5), (None if i % 9 == 8 else b"value-%d" % i)
+        if i in (6, 14):  # transactions of producer 3: aborted, then committed
+            info = log.append(batch(value, key=key, producer_id=3, producer_epoch=0, base_sequence=i // 14,
+                                    is_transactional=True), leader_epoch=0)
+            written[info.base_offset] = (key, value)
+            marker = build_control_batch(i == 14, 3, 0, 0, timestamp=NOW)
+            info = log.append(bytearray(marker), leader_epoch=0, origin=AppendOrigin.COORDINATOR)
+            written[info.base_offset] = CONTROL
+            continue
         info = log.append(batch(value, key=key), leader_epoch=0)
         written[info.base_offset] = (key, value)
     log.high_watermark = log.log_end_offset
@@ -397,7 +407,8 @@ def table_from(pairs) -> dict:
 def test_a_crash_at_any_system_call_of_a_compaction_swap_keeps_the_table(tmp_path):
     template = tmp_path / "template"
     written = prepare_compaction(template)
-    expected = table_from(written[o] for o in sorted(written))
+    # The aborted transaction's record (offset 6) is not part of the table.
+    expected = table_from(written[o] for o in sorted(written) if written[o] is not CONTROL and o != 6)
     end = max(written) + 1
 
     def workload(manager, journal):
@@ -412,13 +423,21 @@ def test_a_crash_at_any_system_call_of_a_compaction_swap_keeps_the_table(tmp_pat
         records = read_records(log)
         offsets = [offset for offset, _, _, _ in records]
         assert offsets == sorted(set(offsets)), where
-        for offset, key, value, _ in records:
-            assert written[offset] == (key, value), f"offset {offset} changed {where}"
-        assert table_from((k, v) for _, k, v, _ in records) == expected, where
+        for offset, key, value, header in records:
+            assert written[offset] == (CONTROL if header.is_control else (key, value)), f"offset {offset} {where}"
+        data = [(offset, k, v) for offset, k, v, h in records if not h.is_control]
+        assert table_from((k, v) for offset, k, v in data if offset != 6) == expected, where
+        # Every aborted transaction still indexed has its ABORT marker in the log, and its record
+        # is indexed as long as it is there.
+        markers = {offset for offset, _, _, h in records if h.is_control}
+        indexed = log.collect_aborted_transactions(0, end)
+        assert all(entry.last_offset in markers for entry in indexed), where
+        if any(offset == 6 for offset, _, _ in data):
+            assert [(e.producer_id, e.first_offset) for e in indexed] == [(3, 6)], where
         assert log.log_end_offset == end, where
         assert not [n for n in os.listdir(log.dir) if n.endswith((".deleted", ".cleaned", ".swap"))], where
         manager.cleaner.clean_log(log)  # and the recovered log cleans again
-        assert table_from((k, v) for _, k, v, _ in read_records(log)) == expected, where
+        assert table_from((k, v) for _, k, v, h in read_records(log) if not h.is_control) == expected, where
 
     def copy_of_template(data_dir):
         shutil.copytree(template, data_dir)
