@@ -12,6 +12,8 @@ from collections import Counter
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..log_errors import error_code_of
+
 API = APIS_BY_NAME["ListOffsets"]
 
 CONSUMER_REPLICA_ID = -1
@@ -30,9 +32,17 @@ async def handle(broker, ctx, request):
             if counts[(topic.name, p.partition_index)] > 1:
                 entry["error_code"] = int(ErrorCode.INVALID_REQUEST)
             else:
-                error, offset, timestamp, epoch = broker.list_offset(
-                    topic.name, p.partition_index, p.timestamp, read_committed=read_committed,
-                    current_leader_epoch=p.current_leader_epoch, from_consumer=from_consumer)
+                try:
+                    error, offset, timestamp, epoch = broker.list_offset(
+                        topic.name, p.partition_index, p.timestamp, read_committed=read_committed,
+                        current_leader_epoch=p.current_leader_epoch, from_consumer=from_consumer)
+                except Exception as exc:
+                    # A timestamp lookup reads batches: a corrupt one or a disk error is that
+                    # partition's error (CORRUPT_MESSAGE, KAFKA_STORAGE_ERROR), not the connection's.
+                    error = error_code_of(exc)
+                    if error is None:
+                        raise
+                    offset = timestamp = epoch = -1
                 entry.update(error_code=int(error), offset=offset, timestamp=timestamp, leader_epoch=epoch)
             partitions.append(entry)
         topics.append({"name": topic.name, "partitions": partitions})

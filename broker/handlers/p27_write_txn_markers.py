@@ -1,7 +1,9 @@
 """WriteTxnMarkers (27): write COMMIT/ABORT markers to partitions this broker leads.
 
-Kafka's transaction coordinators send it to partition leaders. Ours writes markers to its own
-partitions directly, so this handler only serves another coordinator (or a tool) that asks.
+Kafka's transaction coordinators send it to partition leaders. On a single node ours writes
+markers to its own partitions directly, so this handler serves a tool that asks; in a cluster the
+coordinators of other brokers send it here for the partitions this broker leads (the others are
+answered NOT_LEADER_OR_FOLLOWER).
 """
 
 from __future__ import annotations

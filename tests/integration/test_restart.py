@@ -113,3 +113,29 @@ def test_topic_metadata_and_ids_survive_restart(broker):
     assert after.cluster_id == before.cluster_id
     assert [(t.name, t.topic_id, len(t.partitions)) for t in after.topics] == \
            [(t.name, t.topic_id, len(t.partitions)) for t in before.topics]
+
+
+def test_timestamp_lookup_in_a_corrupt_segment_answers_corrupt_message(broker):
+    """A ListOffsets by timestamp that must read a batch whose CRC fails answers that partition
+    with CORRUPT_MESSAGE; the connection and the rest of the log stay usable."""
+    with WireClient(broker.bootstrap) as client:
+        response = client.call("CreateTopics", 7, {"topics": [
+            {"name": TOPIC, "num_partitions": 1, "replication_factor": 1,
+             "configs": [{"name": "segment.bytes", "value": "200"}]}], "timeout_ms": 5000})
+        assert response.topics[0].error_code == 0
+        for i in range(4):
+            batch = build_batch([Record(0, 0, b"k", b"x" * 120)], base_timestamp=1_000_000 + i * 1000)
+            assert _produce(client, batch).error_code == 0
+    broker.stop()
+    first_segment = broker.data_dir / "logs" / f"{TOPIC}-0" / ("0" * 20 + ".log")
+    data = bytearray(first_segment.read_bytes())
+    data[-10] ^= 0xFF  # inside the first batch's record, covered by its CRC
+    first_segment.write_bytes(bytes(data))
+    broker.start()
+    with WireClient(broker.bootstrap) as client:
+        listed = client.call("ListOffsets", 7, {"replica_id": -1, "topics": [
+            {"name": TOPIC, "partitions": [{"partition_index": 0, "timestamp": 1_000_000}]}]})
+        assert listed.topics[0].partitions[0].error_code == ErrorCode.CORRUPT_MESSAGE
+        later = client.call("ListOffsets", 7, {"replica_id": -1, "topics": [
+            {"name": TOPIC, "partitions": [{"partition_index": 0, "timestamp": 1_002_000}]}]})
+        assert (later.topics[0].partitions[0].error_code, later.topics[0].partitions[0].offset) == (0, 2)
