@@ -553,7 +553,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 self._after_output_drained()
 
     def _after_flush(self) -> None:
-        if self._close_when_flushed and not self._out and not self._closed:
+        if self._close_when_flushed and not self._out and not self._busy and not self._closed:
             self._closed = True
             self.transport.close()
 
@@ -574,18 +574,14 @@ class KafkaConnection(asyncio.BufferedProtocol):
     # -- closing ------------------------------------------------------------------------------
 
     def _close(self) -> None:
-        """Close after what is already queued has been sent (earlier requests' answers)."""
+        """Close once what is already queued (earlier requests' answers) is sent and no request
+        is in progress."""
         if self._closed:
             return
         self._close_when_flushed = True
-        if self._fd >= 0:
-            self._flush()
-            if self._out and not self._closed:
-                self._update_reading()
-                return
+        self._flush()
         if not self._closed:
-            self._closed = True
-            self.transport.close()
+            self._update_reading()
 
     def abort(self) -> None:
         """Drop the connection now (server stop, write error), cancelling a request in progress."""

@@ -111,6 +111,23 @@ def elect_preferred(live: set[int]) -> Decision:
     return decide
 
 
+def restarted_leader(node_id: int, live: set[int]) -> Decision:
+    """A broker that starts and finds itself leader (it died and came back before the controller
+    noticed) must not lead with a log that recovery may have shortened: another live ISR member
+    takes over, as the controller would elect; if none, it leads again in a new epoch."""
+    others = live - {node_id}
+    elect = elect_without({node_id}, others, unclean=False)
+
+    def decide(state: LeaderAndIsr, replicas: list[int]):
+        if state.leader != node_id:
+            return None
+        decided = elect(state, replicas)
+        if decided is None or decided[0] == NO_LEADER:
+            return node_id, state.isr
+        return decided
+    return decide
+
+
 def controlled_shutdown_moves(metadata: ZkMetadata, node_id: int) -> list[tuple[str, int]]:
     """What Kafka's controller does for a ControlledShutdown request: move leadership of the
     partitions `node_id` leads to another live ISR member and take it out of the ISRs it follows

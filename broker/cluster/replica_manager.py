@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from kafka_wire.errors import ErrorCode
 
-from .controller import setting
+from .controller import restarted_leader, setting, update_partition
 from .replica_fetcher import ReplicaFetcherManager
 from .zk_metadata import NO_LEADER
 
@@ -80,6 +80,11 @@ class ReplicaManager:
 
     def start(self) -> None:
         self.started = True
+        live = set(self.metadata.live_brokers()) | {self.node_id}
+        for topic, partition, _ in list(self.metadata.partitions()):
+            state = self.metadata.leader_and_isr(topic, partition)
+            if state is not None and state.leader == self.node_id:
+                update_partition(self.metadata, topic, partition, restarted_leader(self.node_id, live))
         self.metadata.observers.append(self)
         for topic, partition, _ in list(self.metadata.partitions()):
             self.partition_changed(topic, partition)

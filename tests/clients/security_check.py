@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 import time
 
@@ -49,7 +50,7 @@ def kafka_python(args) -> None:
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
     common = {"bootstrap_servers": args.bootstrap, "security_protocol": args.protocol,
-              "request_timeout_ms": int(args.timeout * 1000), "api_version_auto_timeout_ms": int(args.timeout * 1000)}
+              "request_timeout_ms": int(args.timeout * 1000)}
     if uses_sasl(args):
         common.update(sasl_mechanism=args.mechanism, sasl_plain_username=args.user, sasl_plain_password=args.password)
     if uses_tls(args):
@@ -176,6 +177,21 @@ class RefusedAsExpected(Exception):
     pass
 
 
+class ClientLog(logging.Handler):
+    """What the client logged: kafka-python reports a refused login in its log and then only
+    times out, so the refusal's reason is found here."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record) -> None:
+        self.lines.append(f"{record.name}: {record.getMessage()}")
+
+
+CLIENT_LOG = ClientLog()
+
+
 def check_records(got) -> None:
     if got != RECORDS:
         raise AssertionError(f"read back {got}, expected {RECORDS}")
@@ -183,6 +199,7 @@ def check_records(got) -> None:
 
 def main() -> int:
     args = parse_args()
+    logging.getLogger().addHandler(CLIENT_LOG)
     run = {"kafka-python": kafka_python, "aiokafka": aiokafka, "confluent-kafka": confluent}[args.client]
     try:
         run(args)
@@ -195,6 +212,9 @@ def main() -> int:
     except Exception as error:  # the clients' own exception types
         if args.expect_refusal:
             print(f"REFUSED AS EXPECTED: {type(error).__name__}: {error}")
+            auth_lines = [line for line in CLIENT_LOG.lines if "uthentication" in line or "SASL" in line]
+            if auth_lines:
+                print(f"client log: {auth_lines[0]}")
             return 0
         print(f"FAILED: {type(error).__name__}: {error}")
         return 1

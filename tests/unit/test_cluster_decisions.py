@@ -135,3 +135,11 @@ def test_settings_missing_from_the_config_table_come_from_the_raw_properties():
     assert setting(config, "replica.lag.time.max.ms", 30000) == 500
     assert setting(config, "leader.imbalance.check.interval.seconds", 300) == 2
     assert setting(config, "auto.leader.rebalance.enable", True) is True
+
+
+def test_a_restarted_leader_hands_over_to_a_live_isr_member_or_leads_in_a_new_epoch():
+    from broker.cluster.controller import restarted_leader
+
+    assert restarted_leader(1, {1, 2, 3})(state(1, [1, 2, 3]), [1, 2, 3]) == (2, [2, 3])
+    assert restarted_leader(1, {1, 2, 3})(state(1, [1]), [1, 2, 3]) == (1, [1])
+    assert restarted_leader(1, {1, 2, 3})(state(2, [1, 2]), [1, 2, 3]) is None
