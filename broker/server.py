@@ -55,7 +55,9 @@ _connection_ids = itertools.count(1)
 # (copied once, at most this much), larger ones are read into a buffer of their own.
 RECEIVE_BUFFER_BYTES = 64 * 1024
 DIRECT_FRAME_BYTES = 16 * 1024
-# A large frame's buffer up to this size is kept for the connection's next large frame.
+# A large frame's buffer starts at this size and doubles as its bytes arrive; one of up to
+# SPARE_FRAME_MAX_BYTES is kept for the connection's next large frame.
+LARGE_FRAME_FIRST_BYTES = 256 * 1024
 SPARE_FRAME_MAX_BYTES = 2 * 1024 * 1024
 # Unsent response bytes above which the connection stops handling requests until they drain.
 OUTPUT_HIGH_WATER = 256 * 1024
@@ -144,8 +146,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._end = 0
         # A large frame being received straight into its own buffer, and that buffer kept for reuse.
         self._frame: memoryview | None = None
-        self._spare_frame: bytearray | None = None
+        self._frame_size = 0
         self._frame_filled = 0
+        self._spare_frame: bytearray | None = None
         self._busy = False  # a request is being handled by a task
         self._task: asyncio.Task | None = None
         self._reading_paused = False
@@ -188,8 +191,15 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 pass
 
     def get_buffer(self, sizehint: int) -> memoryview:
-        if self._frame is not None:
-            return memoryview(self._frame)[self._frame_filled:]
+        frame = self._frame
+        if frame is not None:
+            filled = self._frame_filled
+            if filled == len(frame):
+                # The client has sent this much of a longer frame: make room for more.
+                bigger = bytearray(min(self._frame_size, 2 * len(frame)))
+                bigger[:filled] = frame
+                self._frame = frame = memoryview(bigger)
+            return frame[filled:]
         if self._end == len(self._buffer):
             self._compact()
             if self._end == len(self._buffer):
@@ -201,9 +211,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def buffer_updated(self, nbytes: int) -> None:
         if self._frame is not None:
             self._frame_filled += nbytes
-            if self._frame_filled < len(self._frame):
+            if self._frame_filled < self._frame_size:
                 return
             frame, self._frame = self._frame, None
+            if len(frame.obj) <= SPARE_FRAME_MAX_BYTES:
+                self._spare_frame = frame.obj
             self._handle_frame(frame)
             del frame  # so that its buffer can be reused for the next large frame
         else:
@@ -273,11 +285,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 continue
             if size > DIRECT_FRAME_BYTES:
                 # Read the rest of this frame straight into its own buffer.
-                have = available - _SIZE
-                frame = self._large_frame_buffer(size)
-                frame[:have] = buffer[begin : self._end]
+                self._start_large_frame(size, buffer[begin : self._end])
                 self._start = self._end = 0
-                self._frame, self._frame_filled = frame, have
                 break
             if begin + size > len(buffer):
                 self._compact()
@@ -286,17 +295,20 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._start = self._end = 0
         return False
 
-    def _large_frame_buffer(self, size: int) -> memoryview:
-        """A writable buffer of exactly `size` bytes for a large frame: the previous large frame's
-        when nothing refers to it any more (a fresh allocation costs a memset and page faults per
-        produce request), else a new one."""
+    def _start_large_frame(self, size: int, received: bytearray) -> None:
+        """Receive a large frame into a buffer of its own: the previous large frame's when nothing
+        refers to it any more (a fresh allocation costs a memset and page faults per produce
+        request), else one that starts small and grows as the bytes actually arrive, so that a
+        size prefix alone (a client promising 100 MB and stalling) reserves little."""
         spare = self._spare_frame
         # Three references (the attribute, `spare`, getrefcount's argument): no view of it is alive.
         if spare is not None and len(spare) >= size and sys.getrefcount(spare) == 3:
-            return memoryview(spare)[:size]
-        buffer = bytearray(size)
-        self._spare_frame = buffer if size <= SPARE_FRAME_MAX_BYTES else None
-        return memoryview(buffer)
+            frame = memoryview(spare)[:size]
+        else:
+            frame = memoryview(bytearray(min(size, LARGE_FRAME_FIRST_BYTES)))
+        have = len(received)
+        frame[:have] = received
+        self._frame, self._frame_size, self._frame_filled = frame, size, have
 
     def _update_reading(self) -> None:
         if self._closed:

@@ -153,6 +153,10 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = _defs(
                    "Largest record batch size the topic accepts.", minimum=0),
     TopicConfigDef("message.downconversion.enable", "BOOLEAN", True,
                    "Whether old consumers get batches down-converted to their format."),
+    # Kafka 3.x still accepts this topic config and ignores it: the inter-broker protocol is
+    # 3.0 or later, so every batch is written in the v2 format (it was removed in Kafka 4.0).
+    TopicConfigDef("message.format.version", "STRING", "3.0-IV1",
+                   "Deprecated and ignored: batches are always written as RecordBatch v2."),
     TopicConfigDef("message.timestamp.after.max.ms", "LONG", LONG_MAX,
                    "How far after the broker's clock a CreateTime timestamp may be.", minimum=0),
     TopicConfigDef("message.timestamp.before.max.ms", "LONG", LONG_MAX,

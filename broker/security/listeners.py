@@ -56,8 +56,18 @@ class ListenerSecurity:
         return principal_from_certificate(transport.get_extra_info("peercert"), self.principal_mapper) or ANONYMOUS
 
 
+def security_protocol(config, name: str) -> str | None:
+    """The listener's protocol from listener.security.protocol.map (names compare case-blind, as
+    Kafka normalises them); a listener named after a protocol needs no entry."""
+    for entry in config["listener.security.protocol.map"]:
+        listener, _, protocol = entry.partition(":")
+        if listener.strip().upper() == name.upper():
+            return protocol.strip().upper()
+    return name.upper() if name.upper() in PROTOCOLS else None
+
+
 def listener_security(config, name: str) -> ListenerSecurity:
-    protocol = config.security_protocol(name)
+    protocol = security_protocol(config, name)
     if protocol not in PROTOCOLS:
         raise ConfigError(f"No security protocol defined for listener {name} (listener.security.protocol.map)")
     security = ListenerSecurity(name, protocol)

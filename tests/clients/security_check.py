@@ -56,7 +56,8 @@ def kafka_python(args) -> None:
     if uses_tls(args):
         common.update(ssl_cafile=args.ca, ssl_certfile=args.cert, ssl_keyfile=args.key, ssl_check_hostname=True)
     if args.expect_refusal:
-        producer = KafkaProducer(**common, max_block_ms=int(args.timeout * 1000))
+        producer = KafkaProducer(**common, max_block_ms=int(args.timeout * 1000),
+                                 bootstrap_timeout_ms=int(args.timeout * 1000))
         try:
             producer.send(args.topic, b"never").get(timeout=args.timeout)
         finally:

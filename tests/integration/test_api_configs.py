@@ -284,3 +284,20 @@ def test_confluent_admin_sees_what_it_changed(shared_broker):
     assert entries["retention.ms"].value == "4242"
     assert entries["retention.ms"].source == admin_module.ConfigSource.DYNAMIC_TOPIC_CONFIG.value
     assert entries["segment.bytes"].source == admin_module.ConfigSource.DEFAULT_CONFIG.value
+
+
+def test_deprecated_message_format_version_is_accepted_and_ignored(shared_broker):
+    """Kafka 3.9 accepts message.format.version on a topic (librdkafka's 0092_mixed_msgver sets
+    it to 0.10.0.0) and ignores it; batches stay RecordBatch v2."""
+    from broker.wire_client import WireClient
+
+    topic = "deprecated-format-version"
+    with WireClient(shared_broker.bootstrap) as client:
+        created = client.call("CreateTopics", 7, {"topics": [
+            {"name": topic, "num_partitions": 1, "replication_factor": 1,
+             "configs": [{"name": "message.format.version", "value": "0.10.0.0"}]}], "timeout_ms": 5000})
+        assert created.topics[0].error_code == 0
+        altered = client.call("AlterConfigs", 2, {"resources": [
+            {"resource_type": 2, "resource_name": topic,
+             "configs": [{"name": "message.format.version", "value": "0.9.0"}]}]})
+        assert altered.responses[0].error_code == 0

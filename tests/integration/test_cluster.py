@@ -283,12 +283,12 @@ def test_paused_follower_leaves_the_isr_and_rejoins_after_resuming(healthy):
     healthy.wait_for_isr(topic, 0, {1, 2, 3}, timeout=30)
     assert produce_to_leader(healthy, topic, [b"after"]) == 0
     # The resumed follower has everything: it can take over with nothing lost.
-    for _ in range(2):  # controlled shutdowns of the others until the resumed follower leads
-        current = healthy.wait_for_leader(topic)
-        if current == follower:
-            break
-        assert healthy.brokers[current].stop() == 0
-    assert healthy.wait_for_leader(topic) == follower
+    def follower_leads():  # controlled shutdowns of the others until the resumed follower leads
+        current = healthy.leader_of(topic)
+        if current not in (follower, -1) and healthy.brokers[current].is_running():
+            assert healthy.brokers[current].stop() == 0
+        return current == follower
+    healthy.wait_for(follower_leads, 20, "the resumed follower leading")
     error, values, _ = read_partition(healthy.brokers[follower].bootstrap, topic)
     assert error == 0
     assert values == [b"before"] + [b"while-paused-%d" % i for i in range(5)] + [b"after"]
@@ -300,10 +300,10 @@ def test_controlled_shutdown_moves_leadership_and_preferred_leader_returns(healt
     leader = healthy.wait_for_leader(topic)
     assert produce(healthy.brokers[leader].bootstrap, topic, [b"one"])[0] == 0
     assert healthy.brokers[leader].stop() == 0
-    # Leadership moved before the broker exited: no wait for a session to expire.
-    partition = healthy.partition(topic, 0)
-    assert partition.leader_id not in (leader, -1)
-    assert leader not in partition.isr_nodes
+    # Leadership moved as the broker stopped: no wait for its ZooKeeper session to expire.
+    partition = healthy.wait_for(
+        lambda: (p := healthy.partition(topic, 0)) is not None and p.leader_id not in (leader, -1)
+        and leader not in p.isr_nodes and p, 1.0, "leadership moved away")
     assert produce(healthy.brokers[partition.leader_id].bootstrap, topic, [b"two"])[0] == 0
     healthy.brokers[leader].start()
     # auto.leader.rebalance.enable: the preferred replica (the first of the assignment) leads again.
@@ -395,3 +395,53 @@ def test_repeated_leader_failures_under_idempotent_load(healthy, cluster_produce
     assert error == 0
     assert len(values) == len(set(values)) == count
     assert set(values) == acked
+
+
+def test_transactions_span_brokers_and_survive_coordinator_failover(healthy):
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    topic, transactional_id = "cluster-transactions", "cluster-txn-1"
+    healthy.create_topic(topic, partitions=3, replication_factor=3)
+
+    def transaction(producer, tag: bytes, commit: bool) -> None:
+        producer.begin_transaction()
+        for i in range(9):  # every partition, so markers go to all three leaders
+            producer.produce(topic, value=b"%s-%d" % (tag, i), partition=i % 3)
+        if commit:
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
+
+    def committed_values() -> set[bytes]:
+        consumer = Consumer({"bootstrap.servers": healthy.bootstrap, "group.id": "cluster-txn-reader",
+                             "isolation.level": "read_committed", "enable.auto.commit": False})
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(3)])
+        values: set[bytes] = set()
+        idle_until = time.monotonic() + 3
+        while time.monotonic() < idle_until:
+            message = consumer.poll(0.3)
+            if message is not None and not message.error():
+                values.add(message.value())
+                idle_until = time.monotonic() + 2
+        consumer.close()
+        return values
+
+    config = {"bootstrap.servers": healthy.bootstrap, "transactional.id": transactional_id, "acks": "all"}
+    producer = Producer(config)
+    producer.init_transactions(30)
+    transaction(producer, b"committed", True)
+    transaction(producer, b"aborted", False)
+    del producer  # closed while its coordinator lives (librdkafka's destroy would wait for it)
+    assert committed_values() == {b"committed-%d" % i for i in range(9)}
+
+    with WireClient(healthy.brokers[1].bootstrap) as client:
+        found = client.call("FindCoordinator", 3, {"key": transactional_id, "key_type": 1})
+    assert found.error_code == 0
+    healthy.brokers[found.node_id].kill()
+    # A new producer instance with the same id: the new coordinator knows the id (replicated
+    # __transaction_state) and fences the old instance.
+    successor = Producer(config)
+    successor.init_transactions(60)
+    transaction(successor, b"after-failover", True)
+    del successor
+    assert committed_values() == {b"%s-%d" % (tag, i) for tag in (b"committed", b"after-failover") for i in range(9)}

@@ -311,3 +311,41 @@ def test_users_command_offline(tmp_path, capsys):
     assert store.users()["alice"] == {"SCRAM-SHA-512": 4096}
     assert main(["users", "delete", "nobody", "--data-dir", data]) == 1
     assert main(["users", "add", "x", "--password", "pw", "--iterations", "10", "--data-dir", data]) == 1
+
+
+# -- listeners and connection quotas ---------------------------------------------------------------------
+
+
+def test_listener_security_from_kafka_properties():
+    from broker.config import ConfigError
+    from broker.security.listeners import listener_security
+
+    config = BrokerConfig({"listeners": "CLIENT://:1,INTERNAL://:2,SASL_PLAINTEXT://:3",
+                           "listener.security.protocol.map": "client:SASL_PLAINTEXT,INTERNAL:PLAINTEXT",
+                           "listener.name.client.sasl.enabled.mechanisms": "PLAIN",
+                           "listener.name.client.sasl.server.max.receive.size": "1000"})
+    client = listener_security(config, "CLIENT")
+    assert (client.protocol, client.mechanisms, client.max_receive_size) == ("SASL_PLAINTEXT", ("PLAIN",), 1000)
+    assert client.authenticator(None, lambda v: True, "1") is not None
+    internal = listener_security(config, "INTERNAL")
+    assert internal.protocol == "PLAINTEXT" and internal.authenticator(None, lambda v: True, "1") is None
+    assert listener_security(config, "SASL_PLAINTEXT").mechanisms == ("SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN")
+    with pytest.raises(ConfigError):
+        listener_security(config, "OTHER")
+    with pytest.raises(ConfigError):
+        BrokerConfig({"sasl.enabled.mechanisms": "GSSAPI"})
+
+
+def test_connection_quotas():
+    from broker.security.listeners import ConnectionQuotas
+
+    quotas = ConnectionQuotas(BrokerConfig({"max.connections": "3", "max.connections.per.ip": "2",
+                                            "max.connections.per.ip.overrides": "10.0.0.9:0,[::1]:5"}))
+    assert quotas.open("10.0.0.1") is None and quotas.open("10.0.0.1") is None
+    assert "max.connections.per.ip=2" in quotas.open("10.0.0.1")
+    assert "max.connections.per.ip=0" in quotas.open("10.0.0.9")
+    assert quotas.open("::1") is None
+    assert "max.connections=3" in quotas.open("10.0.0.2")
+    quotas.close("10.0.0.1")
+    assert quotas.open("10.0.0.2") is None
+    assert quotas.total == 3 and dict(quotas.per_ip) == {"10.0.0.1": 1, "::1": 1, "10.0.0.2": 1}
