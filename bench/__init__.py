@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks of kafka-wire against a peer broker (tansu): python -m bench.run."""

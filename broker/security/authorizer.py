@@ -422,6 +422,25 @@ def _acl_result(acl: AclBinding, operation: AclOperation, principals: tuple[str,
     return acl.permission_type
 
 
+# ConfigResource types in DescribeConfigs/AlterConfigs/IncrementalAlterConfigs.
+CONFIG_TOPIC, CONFIG_BROKER, CONFIG_BROKER_LOGGER = 2, 4, 8
+
+
+def config_resource_error(authorizer, ctx, operation: AclOperation, resource_type: int, name: str):
+    """Kafka's check for one config resource: a topic's configs need `operation` (DESCRIBE_CONFIGS,
+    ALTER_CONFIGS) on the topic (TOPIC_AUTHORIZATION_FAILED), a broker's and its loggers' on the
+    cluster (CLUSTER_AUTHORIZATION_FAILED). Returns the ErrorCode, or None when allowed."""
+    from kafka_wire.errors import ErrorCode
+
+    if resource_type == CONFIG_TOPIC:
+        if not authorizer.authorize(ctx, operation, ResourceType.TOPIC, name):
+            return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    elif resource_type in (CONFIG_BROKER, CONFIG_BROKER_LOGGER):
+        if not authorizer.authorize(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME):
+            return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return None
+
+
 def build_authorizer(config, data_dir: str | os.PathLike):
     """The authorizer `authorizer.class.name` asks for: Kafka's class names turn ACLs on."""
     class_name = (config.get("authorizer.class.name") or "").strip()

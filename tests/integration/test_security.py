@@ -172,7 +172,7 @@ def python_client(client: str, broker: SecureBroker, certificates: Certificates,
     listener = protocol
     command = [sys.executable, str(CLIENTS / "security_check.py"), client, broker.address(listener),
                "--topic", topic, "--protocol", protocol, "--mechanism", mechanism, "--user", "alice",
-               "--password", password, "--ca", str(certificates.ca), "--timeout", str(5 if refused else TIMEOUT)]
+               "--password", password, "--ca", str(certificates.ca), "--timeout", str(10 if refused else TIMEOUT)]
     if refused:
         command.append("--expect-refusal")
     return run_program(command)

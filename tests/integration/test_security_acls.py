@@ -20,7 +20,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch
 from kafka_wire.sasl import SCRAM_MECHANISMS
 
-from .test_security import connect, sasl_login
+from tests.integration.test_security import connect, sasl_login
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -214,3 +214,30 @@ def test_a_real_client_sees_topic_authorization_failed(admin, acl_broker):
     producer.flush(20)
     assert len(reports) == 1 and reports[0] is not None
     assert reports[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, reports[0]
+
+
+def test_idempotent_producer_needs_idempotent_write_or_write_on_some_topic(admin, acl_broker):
+    CredentialStore(acl_broker.log_dir).set_password("frank", "frank-pw", SCRAM_MECHANISMS["SCRAM-SHA-256"])
+    body = {"transactional_id": None, "transaction_timeout_ms": 60000, "producer_id": -1, "producer_epoch": -1}
+    with sasl_login(connect(acl_broker.bootstrap), "frank", "frank-pw") as frank:
+        assert frank.call("InitProducerId", 4, body).error_code == CLUSTER_AUTH
+        grant(admin, Res.TOPIC, "frank-", Op.WRITE, principal="User:frank", pattern=PatternType.PREFIXED)
+        answer = frank.call("InitProducerId", 4, body)
+        assert answer.error_code == 0 and answer.producer_id >= 0
+        transactional = frank.call("InitProducerId", 4, {**body, "transactional_id": "frank-txn"})
+        assert transactional.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+def test_configs_and_coordinators_need_their_permissions(admin, alice):
+    create_topic(admin, "acl-configs")
+    describe = {"resources": [{"resource_type": 2, "resource_name": "acl-configs", "configuration_keys": None},
+                              {"resource_type": 4, "resource_name": "", "configuration_keys": None}],
+                "include_synonyms": False, "include_documentation": False}
+    results = alice.call("DescribeConfigs", 4, describe).results
+    assert [r.error_code for r in results] == [TOPIC_AUTH, CLUSTER_AUTH]
+    grant(admin, Res.TOPIC, "acl-configs", Op.ALTER_CONFIGS)  # implies DESCRIBE_CONFIGS
+    assert alice.call("DescribeConfigs", 4, describe).results[0].error_code == 0
+    found = alice.call("FindCoordinator", 3, {"key": "coordinated-group", "key_type": 0})
+    assert found.error_code == GROUP_AUTH
+    grant(admin, Res.GROUP, "coordinated-group", Op.DESCRIBE)
+    assert alice.call("FindCoordinator", 3, {"key": "coordinated-group", "key_type": 0}).error_code == 0

@@ -13,7 +13,6 @@ import pytest
 
 from broker.testing import running_broker
 from broker.wire_client import WireClient
-from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.record_codec import Record, build_batch
 from kafka_wire.records import iter_batch_headers
 
