@@ -1,0 +1,95 @@
+"""Java AdminClient (listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets,
+deleteConsumerGroups) and `kafka-wire groups` give the same answers about the same groups."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from broker.testing import running_broker
+
+CLIENTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "clients" / "java"
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    with running_broker(tmp_path_factory.mktemp("groups-admin"),
+                        config={"group.initial.rebalance.delay.ms": 0}) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def admin_dump(java_kafka_clients, tmp_path_factory):
+    clients = java_kafka_clients("3.9.0")
+    classes = tmp_path_factory.mktemp("group-admin-dump")
+    done = subprocess.run([clients.javac, "-d", str(classes), "-cp", clients.classpath(),
+                           str(CLIENTS / "GroupAdminDump.java")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+    def run(bootstrap: str, *args: str) -> list[list[str]]:
+        result = subprocess.run([clients.java, "-Dslf4j.internal.verbosity=ERROR", "-cp",
+                                 clients.classpath(classes), "GroupAdminDump", bootstrap, *args],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stdout + result.stderr
+        return [line.split() for line in result.stdout.splitlines() if line.strip()]
+
+    return run
+
+
+def cli(*args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "broker.cli", *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def rows(output: str) -> list[list[str]]:
+    lines = [line for line in output.splitlines() if line.strip()]
+    header = next(i for i, line in enumerate(lines) if line.startswith("GROUP "))
+    return [line.split() for line in lines[header + 1:]]
+
+
+def test_java_admin_and_cli_agree(broker, admin_dump):
+    b = ["--bootstrap-server", broker.bootstrap]
+    topic, group = f"agree-{uuid.uuid4().hex[:8]}", f"agree-group-{uuid.uuid4().hex[:8]}"
+    cli("topics", "create", *b, "--topic", topic, "--partitions", "3")
+    subprocess.run([sys.executable, "-m", "broker.cli", "produce", *b, "--topic", topic, "--key-separator", "="],
+                   input="".join(f"k{i}=v{i}\n" for i in range(30)), text=True, check=True, timeout=60)
+    # Commit 12 records' worth of offsets, then keep one live member in the group.
+    cli("consume", *b, "--topic", topic, "--group", group, "--from-beginning", "--max-messages", "12",
+        "--timeout-ms", "15000")
+    member = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", *b, "--topic", topic, "--group", group,
+                               "--client-id", "agree-client", "--timeout-ms", "60000"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            java = admin_dump(broker.bootstrap, "describe", group)
+            if java[0][2] == "Stable" and any(line[0] == "MEMBER" for line in java):
+                break
+            assert time.monotonic() < deadline, java
+            time.sleep(0.3)
+        [java_group] = [line for line in java if line[0] == "GROUP"]  # GROUP id state assignor members coordinator
+        java_members = [line[1:] for line in java if line[0] == "MEMBER"]
+        state = rows(cli("groups", "describe", group, *b, "--state"))
+        assert [[s[0], s[3], s[4], s[5]] for s in state] == [[group, java_group[3], "Stable", java_group[4]]]
+        members = rows(cli("groups", "describe", group, *b, "--members"))
+        # CLI: GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS; Java: consumerId host clientId #partitions
+        assert sorted(m[1:] for m in members) == sorted(java_members)
+        listed = {line[1] for line in admin_dump(broker.bootstrap, "list")}
+        assert group in listed and set(cli("groups", "list", *b).split()) == listed
+    finally:
+        member.send_signal(signal.SIGINT)  # commits, leaves the group
+        member.communicate(timeout=30)
+    java = admin_dump(broker.bootstrap, "describe", group)
+    java_offsets = sorted((line[1], int(line[2]), int(line[3])) for line in java if line[0] == "OFFSET")
+    cli_offsets = sorted((r[1], int(r[2]), int(r[3])) for r in rows(cli("groups", "describe", group, *b))
+                         if r[3] != "-")
+    assert java_offsets == cli_offsets and sum(o for _, _, o in java_offsets) == 30
+    assert admin_dump(broker.bootstrap, "delete", group) == [["DELETED", group]]
+    assert group not in cli("groups", "list", *b).split()
+    assert group not in {line[1] for line in admin_dump(broker.bootstrap, "list")}
