@@ -26,6 +26,7 @@ from coordinator.transaction_coordinator import TransactionCoordinator
 from coordinator.txn_markers import write_txn_markers
 
 from .metadata_store import EmbeddedMetadata, TopicMeta
+from .security import attach as attach_security
 
 log = logging.getLogger("kafka_wire.broker")
 
@@ -130,6 +131,9 @@ class Broker:
         self.transactions = TransactionCoordinator()
         # Consumer groups; started by `serve` after the logs are loaded (replays __consumer_offsets).
         self.groups = GroupCoordinator()
+        # SCRAM credentials and the ACL authorizer (self.credentials, self.authorizer): handlers check
+        # requests with self.authorizer even when no server runs (tests that call handlers directly).
+        attach_security(self)
         self._background: list[asyncio.Task] = []
 
     # -- lifecycle ---------------------------------------------------------------------------

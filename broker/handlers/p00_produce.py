@@ -18,6 +18,7 @@ from kafka_wire.records import InvalidRecordBatch, UnsupportedMagic, iter_batch_
 
 from ..log_errors import error_code_of
 from ..produce_validation import RecordValidationError
+from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["Produce"]
 
@@ -108,11 +109,19 @@ async def handle(broker, ctx, request):
     valid_acks = acks in (-1, 0, 1)
     responses = []
     failed = False
+    writable = broker.authorizer.filter_authorized(ctx, AclOperation.WRITE, ResourceType.TOPIC,
+                                                   (t.name for t in request.topic_data))
+    transaction_denied = request.transactional_id is not None and not broker.authorizer.authorize(
+        ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
     for topic in request.topic_data:
         partitions = []
         for pd in topic.partition_data:
             meta = broker.metadata.topic(topic.name)
-            if meta is None or not 0 <= pd.index < meta.partitions:
+            if transaction_denied:
+                entry = _partition_error(pd.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            elif topic.name not in writable:
+                entry = _partition_error(pd.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+            elif meta is None or not 0 <= pd.index < meta.partitions:
                 entry = _partition_error(pd.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             elif (checked := whole_batch(pd.records, ctx.api_version))[0] is not None:
                 entry = _partition_error(pd.index, checked[0])

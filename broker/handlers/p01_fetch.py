@@ -18,13 +18,29 @@ import time
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
 API = APIS_BY_NAME["Fetch"]
 
 READ_COMMITTED = 1
 INITIAL_EPOCH, FINAL_EPOCH = 0, -1
 
 
-def _read_all(broker, request, version: int):
+def _unauthorized(partition: int) -> dict:
+    return {"partition_index": partition, "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+            "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
+            "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
+
+
+def _readable_topics(broker, ctx, request) -> set:
+    names = {t.topic for t in request.topics}
+    if request.replica_id >= 0:  # a follower replicating
+        allowed = broker.authorizer.authorize(ctx, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
+        return names if allowed else set()
+    return broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, names)
+
+
+def _read_all(broker, request, version: int, readable: set):
     isolation = request.isolation_level if version >= 4 else 0
     remaining = request.max_bytes
     min_one = True
@@ -34,6 +50,10 @@ def _read_all(broker, request, version: int):
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
+            if topic.topic not in readable:
+                partitions.append(_unauthorized(p.partition))
+                has_error = True
+                continue
             read = broker.read_partition(
                 topic.topic, p.partition, p.fetch_offset,
                 max_bytes=max(0, min(p.partition_max_bytes, remaining)),
@@ -68,8 +88,9 @@ async def handle(broker, ctx, request):
                 "session_id": 0, "responses": []}
     deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
     watched = [(t.topic, p.partition) for t in request.topics for p in t.partitions]
+    readable = _readable_topics(broker, ctx, request)
     while True:
-        responses, total, has_error = _read_all(broker, request, version)
+        responses, total, has_error = _read_all(broker, request, version, readable)
         if total >= request.min_bytes or has_error or not watched:
             break
         remaining = deadline - time.monotonic()

@@ -13,6 +13,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..log_errors import error_code_of
+from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["ListOffsets"]
 
@@ -24,12 +25,16 @@ async def handle(broker, ctx, request):
     read_committed = ctx.api_version >= 2 and request.isolation_level == 1
     counts = Counter((topic.name, p.partition_index) for topic in request.topics for p in topic.partitions)
     topics = []
+    describable = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                      (t.name for t in request.topics))
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
             entry = {"partition_index": p.partition_index, "error_code": 0, "timestamp": -1,
                      "offset": -1, "leader_epoch": -1, "old_style_offsets": []}
-            if counts[(topic.name, p.partition_index)] > 1:
+            if topic.name not in describable:
+                entry["error_code"] = int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+            elif counts[(topic.name, p.partition_index)] > 1:
                 entry["error_code"] = int(ErrorCode.INVALID_REQUEST)
             else:
                 try:

@@ -15,16 +15,16 @@ from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.primitives import ZERO_UUID
 
 from ..metadata_store import INTERNAL_TOPICS, validate_topic_name
+from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["Metadata"]
 
 # Authorized-operations fields hold this when the client did not ask for them.
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 # Without an authorizer Kafka grants every operation a resource supports (AclEntry.supportedOperations):
-# a topic READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS;
-# the cluster CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE.
+# a topic READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS. With one,
+# the authorizer says (broker/security/authorizer.py).
 TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
-CLUSTER_OPERATIONS = sum(1 << code for code in (5, 7, 8, 9, 10, 11, 12))
 
 
 def partition_entries(broker, meta) -> list[dict]:
@@ -70,9 +70,14 @@ def _invalid_request(request) -> dict:
             "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
 
 
-def _missing_topic(broker, name: str, allow_auto_create: bool) -> dict:
+def _missing_topic(broker, name: str, allow_auto_create: bool, ctx=None) -> dict:
     if validate_topic_name(name):
         return error_entry(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    authorizer = broker.authorizer
+    if allow_auto_create and ctx is not None and not (
+            authorizer.authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
+            or authorizer.authorize(ctx, AclOperation.CREATE, ResourceType.TOPIC, name)):
+        return error_entry(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     if allow_auto_create and name not in INTERNAL_TOPICS:
         broker.auto_create_topic(name)
     return error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -88,21 +93,35 @@ async def handle(broker, ctx, request):
         and broker.config["auto.create.topics.enable"]
     include_operations = version >= 8 and request.include_topic_authorized_operations
     topics = []
+    describable = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                      broker.metadata.topics)
     if all_topics:
-        topics = [topic_entry(broker, meta, include_operations) for meta in broker.metadata.topics.values()]
+        topics = [topic_entry(broker, meta, include_operations) for meta in broker.metadata.topics.values()
+                  if meta.name in describable]
     else:
         topic_ids = [t.topic_id for t in requested if t.topic_id not in (None, ZERO_UUID)]
         if topic_ids:
             # Kafka: when ids are given, the request is about those ids only.
             for topic_id in dict.fromkeys(topic_ids):
                 meta = broker.metadata.topic_by_id(topic_id)
+                if meta is not None and meta.name not in describable:
+                    topics.append(error_entry(None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, topic_id))
+                    continue
                 topics.append(topic_entry(broker, meta, include_operations) if meta is not None
                               else error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id))
         else:
             for name in dict.fromkeys(t.name for t in requested):
                 meta = broker.metadata.topic(name)
+                if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+                    topics.append(error_entry(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                    continue
                 topics.append(topic_entry(broker, meta, include_operations) if meta is not None
-                              else _missing_topic(broker, name, allow_auto_create))
+                              else _missing_topic(broker, name, allow_auto_create, ctx))
+    if include_operations and broker.authorizer.enabled:
+        for entry in topics:
+            if entry["error_code"] == 0:
+                entry["topic_authorized_operations"] = broker.authorizer.authorized_operations(
+                    ctx, ResourceType.TOPIC, entry["name"])
     include_cluster_operations = 8 <= version <= 10 and request.include_cluster_authorized_operations
     return {
         "throttle_time_ms": 0,
@@ -111,6 +130,7 @@ async def handle(broker, ctx, request):
         "cluster_id": broker.metadata.cluster_id,
         "controller_id": broker.controller_id(),
         "topics": topics,
-        "cluster_authorized_operations": CLUSTER_OPERATIONS if include_cluster_operations
+        "cluster_authorized_operations": broker.authorizer.authorized_operations(
+            ctx, ResourceType.CLUSTER, CLUSTER_NAME) if include_cluster_operations
         else AUTHORIZED_OPERATIONS_OMITTED,
     }

@@ -11,6 +11,8 @@ from coordinator.offsets_store import OFFSETS_TOPIC, offset_commit_append_error
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["OffsetCommit"]
 
 
@@ -37,10 +39,17 @@ async def handle(broker, ctx, request):
     groups = getattr(broker, "groups", None)
     errors: dict[tuple[str, int], ErrorCode] = {}
     offsets = []
+    group_denied = not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id)
+    readable = broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC,
+                                                   (t.name for t in request.topics))
     for topic in request.topics:
         for p in topic.partitions:
             tp = (topic.name, p.partition_index)
-            if not partition_exists(broker, *tp):
+            if group_denied:
+                errors[tp] = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            elif topic.name not in readable:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif not partition_exists(broker, *tp):
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 offsets.append((topic.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,

@@ -10,6 +10,8 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["OffsetFetch"]
 
 
@@ -19,6 +21,18 @@ def _fetch(groups, group_id: str, topics, require_stable: bool):
     if groups is None:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
     return groups.fetch_offsets(group_id=group_id, partitions=partitions, require_stable=require_stable)
+
+
+def _authorized_fetch(broker, ctx, group_id: str, topics, require_stable: bool):
+    if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
+    error, rows = _fetch(getattr(broker, "groups", None), group_id, topics, require_stable)
+    describable = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                      {row[0] for row in rows})
+    if topics is None:
+        return error, [row for row in rows if row[0] in describable]
+    return error, [row if row[0] in describable else (*row[:2], -1, -1, "", ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                   for row in rows]
 
 
 def _by_topic(rows) -> list[dict]:
@@ -33,14 +47,14 @@ def _by_topic(rows) -> list[dict]:
 
 async def handle(broker, ctx, request):
     version = ctx.api_version
-    groups = getattr(broker, "groups", None)
     if version >= 8:
         results = []
         for group in request.groups:
-            error, rows = _fetch(groups, group.group_id, group.topics, request.require_stable)
+            error, rows = _authorized_fetch(broker, ctx, group.group_id, group.topics, request.require_stable)
             results.append({"group_id": group.group_id, "topics": _by_topic(rows), "error_code": int(error)})
         return {"throttle_time_ms": 0, "groups": results}
-    error, rows = _fetch(groups, request.group_id, request.topics, request.require_stable if version >= 7 else False)
+    error, rows = _authorized_fetch(broker, ctx, request.group_id, request.topics,
+                                    request.require_stable if version >= 7 else False)
     if error != ErrorCode.NONE and version < 2:
         rows = [(t.name, p, -1, -1, "", error) for t in request.topics for p in t.partition_indexes]
     return {"throttle_time_ms": 0, "topics": _by_topic(rows), "error_code": int(error)}

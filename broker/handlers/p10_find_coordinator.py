@@ -10,6 +10,8 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["FindCoordinator"]
 
 GROUP_KEY_TYPE = 0
@@ -26,6 +28,12 @@ def find_coordinator(broker, ctx, key_type: int, key: str) -> tuple[ErrorCode, i
     leader of the key's partition of __consumer_offsets or __transaction_state)."""
     if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
         return ErrorCode.INVALID_REQUEST, -1, "", -1
+    if key_type == GROUP_KEY_TYPE and not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE,
+                                                                       ResourceType.GROUP, key):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, -1, "", -1
+    if key_type == TRANSACTION_KEY_TYPE and not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE,
+                                                                             ResourceType.TRANSACTIONAL_ID, key):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, "", -1
     if key_type == GROUP_KEY_TYPE and getattr(broker, "groups", None) is None:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
     return broker.coordinator_for(key_type, key, ctx.listener)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["JoinGroup"]
 
 
@@ -21,8 +23,12 @@ def client_host(ctx) -> str:
 async def handle(broker, ctx, request):
     version = ctx.api_version
     groups = getattr(broker, "groups", None)
+    if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        groups, denied = None, ErrorCode.GROUP_AUTHORIZATION_FAILED
+    else:
+        denied = ErrorCode.COORDINATOR_NOT_AVAILABLE
     if groups is None:
-        response = {"throttle_time_ms": 0, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE),
+        response = {"throttle_time_ms": 0, "error_code": int(denied),
                     "generation_id": -1, "protocol_type": None, "protocol_name": None, "leader": "",
                     "member_id": request.member_id, "members": []}
     else:

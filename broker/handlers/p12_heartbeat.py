@@ -5,12 +5,16 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["Heartbeat"]
 
 
 async def handle(broker, ctx, request):
     groups = getattr(broker, "groups", None)
-    if groups is None:
+    if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif groups is None:
         error = ErrorCode.COORDINATOR_NOT_AVAILABLE
     else:
         error = groups.heartbeat(group_id=request.group_id, generation_id=request.generation_id,

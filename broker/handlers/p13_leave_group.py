@@ -10,6 +10,8 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["LeaveGroup"]
 
 
@@ -20,7 +22,9 @@ async def handle(broker, ctx, request):
     else:
         members = [(request.member_id, None)]
     groups = getattr(broker, "groups", None)
-    if groups is None:
+    if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        error, results = ErrorCode.GROUP_AUTHORIZATION_FAILED, []
+    elif groups is None:
         error, results = ErrorCode.COORDINATOR_NOT_AVAILABLE, []
     else:
         error, results = groups.leave_group(group_id=request.group_id, members=members)

@@ -5,13 +5,17 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["SyncGroup"]
 
 
 async def handle(broker, ctx, request):
     groups = getattr(broker, "groups", None)
-    if groups is None:
-        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE),
+    denied = not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id)
+    if groups is None or denied:
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED if denied else ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return {"throttle_time_ms": 0, "error_code": int(error),
                 "protocol_type": None, "protocol_name": None, "assignment": b""}
     return await groups.sync_group(
         group_id=request.group_id,

@@ -8,6 +8,8 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["DescribeGroups"]
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
@@ -20,11 +22,15 @@ async def handle(broker, ctx, request):
     operations = GROUP_AUTHORIZED_OPERATIONS if request.include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
     described = []
     for group_id in request.groups:
-        if groups is None:
+        if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            entry = {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "group_id": group_id,
+                     "group_state": "", "protocol_type": "", "protocol_data": "", "members": []}
+        elif groups is None:
             entry = {"error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE), "group_id": group_id,
                      "group_state": "", "protocol_type": "", "protocol_data": "", "members": []}
         else:
             entry = groups.describe_group(group_id)
-        entry["authorized_operations"] = operations
+        entry["authorized_operations"] = operations if operations == AUTHORIZED_OPERATIONS_OMITTED else \
+            broker.authorizer.authorized_operations(ctx, ResourceType.GROUP, group_id)
         described.append(entry)
     return {"throttle_time_ms": 0, "groups": described}

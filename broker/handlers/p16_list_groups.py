@@ -5,6 +5,8 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
 API = APIS_BY_NAME["ListGroups"]
 
 
@@ -14,4 +16,8 @@ async def handle(broker, ctx, request):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE), "groups": []}
     states = request.states_filter if ctx.api_version >= 4 else None
     error, listed = groups.list_groups(states)
+    if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        visible = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP,
+                                                      (g["group_id"] for g in listed))
+        listed = [g for g in listed if g["group_id"] in visible]
     return {"throttle_time_ms": 0, "error_code": int(error), "groups": listed}

@@ -17,6 +17,7 @@ from kafka_wire.messages import APIS_BY_NAME
 
 from ..config import ConfigError, parse_topic_configs
 from ..metadata_store import random_topic_id, validate_topic_name
+from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["CreateTopics"]
 
@@ -131,8 +132,14 @@ def _refused(name: str, error: ErrorCode, message: str | None) -> dict:
 async def handle(broker, ctx, request):
     counts = Counter(t.name for t in request.topics)
     checked = []  # (topic, error, message, partitions, replication, configs), in request order
+    creatable = set(counts) if broker.authorizer.authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER,
+                                                           CLUSTER_NAME) else \
+        broker.authorizer.filter_authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, counts)
     for topic in request.topics:
         if counts[topic.name] > 1:
+            continue
+        if topic.name not in creatable and topic.name != CLUSTER_METADATA_TOPIC:
+            checked.append((topic, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.", 0, 0, {}))
             continue
         if topic.name == CLUSTER_METADATA_TOPIC:
             checked.append((topic, ErrorCode.INVALID_REQUEST,

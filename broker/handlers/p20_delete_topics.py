@@ -14,6 +14,8 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.primitives import ZERO_UUID
 
+from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
 API = APIS_BY_NAME["DeleteTopics"]
 
 
@@ -33,6 +35,11 @@ async def handle(broker, ctx, request):
         return {"throttle_time_ms": 0, "responses": [_result(name, topic_id, error, message)
                                                      for name, topic_id in wanted]}
     names = Counter(name for name, topic_id in wanted if name is not None and topic_id == ZERO_UUID)
+    everything = broker.authorizer.authorize(ctx, AclOperation.DELETE, ResourceType.CLUSTER, CLUSTER_NAME)
+
+    def may_delete(name: str) -> bool:
+        return everything or broker.authorizer.authorize(ctx, AclOperation.DELETE, ResourceType.TOPIC, name)
+
     ids = Counter(topic_id for name, topic_id in wanted if name is None and topic_id != ZERO_UUID)
     responses = []
     for name, topic_id in wanted:
@@ -45,6 +52,9 @@ async def handle(broker, ctx, request):
     for name, count in names.items():
         if count > 1:
             responses.append(_result(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+        elif not may_delete(name):
+            responses.append(_result(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                     ErrorCode.TOPIC_AUTHORIZATION_FAILED.message))
         else:
             meta = broker.metadata.topic(name)
             if meta is None:
@@ -58,7 +68,10 @@ async def handle(broker, ctx, request):
             responses.append(_result(None, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id."))
             continue
         meta = broker.metadata.topic_by_id(topic_id)
-        if meta is None:
+        if meta is not None and not may_delete(meta.name):
+            responses.append(_result(None, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                     ErrorCode.TOPIC_AUTHORIZATION_FAILED.message))
+        elif meta is None:
             responses.append(_result(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID,
                                      "This server does not host this topic ID."))
         else:

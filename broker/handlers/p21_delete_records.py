@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
+
+from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["DeleteRecords"]
 
@@ -12,6 +15,10 @@ async def handle(broker, ctx, request):
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
+            if not broker.authorizer.authorize(ctx, AclOperation.DELETE, ResourceType.TOPIC, topic.name):
+                partitions.append({"partition_index": p.partition_index, "low_watermark": -1,
+                                   "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})
+                continue
             error, low_watermark = broker.delete_records(topic.name, p.partition_index, p.offset)
             partitions.append({"partition_index": p.partition_index, "low_watermark": low_watermark,
                                "error_code": int(error)})

@@ -6,10 +6,22 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
 API = APIS_BY_NAME["InitProducerId"]
 
 
 async def handle(broker, ctx, request):
+    authorizer = broker.authorizer
+    if request.transactional_id is not None and not authorizer.authorize(
+            ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+                "producer_id": -1, "producer_epoch": -1}
+    if request.transactional_id is None and not (
+            authorizer.authorize(ctx, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME)
+            or authorizer.authorize_by_resource_type(ctx, AclOperation.WRITE, ResourceType.TOPIC)):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                "producer_id": -1, "producer_epoch": -1}
     if request.transactional_id is not None:
         coordinator = getattr(broker, "transactions", None)
         if coordinator is None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["AddPartitionsToTxn"]
 
 
@@ -37,6 +39,16 @@ async def handle(broker, ctx, request):
     version = ctx.api_version
     if version < 4:
         partitions = [(t.name, p) for t in request.v3_and_below_topics for p in t.partitions]
+        if not broker.authorizer.authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                           request.v3_and_below_transactional_id):
+            errors = dict.fromkeys(partitions, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": topic_results(errors)}
+        writable = broker.authorizer.filter_authorized(ctx, AclOperation.WRITE, ResourceType.TOPIC,
+                                                       {t for t, _ in partitions})
+        if len(writable) < len({t for t, _ in partitions}):
+            errors = {tp: ErrorCode.OPERATION_NOT_ATTEMPTED if tp[0] in writable
+                      else ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in partitions}
+            return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": topic_results(errors)}
         errors = add_partitions(broker, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
                                 request.v3_and_below_producer_epoch, partitions, version)
         return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": topic_results(errors)}

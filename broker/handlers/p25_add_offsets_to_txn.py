@@ -8,11 +8,18 @@ from coordinator.offsets_store import OFFSETS_TOPIC
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["AddOffsetsToTxn"]
 
 
 async def handle(broker, ctx, request):
     groups = broker.groups
+    if not broker.authorizer.authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                       request.transactional_id):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)}
+    if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED)}
     if groups is None or groups.offsets_topic is None:
         error = ErrorCode.COORDINATOR_NOT_AVAILABLE
     else:

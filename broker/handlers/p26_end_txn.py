@@ -6,10 +6,15 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["EndTxn"]
 
 
 async def handle(broker, ctx, request):
+    if not broker.authorizer.authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                       request.transactional_id):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)}
     error = broker.transactions.handle_end_transaction(request.transactional_id, request.producer_id,
                                                        request.producer_epoch, request.committed)
     if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 2:

@@ -8,7 +8,10 @@ answered NOT_LEADER_OR_FOLLOWER).
 
 from __future__ import annotations
 
+from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
+
+from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["WriteTxnMarkers"]
 
@@ -17,8 +20,11 @@ async def handle(broker, ctx, request):
     markers = []
     for marker in request.markers:
         partitions = [(t.name, p) for t in marker.topics for p in t.partition_indexes]
-        errors = broker.write_txn_markers(marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
-                                          marker.transaction_result, partitions)
+        if not broker.authorizer.authorize(ctx, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+            errors = dict.fromkeys(partitions, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        else:
+            errors = broker.write_txn_markers(marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
+                                              marker.transaction_result, partitions)
         by_topic: dict[str, list[dict]] = {}
         for (topic, partition), error in errors.items():
             by_topic.setdefault(topic, []).append({"partition_index": partition, "error_code": int(error)})

@@ -11,16 +11,29 @@ from coordinator.offsets_store import OFFSETS_TOPIC
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["TxnOffsetCommit"]
 
 
 async def handle(broker, ctx, request):
     errors: dict[tuple[str, int], ErrorCode] = {}
     offsets = []
+    authorizer = broker.authorizer
+    if not authorizer.authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        denied = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    else:
+        denied = None
+    readable = authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC,
+                                            (t.name for t in request.topics))
     for topic in request.topics:
         known = broker.metadata.topic(topic.name)
         for p in topic.partitions:
-            if known is None or not 0 <= p.partition_index < known.partitions:
+            if denied is not None or topic.name not in readable:
+                errors[(topic.name, p.partition_index)] = denied or ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif known is None or not 0 <= p.partition_index < known.partitions:
                 errors[(topic.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 offsets.append((topic.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,

@@ -13,6 +13,7 @@ from kafka_wire.messages import APIS_BY_NAME
 
 from ..config import ConfigSource, broker_synonyms
 from ..metadata_store import validate_topic_name
+from ..security.authorizer import AclOperation, config_resource_error
 
 API = APIS_BY_NAME["DescribeConfigs"]
 
@@ -114,7 +115,11 @@ async def handle(broker, ctx, request):
     results = []
     for resource in request.resources:
         describe = DESCRIBERS.get(resource.resource_type)
-        if describe is None:
+        denied = config_resource_error(broker.authorizer, ctx, AclOperation.DESCRIBE_CONFIGS,
+                                       resource.resource_type, resource.resource_name)
+        if denied:
+            result = {"error_code": int(denied), "error_message": denied.message, "configs": []}
+        elif describe is None:
             result = {"error_code": int(ErrorCode.INVALID_REQUEST),
                       "error_message": f"Unsupported resource type: {resource.resource_type}", "configs": []}
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, config_resource_error
 from ..topic_configs import apply_topic_configs
 
 API = APIS_BY_NAME["AlterConfigs"]
@@ -13,8 +14,13 @@ async def handle(broker, ctx, request):
     responses = []
     for resource in request.resources:
         configs = {c.name: c.value for c in resource.configs}
-        error, message = apply_topic_configs(broker, resource.resource_type, resource.resource_name,
-                                             configs, request.validate_only)
+        denied = config_resource_error(broker.authorizer, ctx, AclOperation.ALTER_CONFIGS,
+                                       resource.resource_type, resource.resource_name)
+        if denied:
+            error, message = denied, denied.message
+        else:
+            error, message = apply_topic_configs(broker, resource.resource_type, resource.resource_name,
+                                                 configs, request.validate_only)
         responses.append({"error_code": int(error), "error_message": message,
                           "resource_type": resource.resource_type,
                           "resource_name": resource.resource_name})

@@ -7,6 +7,8 @@ from collections import Counter
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["CreatePartitions"]
 
 # Kafka's controller refuses an operation that would write more metadata records than this
@@ -51,6 +53,8 @@ async def handle(broker, ctx, request):
     for topic in request.topics:
         if counts[topic.name] > 1:
             checked.append((topic, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+        elif not broker.authorizer.authorize(ctx, AclOperation.ALTER, ResourceType.TOPIC, topic.name):
+            checked.append((topic, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None))
         else:
             checked.append((topic, *_check(broker, topic)))
     new_partitions = sum(topic.count - broker.metadata.topic(topic.name).partitions

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, config_resource_error
 from ..topic_configs import TOPIC, ConfigChangeError, apply_topic_configs, incremental_changes
 
 API = APIS_BY_NAME["IncrementalAlterConfigs"]
@@ -12,6 +13,12 @@ API = APIS_BY_NAME["IncrementalAlterConfigs"]
 async def handle(broker, ctx, request):
     responses = []
     for resource in request.resources:
+        denied = config_resource_error(broker.authorizer, ctx, AclOperation.ALTER_CONFIGS,
+                                       resource.resource_type, resource.resource_name)
+        if denied:
+            responses.append({"error_code": int(denied), "error_message": denied.message,
+                              "resource_type": resource.resource_type, "resource_name": resource.resource_name})
+            continue
         try:
             new = (incremental_changes(broker, resource.resource_name, resource.configs)
                    if resource.resource_type == TOPIC and broker.metadata.topic(resource.resource_name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
 from .p08_offset_commit import partition_exists
 
 API = APIS_BY_NAME["OffsetDelete"]
@@ -19,10 +20,16 @@ async def handle(broker, ctx, request):
     groups = getattr(broker, "groups", None)
     errors: dict[tuple[str, int], ErrorCode] = {}
     known = []
+    if not broker.authorizer.authorize(ctx, AclOperation.DELETE, ResourceType.GROUP, request.group_id):
+        return {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "throttle_time_ms": 0, "topics": []}
+    readable = broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC,
+                                                   (t.name for t in request.topics))
     for topic in request.topics:
         for p in topic.partitions:
             tp = (topic.name, p.partition_index)
-            if partition_exists(broker, *tp):
+            if topic.name not in readable:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif partition_exists(broker, *tp):
                 known.append(tp)
             else:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -10,7 +10,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from .p03_metadata import CLUSTER_OPERATIONS
+from ..security.authorizer import CLUSTER_NAME, ResourceType
 
 API = APIS_BY_NAME["DescribeCluster"]
 
@@ -38,5 +38,6 @@ async def handle(broker, ctx, request):
             "controller_id": broker.controller_id(),
             "brokers": [{"broker_id": node_id, "host": host, "port": port, "rack": rack}
                         for node_id, host, port, rack in broker.live_brokers(ctx.listener)],
-            "cluster_authorized_operations": CLUSTER_OPERATIONS if request.include_cluster_authorized_operations
+            "cluster_authorized_operations": broker.authorizer.authorized_operations(
+                ctx, ResourceType.CLUSTER, CLUSTER_NAME) if request.include_cluster_authorized_operations
             else AUTHORIZED_OPERATIONS_OMITTED}

@@ -8,9 +8,6 @@ Principals log in over SASL_PLAINTEXT with SCRAM (alice, bob; admin is a super u
 
 from __future__ import annotations
 
-import sys
-import time
-
 import pytest
 
 from broker.security.authorizer import AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType as Res
