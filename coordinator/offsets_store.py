@@ -164,6 +164,52 @@ def append_error_of(exc: BaseException) -> ErrorCode:
     return ErrorCode.UNKNOWN_SERVER_ERROR
 
 
+def append_internal_batch(broker, topic: str, partition: int, batch: bytearray) -> int:
+    """Append a coordinator's batch to an internal topic partition as its leader; the offset of
+    the first record. Raises AppendFailed. Shared by __consumer_offsets and __transaction_state."""
+    plog = broker.partition_log(topic, partition)
+    if plog is None:
+        raise AppendFailed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    state = broker.metadata.partition_state(topic, partition)
+    try:
+        # As Kafka's coordinators do: producer epochs are checked, sequences are not.
+        info = plog.append(batch, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR)
+    except (LogError, InvalidRecordBatch, OSError) as exc:
+        log.error("append to %s-%d failed: %s", topic, partition, exc)
+        raise AppendFailed(append_error_of(exc), str(exc)) from exc
+    # Single node: the high watermark follows the log end offset (see Broker.append_records).
+    plog.high_watermark = plog.log_end_offset
+    broker.waiters.notify(topic, partition)
+    return info.base_offset
+
+
+def read_internal_batches(broker, topic: str, partition: int) -> Iterator[tuple[BatchHeader, list]]:
+    """Every batch of an internal topic partition (control batches included), from the log start
+    offset to the log end offset: what a coordinator replays when it loads the partition."""
+    plog = broker.partition_log(topic, partition)
+    if plog is None:
+        return
+    offset = plog.log_start_offset
+    # Everything appended counts, up to the log end offset: a single node acknowledged it.
+    while offset < plog.log_end_offset:
+        found = plog.read_slice(offset, REPLAY_READ_BYTES, None, True)
+        if found is None:
+            return
+        try:
+            data = found.read_bytes()
+        finally:
+            found.close()
+        advanced = offset
+        for header, records in decode_batches(data):
+            if header.next_offset <= offset:
+                continue
+            yield header, records
+            advanced = header.next_offset
+        if advanced == offset:
+            return  # nothing whole could be read: a torn tail recovery will cut
+        offset = advanced
+
+
 def group_metadata_append_error(error: ErrorCode) -> ErrorCode:
     """What a failed group metadata write tells the member (Kafka's
     appendGroupMetadataErrorToResponseError)."""
@@ -237,44 +283,8 @@ class OffsetsTopic:
             producer_epoch=producer_epoch,
             is_transactional=transactional,
         ))
-        plog = self.broker.partition_log(OFFSETS_TOPIC, partition)
-        if plog is None:
-            raise AppendFailed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        state = self.broker.metadata.partition_state(OFFSETS_TOPIC, partition)
-        try:
-            # As Kafka's coordinators do: producer epochs are checked, sequences are not.
-            info = plog.append(batch, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR)
-        except (LogError, InvalidRecordBatch, OSError) as exc:
-            log.error("append to %s-%d failed: %s", OFFSETS_TOPIC, partition, exc)
-            raise AppendFailed(append_error_of(exc), str(exc)) from exc
-        # Single node: the high watermark follows the log end offset (see Broker.append_records).
-        plog.high_watermark = plog.log_end_offset
-        self.broker.waiters.notify(OFFSETS_TOPIC, partition)
-        return info.base_offset
+        return append_internal_batch(self.broker, OFFSETS_TOPIC, partition, batch)
 
     def read_batches(self, partition: int) -> Iterator[tuple[BatchHeader, list]]:
         """Every batch of the partition, from the log start offset to the log end offset."""
-        plog = self.broker.partition_log(OFFSETS_TOPIC, partition)
-        if plog is None:
-            return
-        offset = plog.log_start_offset
-        # Everything appended counts, up to the log end offset: a single node acknowledged it.
-        while offset < plog.log_end_offset:
-            found = plog.read_slice(offset, REPLAY_READ_BYTES, None, True)
-            if found is None:
-                return
-            try:
-                data = found.read_bytes()
-            finally:
-                close = getattr(found, "close", None)
-                if close is not None:
-                    close()
-            advanced = offset
-            for header, records in decode_batches(data):
-                if header.next_offset <= offset:
-                    continue
-                yield header, records
-                advanced = header.next_offset
-            if advanced == offset:
-                return  # nothing whole could be read: a torn tail recovery will cut
-            offset = advanced
+        return read_internal_batches(self.broker, OFFSETS_TOPIC, partition)

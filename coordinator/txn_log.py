@@ -27,18 +27,14 @@ from kafka_wire.internal_records import (
     encode_transaction_log_value,
 )
 from kafka_wire.primitives import DecodeError
-from kafka_wire.record_codec import Record, build_batch, decode_batches
-from kafka_wire.records import InvalidRecordBatch
-from log.errors import LogError
-from log.producer_state import AppendOrigin
+from kafka_wire.record_codec import Record, build_batch
 
-from .offsets_store import AppendFailed, append_error_of, partition_for
+from .offsets_store import append_internal_batch, partition_for, read_internal_batches
 from .txn_metadata import TransactionMetadata, TransactionState, TxnTransit
 
 log = logging.getLogger("kafka_wire.coordinator")
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
-REPLAY_READ_BYTES = 1 << 20
 DEFAULT_SEGMENT_BYTES = 104857600  # transaction.state.log.segment.bytes
 
 
@@ -169,46 +165,16 @@ class TransactionStateTopic:
         """Write one record as the partition's leader; its offset. Raises AppendFailed."""
         key, value = record
         batch = bytearray(build_batch([Record(0, 0, key, value)], base_timestamp=now_ms))
-        plog = self.broker.partition_log(TRANSACTION_STATE_TOPIC, partition)
-        if plog is None:
-            raise AppendFailed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        state = self.broker.metadata.partition_state(TRANSACTION_STATE_TOPIC, partition)
-        try:
-            info = plog.append(batch, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR)
-        except (LogError, InvalidRecordBatch, OSError) as exc:
-            log.error("append to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, partition, exc)
-            raise AppendFailed(append_error_of(exc), str(exc)) from exc
-        plog.high_watermark = plog.log_end_offset
-        self.broker.waiters.notify(TRANSACTION_STATE_TOPIC, partition)
-        return info.base_offset
+        return append_internal_batch(self.broker, TRANSACTION_STATE_TOPIC, partition, batch)
 
     def read_transactions(self, partition: int) -> Iterator[LoggedTransaction]:
         """Every readable record of the partition in log order."""
-        plog = self.broker.partition_log(TRANSACTION_STATE_TOPIC, partition)
-        if plog is None:
-            return
-        offset = plog.log_start_offset
-        while offset < plog.log_end_offset:
-            found = plog.read_slice(offset, REPLAY_READ_BYTES, None, True)
-            if found is None:
-                return
-            try:
-                data = found.read_bytes()
-            finally:
-                found.close()
-            advanced = offset
-            for header, records in decode_batches(data):
-                if header.next_offset <= offset:
-                    continue
-                advanced = header.next_offset
-                if header.is_control:
-                    continue
-                for record in records:
-                    try:
-                        yield decode_transaction_record(record.key, record.value)
-                    except (DecodeError, UnicodeDecodeError, ValueError) as exc:
-                        log.warning("skipping unreadable record at %s-%d offset %d: %s", TRANSACTION_STATE_TOPIC,
-                                    partition, header.base_offset + record.offset_delta, exc)
-            if advanced == offset:
-                return
-            offset = advanced
+        for header, records in read_internal_batches(self.broker, TRANSACTION_STATE_TOPIC, partition):
+            if header.is_control:
+                continue
+            for record in records:
+                try:
+                    yield decode_transaction_record(record.key, record.value)
+                except (DecodeError, UnicodeDecodeError, ValueError) as exc:
+                    log.warning("skipping unreadable record at %s-%d offset %d: %s", TRANSACTION_STATE_TOPIC,
+                                partition, header.base_offset + record.offset_delta, exc)

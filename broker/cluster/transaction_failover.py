@@ -19,7 +19,8 @@ import asyncio
 import logging
 
 from coordinator.transaction_coordinator import InitProducerIdResult, TransactionCoordinator
-from coordinator.txn_log import TRANSACTION_STATE_TOPIC, AppendFailed, TransactionStateTopic
+from coordinator.offsets_store import AppendFailed
+from coordinator.txn_log import TRANSACTION_STATE_TOPIC, TransactionStateTopic
 from kafka_wire.errors import ErrorCode
 
 from .replica_fetcher import BrokerConnection
