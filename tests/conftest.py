@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,14 +127,33 @@ class JavaClients:
     jars: tuple[Path, ...]  # kafka-clients and the compression and logging jars it loads
     java: str
     javac: str
+    build_root: Path  # where programs compiled against these jars go (one folder per program)
 
     def classpath(self, *more: Path | str) -> str:
         return os.pathsep.join([*(str(j) for j in self.jars), *(str(m) for m in more)])
 
+    def program(self, source: Path | str) -> list[str]:
+        """The `java ...` command that runs the test program `source` (its class is named after the
+        file), compiled with javac against these jars once per session. A program that does not
+        compile fails the test with javac's output."""
+        source = Path(source)
+        classes = self.build_root / f"{source.stem}-{self.version}"
+        if not (classes / f"{source.stem}.class").is_file():
+            classes.mkdir(parents=True, exist_ok=True)
+            done = subprocess.run([self.javac, "-nowarn", "-d", str(classes), "-cp", self.classpath(), str(source)],
+                                  capture_output=True, text=True, timeout=180)
+            if done.returncode != 0:
+                pytest.fail(f"{source.name} does not compile against kafka-clients {self.version}:\n"
+                            f"{done.stdout}{done.stderr}", pytrace=False)
+        # No SLF4J provider on the classpath: the clients log nothing; keep SLF4J's own notice quiet.
+        return [self.java, "-Dslf4j.internal.verbosity=ERROR", "-cp", self.classpath(classes), source.stem]
+
 
 @pytest.fixture(scope="session")
-def java_kafka_clients():
-    """Factory: java_kafka_clients("3.9.0") -> JavaClients (jars under .deps/java/kafka-<version>)."""
+def java_kafka_clients(tmp_path_factory):
+    """Factory: java_kafka_clients("3.9.0") -> JavaClients (jars under .deps/java/kafka-<version>);
+    its program(source) compiles and runs the Java test programs in tests/clients/java/."""
+    build_root = tmp_path_factory.mktemp("java-programs")
 
     def locate(version: str) -> JavaClients:
         java, javac = shutil.which("java"), shutil.which("javac")
@@ -142,6 +162,6 @@ def java_kafka_clients():
         folder = DEPS / "java" / f"kafka-{version}"
         if not (folder / f"kafka-clients-{version}.jar").is_file():
             missing_tool(f"Java kafka-clients {version} (in {folder})")
-        return JavaClients(version, tuple(sorted(folder.glob("*.jar"))), java, javac)
+        return JavaClients(version, tuple(sorted(folder.glob("*.jar"))), java, javac, build_root)
 
     return locate

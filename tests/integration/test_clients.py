@@ -60,25 +60,12 @@ def test_kcat(shared_broker, kcat):
 
 
 @pytest.fixture(scope="session")
-def java_client_check(java_kafka_clients, tmp_path_factory):
-    """Factory: the `java ... ClientCheck` command for a kafka-clients version, compiled once
-    per version against that version's jars (the one source must compile against each)."""
-    compiled = {}
+def java_client_check(java_kafka_clients):
+    """Factory: the `java ... ClientCheck` command for a kafka-clients version (the one source
+    must compile against each version's jars)."""
 
     def command(version: str) -> list[str]:
-        clients = java_kafka_clients(version)
-        if version not in compiled:
-            classes = tmp_path_factory.mktemp(f"client-check-{version}")
-            done = subprocess.run([clients.javac, "-d", str(classes), "-cp", clients.classpath(),
-                                   str(CLIENTS / "java" / "ClientCheck.java")],
-                                  capture_output=True, text=True, timeout=120)
-            if done.returncode != 0:
-                pytest.fail(f"ClientCheck.java does not compile against kafka-clients {version}:\n"
-                            f"{done.stdout}{done.stderr}", pytrace=False)
-            compiled[version] = classes
-        # No SLF4J provider on the classpath: the clients log nothing; keep SLF4J's own notice quiet.
-        return [clients.java, "-Dslf4j.internal.verbosity=ERROR", "-cp", clients.classpath(compiled[version]),
-                "ClientCheck"]
+        return java_kafka_clients(version).program(CLIENTS / "java" / "ClientCheck.java")
 
     return command
 

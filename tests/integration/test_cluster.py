@@ -151,14 +151,8 @@ def test_non_leader_refuses_writes_and_reads(healthy):
 
 
 @pytest.fixture(scope="module")
-def cluster_producer(java_kafka_clients, tmp_path_factory):
-    clients = java_kafka_clients("3.9.0")
-    classes = tmp_path_factory.mktemp("cluster-producer")
-    done = subprocess.run([clients.javac, "-d", str(classes), "-cp", clients.classpath(), JAVA_SOURCE],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.fail(f"ClusterProducer.java does not compile:\n{done.stderr}")
-    return [clients.java, "-Dslf4j.internal.verbosity=ERROR", "-cp", clients.classpath(classes), "ClusterProducer"]
+def cluster_producer(java_kafka_clients):
+    return java_kafka_clients("3.9.0").program(JAVA_SOURCE)
 
 
 class ConfluentProducer(threading.Thread):

@@ -24,16 +24,11 @@ def broker(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def admin_dump(java_kafka_clients, tmp_path_factory):
-    clients = java_kafka_clients("3.9.0")
-    classes = tmp_path_factory.mktemp("group-admin-dump")
-    done = subprocess.run([clients.javac, "-d", str(classes), "-cp", clients.classpath(),
-                           str(CLIENTS / "GroupAdminDump.java")], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+def admin_dump(java_kafka_clients):
+    command = java_kafka_clients("3.9.0").program(CLIENTS / "GroupAdminDump.java")
 
     def run(bootstrap: str, *args: str) -> list[list[str]]:
-        result = subprocess.run([clients.java, "-Dslf4j.internal.verbosity=ERROR", "-cp",
-                                 clients.classpath(classes), "GroupAdminDump", bootstrap, *args],
+        result = subprocess.run([*command, bootstrap, *args],
                                 capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stdout + result.stderr
         return [line.split() for line in result.stdout.splitlines() if line.strip()]

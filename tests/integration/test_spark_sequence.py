@@ -31,17 +31,9 @@ pytestmark = [pytest.mark.clients, pytest.mark.timeout(PROGRAM_TIMEOUT + 60)]
 
 
 @pytest.fixture(scope="module")
-def spark_call_sequence(java_kafka_clients, tmp_path_factory):
-    """The `java ... SparkCallSequence` command, compiled once against kafka-clients 3.9.0."""
-    clients = java_kafka_clients(CONNECTOR_KAFKA_CLIENTS)
-    classes = tmp_path_factory.mktemp("spark-call-sequence")
-    done = subprocess.run([clients.javac, "-d", str(classes), "-cp", clients.classpath(), str(JAVA_SOURCE)],
-                          capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        pytest.fail(f"SparkCallSequence.java does not compile against kafka-clients {CONNECTOR_KAFKA_CLIENTS}:\n"
-                    f"{done.stdout}{done.stderr}", pytrace=False)
-    # No SLF4J provider on the classpath: the clients log nothing; keep SLF4J's own notice quiet.
-    return [clients.java, "-Dslf4j.internal.verbosity=ERROR", "-cp", clients.classpath(classes), "SparkCallSequence"]
+def spark_call_sequence(java_kafka_clients):
+    """The `java ... SparkCallSequence` command, compiled against kafka-clients 3.9.0."""
+    return java_kafka_clients(CONNECTOR_KAFKA_CLIENTS).program(JAVA_SOURCE)
 
 
 def run_sequence(command: list[str], bootstrap: str, *options: str) -> str:

@@ -56,22 +56,11 @@ class Produced:
 # == Java ==========================================================================================
 
 @pytest.fixture(scope="session")
-def txn_check(java_kafka_clients, tmp_path_factory):
-    """Factory: the `java ... TxnCheck` command for a kafka-clients version (compiled once)."""
-    compiled = {}
+def txn_check(java_kafka_clients):
+    """Factory: the `java ... TxnCheck` command for a kafka-clients version."""
 
     def command(version: str) -> list[str]:
-        clients = java_kafka_clients(version)
-        if version not in compiled:
-            classes = tmp_path_factory.mktemp(f"txn-check-{version}")
-            done = subprocess.run([clients.javac, "-d", str(classes), "-cp", clients.classpath(), str(JAVA_SOURCE)],
-                                  capture_output=True, text=True, timeout=120)
-            if done.returncode != 0:
-                pytest.fail(f"TxnCheck.java does not compile against kafka-clients {version}:\n"
-                            f"{done.stdout}{done.stderr}", pytrace=False)
-            compiled[version] = classes
-        return [clients.java, "-Dslf4j.internal.verbosity=ERROR", "-cp", clients.classpath(compiled[version]),
-                "TxnCheck"]
+        return java_kafka_clients(version).program(JAVA_SOURCE)
 
     return command
 
