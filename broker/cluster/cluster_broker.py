@@ -27,7 +27,7 @@ from kafka_wire.errors import ErrorCode
 from log.errors import OffsetOutOfRange
 
 from ..node import Broker, PartitionRead
-from .controller import Controller, controlled_shutdown_moves, setting
+from .controller import Controller, controlled_shutdown_moves
 from .group_failover import ReplicatedGroupCoordinator
 from .replica_assignment import InvalidReplicationFactor
 from .replica_manager import ReplicaManager
@@ -72,8 +72,8 @@ class ClusterBroker(Broker):
 
     def load(self) -> None:
         self._loop = asyncio.get_running_loop()
-        connect_timeout = int(setting(self.config, "zookeeper.connection.timeout.ms",
-                                      int(self.config["zookeeper.session.timeout.ms"]))) / 1000
+        connect_timeout = int(self.config["zookeeper.connection.timeout.ms"]
+                             or self.config["zookeeper.session.timeout.ms"]) / 1000
         self.zk.start(timeout=connect_timeout)
         self.zk.add_listener(self._on_zk_state)
         self.logs.load()
@@ -167,8 +167,8 @@ class ClusterBroker(Broker):
     async def _move_leadership_away(self) -> None:
         await self.replicas.stop_fetching()
         if self.config["controlled.shutdown.enable"] and self._registered:
-            retries = int(setting(self.config, "controlled.shutdown.max.retries", 3))
-            backoff = int(setting(self.config, "controlled.shutdown.retry.backoff.ms", 5000)) / 1000
+            retries = int(self.config["controlled.shutdown.max.retries"])
+            backoff = int(self.config["controlled.shutdown.retry.backoff.ms"]) / 1000
             for attempt in range(retries):
                 remaining = controlled_shutdown_moves(self.metadata, self.node_id)
                 # Our own writes are in the cache; let the replica manager step down (yield once).

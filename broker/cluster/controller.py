@@ -37,19 +37,6 @@ Decision = Callable[[LeaderAndIsr, list[int]], tuple[int, list[int]] | None]
 MAX_UPDATE_ATTEMPTS = 10
 
 
-def setting(config, name: str, default):
-    """A broker setting that may be missing from BrokerConfig's table (read from the raw properties)."""
-    values = getattr(config, "values", {})
-    if name in values and values[name] is not None:
-        return values[name]
-    raw = getattr(config, "original", {}).get(name)
-    if raw is None:
-        return default
-    if isinstance(default, bool):
-        return str(raw).strip().lower() == "true"
-    return type(default)(raw)
-
-
 def update_partition(metadata: ZkMetadata, topic: str, partition: int, decide: Decision, *,
                      controller_epoch: int | None = None, controller_epoch_version: int | None = None
                      ) -> LeaderAndIsr | None:
@@ -216,7 +203,7 @@ class Controller:
         log.info("broker %d is the controller (controller epoch %d)", self.node_id, self.epoch)
         self.broker_epochs = {b: info.epoch for b, info in self.metadata.brokers.items()}
         self._elect_offline_leaders()
-        if setting(self.config, "auto.leader.rebalance.enable", True):
+        if self.config["auto.leader.rebalance.enable"]:
             self._rebalance_task = asyncio.get_running_loop().create_task(self._rebalance_periodically())
 
     def _increment_epoch(self) -> None:
@@ -277,7 +264,7 @@ class Controller:
         meta = self.metadata.topic(topic)
         if meta is not None and "unclean.leader.election.enable" in meta.configs:
             return bool(meta.configs["unclean.leader.election.enable"])
-        return bool(setting(self.config, "unclean.leader.election.enable", False))
+        return bool(self.config["unclean.leader.election.enable"])
 
     def _on_brokers_failure(self, dead: set[int], live: set[int]) -> None:
         for topic, partition, replicas in list(self.metadata.partitions()):
@@ -304,7 +291,7 @@ class Controller:
     # -- preferred leaders -----------------------------------------------------------------------
 
     async def _rebalance_periodically(self) -> None:
-        interval = float(setting(self.config, "leader.imbalance.check.interval.seconds", 300))
+        interval = float(self.config["leader.imbalance.check.interval.seconds"])
         while self.active:
             await asyncio.sleep(max(interval, 0.1))
             try:
@@ -317,7 +304,7 @@ class Controller:
         if not self.active:
             return
         live = set(self.metadata.brokers)
-        threshold = float(setting(self.config, "leader.imbalance.per.broker.percentage", 10)) / 100
+        threshold = float(self.config["leader.imbalance.per.broker.percentage"]) / 100
         by_preferred: dict[int, list[tuple[str, int]]] = {}
         for topic, partition, replicas in self.metadata.partitions():
             if replicas:

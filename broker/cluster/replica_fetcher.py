@@ -22,7 +22,6 @@ from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.records import LOG_OVERHEAD
 from kafka_wire.schema import Writer
 
-from .controller import setting
 
 log = logging.getLogger("kafka_wire.cluster.fetcher")
 
@@ -101,12 +100,12 @@ class ReplicaFetcher:
         self.leader_id = leader_id
         self.partitions: dict[tuple[str, int], FollowedPartition] = {}
         config = broker.config
-        self.max_wait_ms = int(setting(config, "replica.fetch.wait.max.ms", 500))
-        self.min_bytes = int(setting(config, "replica.fetch.min.bytes", 1))
-        self.max_bytes = int(setting(config, "replica.fetch.response.max.bytes", 10485760))
-        self.partition_max_bytes = int(setting(config, "replica.fetch.max.bytes", 1048576))
-        self.backoff = int(setting(config, "replica.fetch.backoff.ms", 1000)) / 1000
-        self.socket_timeout = int(setting(config, "replica.socket.timeout.ms", 30000)) / 1000
+        self.max_wait_ms = int(config["replica.fetch.wait.max.ms"])
+        self.min_bytes = int(config["replica.fetch.min.bytes"])
+        self.max_bytes = int(config["replica.fetch.response.max.bytes"])
+        self.partition_max_bytes = int(config["replica.fetch.max.bytes"])
+        self.backoff = int(config["replica.fetch.backoff.ms"]) / 1000
+        self.socket_timeout = int(config["replica.socket.timeout.ms"]) / 1000
         self._changed = asyncio.Event()
         self._task = asyncio.get_running_loop().create_task(self._run())
         self._connection: BrokerConnection | None = None

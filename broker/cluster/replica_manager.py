@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from kafka_wire.errors import ErrorCode
 
-from .controller import restarted_leader, setting, update_partition
+from .controller import restarted_leader, update_partition
 from .replica_fetcher import ReplicaFetcherManager
 from .zk_metadata import NO_LEADER
 
@@ -71,7 +71,7 @@ class ReplicaManager:
         self.node_id = broker.node_id
         self.partitions: dict[tuple[str, int], HostedPartition] = {}
         self.fetchers = ReplicaFetcherManager(broker)
-        self.lag_time_max_ms = int(setting(broker.config, "replica.lag.time.max.ms", 30000))
+        self.lag_time_max_ms = int(broker.config["replica.lag.time.max.ms"])
         self._isr_task: asyncio.Task | None = None
         self.started = False
         self.fetching = True

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from broker.cluster.controller import elect_preferred, elect_without, setting
+from broker.cluster.controller import elect_preferred, elect_without
 from broker.cluster.replica_assignment import InvalidReplicationFactor, assign_replicas
 from broker.cluster.replica_fetcher import whole_batches
 from broker.cluster.zk_metadata import (
@@ -130,11 +130,19 @@ def test_only_whole_fetched_batches_are_appended():
     assert whole_batches(two[:20]) is None and whole_batches(b"") is None
 
 
-def test_settings_missing_from_the_config_table_come_from_the_raw_properties():
-    config = SimpleNamespace(values={"replica.lag.time.max.ms": 500}, original={"leader.imbalance.check.interval.seconds": "2"})
-    assert setting(config, "replica.lag.time.max.ms", 30000) == 500
-    assert setting(config, "leader.imbalance.check.interval.seconds", 300) == 2
-    assert setting(config, "auto.leader.rebalance.enable", True) is True
+def test_the_cluster_settings_are_read_from_the_broker_config_with_kafka_defaults():
+    from broker.config import BrokerConfig
+
+    config = BrokerConfig({"replica.lag.time.max.ms": "500", "leader.imbalance.check.interval.seconds": "2",
+                           "auto.leader.rebalance.enable": "false"})
+    assert config["replica.lag.time.max.ms"] == 500
+    assert config["leader.imbalance.check.interval.seconds"] == 2
+    assert config["auto.leader.rebalance.enable"] is False
+    defaults = BrokerConfig({})
+    assert (defaults["replica.fetch.wait.max.ms"], defaults["replica.fetch.max.bytes"],
+            defaults["controlled.shutdown.max.retries"], defaults["leader.imbalance.per.broker.percentage"]) == (
+        500, 1048576, 3, 10)
+    assert defaults["zookeeper.connection.timeout.ms"] is None  # then zookeeper.session.timeout.ms applies
 
 
 def test_a_restarted_leader_hands_over_to_a_live_isr_member_or_leads_in_a_new_epoch():
