@@ -179,6 +179,7 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("auto.leader.rebalance.enable", B, True),
         ConfigKey("num.network.threads", I, 3, minimum=1),
         ConfigKey("num.io.threads", I, 8, minimum=1),
+        ConfigKey("max.request.partition.size.limit", I, 2000, minimum=1),
         ConfigKey("broker.rack", S, None),
         ConfigKey("super.users", S, None),
         ConfigKey("allow.everyone.if.no.acl.found", B, False),
