@@ -25,6 +25,7 @@ from coordinator.group_coordinator import GroupCoordinator
 from coordinator.transaction_coordinator import TransactionCoordinator
 from coordinator.txn_markers import write_txn_markers
 
+from .leader_election import elect_leaders
 from .metadata_store import EmbeddedMetadata, TopicMeta
 from .security import attach as attach_security
 
@@ -207,6 +208,10 @@ class Broker:
 
     def controller_id(self) -> int:
         return self.node_id
+
+    def elect_leaders(self, election_type: int, requested):
+        """ElectLeaders: on a single node each partition's only replica leads already."""
+        return elect_leaders(self.metadata, election_type, requested, set(self.live_broker_ids()))
 
     def leadership_error(self, topic: str, partition: int) -> ErrorCode:
         """NONE when this broker leads the partition (always, on a single node)."""

@@ -214,6 +214,12 @@ class ClusterBroker(Broker):
     def controller_id(self) -> int:
         return self.metadata.controller_id
 
+    def elect_leaders(self, election_type: int, requested):
+        """ElectLeaders: the controller decides; None on any other broker (NOT_CONTROLLER)."""
+        if self.controller is None or not self.controller.active:
+            return None
+        return self.controller.elect_leaders(election_type, requested)
+
     def leadership_error(self, topic: str, partition: int) -> ErrorCode:
         return self.replicas.leadership_error(topic, partition)
 

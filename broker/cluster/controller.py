@@ -28,6 +28,9 @@ from dataclasses import replace
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
+from kafka_wire.errors import ErrorCode
+
+from ..leader_election import Outcome, elect_leaders, election_outcome
 from .zk_metadata import CONTROLLER_EPOCH_PATH, CONTROLLER_PATH, NO_LEADER, LeaderAndIsr, ZkMetadata
 
 log = logging.getLogger("kafka_wire.cluster.controller")
@@ -289,6 +292,34 @@ class Controller:
                 self._update(topic, partition, elect_without(dead, live, self._unclean(topic)))
 
     # -- preferred leaders -----------------------------------------------------------------------
+
+    def elect_leaders(self, election_type: int, requested):
+        """An admin's ElectLeaders (broker/leader_election.py decides); each election is written
+        with the controller epoch check, deciding again on the state it finds at write time."""
+        live = set(self.metadata.brokers)
+
+        def elect(topic: str, partition: int, planned: Outcome) -> Outcome:
+            decided: list[Outcome] = []
+
+            def decide(state: LeaderAndIsr, replicas: list[int]):
+                outcome = election_outcome(election_type, state.leader, state.isr, replicas, live)
+                decided.append(outcome)
+                return (outcome.leader, outcome.isr) if outcome.error == ErrorCode.NONE else None
+
+            self._update(topic, partition, decide)
+            if not self.active:
+                return Outcome(ErrorCode.NOT_CONTROLLER)
+            if not decided:
+                return Outcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                               message=f"No such partition as {topic}-{partition}")
+            if decided[-1].error != ErrorCode.NONE:
+                return decided[-1]  # the state changed since `planned` was decided
+            state = self.metadata.leader_and_isr(topic, partition)
+            if state is None or state.leader != decided[-1].leader:
+                return Outcome(ErrorCode.UNKNOWN_SERVER_ERROR, message="the election was not written")
+            return Outcome(ErrorCode.NONE)
+
+        return elect_leaders(self.metadata, election_type, requested, live, elect)
 
     async def _rebalance_periodically(self) -> None:
         interval = float(self.config["leader.imbalance.check.interval.seconds"])

@@ -1,0 +1,151 @@
+"""ElectLeaders (43) as Apache Kafka answers it: on the embedded single node, under ACLs, and in a
+ZooKeeper cluster where the controller really moves leadership back to the preferred replica.
+
+Sources (apache/kafka): controller/ReplicationControlManager.java electLeaders/electLeader,
+core/.../server/ControllerApis.scala handleElectLeaders, ElectLeadersRequest.getErrorResponse.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from confluent_kafka import ElectionType, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from broker.cluster.testing import running_cluster, zookeeper_available
+from broker.security.authorizer import AclOperation as Op, ResourceType as Res
+from broker.wire_client import WireClient
+from kafka_wire.errors import ErrorCode
+
+from wire_cases import create_topic, unique
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def elect(client, election_type: int | None, partitions: dict[str, list[int]] | None, version: int = 2):
+    body = {"topic_partitions": None if partitions is None else
+            [{"topic": t, "partitions": p} for t, p in partitions.items()], "timeout_ms": 10000}
+    if election_type is not None:
+        body["election_type"] = election_type
+    return client.call("ElectLeaders", version, body)
+
+
+def results(response) -> dict[tuple[str, int], int]:
+    return {(t.topic, p.partition_id): p.error_code for t in response.replica_election_results
+            for p in t.partition_result}
+
+
+@pytest.fixture
+def client(shared_broker):
+    with WireClient(shared_broker.bootstrap) as c:
+        yield c
+
+
+def test_on_a_single_node_no_election_is_ever_needed(client):
+    topic = unique("elect")
+    create_topic(client, topic, partitions=2)
+    for election_type in (0, 1):
+        response = elect(client, election_type, {topic: [0, 1]})
+        assert response.error_code == 0
+        assert results(response) == {(topic, 0): ErrorCode.ELECTION_NOT_NEEDED, (topic, 1): ErrorCode.ELECTION_NOT_NEEDED}
+    # v0 has no election type: a preferred election.
+    assert results(elect(client, None, {topic: [0]}, version=0)) == {(topic, 0): ErrorCode.ELECTION_NOT_NEEDED}
+    # Every partition: those that needed no election are left out.
+    assert results(elect(client, 0, None)) == {}
+
+
+def test_unknown_partitions_and_election_types(client):
+    topic = unique("elect-unknown")
+    create_topic(client, topic)
+    response = elect(client, 0, {topic: [3], "no-such-topic-elect": [0]})
+    partition_results = {(t.topic, p.partition_id): (p.error_code, p.error_message)
+                         for t in response.replica_election_results for p in t.partition_result}
+    assert partition_results == {
+        (topic, 3): (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic}-3"),
+        ("no-such-topic-elect", 0): (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "No such topic as no-such-topic-elect")}
+    invalid = elect(client, 7, {topic: [0]})
+    assert invalid.error_code == ErrorCode.INVALID_REQUEST
+    assert results(invalid) == {(topic, 0): ErrorCode.INVALID_REQUEST}
+
+
+def test_confluent_admin_elect_leaders(shared_broker, client):
+    topic = unique("elect-confluent")
+    create_topic(client, topic)
+    admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap})
+    future = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, 0)])
+    answered = future.result(timeout=30)
+    [(partition, error)] = answered.items()
+    assert (partition.topic, partition.partition) == (topic, 0)
+    assert error is not None and error.code() == ErrorCode.ELECTION_NOT_NEEDED
+
+
+def test_alter_on_the_cluster_is_required(tmp_path):
+    from tests.integration.test_security_acls import PASSWORDS, grant
+    from tests.integration.test_security import connect, sasl_login
+    from broker.security.credentials import CredentialStore
+    from broker.testing import BrokerProcess, free_port
+    from kafka_wire.sasl import SCRAM_MECHANISMS
+
+    port = free_port()
+    broker = BrokerProcess(tmp_path / "acl", port=port, config={
+        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port}",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:admin", "sasl.enabled.mechanisms": "SCRAM-SHA-256"})
+    store = CredentialStore(broker.log_dir)
+    for user in ("admin", "alice"):
+        store.set_password(user, PASSWORDS[user], SCRAM_MECHANISMS["SCRAM-SHA-256"])
+    broker.start()
+    try:
+        with sasl_login(connect(broker.bootstrap), "admin", PASSWORDS["admin"]) as admin, \
+                sasl_login(connect(broker.bootstrap), "alice", PASSWORDS["alice"]) as alice:
+            topic = unique("elect-acl")
+            create_topic(admin, topic)
+            denied = elect(alice, 0, {topic: [0]})
+            assert denied.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            assert results(denied) == {(topic, 0): ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
+            assert results(elect(alice, 0, None)) == {}  # all partitions: nothing listed
+            grant(admin, Res.CLUSTER, "kafka-cluster", Op.ALTER)
+            assert results(elect(alice, 0, {topic: [0]})) == {(topic, 0): ErrorCode.ELECTION_NOT_NEEDED}
+    finally:
+        problems = broker.finish()
+        assert not problems, "\n".join(problems) + "\n" + broker.log_report()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if not zookeeper_available():
+        message = "ZooKeeper (Debian package zookeeper) is not installed; run scripts/setup-tests.sh"
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    # Without the controller's own rebalancing, only ElectLeaders brings the preferred leader back.
+    with running_cluster(2, config={"auto.leader.rebalance.enable": "false",
+                                    "offsets.topic.replication.factor": 2, "default.replication.factor": 2}) as started:
+        yield started
+
+
+def test_the_controller_moves_leadership_back_to_the_preferred_replica(cluster):
+    topic = "elect-preferred"
+    cluster.create_topic(topic, replication_factor=2)
+    preferred = cluster.wait_for_leader(topic)
+    other = next(i for i in cluster.brokers if i != preferred)
+    assert cluster.brokers[preferred].stop() == 0
+    cluster.wait_for(lambda: cluster.leader_of(topic) == other, 20, "leadership moved to the other replica")
+    cluster.brokers[preferred].start()
+    cluster.wait_for_isr(topic, 0, {preferred, other}, timeout=30)
+    assert cluster.leader_of(topic) == other  # nothing moves it back by itself
+
+    controller = cluster.metadata(via=other).controller_id
+    not_controller = next(i for i in cluster.brokers if i != controller)
+    with WireClient(cluster.brokers[not_controller].bootstrap) as client:
+        refused = elect(client, 0, {topic: [0]})
+        assert refused.error_code == ErrorCode.NOT_CONTROLLER
+    with WireClient(cluster.brokers[controller].bootstrap) as client:
+        assert results(elect(client, 1, {topic: [0]})) == {(topic, 0): ErrorCode.ELECTION_NOT_NEEDED}  # leader is live
+        assert results(elect(client, 0, {topic: [0]})) == {(topic, 0): ErrorCode.NONE}
+    cluster.wait_for(lambda: cluster.leader_of(topic) == preferred, 20, "the preferred replica leads again")
+    # A real client: librdkafka sends it to the controller itself.
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    answered = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, 0)]).result(timeout=30)
+    assert [e.code() if e is not None else 0 for e in answered.values()] == [ErrorCode.ELECTION_NOT_NEEDED]
