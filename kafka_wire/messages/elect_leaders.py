@@ -24,7 +24,7 @@ API = Api(
             Field("partition_result", Array("PartitionResult", [
                 Field("partition_id", INT32),
                 Field("error_code", INT16),
-                Field("error_message", STRING, nullable="0+", default=None),
+                Field("error_message", STRING, nullable="0+"),
             ])),
         ])),
     ],
