@@ -1,8 +1,10 @@
-"""ElectLeaders (43) as Apache Kafka answers it: on the embedded single node, under ACLs, and in a
-ZooKeeper cluster where the controller really moves leadership back to the preferred replica.
+"""ElectLeaders (43) and ListPartitionReassignments (46) as Apache Kafka answers them: on the
+embedded single node, under ACLs, and in a ZooKeeper cluster where the controller really moves
+leadership back to the preferred replica.
 
-Sources (apache/kafka): controller/ReplicationControlManager.java electLeaders/electLeader,
-core/.../server/ControllerApis.scala handleElectLeaders, ElectLeadersRequest.getErrorResponse.
+Sources (apache/kafka): controller/ReplicationControlManager.java electLeaders/electLeader and
+listPartitionReassignments, core/.../server/ControllerApis.scala handleElectLeaders and
+handleListPartitionReassignments, ElectLeadersRequest.getErrorResponse.
 """
 
 from __future__ import annotations
@@ -80,7 +82,20 @@ def test_confluent_admin_elect_leaders(shared_broker, client):
     assert error is not None and error.code() == ErrorCode.ELECTION_NOT_NEEDED
 
 
-def test_alter_on_the_cluster_is_required(tmp_path):
+def list_reassignments(client, topics: dict[str, list[int]] | None = None):
+    return client.call("ListPartitionReassignments", 0, {"timeout_ms": 10000, "topics": None if topics is None else
+                       [{"name": t, "partition_indexes": p} for t, p in topics.items()]})
+
+
+def test_no_reassignment_is_ever_in_progress(client):
+    topic = unique("reassign")
+    create_topic(client, topic, partitions=2)
+    for asked in (None, {topic: [0, 1]}, {"no-such-topic-reassign": [0]}):
+        response = list_reassignments(client, asked)
+        assert (response.error_code, response.error_message, response.topics) == (0, None, [])
+
+
+def test_cluster_acls_are_required(tmp_path):
     from tests.integration.test_security_acls import PASSWORDS, grant
     from tests.integration.test_security import connect, sasl_login
     from broker.security.credentials import CredentialStore
@@ -101,12 +116,15 @@ def test_alter_on_the_cluster_is_required(tmp_path):
                 sasl_login(connect(broker.bootstrap), "alice", PASSWORDS["alice"]) as alice:
             topic = unique("elect-acl")
             create_topic(admin, topic)
+            listing = list_reassignments(alice)
+            assert listing.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED and listing.topics == []
             denied = elect(alice, 0, {topic: [0]})
             assert denied.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
             assert results(denied) == {(topic, 0): ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
             assert results(elect(alice, 0, None)) == {}  # all partitions: nothing listed
-            grant(admin, Res.CLUSTER, "kafka-cluster", Op.ALTER)
+            grant(admin, Res.CLUSTER, "kafka-cluster", Op.ALTER)  # ALTER implies DESCRIBE, as in Kafka
             assert results(elect(alice, 0, {topic: [0]})) == {(topic, 0): ErrorCode.ELECTION_NOT_NEEDED}
+            assert list_reassignments(alice).error_code == 0
     finally:
         problems = broker.finish()
         assert not problems, "\n".join(problems) + "\n" + broker.log_report()
