@@ -20,6 +20,7 @@ from broker.security.authorizer import AclOperation as Op, ResourceType as Res
 from broker.wire_client import WireClient
 from kafka_wire.errors import ErrorCode
 
+from tests.integration.test_security_acls import acl_broker, grant, login  # noqa: F401 (acl_broker: a fixture)
 from wire_cases import create_topic, unique
 
 pytestmark = pytest.mark.timeout(240)
@@ -95,39 +96,19 @@ def test_no_reassignment_is_ever_in_progress(client):
         assert (response.error_code, response.error_message, response.topics) == (0, None, [])
 
 
-def test_cluster_acls_are_required(tmp_path):
-    from tests.integration.test_security_acls import PASSWORDS, grant
-    from tests.integration.test_security import connect, sasl_login
-    from broker.security.credentials import CredentialStore
-    from broker.testing import BrokerProcess, free_port
-    from kafka_wire.sasl import SCRAM_MECHANISMS
-
-    port = free_port()
-    broker = BrokerProcess(tmp_path / "acl", port=port, config={
-        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port}",
-        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "super.users": "User:admin", "sasl.enabled.mechanisms": "SCRAM-SHA-256"})
-    store = CredentialStore(broker.log_dir)
-    for user in ("admin", "alice"):
-        store.set_password(user, PASSWORDS[user], SCRAM_MECHANISMS["SCRAM-SHA-256"])
-    broker.start()
-    try:
-        with sasl_login(connect(broker.bootstrap), "admin", PASSWORDS["admin"]) as admin, \
-                sasl_login(connect(broker.bootstrap), "alice", PASSWORDS["alice"]) as alice:
-            topic = unique("elect-acl")
-            create_topic(admin, topic)
-            listing = list_reassignments(alice)
-            assert listing.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED and listing.topics == []
-            denied = elect(alice, 0, {topic: [0]})
-            assert denied.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-            assert results(denied) == {(topic, 0): ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
-            assert results(elect(alice, 0, None)) == {}  # all partitions: nothing listed
-            grant(admin, Res.CLUSTER, "kafka-cluster", Op.ALTER)  # ALTER implies DESCRIBE, as in Kafka
-            assert results(elect(alice, 0, {topic: [0]})) == {(topic, 0): ErrorCode.ELECTION_NOT_NEEDED}
-            assert list_reassignments(alice).error_code == 0
-    finally:
-        problems = broker.finish()
-        assert not problems, "\n".join(problems) + "\n" + broker.log_report()
+def test_cluster_acls_are_required(acl_broker):
+    with login(acl_broker, "admin") as admin, login(acl_broker, "erin") as erin:
+        topic = unique("elect-acl")
+        create_topic(admin, topic)
+        listing = list_reassignments(erin)
+        assert listing.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED and listing.topics == []
+        denied = elect(erin, 0, {topic: [0]})
+        assert denied.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        assert results(denied) == {(topic, 0): ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
+        assert results(elect(erin, 0, None)) == {}  # all partitions: nothing listed
+        grant(admin, Res.CLUSTER, "kafka-cluster", Op.ALTER, principal="User:erin")  # ALTER implies DESCRIBE
+        assert results(elect(erin, 0, {topic: [0]})) == {(topic, 0): ErrorCode.ELECTION_NOT_NEEDED}
+        assert list_reassignments(erin).error_code == 0
 
 
 @pytest.fixture(scope="module")
