@@ -1,5 +1,6 @@
-"""What the client tools (`kafka-wire topics|groups|produce|consume`) share: the connection
-options, error reporting, Kafka's Uuid spelling and its left-aligned tables."""
+"""What the client tools (`kafka-wire topics|groups|produce|consume|acls|users`) share: the connection
+options (--bootstrap-server, and --command-config: Kafka's client properties file for TLS and
+SASL), error reporting, Kafka's Uuid spelling and its left-aligned tables."""
 
 from __future__ import annotations
 
@@ -9,19 +10,55 @@ import re
 import sys
 import uuid
 
-from .wire_client import ClusterClient, KafkaError, UnsupportedVersion
+from .config import ConfigError, parse_properties
+from .wire_client import (
+    ClientConfigError,
+    ClientSecurity,
+    ClusterClient,
+    ConnectionClosed,
+    KafkaError,
+    UnsupportedVersion,
+)
+
+COMMAND_CONFIG_HELP = ("Kafka client properties for a secured listener: security.protocol, sasl.mechanism, "
+                       "sasl.jaas.config, ssl.truststore.location (PEM), ssl.keystore.location, "
+                       "ssl.endpoint.identification.algorithm")
 
 
-def add_connection_arguments(parser) -> None:
+def add_connection_arguments(parser, config_aliases: tuple[str, ...] = ()) -> None:
+    """--bootstrap-server and friends; `config_aliases` are the other names a Kafka tool gives
+    --command-config (kafka-console-producer.sh's --producer.config)."""
     parser.add_argument("--bootstrap-server", "--bootstrap", dest="bootstrap_server", required=True,
                         metavar="HOST:PORT", help="broker(s) to connect to, comma separated")
+    add_command_config_argument(parser, config_aliases)
     parser.add_argument("--request-timeout-ms", type=int, default=30000,
                         help="how long to wait for a broker's answer (default 30000)")
     parser.add_argument("--client-id", default="kafka-wire-tools", help="client.id sent with requests")
 
 
+def add_command_config_argument(parser, config_aliases: tuple[str, ...] = ()) -> None:
+    parser.add_argument("--command-config", *config_aliases, dest="command_config", metavar="FILE",
+                        help=COMMAND_CONFIG_HELP)
+
+
+def client_security(args) -> ClientSecurity | None:
+    """The security settings of --command-config, or None without one (a PLAINTEXT listener)."""
+    path = getattr(args, "command_config", None)
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            props = parse_properties(f.read())
+        return ClientSecurity.from_properties(props)
+    except OSError as error:
+        raise ToolError(f"cannot read the client properties {path}: {error.strerror or error}") from None
+    except (ClientConfigError, ConfigError) as error:
+        raise ToolError(f"{path}: {error}") from None
+
+
 def connect(args) -> ClusterClient:
-    return ClusterClient(args.bootstrap_server, timeout=args.request_timeout_ms / 1000, client_id=args.client_id)
+    return ClusterClient(args.bootstrap_server, timeout=args.request_timeout_ms / 1000, client_id=args.client_id,
+                         security=client_security(args))
 
 
 class ToolError(Exception):
@@ -42,12 +79,27 @@ def reports_errors(run):
         except UnsupportedVersion as error:
             print(f"Error: {error}", file=sys.stderr)
         except (OSError, ConnectionError) as error:
-            print(f"Error: cannot reach {args.bootstrap_server}: {error}", file=sys.stderr)
+            print(f"Error: cannot reach {args.bootstrap_server}: {error}{connection_hint(args, error)}",
+                  file=sys.stderr)
         except KeyboardInterrupt:
             return 130
         return 1
 
     return wrapper
+
+
+def connection_hint(args, error: BaseException) -> str:
+    """Why a broker may hang up on a tool: a secured listener and no (or the wrong) client settings."""
+    text = str(error)
+    # ClusterClient folds a failed first connection into one message, hence the text checks; a TLS
+    # client that a plaintext listener hangs up on sees an unexpected EOF in the handshake.
+    closed = isinstance(error, ConnectionClosed) or any(
+        sign in text for sign in ("connection closed by the broker", "UNEXPECTED_EOF", "WRONG_VERSION_NUMBER"))
+    if not closed:
+        return ""
+    if getattr(args, "command_config", None):
+        return " (does security.protocol in the client properties match the listener?)"
+    return " (a listener with SSL or SASL needs --command-config with security.protocol and its settings)"
 
 
 def kafka_uuid(value: uuid.UUID | None) -> str:

@@ -361,6 +361,10 @@ class ScramClient:
         nonce, salt, iterations = attrs["r"], base64.b64decode(attrs["s"]), int(attrs["i"])
         if not nonce.startswith(self.nonce):
             raise ValueError("server nonce does not extend ours")
+        if iterations < self.mechanism.min_iterations:
+            # As Kafka's ScramSaslClient: a server asking for fewer makes the proof cheap to attack.
+            raise ValueError(f"requested iterations {iterations} is less than the minimum "
+                             f"{self.mechanism.min_iterations} for {self.mechanism.name}")
         m = self.mechanism
         salted = m.salted_password(self.password, salt, iterations)
         client_key = m.hmac(salted, b"Client Key")

@@ -483,7 +483,7 @@ def _rejoin(member: GroupMember, consumer: ConsoleConsumer) -> None:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("consume", help="print records of a topic (kafka-console-consumer)")
-    add_connection_arguments(parser)
+    add_connection_arguments(parser, ("--consumer.config",))
     parser.add_argument("--topic", required=True)
     parser.add_argument("--group", help="consume as a member of this consumer group (offsets are committed)")
     parser.add_argument("--from-beginning", action="store_true",

@@ -188,7 +188,7 @@ def run(args) -> int:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("produce", help="send lines of standard input as records (kafka-console-producer)")
-    add_connection_arguments(parser)
+    add_connection_arguments(parser, ("--producer.config",))
     parser.add_argument("--topic", required=True)
     parser.add_argument("--key-separator", metavar="SEP",
                         help="each line is KEY<SEP>VALUE (as parse.key=true key.separator=SEP)")

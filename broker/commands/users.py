@@ -22,6 +22,9 @@ import sys
 
 from kafka_wire.sasl import SCRAM_MECHANISMS
 
+from ..tool_support import ToolError, add_command_config_argument, client_security
+from ..wire_client import KafkaError, WireClient
+
 DEFAULT_ITERATIONS = 4096
 
 
@@ -53,9 +56,7 @@ def _mechanisms(args) -> list:
 
 
 def _wire_call(args, api: str, body: dict):
-    from ..wire_client import WireClient
-
-    with WireClient(args.bootstrap_server) as client:
+    with WireClient(args.bootstrap_server, security=client_security(args)) as client:
         return client.call(api, 0, body)
 
 
@@ -155,7 +156,7 @@ def _run(action):
     def run(args) -> int:
         try:
             return action(args)
-        except (ValueError, OSError) as error:
+        except (ValueError, OSError, KafkaError, ToolError) as error:
             print(f"Error: {error}", file=sys.stderr)
             return 1
 
@@ -171,7 +172,8 @@ def register(subparsers) -> None:
         where.add_argument("--data-dir", help="the broker's data directory (its first log.dirs entry)")
         where.add_argument("--config", help="the broker's server.properties (its log.dirs is used)")
         where.add_argument("--bootstrap-server", metavar="HOST:PORT",
-                           help="change a running broker over the wire (a listener without SASL)")
+                           help="change a running broker over the wire (AlterUserScramCredentials)")
+        add_command_config_argument(sub)
         sub.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                          help="broker property overrides, e.g. --set log.dirs=/data (with --config or alone)")
 

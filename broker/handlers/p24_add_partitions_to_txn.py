@@ -4,6 +4,8 @@ v0-3 carry one producer's transaction; v4 (KIP-890, sent by partition leaders) c
 each either added or, with `verify_only`, only checked. As in Kafka's KafkaApis: partitions of
 unknown topics fail with UNKNOWN_TOPIC_OR_PARTITION and the others of that transaction with
 OPERATION_NOT_ATTEMPTED; clients older than v2 get INVALID_PRODUCER_EPOCH for PRODUCER_FENCED.
+Clients (v0-3) need WRITE on the transactional id and on each topic; a v4 batch comes from another
+broker and needs CLUSTER_ACTION on the cluster (else CLUSTER_AUTHORIZATION_FAILED at the top level).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..security.authorizer import AclOperation, ResourceType
+from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["AddPartitionsToTxn"]
 
@@ -52,6 +54,9 @@ async def handle(broker, ctx, request):
         errors = add_partitions(broker, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
                                 request.v3_and_below_producer_epoch, partitions, version)
         return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": topic_results(errors)}
+    if not broker.authorizer.authorize(ctx, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                "results_by_transaction": []}
     results = []
     for txn in request.transactions:
         partitions = [(t.name, p) for t in txn.topics for p in t.partitions]

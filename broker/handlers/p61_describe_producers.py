@@ -1,11 +1,23 @@
-"""DescribeProducers (61): the producers a partition's leader knows, with their open transaction (KIP-664)."""
+"""DescribeProducers (61): the producers a partition's leader knows, with their open transaction (KIP-664).
+
+As in Kafka's KafkaApis, describing a partition's producers needs READ on its topic; a partition
+of a topic the principal may not read answers TOPIC_AUTHORIZATION_FAILED (checked before whether
+the partition exists, so the answer does not tell which topics exist).
+"""
 
 from __future__ import annotations
 
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..security.authorizer import AclOperation, ResourceType
+
 API = APIS_BY_NAME["DescribeProducers"]
+
+
+def partition_error(partition: int, error: ErrorCode) -> dict:
+    return {"partition_index": partition, "error_code": int(error), "error_message": error.message,
+            "active_producers": []}
 
 
 def describe_partition(broker, topic: str, partition: int) -> dict:
@@ -28,6 +40,13 @@ def describe_partition(broker, topic: str, partition: int) -> dict:
 
 
 async def handle(broker, ctx, request):
-    topics = [{"name": t.name, "partitions": [describe_partition(broker, t.name, p) for p in t.partition_indexes]}
-              for t in request.topics]
+    readable = broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC,
+                                                   {t.name for t in request.topics})
+    topics = []
+    for t in request.topics:
+        if t.name in readable:
+            partitions = [describe_partition(broker, t.name, p) for p in t.partition_indexes]
+        else:
+            partitions = [partition_error(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in t.partition_indexes]
+        topics.append({"name": t.name, "partitions": partitions})
     return {"throttle_time_ms": 0, "topics": topics}
