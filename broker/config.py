@@ -8,6 +8,7 @@ Every broker key we read is declared once here with Kafka's type and default. To
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -150,6 +151,11 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("group.min.session.timeout.ms", I, 6000),
         ConfigKey("group.max.session.timeout.ms", I, 1800000),
         ConfigKey("group.max.size", I, 2147483647, minimum=1),
+        # KIP-848 consumer groups (ConsumerGroupHeartbeat): Kafka 4.x names and defaults.
+        ConfigKey("group.consumer.session.timeout.ms", I, 45000, minimum=1),
+        ConfigKey("group.consumer.heartbeat.interval.ms", I, 5000, minimum=1),
+        ConfigKey("group.consumer.max.size", I, 2147483647, minimum=1),
+        ConfigKey("group.consumer.assignors", LS, ["uniform", "range"]),
         ConfigKey("transaction.state.log.num.partitions", I, 50, minimum=1),
         ConfigKey("transaction.state.log.replication.factor", ConfigType.SHORT, 3, minimum=1),
         ConfigKey("transaction.state.log.min.isr", I, 2, minimum=1),
@@ -271,6 +277,34 @@ def broker_synonyms(name: str) -> tuple[str, ...]:
     return (name,)
 
 
+# Broker configs that AlterConfigs/IncrementalAlterConfigs may change at run time (Kafka's
+# DynamicBrokerConfig.AllDynamicConfigs, limited to those this broker applies live): the broker
+# defaults of topic configs (every synonym, as Kafka's DynamicLogConfig) and the connection quotas.
+DYNAMIC_BROKER_KEYS = frozenset({
+    *TOPIC_TO_BROKER.values(),
+    "log.roll.hours", "log.roll.jitter.hours", "log.retention.minutes", "log.retention.hours",
+    "log.flush.scheduler.interval.ms",
+    "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
+})
+
+
+def scala_set(names) -> str:
+    """A set of names as Kafka's messages print a Scala Set: Set(a, b)."""
+    return "Set(" + ", ".join(names) + ")"
+
+
+def validate_dynamic_broker_configs(props: dict[str, str | None]) -> None:
+    """Kafka's DynamicBrokerConfig.validateConfigs for a resource's complete new set of dynamic
+    configs: only dynamic keys, each with a valid value. Raises ConfigError with Kafka's message
+    (the broker answers INVALID_REQUEST with it, ConfigAdminManager.validateBrokerConfigChange).
+    Keys this broker does not know are refused too: it could not apply them."""
+    fixed = [name for name in props if name not in DYNAMIC_BROKER_KEYS]
+    if fixed:
+        raise ConfigError(f"Cannot update these configs dynamically: {scala_set(fixed)}")
+    for name, raw in props.items():
+        BROKER_KEYS[name].parse(raw)
+
+
 def parse_properties(text: str) -> dict[str, str]:
     """Java .properties, as java.util.Properties.load reads them: `key=value`, `key: value` or
     `key value`; `#` and `!` comment lines; a line ending in an odd number of backslashes
@@ -369,6 +403,29 @@ class BrokerConfig:
             self.values[name] = key.parse(raw)
             self.explicit.add(name)
         self._validate()
+        # Dynamic broker configs (KIP-226) overlay the static ones: the cluster-wide defaults,
+        # then this broker's own (set_dynamic).
+        self.static_values = dict(self.values)
+        self.dynamic_default: dict[str, str] = {}
+        self.dynamic_broker: dict[str, str] = {}
+
+    def set_dynamic(self, default: dict[str, str], per_broker: dict[str, str]) -> None:
+        """Overlay the dynamic configs of the default broker, then of this broker, on the static
+        configuration, as Kafka's DynamicBrokerConfig does (each key on its own: a static
+        log.retention.ms still outranks a dynamic log.retention.hours, its lower synonym)."""
+        values = dict(self.static_values)
+        for layer in (default, per_broker):
+            for name, raw in layer.items():
+                key = BROKER_KEYS.get(name)
+                if key is None:
+                    continue
+                try:
+                    values[name] = key.parse(raw)
+                except ConfigError as exc:  # stored by an older version with other rules: keep starting
+                    logging.getLogger("kafka_wire.broker").warning("ignoring dynamic config %s=%s: %s", name, raw, exc)
+        self.values = values
+        self.dynamic_default = dict(default)
+        self.dynamic_broker = dict(per_broker)
 
     @classmethod
     def load(cls, path: str | None, overrides: list[str] | None = None) -> BrokerConfig:
@@ -453,17 +510,23 @@ class BrokerConfig:
         return {name: self._topic_default_from_broker(name) for name in TOPIC_KEYS}
 
     def config_synonyms(self, name: str, synonyms: tuple[str, ...]) -> list[tuple[str, str | None, ConfigSource]]:
-        """Kafka's ConfigHelper.configSynonyms for a static broker: (name, value, source) of each
-        synonym set in server.properties, then of each with a default, dropping those listed before
+        """Kafka's ConfigHelper.configSynonyms: (name, value, source) of each synonym set
+        dynamically for this broker, then for the default broker, then in server.properties,
+        then of each with a default, dropping those listed before
         the first entry for `name` itself (so a config set only through a lower-priority synonym,
         or not at all, has none)."""
         found = []
+        for source, layer in ((ConfigSource.DYNAMIC_BROKER_CONFIG, self.dynamic_broker),
+                              (ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, self.dynamic_default)):
+            for synonym in synonyms:
+                if synonym in layer:
+                    found.append((synonym, layer[synonym], source))
         for source, present in ((ConfigSource.STATIC_BROKER_CONFIG, lambda n: n in self.explicit),
                                 (ConfigSource.DEFAULT_CONFIG, lambda n: BROKER_KEYS[n].default is not None)):
             for synonym in synonyms:
                 if synonym in BROKER_KEYS and present(synonym):
                     key = BROKER_KEYS[synonym]
-                    value = self.values[synonym] if source == ConfigSource.STATIC_BROKER_CONFIG else key.default
+                    value = self.static_values[synonym] if source == ConfigSource.STATIC_BROKER_CONFIG else key.default
                     found.append((synonym, key.render(value), source))
         for i, (synonym, _, _) in enumerate(found):
             if synonym == name:

@@ -1,4 +1,5 @@
-"""Embedded cluster metadata: topics, topic IDs, partition counts and topic configs, on disk.
+"""Embedded cluster metadata: topics, topic IDs, partition counts, topic configs, dynamic broker
+configs and client quotas, on disk.
 
 Single-node default: this broker is every partition's leader and sole in-sync replica. The state
 is one JSON document rewritten atomically (temp file, fsync, rename) on every change, beside
@@ -101,6 +102,12 @@ class EmbeddedMetadata:
         self.cluster_id = ""
         self.topics: dict[str, TopicMeta] = {}
         self._by_id: dict[uuid.UUID, TopicMeta] = {}
+        # Dynamic broker configs (KIP-226) as the strings they were set to: "" holds the
+        # cluster-wide defaults, str(node id) this broker's own.
+        self.broker_configs: dict[str, dict[str, str]] = {}
+        # Client quotas (KIP-546): entity, a sorted tuple of (entity type, name or None for the
+        # default), -> {quota key: value}.
+        self.client_quotas: dict[tuple[tuple[str, str | None], ...], dict[str, float]] = {}
         # Leader epochs only change in cluster mode; 0 is the epoch of a freshly created partition.
         self.leader_epoch = 0
 
@@ -116,6 +123,10 @@ class EmbeddedMetadata:
                 meta = TopicMeta.from_json(item)
                 self.topics[meta.name] = meta
                 self._by_id[meta.topic_id] = meta
+            self.broker_configs = {name: dict(configs) for name, configs in data.get("broker_configs", {}).items()}
+            for item in data.get("client_quotas", []):
+                entity = tuple(sorted((kind, name) for kind, name in item["entity"]))
+                self.client_quotas[entity] = {k: float(v) for k, v in item["values"].items()}
 
     def _load_meta_properties(self) -> str:
         path = self.dir / META_PROPERTIES
@@ -137,6 +148,11 @@ class EmbeddedMetadata:
 
     def _save(self) -> None:
         data = {"topics": [t.to_json() for t in self.topics.values()]}
+        if self.broker_configs:
+            data["broker_configs"] = self.broker_configs
+        if self.client_quotas:
+            data["client_quotas"] = [{"entity": [list(part) for part in entity], "values": values}
+                                     for entity, values in self.client_quotas.items()]
         _atomic_write(self.dir / METADATA_FILE, json.dumps(data, indent=1, sort_keys=True))
 
     # -- queries -----------------------------------------------------------------------------
@@ -175,6 +191,27 @@ class EmbeddedMetadata:
 
     def set_topic_configs(self, name: str, configs: dict[str, object]) -> None:
         self.topics[name].configs = dict(configs)
+        self._save()
+
+    def set_broker_configs(self, resource_name: str, configs: dict[str, str]) -> None:
+        """Replace the dynamic configs of the default broker ("") or of a broker (its id)."""
+        if configs:
+            self.broker_configs[resource_name] = dict(configs)
+        else:
+            self.broker_configs.pop(resource_name, None)
+        self._save()
+
+    def set_client_quotas(self, changes: dict[tuple, dict[str, float | None]]) -> None:
+        """Apply quota changes per entity (None removes a key) and persist them at once."""
+        for entity, values in changes.items():
+            current = self.client_quotas.setdefault(entity, {})
+            for key, value in values.items():
+                if value is None:
+                    current.pop(key, None)
+                else:
+                    current[key] = float(value)
+            if not current:
+                del self.client_quotas[entity]
         self._save()
 
 

@@ -8,6 +8,7 @@ append lands.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 import time
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka_wire.errors import ErrorCode
+from log.checkpoints import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from log.errors import OffsetOutOfRange
 from log.log_manager import LogManager
 
@@ -22,10 +24,14 @@ from .produce_validation import validate_and_convert
 
 from .config import BrokerConfig
 from coordinator.group_coordinator import GroupCoordinator
+from coordinator.offsets_store import OFFSETS_TOPIC, OffsetsTopic
 from coordinator.transaction_coordinator import TransactionCoordinator
+from coordinator.txn_log import TRANSACTION_STATE_TOPIC
 from coordinator.txn_markers import write_txn_markers
 
+from .dynamic_broker_config import apply_dynamic_broker_configs
 from .leader_election import elect_leaders
+from .cluster.partition_reassignment import single_node_outcomes
 from .metadata_store import EmbeddedMetadata, TopicMeta
 from .security import attach as attach_security
 
@@ -123,15 +129,22 @@ class Broker:
         self.node_id = config.node_id
         data_dir = config.log_dirs[0]
         self.metadata = EmbeddedMetadata(data_dir, self.node_id)
-        self.logs = LogManager(config.log_dirs, config.topic_defaults())
+        # The fsyncs of rolls, flush.ms and checkpoints run on this thread, off the event loop (one
+        # worker: the jobs of a log finish in the order they were started).
+        self.log_flusher = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kafka-wire-log-flusher")
+        self.logs = LogManager(config.log_dirs, config.topic_defaults(), flusher=self.log_flusher)
         self.waiters = DataWaiters()
         self.producer_ids = ProducerIdManager(data_dir)
         self.started_at = time.time()
         self.server = None
-        # Transactional producers; started by `serve` after the groups (replays __transaction_state).
+        # Transactional producers; started by `start_coordinators` after the groups (replays
+        # __transaction_state).
         self.transactions = TransactionCoordinator()
-        # Consumer groups; started by `serve` after the logs are loaded (replays __consumer_offsets).
+        # Consumer groups; started by `start_coordinators` after the logs are loaded (replays
+        # __consumer_offsets), or by the first FindCoordinator when that topic does not exist yet.
         self.groups = GroupCoordinator()
+        self._groups_on_demand = False
+        self._groups_starting: asyncio.Task | None = None
         # SCRAM credentials and the ACL authorizer (self.credentials, self.authorizer): handlers check
         # requests with self.authorizer even when no server runs (tests that call handlers directly).
         attach_security(self)
@@ -141,6 +154,7 @@ class Broker:
 
     def load(self) -> None:
         self.metadata.load()
+        apply_dynamic_broker_configs(self)  # KIP-226 configs from the metadata, before the logs open
         self.logs.load()
         for meta in self.metadata.topics.values():
             for partition in range(meta.partitions):
@@ -152,17 +166,78 @@ class Broker:
             if meta is None or partition >= meta.partitions:
                 self.logs.delete_partition(topic, partition)
 
+    async def start_coordinators(self) -> None:
+        """Replay the internal topics that exist, before the listeners open (clients then never
+        see COORDINATOR_LOAD_IN_PROGRESS after a restart). As in Kafka, a broker does not create
+        __consumer_offsets or __transaction_state when it starts: the first FindCoordinator for a
+        group (or a transactional id) does (`coordinator_for`), so a fresh broker's Metadata
+        lists no internal topics. A cluster's group coordinator loads partitions as this broker
+        becomes their leader, and its FindCoordinator creates the topic (cluster/cluster_broker.py)."""
+        if type(self.groups) is GroupCoordinator and self.metadata.topic(OFFSETS_TOPIC) is None:
+            self._groups_on_demand = True
+        else:
+            await self.groups.start(self)
+        # After the groups: completing transactions left prepared settles offsets in __consumer_offsets.
+        await self.transactions.start(self)
+
+    def _ensure_coordinator(self, key_type: int) -> ErrorCode | None:
+        """None when the coordinator for this key type serves; otherwise the error to answer now.
+        The lookup that finds its internal topic missing creates it and is answered
+        COORDINATOR_NOT_AVAILABLE, as Kafka's KafkaApis.getCoordinator does (clients look up
+        again); the group coordinator then loads the new topic in the background."""
+        if key_type == 1:  # a transactional id
+            state_log = getattr(self.transactions, "state_log", None)
+            if state_log is None or self.metadata.topic(TRANSACTION_STATE_TOPIC) is not None:
+                return None  # (InitProducerId answers for a coordinator that was not started)
+            try:
+                state_log.ensure_created()
+            except Exception:
+                log.exception("could not create %s", TRANSACTION_STATE_TOPIC)
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if not self._groups_on_demand:
+            return None
+        starting = self._groups_starting
+        if starting is None:
+            try:
+                # The topic exists when this answer goes out; the replay (of nothing) follows.
+                OffsetsTopic(self).ensure_created()
+            except Exception:
+                log.exception("could not create %s", OFFSETS_TOPIC)
+                return ErrorCode.COORDINATOR_NOT_AVAILABLE
+            self._groups_starting = asyncio.get_running_loop().create_task(self.groups.start(self))
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if not starting.done():
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if starting.cancelled() or starting.exception() is not None:
+            if not starting.cancelled():
+                log.error("starting the group coordinator failed", exc_info=starting.exception())
+            self._groups_starting = None  # the next lookup tries again
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        self._groups_on_demand = False
+        return None
+
+    async def stop_coordinators(self) -> None:
+        if self._groups_starting is not None and not self._groups_starting.done():
+            self._groups_starting.cancel()
+            try:
+                await self._groups_starting
+            except (asyncio.CancelledError, Exception):
+                pass
+        await self.transactions.stop()
+        await self.groups.stop()
+
     def start_background_tasks(self) -> None:
         """Kafka's scheduled log work: time-based flushes, retention, offset checkpoints."""
         cfg = self.config
         flush_interval = min(int(cfg["log.flush.scheduler.interval.ms"]), 1000)
         self._background = [
-            asyncio.create_task(self._every(flush_interval, self.logs.flush_dirty_logs, "log flush")),
+            asyncio.create_task(self._every(flush_interval, self._flush_dirty_logs, "log flush")),
             asyncio.create_task(self._every(int(cfg["log.retention.check.interval.ms"]),
-                                            self.logs.delete_old_segments, "log retention")),
+                                            self._delete_old_segments, "log retention")),
             # Kafka checkpoints high watermarks every 5 s and recovery points every 60 s.
-            asyncio.create_task(self._every(5000, self.logs.checkpoint_high_watermarks, "checkpoint")),
-            asyncio.create_task(self._every(60000, self.logs.checkpoint_recovery_points, "checkpoint")),
+            asyncio.create_task(self._every(5000, lambda: self._checkpoint(REPLICATION_OFFSET_CHECKPOINT),
+                                            "checkpoint")),
+            asyncio.create_task(self._every(60000, self._checkpoint_recovery_points, "checkpoint")),
             asyncio.create_task(self.logs.cleaner.run(cfg["log.cleaner.enable"], int(cfg["log.cleaner.backoff.ms"]))),
         ]
 
@@ -171,14 +246,41 @@ class Broker:
         while True:
             await asyncio.sleep(max(interval_ms, 10) / 1000)
             try:
-                action()
+                await action()
             except Exception:
                 log.exception("scheduled %s failed", what)
+
+    # Kafka's scheduler threads do this work; here the fsyncs run on the log flusher thread and
+    # the event loop only takes the offsets and waits.
+
+    async def _checkpoint(self, file_name: str) -> None:
+        await asyncio.wrap_future(self.logs.checkpoint_later(file_name))
+
+    async def _checkpoint_recovery_points(self) -> None:
+        # Flushes under way (rolls) first: the checkpoint then records where they got to.
+        pending = [f for _, plog in self.logs.logs() for f in plog.pending_flushes()]
+        if pending:
+            await asyncio.wait([asyncio.wrap_future(f) for f in pending])
+        await self._checkpoint(RECOVERY_POINT_CHECKPOINT)
+
+    async def _flush_dirty_logs(self) -> None:
+        """flush.ms, and the log start offset checkpoint when DeleteRecords or retention moved one."""
+        pending = self.logs.start_dirty_flushes()
+        if pending:
+            await asyncio.wait([asyncio.wrap_future(f) for f in pending])
+            await self._checkpoint(RECOVERY_POINT_CHECKPOINT)
+        if self.logs.start_offsets_moved():
+            await self._checkpoint(LOG_START_OFFSET_CHECKPOINT)
+
+    async def _delete_old_segments(self) -> None:
+        if self.logs.delete_old_segments(checkpoint=False):
+            await self._checkpoint(LOG_START_OFFSET_CHECKPOINT)
 
     def close(self) -> None:
         for task in self._background:
             task.cancel()
         self.logs.close()
+        self.log_flusher.shutdown(wait=True)
 
     def advertised_endpoint(self, listener: str) -> tuple[str, int]:
         """The host and port clients should use for this broker on the given listener."""
@@ -213,12 +315,25 @@ class Broker:
         """ElectLeaders: on a single node each partition's only replica leads already."""
         return elect_leaders(self.metadata, election_type, requested, set(self.live_broker_ids()))
 
+    def alter_partition_reassignments(self, requested, allow_replication_factor_change):
+        """AlterPartitionReassignments: on a single node every partition is already on its only
+        valid target, this node (cluster/partition_reassignment.py)."""
+        return single_node_outcomes(self.metadata, self.node_id, requested, allow_replication_factor_change)
+
+    def list_partition_reassignments(self, requested):
+        """Ongoing reassignments, {(topic, partition): Reassignment}: never any on a single node."""
+        return {}
+
     def leadership_error(self, topic: str, partition: int) -> ErrorCode:
         """NONE when this broker leads the partition (always, on a single node)."""
         return ErrorCode.NONE
 
     def coordinator_for(self, key_type: int, key: str, listener: str) -> tuple[ErrorCode, int, str, int]:
-        """(error, node id, host, port) of the group or transaction coordinator for a key."""
+        """(error, node id, host, port) of the group or transaction coordinator for a key: this
+        node, once the internal topic exists (see `start_coordinators`)."""
+        error = self._ensure_coordinator(key_type)
+        if error is not None:
+            return error, -1, "", -1
         host, port = self.advertised_endpoint(listener)
         return ErrorCode.NONE, self.node_id, host, port
 

@@ -1,4 +1,4 @@
-"""What the client tools (`kafka-wire topics|groups|produce|consume|acls|users`) share: the connection
+"""What the client tools (`kafka-wire topics|groups|configs|produce|consume|acls|users`) share: the connection
 options (--bootstrap-server, and --command-config: Kafka's client properties file for TLS and
 SASL), error reporting, Kafka's Uuid spelling and its left-aligned tables."""
 

@@ -1,4 +1,5 @@
-"""Changing topic configs: the shared core of AlterConfigs and IncrementalAlterConfigs."""
+"""Changing topic configs: the shared core of AlterConfigs and IncrementalAlterConfigs (broker
+configs: broker/dynamic_broker_config.py)."""
 
 from __future__ import annotations
 
@@ -27,10 +28,8 @@ class ConfigChangeError(Exception):
 
 def apply_topic_configs(broker, resource_type: int, name: str, new_configs: dict | None,
                         validate_only: bool) -> tuple[ErrorCode, str | None]:
-    """Validate and (unless validate_only) store a topic's complete new set of overrides."""
-    if resource_type == BROKER:
-        return (ErrorCode.INVALID_REQUEST,
-                "Dynamic broker configs are not supported; set them in server.properties")
+    """Validate and (unless validate_only) store a topic's complete new set of overrides (BROKER
+    resources are broker/dynamic_broker_config.py's)."""
     if resource_type != TOPIC:
         return ErrorCode.INVALID_REQUEST, f"Unexpected resource type {resource_type}."
     invalid = validate_topic_name(name)

@@ -18,9 +18,12 @@ import time
 from collections.abc import Callable, Iterable
 
 from kafka_wire.errors import ErrorCode
+from kafka_wire.internal_records import decode_consumer_group_record
 from kafka_wire.record_codec import ControlRecordType, InvalidRecord, decode_control_key
 from kafka_wire.primitives import DecodeError
 
+from .consumer_group import ConsumerGroup
+from .consumer_group_coordinator import ConsumerGroupProtocol
 from .group import (
     COMPLETING_REBALANCE,
     DEAD,
@@ -102,8 +105,9 @@ def _sync_key(group_id: str) -> tuple:
     return ("sync", group_id)
 
 
-class GroupCoordinator:
-    """Every classic group of this broker and their committed offsets."""
+class GroupCoordinator(ConsumerGroupProtocol):
+    """Every group of this broker (classic, and KIP-848 consumer groups through the mixin) and
+    their committed offsets."""
 
     def __init__(self, *, clock_ms: Callable[[], int] = _wall_clock_ms) -> None:
         self.clock_ms = clock_ms
@@ -111,6 +115,7 @@ class GroupCoordinator:
         self.timer = CoordinatorTimer()
         self.offsets_topic: OffsetsTopic | None = None
         self.config = None
+        self.broker = None
         self.active = False
         self.loading = False
         self._expiration_task: asyncio.Task | None = None
@@ -120,6 +125,7 @@ class GroupCoordinator:
     async def start(self, broker) -> None:
         """Create __consumer_offsets when missing, replay it, then serve (and expire offsets)."""
         self.config = broker.config
+        self.broker = broker
         self.offsets_topic = OffsetsTopic(broker)
         partitions = self.offsets_topic.ensure_created()
         self.active = True
@@ -149,6 +155,8 @@ class GroupCoordinator:
             self._expiration_task = None
         self.timer.cancel_all()
         for group in self.groups.values():
+            if isinstance(group, ConsumerGroup):
+                continue
             for member in list(group.members.values()):
                 group.complete_join(member, join_response(ErrorCode.NOT_COORDINATOR, member.member_id))
                 group.complete_sync(member, sync_response(ErrorCode.NOT_COORDINATOR))
@@ -205,6 +213,10 @@ class GroupCoordinator:
         future = asyncio.get_running_loop().create_future()
         is_unknown = member_id == UNKNOWN_MEMBER_ID
         group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            group = self._classic_group_replacing(group)
+            if group is None:
+                return join_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
         if group is None:
             if not is_unknown:
                 return join_response(ErrorCode.UNKNOWN_MEMBER_ID, member_id)
@@ -540,6 +552,10 @@ class GroupCoordinator:
 
     def _reschedule_heartbeat(self, group: ClassicGroup, member: GroupMember, timeout_ms: int | None = None) -> None:
         member_id = member.member_id
+        if isinstance(group, ConsumerGroup):
+            # A loaded consumer group's member (cluster failover): its session timeout applies.
+            self._schedule_consumer_session(group, member_id)
+            return
         self.timer.schedule(_heartbeat_key(group.group_id, member_id),
                             member.session_timeout_ms if timeout_ms is None else timeout_ms,
                             lambda: self._expire_heartbeat(group, member_id))
@@ -584,7 +600,7 @@ class GroupCoordinator:
         if error is not None:
             return sync_response(error)
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, ConsumerGroup):
             return sync_response(ErrorCode.UNKNOWN_MEMBER_ID)
         error = self._sync_error(group, generation_id, member_id, group_instance_id, protocol_type, protocol_name)
         if error is not None:
@@ -651,7 +667,7 @@ class GroupCoordinator:
         if error is not None:
             return error
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, ConsumerGroup):
             return ErrorCode.UNKNOWN_MEMBER_ID
         if group.is_in(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -680,7 +696,7 @@ class GroupCoordinator:
         if error is not None:
             return error, []
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, ConsumerGroup):
             return ErrorCode.NONE, [(m, i, ErrorCode.UNKNOWN_MEMBER_ID) for m, i in members]
         if group.is_in(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
@@ -716,8 +732,8 @@ class GroupCoordinator:
     # == OffsetCommit ================================================================================
 
     def commit_offsets(self, *, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
-                       offsets: list[tuple[str, int, int, int, str | None]], retention_time_ms: int = -1
-                       ) -> dict[TopicPartition, ErrorCode]:
+                       offsets: list[tuple[str, int, int, int, str | None]], retention_time_ms: int = -1,
+                       api_version: int = 8) -> dict[TopicPartition, ErrorCode]:
         """Commit (topic, partition, offset, leader epoch, metadata) for a group; durable when
         this returns. Returns the error per partition."""
         partitions = [(t, p) for t, p, *_ in offsets]
@@ -733,10 +749,16 @@ class GroupCoordinator:
             # A consumer using assign(), or the admin client: a "simple" group that only stores offsets.
             group = ClassicGroup(group_id, self.clock_ms())
             self.groups[group_id] = group
-        error = self._offset_commit_error(group, generation_id, member_id, group_instance_id, transactional=False)
+        if isinstance(group, ConsumerGroup):
+            error = self._consumer_offset_commit_error(group, generation_id, member_id, group_instance_id,
+                                                       transactional=False, api_version=api_version)
+        else:
+            error = self._offset_commit_error(group, generation_id, member_id, group_instance_id, transactional=False)
         if error is not None:
             return dict.fromkeys(partitions, error)
         results = self._store_offsets(group, offsets, retention_time_ms)
+        if isinstance(group, ConsumerGroup):
+            return results
         if generation_id >= 0 and group.is_in(STABLE, PREPARING_REBALANCE) and member_id in group.members:
             # A commit keeps a classic member's session alive, as a heartbeat does.
             self._reschedule_heartbeat(group, group.members[member_id])
@@ -756,7 +778,11 @@ class GroupCoordinator:
         if group is None:
             group = ClassicGroup(group_id, self.clock_ms())
             self.groups[group_id] = group
-        error = self._offset_commit_error(group, generation_id, member_id, group_instance_id, transactional=True)
+        if isinstance(group, ConsumerGroup):
+            error = self._consumer_offset_commit_error(group, generation_id, member_id, group_instance_id,
+                                                       transactional=True, api_version=-1)
+        else:
+            error = self._offset_commit_error(group, generation_id, member_id, group_instance_id, transactional=True)
         if error is not None:
             return dict.fromkeys(partitions, error)
         return self._store_offsets(group, offsets, -1, producer_id=producer_id, producer_epoch=producer_epoch)
@@ -837,7 +863,8 @@ class GroupCoordinator:
 
     # == OffsetFetch =================================================================================
 
-    def fetch_offsets(self, *, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool = False
+    def fetch_offsets(self, *, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool = False,
+                      member_id: str | None = None, member_epoch: int = -1
                       ) -> tuple[ErrorCode, list[tuple[str, int, int, int, str, ErrorCode]]]:
         """(group error, [(topic, partition, offset, leader epoch, metadata, error)]); partitions
         None means every committed offset of the group."""
@@ -851,6 +878,10 @@ class GroupCoordinator:
             return ErrorCode.NONE, [(t, p, -1, -1, "", ErrorCode.NONE) for t, p in partitions]
         if group.is_in(DEAD):
             return ErrorCode.GROUP_ID_NOT_FOUND, []
+        if isinstance(group, ConsumerGroup):
+            error = self._consumer_offset_fetch_error(group, member_id, member_epoch)
+            if error is not None:
+                return error, []
         if partitions is None:
             partitions = sorted(group.offsets)
         results = []
@@ -875,7 +906,8 @@ class GroupCoordinator:
             return {"error_code": int(error), "group_id": group_id, "group_state": "", "protocol_type": "",
                     "protocol_data": "", "members": []}
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, ConsumerGroup):
+            # DescribeGroups v0-5 describes a consumer group as Kafka does: not a classic group, Dead.
             return {"error_code": 0, "group_id": group_id, "group_state": str(DEAD), "protocol_type": "",
                     "protocol_data": "", "members": []}
         stable = group.is_in(STABLE)
@@ -899,20 +931,32 @@ class GroupCoordinator:
             "members": members,
         }
 
-    def list_groups(self, states_filter: Iterable[str] | None = None) -> tuple[ErrorCode, list[dict]]:
-        """(error, [{group_id, protocol_type, group_state}]); the state filter ignores case."""
+    def list_groups(self, states_filter: Iterable[str] | None = None, types_filter: Iterable[str] | None = None
+                    ) -> tuple[ErrorCode, list[dict]]:
+        """(error, [{group_id, protocol_type, group_state, group_type}]); the filters ignore case.
+        Group types are Kafka's: "classic" and "consumer" (KIP-848)."""
+        if self.offsets_topic is None:
+            # Never started: __consumer_offsets does not exist yet (a fresh broker creates it on
+            # the first FindCoordinator), so there is no group, as Kafka answers.
+            return ErrorCode.NONE, []
         error = self.coordinator_error()
         if error is not None:
             return error, []
         wanted = {s.lower() for s in states_filter} if states_filter else None
+        wanted_types = {t.lower() for t in types_filter} if types_filter else None
         listed = []
         for group in self.groups.values():
             if group.is_in(DEAD):
                 continue
             if wanted is not None and str(group.state).lower() not in wanted:
                 continue
-            listed.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
-                           "group_state": str(group.state)})
+            consumer = isinstance(group, ConsumerGroup)
+            group_type = "consumer" if consumer else "classic"
+            if wanted_types is not None and group_type not in wanted_types:
+                continue
+            listed.append({"group_id": group.group_id,
+                           "protocol_type": "consumer" if consumer else group.protocol_type or "",
+                           "group_state": str(group.state), "group_type": group_type})
         return ErrorCode.NONE, listed
 
     # == DeleteGroups / OffsetDelete =================================================================
@@ -935,7 +979,10 @@ class GroupCoordinator:
         tombstones = [offset_tombstone(group_id, t, p) for t, p in sorted(group.offsets)]
         for pending in group.pending_txn_offsets.values():
             tombstones.extend(offset_tombstone(group_id, t, p) for t, p in sorted(pending) if (t, p) not in group.offsets)
-        tombstones.append(group_tombstone(group_id))
+        if isinstance(group, ConsumerGroup):
+            tombstones.extend(self.consumer_group_tombstones(group))
+        else:
+            tombstones.append(group_tombstone(group_id))
         try:
             self._append(group, tombstones)
         except AppendFailed as exc:
@@ -945,7 +992,10 @@ class GroupCoordinator:
         return ErrorCode.NONE
 
     def _remove_group(self, group: ClassicGroup) -> None:
-        group.transition_to(DEAD, self.clock_ms())
+        if isinstance(group, ConsumerGroup):
+            group.dead = True
+        else:
+            group.transition_to(DEAD, self.clock_ms())
         self.groups.pop(group.group_id, None)
         self.timer.cancel(_join_key(group.group_id))
         self.timer.cancel(_sync_key(group.group_id))
@@ -978,6 +1028,29 @@ class GroupCoordinator:
             for tp in doomed:
                 group.offsets.pop(tp, None)
         return ErrorCode.NONE, results
+
+    def on_partitions_deleted(self, partitions: list[TopicPartition]) -> int:
+        """Kafka's GroupCoordinator.onPartitionsDeleted: the committed offsets of deleted partitions
+        go with them (tombstones), so a topic re-created under the same name starts without
+        them. Returns how many offsets were deleted."""
+        if self.coordinator_error() is not None:
+            return 0
+        deleted = set(partitions)
+        removed = 0
+        for group in list(self.groups.values()):
+            doomed = sorted(tp for tp in group.offsets if tp in deleted)
+            if not doomed:
+                continue
+            try:
+                self._append(group, [offset_tombstone(group.group_id, t, p) for t, p in doomed])
+            except AppendFailed as exc:
+                log.warning("could not delete offsets of deleted partitions for group %s: %s",
+                            group.group_id, exc.error.name)
+                continue
+            for tp in doomed:
+                group.offsets.pop(tp, None)
+            removed += len(doomed)
+        return removed
 
     # == offset expiration ===========================================================================
 
@@ -1016,12 +1089,14 @@ class GroupCoordinator:
                         expired.append(tp)
             # An Empty group left without offsets is deleted (not one a new member is joining).
             delete_group = (group.is_in(EMPTY) and len(group.offsets) == len(expired)
-                            and not group.pending_txn_offsets and not group.pending_join_members)
+                            and not group.pending_txn_offsets
+                            and not getattr(group, "pending_join_members", None))
             if not expired and not delete_group:
                 continue
             records = [offset_tombstone(group.group_id, t, p) for t, p in expired]
             if delete_group:
-                records.append(group_tombstone(group.group_id))
+                records.extend(self.consumer_group_tombstones(group) if isinstance(group, ConsumerGroup)
+                               else [group_tombstone(group.group_id)])
             try:
                 self._append(group, records)
             except AppendFailed as exc:
@@ -1040,6 +1115,11 @@ class GroupCoordinator:
     def _expiration_base(self, group: ClassicGroup):
         """Kafka's offsetExpirationCondition: the timestamp retention counts from, per offset,
         or None when this group's offsets do not expire now."""
+        if isinstance(group, ConsumerGroup):
+            if group.is_empty():
+                return lambda tp, c: c.commit_timestamp
+            subscribed = group.subscribed_topic_names()
+            return lambda tp, c: None if tp[0] in subscribed else c.commit_timestamp
         if group.protocol_type:
             if group.is_in(EMPTY):
                 # Retention counts from when the group became empty.
@@ -1079,6 +1159,10 @@ class GroupCoordinator:
             producer_id = header.producer_id if header.is_transactional else None
             for record in records:
                 try:
+                    consumer_record = decode_consumer_group_record(record.key, record.value)
+                    if consumer_record is not None:
+                        self._replay_consumer_group_record(*consumer_record)
+                        continue
                     decoded = decode_offsets_record(record.key, record.value)
                 except (DecodeError, UnicodeDecodeError, ValueError) as exc:
                     log.warning("skipping undecodable record at %s-%d offset %d: %s", OFFSETS_TOPIC, partition,
@@ -1150,8 +1234,11 @@ class GroupCoordinator:
     def _on_loaded(self) -> None:
         """Loaded members must heartbeat within their session timeout, or they are removed."""
         for group in self.groups.values():
+            if isinstance(group, ConsumerGroup):
+                continue
             for member in group.members.values():
                 self._reschedule_heartbeat(group, member)
+        self._on_consumer_groups_loaded()
 
 
 class _JoinRequest:

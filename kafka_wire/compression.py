@@ -11,6 +11,9 @@ What we read is whatever any client writes: raw snappy as well as xerial, LZ4 fr
 without content size and checksums, zstd frames without a content size (the Java client streams
 them). Every decompression is bounded by `max_output` so a small hostile batch cannot expand into
 gigabytes ("zip bomb"); exceeding it, or any malformed input, raises DecompressionError.
+
+The codec libraries (cramjam, lz4, zstandard) are imported on first use: a broker whose clients
+never compress does not load them (start-up time).
 """
 
 from __future__ import annotations
@@ -18,10 +21,6 @@ from __future__ import annotations
 import struct
 import zlib
 from enum import IntEnum
-
-import cramjam
-import lz4.frame
-import zstandard
 
 from kafka_wire.records import InvalidRecordBatch
 
@@ -76,6 +75,8 @@ def compress(codec: int, data, level: int | None = None) -> bytes:
     if codec == CompressionType.SNAPPY:
         return _xerial_compress(data)
     if codec == CompressionType.LZ4:
+        import lz4.frame
+
         return lz4.frame.compress(
             data,
             compression_level=DEFAULT_LEVEL[CompressionType.LZ4] if level is None else level,
@@ -85,6 +86,8 @@ def compress(codec: int, data, level: int | None = None) -> bytes:
             store_size=False,
         )
     if codec == CompressionType.ZSTD:
+        import zstandard
+
         level = DEFAULT_LEVEL[CompressionType.ZSTD] if level is None else level
         # Framed as the Java client's streaming ZstdOutputStream frames it: no content size, the
         # data flushed as blocks, then an empty last block.
@@ -142,6 +145,8 @@ def _gzip_decompress(data, max_output: int) -> bytes:
 
 
 def _xerial_compress(data) -> bytes:
+    import cramjam
+
     view = memoryview(data)
     out = bytearray(_XERIAL_HEADER.pack(XERIAL_MAGIC, 1, 1))
     for start in range(0, len(view), XERIAL_BLOCK_SIZE):
@@ -197,6 +202,8 @@ def _snappy_uncompressed_length(block: bytes) -> int:
 
 
 def _snappy_raw_block(block: bytes) -> bytes:
+    import cramjam
+
     try:
         return bytes(cramjam.snappy.decompress_raw(block))
     except cramjam.DecompressionError as exc:
@@ -209,6 +216,8 @@ def _snappy_raw_block(block: bytes) -> bytes:
 def _lz4_decompress(data, max_output: int) -> bytes:
     # The streaming decompressor with max_length never allocates from the frame's declared
     # content size (lz4.frame.decompress would, and a hostile size is a MemoryError).
+    import lz4.frame
+
     decompressor = lz4.frame.LZ4FrameDecompressor()
     chunks = []
     produced = 0
@@ -234,6 +243,8 @@ def _lz4_decompress(data, max_output: int) -> bytes:
 
 
 def _zstd_decompress(data, max_output: int) -> bytes:
+    import zstandard
+
     data = bytes(data)
     # The stream reader returns a truncated frame's prefix without complaint, so check first that
     # every frame is whole; walking block headers is cheap next to decompressing them.

@@ -7,6 +7,8 @@ offsets formatter) look the same as Apache Kafka's:
     __consumer_offsets   key version 0/1: OffsetCommitKey (group, topic, partition)
                          key version 2:   GroupMetadataKey (group)
                          values:          OffsetCommitValue v0-4, GroupMetadataValue v0-4
+                         key versions 3-8: KIP-848 consumer group records (CONSUMER_GROUP_RECORDS),
+                                          values all at the flexible version 0
     __transaction_state  key version 0:   TransactionLogKey (transactional id)
                          values:          TransactionLogValue v0-1
 
@@ -19,6 +21,7 @@ from . import primitives as p
 from .primitives import DecodeError
 from .schema import (
     BYTES,
+    UUID,
     INT8,
     INT16,
     INT32,
@@ -98,6 +101,71 @@ GROUP_METADATA_VALUE_VERSION = 3
 OffsetCommitValue = OFFSET_COMMIT_VALUE.cls
 GroupMetadataValue = GROUP_METADATA_VALUE.cls
 MemberMetadata = GroupMetadataValue.MemberMetadata
+
+# -- __consumer_offsets: KIP-848 consumer groups -----------------------------------------------------
+
+# Key version (Kafka calls it the record type) -> record name. Every key starts with the group id;
+# member records add the member id.
+CONSUMER_GROUP_METADATA = 3
+CONSUMER_GROUP_PARTITION_METADATA = 4
+CONSUMER_GROUP_MEMBER_METADATA = 5
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = 6
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 7
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = 8
+MEMBER_KEYED_RECORDS = (CONSUMER_GROUP_MEMBER_METADATA, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                        CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT)
+
+CONSUMER_GROUP_KEY = Message("ConsumerGroupKey", [Field("group_id", STRING)], flexible=NEVER_FLEXIBLE)
+CONSUMER_GROUP_MEMBER_KEY = Message(
+    "ConsumerGroupMemberKey", [Field("group_id", STRING), Field("member_id", STRING)], flexible=NEVER_FLEXIBLE
+)
+
+_FLEXIBLE_V0 = parse_versions("0+")
+_TOPIC_PARTITIONS = [Field("topic_id", UUID), Field("partitions", Array(INT32))]
+
+CONSUMER_GROUP_VALUES = {
+    CONSUMER_GROUP_METADATA: Message("ConsumerGroupMetadataValue", [
+        Field("epoch", INT32),
+        # Kafka 4.1+ (KIP-1101): a hash of the subscribed topics' metadata; 0 when not computed.
+        Field("metadata_hash", INT64, tag=0, default=0),
+    ], flexible=_FLEXIBLE_V0),
+    CONSUMER_GROUP_PARTITION_METADATA: Message("ConsumerGroupPartitionMetadataValue", [
+        Field("topics", Array("TopicMetadata", [
+            Field("topic_id", UUID),
+            Field("topic_name", STRING),
+            Field("num_partitions", INT32),
+            Field("partition_metadata", Array("PartitionMetadata", [
+                Field("partition", INT32),
+                Field("racks", Array(STRING)),
+            ])),
+        ])),
+    ], flexible=_FLEXIBLE_V0),
+    CONSUMER_GROUP_MEMBER_METADATA: Message("ConsumerGroupMemberMetadataValue", [
+        Field("instance_id", STRING, nullable="0+", default=None),
+        Field("rack_id", STRING, nullable="0+", default=None),
+        Field("client_id", STRING),
+        Field("client_host", STRING),
+        Field("subscribed_topic_names", Array(STRING)),
+        Field("subscribed_topic_regex", STRING, nullable="0+", default=None),
+        Field("rebalance_timeout_ms", INT32, default=-1),
+        Field("server_assignor", STRING, nullable="0+", default=None),
+    ], flexible=_FLEXIBLE_V0),
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: Message("ConsumerGroupTargetAssignmentMetadataValue", [
+        Field("assignment_epoch", INT32),
+    ], flexible=_FLEXIBLE_V0),
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: Message("ConsumerGroupTargetAssignmentMemberValue", [
+        Field("topic_partitions", Array("TopicPartition", _TOPIC_PARTITIONS)),
+    ], flexible=_FLEXIBLE_V0),
+    CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: Message("ConsumerGroupCurrentMemberAssignmentValue", [
+        Field("member_epoch", INT32),
+        Field("previous_member_epoch", INT32),
+        Field("state", INT8),
+        Field("assigned_partitions", Array("TopicPartitions", _TOPIC_PARTITIONS)),
+        Field("partitions_pending_revocation", Array("TopicPartitions", _TOPIC_PARTITIONS)),
+    ], flexible=_FLEXIBLE_V0),
+}
+CONSUMER_GROUP_VALUE_VERSION = 0
+
 
 # -- __transaction_state ----------------------------------------------------------------------------
 
@@ -218,3 +286,44 @@ def encode_transaction_log_value(value, version: int = TRANSACTION_LOG_VALUE_VER
 
 def decode_transaction_log_value(data):
     return _decode_prefixed(TRANSACTION_LOG_VALUE, data, TRANSACTION_LOG_VALUE_VERSIONS)
+
+
+def encode_consumer_group_key(record_type: int, group_id: str, member_id: str | None = None) -> bytes:
+    """The key of a KIP-848 consumer group record: its type (3-8) as the key version, then the
+    group id (and the member id for member records)."""
+    if record_type in MEMBER_KEYED_RECORDS:
+        return _encode_prefixed(CONSUMER_GROUP_MEMBER_KEY,
+                                CONSUMER_GROUP_MEMBER_KEY.cls(group_id=group_id, member_id=member_id), record_type)
+    if record_type not in CONSUMER_GROUP_VALUES:
+        raise ValueError(f"not a consumer group record type: {record_type}")
+    return _encode_prefixed(CONSUMER_GROUP_KEY, CONSUMER_GROUP_KEY.cls(group_id=group_id), record_type)
+
+
+def encode_consumer_group_value(record_type: int, value) -> bytes:
+    """A consumer group record value (a generated object or a dict of its fields), at version 0."""
+    return _encode_prefixed(CONSUMER_GROUP_VALUES[record_type], value, CONSUMER_GROUP_VALUE_VERSION)
+
+
+def consumer_group_value_class(record_type: int):
+    return CONSUMER_GROUP_VALUES[record_type].cls
+
+
+def decode_consumer_group_record(key, value):
+    """(record type, group id, member id or None, value or None for a tombstone) of a KIP-848
+    consumer group record; None when the key is not one (offset commits, classic groups, share
+    and streams groups). Raises DecodeError on a malformed body."""
+    if key is None or len(key) < 2:
+        return None
+    record_type, _ = p.read_int16(key, 0)
+    if record_type not in CONSUMER_GROUP_VALUES:
+        return None
+    if record_type in MEMBER_KEYED_RECORDS:
+        decoded = CONSUMER_GROUP_MEMBER_KEY.decode(key, 0, 2)
+        member_id = decoded.member_id
+    else:
+        decoded = CONSUMER_GROUP_KEY.decode(key, 0, 2)
+        member_id = None
+    body = None
+    if value is not None:
+        body = _decode_prefixed(CONSUMER_GROUP_VALUES[record_type], value, (0, 0x7FFF))
+    return record_type, decoded.group_id, member_id, body

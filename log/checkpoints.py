@@ -33,19 +33,47 @@ def fsync_directory(path: str) -> None:
         os.close(fd)
 
 
-def write_file_atomically(path: str, data: bytes) -> None:
-    """Replace `path` with `data` so a crash leaves either the old or the new content."""
+def fsync_directory_if_exists(path: str) -> None:
+    """fsync_directory for work done later, off the event loop: the directory may be gone by then
+    (a deleted partition), which is not an error (Kafka's Utils.flushDirIfExists)."""
+    try:
+        fsync_directory(path)
+    except FileNotFoundError:
+        pass
+
+
+def fsync_file_if_exists(path: str) -> None:
+    """fsync a file written earlier without it (a producer snapshot taken on a roll)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_file_atomically(path: str, data: bytes, sync: bool = True) -> None:
+    """Replace `path` with `data` so a crash leaves either the old or the new content.
+
+    sync=False skips the fsyncs (of the file and of its directory): the caller fsyncs them later,
+    off the event loop, and copes with a file a crash left empty or torn (Kafka's producer
+    snapshots taken on a roll are written so, and flushed by the roll's background flush).
+    """
     tmp = path + ".tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(tmp, path)
-    fsync_directory(os.path.dirname(os.path.abspath(path)))
+    if sync:
+        fsync_directory(os.path.dirname(os.path.abspath(path)))
 
 
 def _read_entries(path: str, fields: int) -> list[list[str]]:
@@ -75,9 +103,9 @@ def _read_entries(path: str, fields: int) -> list[list[str]]:
     return entries
 
 
-def _write_entries(path: str, entries: list[str]) -> None:
+def _write_entries(path: str, entries: list[str], sync: bool = True) -> None:
     text = f"{CHECKPOINT_VERSION}\n{len(entries)}\n" + "".join(line + "\n" for line in entries)
-    write_file_atomically(path, text.encode("utf-8"))
+    write_file_atomically(path, text.encode("utf-8"), sync=sync)
 
 
 def read_offset_checkpoint(path: str) -> dict[tuple[str, int], int]:
@@ -104,5 +132,5 @@ def read_leader_epoch_checkpoint(path: str) -> list[tuple[int, int]]:
         raise CorruptCheckpoint(f"{path}: malformed entry") from None
 
 
-def write_leader_epoch_checkpoint(path: str, entries: Iterable[tuple[int, int]]) -> None:
-    _write_entries(path, [f"{epoch} {start}" for epoch, start in entries])
+def write_leader_epoch_checkpoint(path: str, entries: Iterable[tuple[int, int]], sync: bool = True) -> None:
+    _write_entries(path, [f"{epoch} {start}" for epoch, start in entries], sync=sync)

@@ -42,6 +42,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
@@ -87,6 +88,10 @@ CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 OFFSET_MAP_MAX_ENTRIES = 1_000_000
 # The cleaned segment is written in chunks of about this size.
 WRITE_CHUNK_BYTES = 1 << 20
+# How often the idle cleaner looks for a log that became cleanable during its backoff.
+BACKOFF_PEEK_SECONDS = 1.0
+# A cleaned segment's keys are remembered (see SegmentKeys) only when it has at most this many.
+SEGMENT_KEYS_MAX = 100_000
 
 TopicPartition = tuple[str, int]
 
@@ -183,11 +188,45 @@ class OffsetMap:
     aborted: dict[int, list[tuple[int, int]]]  # producer id -> aborted transactions' offset ranges
 
 
+@dataclass(frozen=True)
+class SegmentKeys:
+    """The keys of a segment the cleaner wrote (or found it had nothing to change in), when it
+    holds only plain keyed records and no tombstones: the next round leaves such a segment of the
+    clean head alone, without reading it, when none of its keys is in the new offset map, since
+    cleaning it again would keep every record and write the same bytes (Kafka rewrites it)."""
+
+    size: int
+    keys: frozenset[bytes]
+
+
 def _control_type(data) -> ControlRecordType:
     _, records = decode_records(data)
     if not records:
         return ControlRecordType.UNKNOWN
     return decode_control_key(records[0].key)[1]
+
+
+class KeyCollector:
+    """The keys of the records a cleaned segment keeps, while it holds only plain keyed data (no
+    control or transactional batch, no tombstone, no record without a key) and not too many."""
+
+    def __init__(self) -> None:
+        self.keys: set[bytes] | None = set()
+
+    def add(self, header: BatchHeader, retained: list[tuple[int, int, Record]]) -> None:
+        if self.keys is None:
+            return
+        if header.is_control or header.is_transactional or len(self.keys) + len(retained) > SEGMENT_KEYS_MAX:
+            self.keys = None
+            return
+        for _, _, record in retained:
+            if record.key is None or record.value is None:
+                self.keys = None
+                return
+            self.keys.add(bytes(record.key))
+
+    def result(self) -> frozenset[bytes] | None:
+        return frozenset(self.keys) if self.keys is not None else None
 
 
 class TransactionTracker:
@@ -245,6 +284,8 @@ class LogCleaner:
         # The earliest delete horizon of the tombstones and markers each log still holds: once it
         # passes, cleaning the log removes something even without new dirty data.
         self._delete_horizons: dict[TopicPartition, int] = {}
+        # Keys of segments cleaned before, by segment (read and written on the event loop only).
+        self._segment_keys: weakref.WeakKeyDictionary[LogSegment, SegmentKeys] = weakref.WeakKeyDictionary()
         self._stopping = threading.Event()
 
     # -- checkpoints ------------------------------------------------------------------------------
@@ -394,9 +435,17 @@ class LogCleaner:
 
     async def run(self, enabled: bool = True, backoff_ms: int = 15_000) -> None:
         """The background task (log.cleaner.enable, log.cleaner.backoff.ms): clean the filthiest
-        log, again at once when one was cleaned, else after the backoff."""
+        log, again at once when one was cleaned, else after the backoff.
+
+        Kafka's backoff is the sleep when there are no logs to clean; a log that becomes cleanable
+        during it (a segment rolled, max.compaction.lag.ms passed) ends it, found by a cheap look
+        every BACKOFF_PEEK_SECONDS. Otherwise, data written just after an idle look would wait the
+        whole backoff and then a round as slow as ours, longer than clients wait for compaction
+        (librdkafka's 0077_compaction waits 20 s)."""
         if not enabled:
             return
+        loop = asyncio.get_running_loop()
+        backoff = max(backoff_ms, 10) / 1000
         while not self._stopping.is_set():
             try:
                 cleaned = await self.clean_filthiest_log_async()
@@ -405,7 +454,17 @@ class LogCleaner:
             except Exception:
                 logger.exception("log cleaner step failed")
                 cleaned = None
-            await asyncio.sleep(0 if cleaned is not None else max(backoff_ms, 10) / 1000)
+            if cleaned is not None:
+                await asyncio.sleep(0)
+                continue
+            # A log chosen that could not be cleaned would be chosen again: only another one counts.
+            stuck = self.filthiest_log()
+            deadline = loop.time() + backoff
+            while not self._stopping.is_set() and (left := deadline - loop.time()) > 0:
+                await asyncio.sleep(min(BACKOFF_PEEK_SECONDS, left))
+                found = self.filthiest_log()
+                if found is not None and (stuck is None or found.log is not stuck.log):
+                    break
 
     def stop(self) -> None:
         """Make a round in progress give up at its next step (broker shutdown)."""
@@ -483,10 +542,19 @@ class LogCleaner:
             tracker = TransactionTracker(offset_map.aborted)
             horizons: list[int] = []
             for i, group in enumerate(groups):
-                cleaned, kept_abort_markers = yield lambda group=group: self._clean_group(
+                if self._unchanged_by(round_, group, offset_map):
+                    stats.segments_cleaned += 1
+                    continue
+                cleaned, kept_abort_markers, keys = yield lambda group=group: self._clean_group(
                     round_, group, offset_map, tracker, horizons)
-                if not log.replace_segments(cleaned, [view.segment for view in group], kept_abort_markers):
+                if cleaned is None:
+                    result = group[0].segment
+                elif log.replace_segments(cleaned, [view.segment for view in group], kept_abort_markers):
+                    result = next((seg for seg in log.segments if seg.base_offset == group[0].base_offset), None)
+                else:
                     raise CleaningAborted(f"{log.dir}: segments changed while they were being cleaned")
+                if keys is not None and result is not None:
+                    self._segment_keys[result] = SegmentKeys(result.size, keys)
                 stats.segments_cleaned += len(group)
             self._first_dirty[tp] = end_offset
             if horizons:
@@ -621,10 +689,27 @@ class LogCleaner:
                 groups.append([view])
         return groups
 
+    def _unchanged_by(self, round_: CleaningRound, group: list[SegmentView], offset_map: OffsetMap) -> bool:
+        """True when cleaning this group would give back the same single segment: one of the clean
+        head, unchanged since the cleaner wrote it, none of whose keys the dirty part holds."""
+        if len(group) != 1 or group[0].next_base > round_.first_dirty_offset:
+            return False
+        known = self._segment_keys.get(group[0].segment)
+        return (known is not None and known.size == group[0].size
+                and offset_map.offsets.keys().isdisjoint(known.keys))  # walks the smaller of the two
+
     def _clean_group(self, round_: CleaningRound, group: list[SegmentView], offset_map: OffsetMap,
-                     tracker: TransactionTracker, horizons: list[int]) -> tuple[LogSegment, set[int]]:
+                     tracker: TransactionTracker, horizons: list[int]
+                     ) -> tuple[LogSegment | None, set[int], frozenset[bytes] | None]:
         """Write the group's retained batches into `<base>.log.cleaned` (flushed, indexes built);
-        also the offsets of the ABORT markers kept for their transaction (for the `.txnindex`)."""
+        also the offsets of the ABORT markers kept for their transaction (for the `.txnindex`).
+
+        None instead of a segment when the group is one segment of plain data batches that all
+        stay byte for byte: Kafka would write the same bytes back under the same name, so the
+        cleaned copy is dropped before its fsyncs and swap. Every round rewrites the log from its
+        start, and those fsyncs and renames were most of a round's time: without this a round
+        over thousands of small segments took longer than clients wait for compaction.
+        Last, the keys of the result when it holds only plain keyed records (see SegmentKeys)."""
         log = round_.log
         base = group[0].base_offset
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
@@ -639,26 +724,38 @@ class LogCleaner:
             kept_abort_markers: set[int] = set()
             out = bytearray()
             out_headers: list[tuple[int, BatchHeader]] = []
+            changed = len(group) > 1  # a group of several segments becomes one: always written
+            written = 0
+            keys = KeyCollector()
             for view in group:
                 for position, header, data in read_batches(view.fd, 0, view.size):
                     self._check_stopping()
                     last_of_group = view is last_view and position + header.size == view.size
                     kept = self._filter_batch(round_, header, data, offset_map, tracker, last_of_group, horizons,
-                                              kept_abort_markers)
+                                              kept_abort_markers, keys)
+                    # Transactional batches and markers also decide the `.txnindex`: always written.
+                    changed = (changed or header.is_control or header.is_transactional
+                               or kept is None or len(kept) != header.size or kept != data)
                     if kept is None:
                         continue
                     out_headers.append((len(out), read_batch_header(kept)))
                     out += kept
                     if len(out) >= WRITE_CHUNK_BYTES:
                         cleaned.append(out, out_headers)
-                        round_.stats.bytes_written += len(out)
+                        written += len(out)
                         out, out_headers = bytearray(), []
             if out:
                 cleaned.append(out, out_headers)
-                round_.stats.bytes_written += len(out)
+                written += len(out)
+            remembered = keys.result()
+            if not changed:
+                cleaned.close()
+                cleaned.delete()
+                return None, kept_abort_markers, remembered
+            round_.stats.bytes_written += written
             cleaned.on_become_inactive()
             cleaned.flush(indexes=True)
-            return cleaned, kept_abort_markers
+            return cleaned, kept_abort_markers, remembered
         except BaseException:
             cleaned.close()
             cleaned.delete()
@@ -666,7 +763,7 @@ class LogCleaner:
 
     def _filter_batch(self, round_: CleaningRound, header: BatchHeader, data, offset_map: OffsetMap,
                       tracker: TransactionTracker, last_of_group: bool, horizons: list[int],
-                      kept_abort_markers: set[int]) -> bytes | None:
+                      kept_abort_markers: set[int], keys: KeyCollector | None = None) -> bytes | None:
         """The batch as it goes into the cleaned segment (the original bytes when nothing
         changes), or None when it goes entirely (Kafka's MemoryRecords.filterTo)."""
         stats = round_.stats
@@ -712,6 +809,8 @@ class LogCleaner:
                 retained = [entry for entry in with_offsets
                             if self._retain_record(entry[0], entry[2], offset_map, retain_deletes)]
         stats.records_retained += len(retained)
+        if keys is not None:
+            keys.add(header, retained)
         if not retained:
             if not retain_empty:
                 return None

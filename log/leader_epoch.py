@@ -3,17 +3,29 @@
 It answers OffsetForLeaderEpoch (a follower asks "where did epoch N end?" to find where its log
 diverged) and is persisted in `leader-epoch-checkpoint` (Kafka's format). Entries are kept with
 both epochs and start offsets strictly increasing, as Kafka's LeaderEpochFileCache keeps them.
+
+As in Kafka, a new entry is written (and fsynced) before `assign` returns, so the file never
+misses an entry, while truncations (DeleteRecords, retention, a follower's truncation) are
+written later by the log flusher when there is one (Kafka's truncateFrom*AsyncFlush): a stale
+file only holds entries that loading truncates away again (PartitionLog._load). The first entry
+of a partition that has no file yet is fsynced by the flusher too: until then a crash leaves no
+file or a torn one, and loading rebuilds the cache from the batches' epochs, as without a file
+(a new topic's partitions then cost the event loop no fsync).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import os
+import threading
 from typing import NamedTuple
 
 from log.checkpoints import (
     LEADER_EPOCH_CHECKPOINT,
     CorruptCheckpoint,
+    fsync_directory_if_exists,
+    fsync_file_if_exists,
     read_leader_epoch_checkpoint,
     write_leader_epoch_checkpoint,
 )
@@ -32,8 +44,12 @@ class EpochEntry(NamedTuple):
 class LeaderEpochCache:
     """In-memory epoch entries, written through to the checkpoint file on every change."""
 
-    def __init__(self, partition_dir: str):
+    def __init__(self, partition_dir: str, flusher: concurrent.futures.Executor | None = None):
         self.path = os.path.join(partition_dir, LEADER_EPOCH_CHECKPOINT)
+        self._flusher = flusher
+        # The event loop (assign) and the flusher (truncations) write the same file.
+        self._write_lock = threading.Lock()
+        self._closed = False
         self.loaded_from_checkpoint = os.path.exists(self.path)
         try:
             entries = read_leader_epoch_checkpoint(self.path)
@@ -65,7 +81,12 @@ class LeaderEpochCache:
         if not self._assign(EpochEntry(epoch, start_offset)):
             return False
         try:
-            self.flush()
+            if not previous and self._flusher is not None and not os.path.exists(self.path):
+                with self._write_lock:
+                    write_leader_epoch_checkpoint(self.path, list(self._entries), sync=False)
+                self._submit(self._fsync_if_open)
+            else:
+                self.flush()
         except OSError:
             # The checkpoint could not be written (disk full): the append that asked fails, and
             # the cache stays as the file says, so the next attempt writes the entry again.
@@ -126,7 +147,7 @@ class LeaderEpochCache:
         if end_offset < 0 or not self._entries or self._entries[-1].start_offset < end_offset:
             return
         self._entries = [e for e in self._entries if e.start_offset < end_offset]
-        self.flush()
+        self._flush_later()
 
     def truncate_from_start(self, start_offset: int) -> None:
         """Forget history below the log start offset; the epoch in force there now starts at it."""
@@ -138,11 +159,52 @@ class LeaderEpochCache:
         if last_removed.start_offset == start_offset and len(removed) == 1:
             return
         self._entries = [EpochEntry(last_removed.epoch, start_offset), *kept]
-        self.flush()
+        self._flush_later()
 
     def clear(self) -> None:
         self._entries = []
         self.flush()
 
     def flush(self) -> None:
-        write_leader_epoch_checkpoint(self.path, self._entries)
+        with self._write_lock:
+            write_leader_epoch_checkpoint(self.path, list(self._entries))
+
+    def _flush_later(self) -> None:
+        if self._flusher is None:
+            self.flush()
+        else:
+            self._submit(self._flush_if_dir_exists)
+
+    def _submit(self, job) -> None:
+        try:
+            self._flusher.submit(job)
+        except RuntimeError:  # the flusher was shut down (the broker is closing): do it here
+            job()
+
+    def _flush_if_dir_exists(self) -> None:
+        """The flusher's write: the entries as they are then; nothing once the partition was
+        closed or deleted (a partition created again under the same name has its own cache)."""
+        with self._write_lock:
+            if self._closed:
+                return
+            try:
+                write_leader_epoch_checkpoint(self.path, list(self._entries))
+            except FileNotFoundError:
+                pass  # the partition directory is gone
+            except OSError as e:
+                logger.error("could not write %s: %s", self.path, e)
+
+    def _fsync_if_open(self) -> None:
+        with self._write_lock:
+            if self._closed:
+                return
+            fsync_file_if_exists(self.path)
+            fsync_directory_if_exists(os.path.dirname(self.path))
+
+    def close(self, write_pending: bool = False) -> None:
+        """No more writes from the flusher (the partition is closed or deleted); write_pending
+        writes first what the flusher may not have written yet (a clean shutdown)."""
+        with self._write_lock:
+            if write_pending and self._flusher is not None and not self._closed:
+                write_leader_epoch_checkpoint(self.path, list(self._entries))
+            self._closed = True

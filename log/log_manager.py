@@ -11,13 +11,21 @@ The broker schedules the periodic work: `flush_dirty_logs` (flush.ms, and the lo
 checkpoint when DeleteRecords moved one), `delete_old_segments` (retention,
 log.retention.check.interval.ms), `checkpoint_all` (the checkpoint intervals) and `cleaner.run`
 (compaction, log/cleaner.py, which keeps `cleaner-offset-checkpoint` in each log dir).
+
+With a `flusher` (an Executor with one worker thread) the fsyncs of that periodic work leave the
+event loop: rolls flush in the background (log/partition_log.py), `start_dirty_flushes` starts
+flush.ms jobs, and `checkpoint_later` takes a checkpoint's offsets now and writes the file on the
+flusher. Checkpoint files are written one at a time, and a write whose offsets were taken before
+another's never replaces it (`CheckpointWriter`), whichever thread gets there first.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -48,6 +56,30 @@ def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+class CheckpointWriter:
+    """Offset checkpoint files written from the event loop or the flusher thread: one write at a
+    time, and offsets taken earlier never replace offsets taken later (a stale log start offset
+    would bring deleted records back after a restart)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._taken: dict[str, int] = {}
+        self._written: dict[str, int] = {}
+
+    def take(self, path: str) -> int:
+        """A ticket for offsets being taken now (on the event loop), in taking order."""
+        ticket = self._taken.get(path, 0) + 1
+        self._taken[path] = ticket
+        return ticket
+
+    def write(self, path: str, ticket: int, offsets: Mapping[TopicPartition, int]) -> None:
+        with self._lock:
+            if self._written.get(path, 0) >= ticket:
+                return  # newer offsets are already in the file
+            write_offset_checkpoint(path, offsets)
+            self._written[path] = ticket
+
+
 class LogManager:
     """Creates, loads, flushes, checkpoints and deletes the partition logs of one broker."""
 
@@ -57,12 +89,16 @@ class LogManager:
         default_config: LogConfig | Mapping[str, Any] | None = None,
         *,
         clock_ms: Callable[[], int] = _wall_clock_ms,
+        flusher: concurrent.futures.Executor | None = None,
     ):
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
         self.log_dirs = [os.path.abspath(d) for d in log_dirs]
         self.default_config = LogConfig.of(default_config)
         self._clock_ms = clock_ms
+        # Where fsyncs of rolls, flush.ms and checkpoints run (None: inline, on the caller's thread).
+        self.flusher = flusher
+        self._checkpoints = CheckpointWriter()
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, str] = {}
         self._loaded = False
@@ -117,6 +153,7 @@ class LogManager:
                     high_watermark=high_watermarks.get(tp, 0),
                     clean_shutdown=clean,
                     clock_ms=self._clock_ms,
+                    flusher=self.flusher,
                 )
                 self._dir_of[tp] = log_dir
             if os.path.exists(marker):
@@ -124,7 +161,10 @@ class LogManager:
                 fsync_directory(log_dir)
         self._loaded = True
         self.cleaner.load_checkpoints()
-        self.checkpoint_all()
+        checkpoint_files = (RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT)
+        if self._logs or any(os.path.exists(os.path.join(d, name)) for d in self.log_dirs for name in checkpoint_files):
+            self.checkpoint_all()
+        # (A fresh log dir has nothing to record: missing checkpoint files read as empty.)
 
     # -- partitions -------------------------------------------------------------------------------
 
@@ -156,6 +196,7 @@ class LogManager:
             os.path.join(log_dir, f"{topic}-{partition}"),
             effective if effective is not None else self.default_config,
             clock_ms=self._clock_ms,
+            flusher=self.flusher,
         )
         self._logs[tp] = log
         self._dir_of[tp] = log_dir
@@ -203,41 +244,85 @@ class LogManager:
             self.checkpoint_log_start_offsets()
         return flushed
 
-    def delete_old_segments(self, now_ms: int | None = None) -> int:
-        """One retention pass over all logs (retention.ms, retention.bytes, log start offset)."""
+    def start_dirty_flushes(self, now_ms: int | None = None) -> list[concurrent.futures.Future]:
+        """flush_dirty_logs off the event loop: start a flush job for each log whose flush.ms has
+        passed; the flush jobs under way of all logs (rolls' too), for the caller to await before
+        `checkpoint_later(RECOVERY_POINT_CHECKPOINT)`."""
+        now_ms = self._clock_ms() if now_ms is None else now_ms
+        pending = []
+        for _, log in self.logs():
+            log.maybe_flush(now_ms, background=True)
+            pending.extend(log.pending_flushes())
+        return pending
+
+    def start_offsets_moved(self) -> bool:
+        """Whether a log start offset moved since log-start-offset-checkpoint was last written."""
+        return any(self._checkpointed_start_offsets.get(tp) != log.log_start_offset for tp, log in self.logs())
+
+    def delete_old_segments(self, now_ms: int | None = None, checkpoint: bool = True) -> int:
+        """One retention pass over all logs (retention.ms, retention.bytes, log start offset);
+        checkpoint=False leaves the log start offset checkpoint to the caller (`checkpoint_later`)."""
         now_ms = self._clock_ms() if now_ms is None else now_ms
         deleted = sum(log.delete_old_segments(now_ms) for _, log in self.logs())
-        if deleted:
+        if deleted and checkpoint:
             self.checkpoint_log_start_offsets()
         return deleted
 
     # -- checkpoints ------------------------------------------------------------------------------
 
-    def _write_checkpoint(self, file_name: str, offset_of: Callable[[PartitionLog], int],
-                          only_dir: str | None = None) -> None:
+    _OFFSET_OF: dict[str, Callable[[PartitionLog], int]] = {
+        RECOVERY_POINT_CHECKPOINT: lambda log: log.recovery_point,
+        LOG_START_OFFSET_CHECKPOINT: lambda log: log.log_start_offset,
+        REPLICATION_OFFSET_CHECKPOINT: lambda log: log.high_watermark,
+    }
+
+    def _take_checkpoint(self, file_name: str, only_dir: str | None = None
+                         ) -> list[tuple[str, int, dict[TopicPartition, int]]]:
+        """(path, ticket, offsets) of each log dir's checkpoint file, taken now."""
+        offset_of = self._OFFSET_OF[file_name]
+        taken = []
         for log_dir in self.log_dirs:
             if only_dir is not None and log_dir != only_dir:
                 continue
+            path = os.path.join(log_dir, file_name)
             offsets = {tp: offset_of(log) for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
-            write_offset_checkpoint(os.path.join(log_dir, file_name), offsets)
+            taken.append((path, self._checkpoints.take(path), offsets))
+        if file_name == LOG_START_OFFSET_CHECKPOINT and only_dir is None:
+            self._checkpointed_start_offsets = {tp: log.log_start_offset for tp, log in self._logs.items()}
+        return taken
+
+    def _write_checkpoint(self, file_name: str, only_dir: str | None = None) -> None:
+        for path, ticket, offsets in self._take_checkpoint(file_name, only_dir):
+            self._checkpoints.write(path, ticket, offsets)
+
+    def checkpoint_later(self, file_name: str) -> concurrent.futures.Future:
+        """Take a checkpoint's offsets now and write its files on the flusher (inline without one)."""
+        taken = self._take_checkpoint(file_name)
+
+        def write() -> None:
+            for path, ticket, offsets in taken:
+                self._checkpoints.write(path, ticket, offsets)
+
+        if self.flusher is None:
+            future = concurrent.futures.Future()
+            write()
+            future.set_result(None)
+            return future
+        return self.flusher.submit(write)
 
     def checkpoint_recovery_points(self) -> None:
-        self._write_checkpoint(RECOVERY_POINT_CHECKPOINT, lambda log: log.recovery_point)
+        self._write_checkpoint(RECOVERY_POINT_CHECKPOINT)
 
     def checkpoint_log_start_offsets(self) -> None:
-        self._write_checkpoint(LOG_START_OFFSET_CHECKPOINT, lambda log: log.log_start_offset)
-        self._checkpointed_start_offsets = {tp: log.log_start_offset for tp, log in self._logs.items()}
+        self._write_checkpoint(LOG_START_OFFSET_CHECKPOINT)
 
     def checkpoint_high_watermarks(self) -> None:
-        self._write_checkpoint(REPLICATION_OFFSET_CHECKPOINT, lambda log: log.high_watermark)
+        self._write_checkpoint(REPLICATION_OFFSET_CHECKPOINT)
 
     def checkpoint_all(self, only_dir: str | None = None) -> None:
-        self._write_checkpoint(RECOVERY_POINT_CHECKPOINT, lambda log: log.recovery_point, only_dir)
-        if only_dir is None:
-            self.checkpoint_log_start_offsets()
-        else:
-            self._write_checkpoint(LOG_START_OFFSET_CHECKPOINT, lambda log: log.log_start_offset, only_dir)
-        self._write_checkpoint(REPLICATION_OFFSET_CHECKPOINT, lambda log: log.high_watermark, only_dir)
+        self._write_checkpoint(RECOVERY_POINT_CHECKPOINT, only_dir=only_dir)
+        self._write_checkpoint(LOG_START_OFFSET_CHECKPOINT, only_dir=only_dir)
+        self._write_checkpoint(REPLICATION_OFFSET_CHECKPOINT, only_dir=only_dir)
 
     # -- shutdown ---------------------------------------------------------------------------------
 

@@ -26,11 +26,21 @@ Not thread-safe: the broker calls it from its event loop. Everything here is syn
 quick except recovery (on open) and fsyncs. The log cleaner reads closed segments from a worker
 thread through descriptors it holds, and swaps its result in through `replace_segments` on the
 event loop.
+
+Background flushes: given a `flusher` (an Executor with one worker, so jobs run in order), a roll
+does what Kafka's "flush-log" task does off the request path: the rolled segment, its indexes,
+the producer snapshot and the directory are fsynced by a job holding its own descriptors
+(duplicates, so closing or deleting the segment meanwhile is harmless), and the recovery point
+moves only when the job has finished (checked whenever it is read). Without a flusher the same
+job runs inline. A truncation forgets unfinished jobs (the offsets they cover may be rewritten);
+a failed job moves nothing, and the next flush covers the range again. Only flush.messages, a
+sync `flush` and `close` fsync on the caller's thread.
 """
 
 from __future__ import annotations
 
 import bisect
+import concurrent.futures
 import logging
 import os
 import random
@@ -52,7 +62,7 @@ from kafka_wire.records import (
     set_partition_leader_epoch,
     verify_crc,
 )
-from log.checkpoints import fsync_directory
+from log.checkpoints import fsync_directory, fsync_directory_if_exists, fsync_file_if_exists
 from log.config import LogConfig
 from log.errors import (
     KafkaStorageError,
@@ -140,6 +150,44 @@ class AppendInfo:
     duplicate: bool = False
 
 
+class _BackgroundFlush(NamedTuple):
+    """A flush job under way: the recovery point moves to `target` when `future` succeeds."""
+
+    future: concurrent.futures.Future
+    target: int
+
+
+def _fsync_off_the_loop(fds: list[int], paths: list[str], directories: list[str]) -> None:
+    """A background flush job: fdatasync and close the descriptors it owns, fsync the files
+    written without it, then the directories (new segment and snapshot names; the log dir when
+    the partition's own directory is new)."""
+    try:
+        for fd in fds:
+            os.fdatasync(fd)
+        for path in paths:
+            fsync_file_if_exists(path)
+        for directory in directories:
+            fsync_directory_if_exists(directory)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _run_on(flusher: concurrent.futures.Executor | None, job, *args) -> concurrent.futures.Future:
+    """Submit a job to the flusher, or run it here when there is none (or it was shut down)."""
+    if flusher is not None:
+        try:
+            return flusher.submit(job, *args)
+        except RuntimeError:  # shut down (the broker is closing): do it here
+            pass
+    future = concurrent.futures.Future()
+    try:
+        future.set_result(job(*args))
+    except OSError as e:
+        future.set_exception(e)
+    return future
+
+
 class OffsetAndTimestamp(NamedTuple):
     """A ListOffsets answer: the offset found and the timestamp of the record there."""
 
@@ -160,31 +208,52 @@ class PartitionLog:
         high_watermark: int = 0,
         clean_shutdown: bool = False,
         clock_ms: Callable[[], int] = _wall_clock_ms,
+        flusher: concurrent.futures.Executor | None = None,
     ):
         self.dir = os.path.abspath(directory)
         self.topic, self.partition = parse_partition_dir_name(os.path.basename(self.dir))
         self.config = LogConfig.of(config)
         self._clock_ms = clock_ms
+        self._flusher = flusher
         created = not os.path.isdir(self.dir)
         os.makedirs(self.dir, exist_ok=True)
-        if created:
+        # A new directory's name, and its first segment's, must be durable before data in them
+        # counts as flushed: fsynced now without a flusher; with one, by a job queued before any
+        # flush of this log, or by the first sync flush if that comes first (a new topic's
+        # partitions then cost the event loop no fsync).
+        self._new_directory: concurrent.futures.Future | None = None
+        if created and flusher is None:
             fsync_directory(os.path.dirname(self.dir))
         self._segments: list[LogSegment] = []
         self._bases: list[int] = []
-        self.leader_epoch_cache = LeaderEpochCache(self.dir)
+        self.leader_epoch_cache = LeaderEpochCache(self.dir, flusher)
         self.producer_state = ProducerStateManager(self.dir)
         self.transaction_index = PartitionTransactionIndex(self.dir)
         self.log_end_offset = 0
         self.log_start_offset = 0
-        self.recovery_point = 0
+        self._recovery_point = 0
+        self._background_flushes: list[_BackgroundFlush] = []
         self._high_watermark = 0
         self._last_flush_ms = clock_ms()
         # Cached (offset, segment base, position) of the last max_offset a read was bounded by.
         self._bound_position: tuple[int, int, int] | None = None
         self._closed = False
         self._load(recovery_point, log_start_offset, high_watermark, clean_shutdown)
+        if created and flusher is not None:
+            self._new_directory = _run_on(flusher, _fsync_off_the_loop, [], [], [self.dir, os.path.dirname(self.dir)])
 
     # -- offsets ----------------------------------------------------------------------------------
+
+    @property
+    def recovery_point(self) -> int:
+        """Everything below it is fsynced (background flushes that finished count from here on)."""
+        if self._background_flushes:
+            self._reap_background_flushes()
+        return self._recovery_point
+
+    @recovery_point.setter
+    def recovery_point(self, offset: int) -> None:
+        self._recovery_point = offset
 
     @property
     def high_watermark(self) -> int:
@@ -426,22 +495,26 @@ class PartitionLog:
         base = self.log_end_offset if base_offset is None else max(base_offset, self.log_end_offset)
         if active.size == 0 and active.base_offset == base:
             return active
+        snapshot = None
         if active.size != 0:
             active.on_become_inactive()
-            # Kafka flushes a rolled segment (in the background); its indexes are final now.
-            active.release_index_files()
-            self.flush(self.log_end_offset)
             self.producer_state.map_end_offset = self.log_end_offset
-            self.producer_state.take_snapshot()
+            # Written now (page cache), fsynced with the segment by the background flush.
+            snapshot = self.producer_state.take_snapshot(sync=False)
         segment = self._create_segment(base)
+        index_fds = []
         if active.size == 0:
             # An empty active segment at a lower base (offsets were skipped): replace it.
             self._segments.pop()
             self._bases.pop()
             active.delete()
+        else:
+            # Its indexes are final now; the flush job fsyncs and closes their descriptors.
+            index_fds = active.detach_index_fds()
         self._segments.append(segment)
         self._bases.append(base)
-        fsync_directory(self.dir)
+        # Kafka schedules the rolled segment's flush ("flush-log") instead of doing it here.
+        self._flush_in_background(min(base, self.log_end_offset), index_fds, [snapshot] if snapshot else [])
         return segment
 
     def _new_segment(self, base_offset: int) -> LogSegment:
@@ -489,21 +562,101 @@ class PartitionLog:
         self._last_flush_ms = self._clock_ms()
         self.transaction_index.flush()
 
-    def _fsync_segments(self, from_offset: int, to_offset: int) -> None:
-        """fsync the segments holding offsets [from_offset, to_offset)."""
+    def _segments_holding(self, from_offset: int, to_offset: int) -> list[LogSegment]:
+        """The segments holding offsets [from_offset, to_offset)."""
         first = max(0, bisect.bisect_right(self._bases, from_offset) - 1)
+        found = []
         for segment in self._segments[first:]:
             if segment.base_offset >= to_offset:
                 break
-            segment.flush()
+            found.append(segment)
+        return found
 
-    def maybe_flush(self, now_ms: int | None = None) -> bool:
-        """fsync when flush.ms has passed since the last flush and there is unflushed data."""
+    def _fsync_segments(self, from_offset: int, to_offset: int) -> None:
+        """fsync the segments holding offsets [from_offset, to_offset), and the directory when one
+        of them is new since the last flush (its name may not be durable yet: rolls leave that
+        to the background flush, as Kafka's LocalLog.flush does)."""
+        segments = self._segments_holding(from_offset, to_offset)
+        for segment in segments:
+            segment.flush()
+        if self._directory_unsynced():
+            fsync_directory(self.dir)
+            fsync_directory(os.path.dirname(self.dir))
+            self._new_directory = None
+        elif any(segment.base_offset >= from_offset for segment in segments):
+            fsync_directory(self.dir)
+
+    def _directory_unsynced(self) -> bool:
+        """Whether this new partition directory's fsync (queued at creation) has not succeeded yet."""
+        job = self._new_directory
+        if job is None:
+            return False
+        if job.done() and job.exception() is None:
+            self._new_directory = None
+            return False
+        return True
+
+    def _flush_in_background(self, target: int, owned_fds: list[int] = (), paths: list[str] = ()
+                             ) -> concurrent.futures.Future:
+        """Start a job that makes everything below `target` durable (see the module docstring);
+        the recovery point moves there when it has finished."""
+        fds = list(owned_fds)
+        try:
+            start = max([self._recovery_point] + [flush.target for flush in self._background_flushes])
+            for segment in self._segments_holding(start, target):
+                fds.append(os.dup(segment.file.fd))
+            paths = [*paths, *self.transaction_index.take_dirty_paths()]
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            raise
+        directories = [self.dir]
+        if self._directory_unsynced():
+            directories.append(os.path.dirname(self.dir))  # in case the creation's job failed
+        future = _run_on(self._flusher, _fsync_off_the_loop, fds, paths, directories)
+        self._background_flushes.append(_BackgroundFlush(future, target))
+        self._reap_background_flushes()
+        return future
+
+    def _reap_background_flushes(self) -> None:
+        """Move the recovery point over the finished flush jobs, in the order they were started
+        (each covers from where the previous one ended)."""
+        flushes = self._background_flushes
+        while flushes and flushes[0].future.done():
+            done = flushes.pop(0)
+            error = done.future.exception()
+            if error is not None:
+                # The later jobs start where this one ended: none of them may move the recovery
+                # point; the next flush covers the whole range again.
+                logger.error("background flush of %s-%d failed: %s", self.topic, self.partition, error)
+                flushes.clear()
+                return
+            self._recovery_point = max(self._recovery_point, min(done.target, self.log_end_offset))
+
+    def wait_for_background_flushes(self) -> None:
+        """Block until the flush jobs started so far have finished (clean shutdown, tests)."""
+        for flush in list(self._background_flushes):
+            concurrent.futures.wait([flush.future])
+        self._reap_background_flushes()
+
+    def maybe_flush(self, now_ms: int | None = None, background: bool = False) -> bool:
+        """fsync when flush.ms has passed since the last flush and there is unflushed data;
+        background=True starts a flush job instead (see `pending_flushes`)."""
         now_ms = self._clock_ms() if now_ms is None else now_ms
         if self.log_end_offset > self.recovery_point and now_ms - self._last_flush_ms >= self.config.flush_ms:
-            self.flush()
+            if not background:
+                self.flush()
+                return True
+            pending = max([self._recovery_point] + [flush.target for flush in self._background_flushes])
+            if pending < self.log_end_offset:
+                self._flush_in_background(self.log_end_offset)
+            self._last_flush_ms = now_ms
             return True
         return False
+
+    def pending_flushes(self) -> list[concurrent.futures.Future]:
+        """The flush jobs not reaped yet (the broker awaits them before checkpointing)."""
+        return [flush.future for flush in self._background_flushes]
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -856,6 +1009,8 @@ class PartitionLog:
 
     def _after_truncation(self) -> None:
         leo = self.log_end_offset
+        # Unfinished flush jobs covered offsets that may be written again: they move nothing now.
+        self._background_flushes.clear()
         self._bound_position = None
         self.leader_epoch_cache.truncate_from_end(leo)
         self.log_start_offset = min(self.log_start_offset, leo)
@@ -906,9 +1061,12 @@ class PartitionLog:
         for base in bases:
             self._segments.append(self._open_segment(base))
             self._bases.append(base)
-        if not self._segments:
+        fresh = not self._segments
+        if fresh:
             self._new_segment(max(log_start_offset, 0))
-            fsync_directory(self.dir)
+            if self._flusher is None:
+                fsync_directory(self.dir)
+            # (else the new directory's job, queued by __init__, fsyncs it)
 
         rebuilt_epochs = not self.leader_epoch_cache.loaded_from_checkpoint
 
@@ -929,7 +1087,9 @@ class PartitionLog:
                     logger.warning("%s: truncated %d invalid bytes while rebuilding indexes of %s",
                                    self.dir, truncated, segment.log_path)
 
-        if clean_shutdown:
+        if fresh:
+            pass  # a new, empty segment: nothing to recover (and no fsync to wait for)
+        elif clean_shutdown:
             # Trust the files, but make sure the last segment ends on a whole batch.
             active = self._segments[-1]
             try:
@@ -955,8 +1115,8 @@ class PartitionLog:
                 for _, header in segment.iter_headers():
                     on_batch(header)
             self.leader_epoch_cache.flush()
-        elif rebuilt_epochs:
-            self.leader_epoch_cache.flush()
+        elif rebuilt_epochs and not fresh:
+            self.leader_epoch_cache.flush()  # (a new log's file is written with its first entry)
         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
         self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
         self._rebuild_producer_state()
@@ -1049,7 +1209,10 @@ class PartitionLog:
         """Clean shutdown: fsync, snapshot producer state at the LEO, close the files."""
         if self._closed:
             return
+        self.wait_for_background_flushes()
         self.flush()
+        # Truncations of the leader epoch cache may still wait for the flusher: written now.
+        self.leader_epoch_cache.close(write_pending=True)
         self.producer_state.map_end_offset = self.log_end_offset
         self.producer_state.take_snapshot()
         active = self._segments[-1]
@@ -1066,6 +1229,7 @@ class PartitionLog:
         if not self._closed:
             for segment in self._segments:
                 segment.close()
+            self.leader_epoch_cache.close()
             self._closed = True
 
     def delete(self) -> None:
@@ -1075,6 +1239,7 @@ class PartitionLog:
             for segment in self._segments:
                 segment.close()
             self._closed = True
+        self.leader_epoch_cache.close()
         parent = os.path.dirname(self.dir)
         doomed = os.path.join(parent, f"{os.path.basename(self.dir)}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
         os.rename(self.dir, doomed)

@@ -282,10 +282,14 @@ class ProducerStateManager:
                     offsets.append(int(stem))
         return sorted(offsets)
 
-    def take_snapshot(self) -> str:
-        """Write the state as of `map_end_offset` (atomically); returns the file's path."""
+    def take_snapshot(self, sync: bool = True) -> str:
+        """Write the state as of `map_end_offset` (atomically); returns the file's path.
+
+        sync=False leaves the fsync to the caller (a roll flushes it off the event loop); a crash
+        before it may leave the file torn, which its CRC tells and loading skips.
+        """
         path = self.snapshot_path(self.map_end_offset)
-        write_file_atomically(path, encode_snapshot(self.entries.values()))
+        write_file_atomically(path, encode_snapshot(self.entries.values()), sync=sync)
         return path
 
     def load_latest_snapshot(self, max_offset: int) -> int | None:

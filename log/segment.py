@@ -259,6 +259,12 @@ class _SparseIndex:
         if self._fd >= 0:
             os.fdatasync(self._fd)
 
+    def detach_fd(self) -> int:
+        """Hand the open descriptor (-1 when none) to the caller, who fsyncs and closes it; a
+        later write opens the file again."""
+        fd, self._fd = self._fd, -1
+        return fd
+
     def close(self) -> None:
         """Release the file descriptor (a later write opens the file again)."""
         if self._fd >= 0:
@@ -628,6 +634,11 @@ class LogSegment:
         for index in (self.offset_index, self.time_index):
             index.flush()
             index.close()
+
+    def detach_index_fds(self) -> list[int]:
+        """The index files' open descriptors, handed to the caller to fsync and close off the
+        event loop (a rolled segment's indexes are final; lookups use the memory copies)."""
+        return [fd for fd in (self.offset_index.detach_fd(), self.time_index.detach_fd()) if fd >= 0]
 
     # -- recovery and truncation ------------------------------------------------------------------
 

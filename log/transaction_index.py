@@ -152,6 +152,13 @@ class TransactionIndex:
             os.close(fd)
         self._dirty = False
 
+    def take_dirty_path(self) -> str | None:
+        """The file's path when it has unflushed appends, for a flush elsewhere; marks it clean."""
+        if not self._dirty:
+            return None
+        self._dirty = False
+        return self.path
+
     def delete(self) -> None:
         try:
             os.unlink(self.path)
@@ -270,3 +277,7 @@ class PartitionTransactionIndex:
     def flush(self) -> None:
         for index in self._indexes.values():
             index.flush()
+
+    def take_dirty_paths(self) -> list[str]:
+        """The files with unflushed appends, for a flush off the event loop; marks them clean."""
+        return [path for index in self._indexes.values() if (path := index.take_dirty_path()) is not None]

@@ -5,8 +5,11 @@
 
 describe prints, per partition the group has committed offsets for or has assigned, the
 committed offset, the log end offset (ListOffsets latest), the lag between them, and the member
-that owns the partition, as Kafka's tool does. Assignments are decoded from the consumer
-protocol; groups of other protocol types show their members without partitions.
+that owns the partition, as Kafka's tool does. KIP-848 consumer groups are described with
+ConsumerGroupDescribe (their assignments name topics and partitions, the strategy is the server
+assignor); classic groups with DescribeGroups, their assignments decoded from the consumer
+protocol (groups of other protocol types show their members without partitions). `list --type`
+shows each group's type ("classic" or "consumer", ListGroups v5).
 """
 
 from __future__ import annotations
@@ -14,24 +17,25 @@ from __future__ import annotations
 import sys
 
 from coordinator.consumer_protocol import CONSUMER_PROTOCOL_TYPE, assigned_partitions
+from kafka_wire.errors import ErrorCode
 
 from ..tool_support import add_connection_arguments, connect, print_table, reports_errors
-from ..wire_client import LATEST_TIMESTAMP, KafkaError
+from ..wire_client import LATEST_TIMESTAMP, KafkaError, UnsupportedVersion
 
-REBALANCING_STATES = ("PreparingRebalance", "CompletingRebalance")
+REBALANCING_STATES = ("PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling")
 
 
 # -- list -----------------------------------------------------------------------------------------
 
 
-def list_all_groups(cluster, states: list[str] | None = None) -> list:
+def list_all_groups(cluster, states: list[str] | None = None, types: list[str] | None = None) -> list:
     """ListGroups of every broker (each lists the groups it coordinates), sorted by group id."""
     cluster.metadata([])
     listed = {}
     for node_id in sorted(cluster.brokers):
         client = cluster.broker(node_id)
-        body = {"states_filter": states or []}
-        response = client.request("ListGroups", body, lowest=4 if states else None)
+        body = {"states_filter": states or [], "types_filter": types or []}
+        response = client.request("ListGroups", body, lowest=5 if types is not None else 4 if states else None)
         if response.error_code:
             raise KafkaError(response.error_code, f"ListGroups on node {node_id}")
         for group in response.groups:
@@ -42,22 +46,70 @@ def list_all_groups(cluster, states: list[str] | None = None) -> list:
 @reports_errors
 def list_groups(args) -> int:
     states = [s for s in (args.state or "").split(",") if s] if args.state else None
+    types = [t for t in (args.type or "").split(",") if t] if args.type is not None else None
     with connect(args) as cluster:
-        groups = list_all_groups(cluster, states)
-    if args.state is None:
+        groups = list_all_groups(cluster, states, types)
+    if args.state is None and args.type is None:
         for group in groups:
             print(group.group_id)
-    else:
+    elif args.type is None:
         print_table(["GROUP", "STATE"], [[g.group_id, g.group_state] for g in groups], [25, 0])
+    elif args.state is None:
+        print_table(["GROUP", "TYPE"], [[g.group_id, g.group_type.capitalize()] for g in groups], [25, 0])
+    else:
+        print_table(["GROUP", "TYPE", "STATE"], [[g.group_id, g.group_type.capitalize(), g.group_state]
+                                                 for g in groups], [25, 15, 0])
     return 0
 
 
 # -- describe -------------------------------------------------------------------------------------
 
 
+class ConsumerGroupMemberView:
+    """A ConsumerGroupDescribe member with the fields the tables print."""
+
+    def __init__(self, member) -> None:
+        self.member_id = member.member_id
+        self.client_host = member.client_host
+        self.client_id = member.client_id
+        self.member_epoch = member.member_epoch
+        self.partitions = sorted((t.topic_name, p) for t in member.assignment.topic_partitions for p in t.partitions)
+
+
+class ConsumerGroupView:
+    """A ConsumerGroupDescribe entry shaped as DescribeGroups' (protocol data: the assignor)."""
+
+    protocol_type = CONSUMER_PROTOCOL_TYPE
+
+    def __init__(self, described) -> None:
+        self.group_id = described.group_id
+        self.group_state = described.group_state
+        self.protocol_data = described.assignor_name
+        self.group_epoch = described.group_epoch
+        self.members = [ConsumerGroupMemberView(m) for m in described.members]
+
+
+def describe_consumer_group(coordinator, group_id: str):
+    """The ConsumerGroupDescribe view of a KIP-848 group; None for a classic (or unknown) group."""
+    try:
+        response = coordinator.request("ConsumerGroupDescribe", {"group_ids": [group_id],
+                                                                 "include_authorized_operations": False})
+    except UnsupportedVersion:
+        return None
+    described = response.groups[0]
+    if described.error_code == ErrorCode.GROUP_ID_NOT_FOUND:  # a classic group, or none
+        return None
+    if described.error_code:
+        raise KafkaError(described.error_code, f"describe group {group_id}")
+    return ConsumerGroupView(described)
+
+
 def describe_group(cluster, group_id: str):
-    """(coordinator client, DescribeGroups entry)."""
+    """(coordinator client, DescribeGroups entry or ConsumerGroupView)."""
     coordinator = cluster.coordinator(group_id)
+    consumer_group = describe_consumer_group(coordinator, group_id)
+    if consumer_group is not None:
+        return coordinator, consumer_group
     response = coordinator.request("DescribeGroups", {"groups": [group_id], "include_authorized_operations": False})
     described = response.groups[0]
     if described.error_code:
@@ -85,6 +137,9 @@ def member_partitions(described) -> dict[str, list[tuple[str, int]]]:
     """member id -> assigned (topic, partition)s, decoded from the consumer protocol."""
     owned = {}
     for member in described.members:
+        if isinstance(member, ConsumerGroupMemberView):
+            owned[member.member_id] = member.partitions
+            continue
         decoded = assigned_partitions(member.member_assignment) if described.protocol_type == CONSUMER_PROTOCOL_TYPE else []
         owned[member.member_id] = sorted((t, p) for t, parts in (decoded or []) for p in parts)
     return owned
@@ -187,6 +242,9 @@ def register(subparsers) -> None:
     add_connection_arguments(p)
     p.add_argument("--state", nargs="?", const="", metavar="STATE[,STATE]",
                    help="show each group's state; with states, only groups in them (ListGroups v4)")
+    p.add_argument("--type", nargs="?", const="", metavar="TYPE[,TYPE]",
+                   help="show each group's type (classic, consumer); with types, only groups of them "
+                        "(ListGroups v5)")
     p.set_defaults(func=list_groups)
 
     p = actions.add_parser("describe", help="offsets and lag per partition (default), members or state")

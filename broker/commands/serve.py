@@ -22,10 +22,8 @@ async def serve(config: BrokerConfig, started: float) -> int:
 
     broker = Broker(config)
     broker.load()
-    # Replaying __consumer_offsets before listening means clients never see COORDINATOR_LOAD_IN_PROGRESS.
-    await broker.groups.start(broker)
-    # After the groups: completing transactions left prepared settles offsets in __consumer_offsets.
-    await broker.transactions.start(broker)
+    # Replaying the internal topics before listening means clients never see COORDINATOR_LOAD_IN_PROGRESS.
+    await broker.start_coordinators()
     server = KafkaServer(broker)
     broker.server = server
     metrics = None
@@ -50,8 +48,7 @@ async def serve(config: BrokerConfig, started: float) -> int:
     await server.stop()
     if metrics is not None:
         await metrics.stop()
-    await broker.transactions.stop()
-    await broker.groups.stop()
+    await broker.stop_coordinators()
     broker.close()
     log.info("shut down cleanly")
     return 0

@@ -16,6 +16,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.records import InvalidRecordBatch, UnsupportedMagic, iter_batch_headers, read_batch_header
 
+from ..client_quotas import produce_throttle_ms
 from ..log_errors import error_code_of
 from ..produce_validation import RecordValidationError
 from ..security.authorizer import AclOperation, ResourceType
@@ -135,10 +136,13 @@ async def handle(broker, ctx, request):
         responses.append({"name": topic.name, "partition_responses": partitions})
     if acks == -1 and broker.waits_for_replicas:
         await _await_in_sync_replicas(broker, request.timeout_ms, responses)
+    # producer_byte_rate quotas count the records' bytes (Kafka counts the request's size).
+    throttle_time_ms = produce_throttle_ms(broker, ctx, sum(
+        len(pd.records) for topic in request.topic_data for pd in topic.partition_data if pd.records is not None))
     if acks == 0:
         if failed:
             from ..server import CloseConnection  # the server imports the handlers
 
             raise CloseConnection
         return None
-    return {"responses": responses, "throttle_time_ms": 0}
+    return {"responses": responses, "throttle_time_ms": throttle_time_ms}

@@ -18,6 +18,7 @@ import time
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..client_quotas import fetch_max_bytes, fetch_throttle_ms
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["Fetch"]
@@ -89,6 +90,8 @@ async def handle(broker, ctx, request):
     deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
     watched = [(t.topic, p.partition) for t in request.topics for p in t.partitions]
     readable = _readable_topics(broker, ctx, request)
+    if request.replica_id < 0:
+        request.max_bytes = fetch_max_bytes(broker, ctx, request.max_bytes)
     while True:
         responses, total, has_error = _read_all(broker, request, version, readable)
         if total >= request.min_bytes or has_error or not watched:
@@ -97,4 +100,9 @@ async def handle(broker, ctx, request):
         if remaining <= 0:
             break
         await broker.waiters.wait(watched, remaining)
+    if request.replica_id < 0:
+        # consumer_byte_rate quotas (broker/client_quotas.py): Kafka answers a throttled fetch empty.
+        throttle_time_ms = fetch_throttle_ms(broker, ctx, total)
+        if throttle_time_ms:
+            return {"throttle_time_ms": throttle_time_ms, "error_code": 0, "session_id": 0, "responses": []}
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}

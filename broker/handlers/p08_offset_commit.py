@@ -2,7 +2,8 @@
 
 Partitions of topics that do not exist are answered UNKNOWN_TOPIC_OR_PARTITION, as Kafka does;
 the rest go to the group coordinator, which writes them to __consumer_offsets before answering.
-v2-4 carry a retention time (an explicit expire timestamp), v6+ the committed leader epoch.
+v2-4 carry a retention time (an explicit expire timestamp), v6+ the committed leader epoch; members
+of KIP-848 consumer groups commit with v9 and their member epoch.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ async def handle(broker, ctx, request):
                 group_instance_id=request.group_instance_id,
                 offsets=offsets,
                 retention_time_ms=request.retention_time_ms if ctx.api_version <= 4 else -1,
+                api_version=ctx.api_version,
             ))
             if broker.waits_for_replicas:
                 await _await_commit_replicated(broker, request.group_id, errors)

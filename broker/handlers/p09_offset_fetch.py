@@ -1,4 +1,6 @@
-"""OffsetFetch (9): committed offsets of a group (v1-7) or of several groups (v8).
+"""OffsetFetch (9): committed offsets of a group (v1-7) or of several groups (v8-9).
+
+v9 carries the member id and epoch of a KIP-848 consumer group member, checked against the group.
 
 Null topics (v2+) ask for every committed offset. Partitions without a commit answer offset -1.
 With require_stable (v7+), partitions with offsets in an open transaction answer
@@ -15,18 +17,20 @@ from ..security.authorizer import AclOperation, ResourceType
 API = APIS_BY_NAME["OffsetFetch"]
 
 
-def _fetch(groups, group_id: str, topics, require_stable: bool):
+def _fetch(groups, group_id: str, topics, require_stable: bool, member_id: str | None, member_epoch: int):
     """(group error, [(topic, partition, offset, epoch, metadata, error)]) for one group."""
     partitions = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
     if groups is None:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
-    return groups.fetch_offsets(group_id=group_id, partitions=partitions, require_stable=require_stable)
+    return groups.fetch_offsets(group_id=group_id, partitions=partitions, require_stable=require_stable,
+                                member_id=member_id, member_epoch=member_epoch)
 
 
-def _authorized_fetch(broker, ctx, group_id: str, topics, require_stable: bool):
+def _authorized_fetch(broker, ctx, group_id: str, topics, require_stable: bool, member_id: str | None = None,
+                      member_epoch: int = -1):
     if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
-    error, rows = _fetch(getattr(broker, "groups", None), group_id, topics, require_stable)
+    error, rows = _fetch(getattr(broker, "groups", None), group_id, topics, require_stable, member_id, member_epoch)
     describable = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
                                                       {row[0] for row in rows})
     if topics is None:
@@ -50,7 +54,8 @@ async def handle(broker, ctx, request):
     if version >= 8:
         results = []
         for group in request.groups:
-            error, rows = _authorized_fetch(broker, ctx, group.group_id, group.topics, request.require_stable)
+            error, rows = _authorized_fetch(broker, ctx, group.group_id, group.topics, request.require_stable,
+                                            group.member_id, group.member_epoch)
             results.append({"group_id": group.group_id, "topics": _by_topic(rows), "error_code": int(error)})
         return {"throttle_time_ms": 0, "groups": results}
     error, rows = _authorized_fetch(broker, ctx, request.group_id, request.topics,

@@ -1,4 +1,5 @@
-"""ListGroups (16): the groups this broker coordinates; v4 filters by state (any case)."""
+"""ListGroups (16): the groups this broker coordinates; v4 filters by state, v5 by type ("classic",
+"consumer"; both ignore case) and tells each group's type."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ async def handle(broker, ctx, request):
     if groups is None:
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE), "groups": []}
     states = request.states_filter if ctx.api_version >= 4 else None
-    error, listed = groups.list_groups(states)
+    types = request.types_filter if ctx.api_version >= 5 else None
+    error, listed = groups.list_groups(states, types)
     if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
         visible = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP,
                                                       (g["group_id"] for g in listed))

@@ -4,6 +4,9 @@ As Kafka's ControllerApis.deleteTopics: with delete.topic.enable=false every top
 (TOPIC_DELETION_DISABLED, INVALID_REQUEST before v3); a name or id given twice, or neither or
 both given, is INVALID_REQUEST; an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id
 UNKNOWN_TOPIC_ID.
+
+A deleted topic's committed offsets go with it, in every group this broker coordinates (Kafka's
+BrokerMetadataPublisher calls GroupCoordinator.onPartitionsDeleted for deleted topics).
 """
 
 from __future__ import annotations
@@ -21,6 +24,11 @@ API = APIS_BY_NAME["DeleteTopics"]
 
 def _result(name, topic_id, error: ErrorCode = ErrorCode.NONE, message: str | None = None) -> dict:
     return {"name": name, "topic_id": topic_id, "error_code": int(error), "error_message": message}
+
+
+def _delete(broker, meta) -> None:
+    broker.delete_topic(meta.name)
+    broker.groups.on_partitions_deleted([(meta.name, partition) for partition in range(meta.partitions)])
 
 
 async def handle(broker, ctx, request):
@@ -61,7 +69,7 @@ async def handle(broker, ctx, request):
                 responses.append(_result(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                          "This server does not host this topic-partition."))
             else:
-                broker.delete_topic(name)
+                _delete(broker, meta)
                 responses.append(_result(meta.name, meta.topic_id))
     for topic_id, count in ids.items():
         if count > 1:
@@ -75,6 +83,6 @@ async def handle(broker, ctx, request):
             responses.append(_result(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID,
                                      "This server does not host this topic ID."))
         else:
-            broker.delete_topic(meta.name)
+            _delete(broker, meta)
             responses.append(_result(meta.name, meta.topic_id))
     return {"throttle_time_ms": 0, "responses": responses}

@@ -2,8 +2,11 @@
 
 As Kafka's ConfigHelper: a topic config's synonyms are its override (DYNAMIC_TOPIC_CONFIG) then
 the broker configs that supply its default, static ones before defaults, and its source is the
-first synonym's (DEFAULT_CONFIG when there is none). A broker has no dynamic configs here, so
-describing the cluster-wide default broker (an empty name) lists nothing.
+first synonym's (DEFAULT_CONFIG when there is none). Synonyms list dynamic broker configs (this
+broker's, then the default broker's) before static ones. Describing the cluster-wide default
+broker (an empty name) lists only the dynamic defaults, each with only its
+DYNAMIC_DEFAULT_BROKER_CONFIG synonyms; a broker config is read-only unless it may be changed
+dynamically (broker/dynamic_broker_config.py).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..config import ConfigSource, broker_synonyms
+from ..config import BROKER_KEYS, DYNAMIC_BROKER_KEYS, ConfigKey, ConfigSource, ConfigType, broker_synonyms
 from ..metadata_store import validate_topic_name
 from ..security.authorizer import AclOperation, config_resource_error
 
@@ -71,8 +74,7 @@ def describe_topic(broker, resource, request) -> dict:
 def describe_broker(broker, resource, request) -> dict:
     name = resource.resource_name
     if not name:
-        # The cluster-wide dynamic defaults: this broker has none.
-        return {"error_code": 0, "error_message": None, "configs": []}
+        return describe_default_broker(broker, resource, request)
     try:
         broker_id = int(name)
     except ValueError:
@@ -89,8 +91,28 @@ def describe_broker(broker, resource, request) -> dict:
         if wanted is not None and config_name not in wanted:
             continue
         synonyms = config.config_synonyms(config_name, broker_synonyms(config_name))
-        # Every config is read-only: this broker takes no dynamic broker configs.
-        configs.append(_entry(config_name, value, source, key, synonyms, read_only=True,
+        configs.append(_entry(config_name, value, source, key, synonyms,
+                              read_only=config_name not in DYNAMIC_BROKER_KEYS,
+                              include_synonyms=request.include_synonyms,
+                              include_documentation=request.include_documentation))
+    return {"error_code": 0, "error_message": None, "configs": configs}
+
+
+def describe_default_broker(broker, resource, request) -> dict:
+    """The cluster-wide dynamic defaults, as Kafka's ConfigHelper describes the "" broker
+    (createBrokerConfigEntry with perBrokerConfig = false)."""
+    wanted = _wanted(resource)
+    config = broker.config
+    configs = []
+    for config_name, value in config.dynamic_default.items():
+        if wanted is not None and config_name not in wanted:
+            continue
+        key = BROKER_KEYS.get(config_name) or ConfigKey(config_name, ConfigType.STRING, None)
+        synonyms = [s for s in config.config_synonyms(config_name, broker_synonyms(config_name))
+                    if s[2] == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+        source = synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG
+        configs.append(_entry(config_name, value, source, key, synonyms,
+                              read_only=config_name not in DYNAMIC_BROKER_KEYS,
                               include_synonyms=request.include_synonyms,
                               include_documentation=request.include_documentation))
     return {"error_code": 0, "error_message": None, "configs": configs}

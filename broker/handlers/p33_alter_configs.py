@@ -1,11 +1,14 @@
-"""AlterConfigs (33): replace a topic's config overrides with the given set."""
+"""AlterConfigs (33): replace a topic's config overrides, or a broker's dynamic configs (the
+cluster-wide default broker "" or this broker's id; broker/dynamic_broker_config.py), with the
+given set."""
 
 from __future__ import annotations
 
 from kafka_wire.messages import APIS_BY_NAME
 
+from .. import dynamic_broker_config
 from ..security.authorizer import AclOperation, config_resource_error
-from ..topic_configs import apply_topic_configs
+from ..topic_configs import BROKER, apply_topic_configs
 
 API = APIS_BY_NAME["AlterConfigs"]
 
@@ -18,6 +21,9 @@ async def handle(broker, ctx, request):
                                        resource.resource_type, resource.resource_name)
         if denied:
             error, message = denied, denied.message
+        elif resource.resource_type == BROKER:
+            error, message = dynamic_broker_config.alter(broker, resource.resource_name, configs,
+                                                         request.validate_only)
         else:
             error, message = apply_topic_configs(broker, resource.resource_type, resource.resource_name,
                                                  configs, request.validate_only)

@@ -1,14 +1,15 @@
 """OffsetCommit (key 8): a group member commits consumed offsets.
 
-Versions 2-8 (v0-1 were removed in Kafka 4.0): v2-4 carry a retention time, v6 the committed leader
-epoch, v7 static membership, v8 is flexible. The generation field is named as in Kafka's spec since
+Versions 2-9 (v0-1 were removed in Kafka 4.0): v2-4 carry a retention time, v6 the committed leader
+epoch, v7 static membership, v8 is flexible, v9 is the same as v8 and is the first version members of
+KIP-848 consumer groups may use (the coordinator checks their member epoch). The generation field is named as in Kafka's spec since
 KIP-848: generation id for classic groups, member epoch for consumer groups.
 """
 
 from ..schema import INT16, INT32, INT64, STRING, Api, Array, Field
 
 API = Api(
-    8, "OffsetCommit", versions="2-8", flexible="8+",
+    8, "OffsetCommit", versions="2-9", flexible="8+",
     request=[
         Field("group_id", STRING),
         Field("generation_id_or_member_epoch", INT32, "1+", default=-1),

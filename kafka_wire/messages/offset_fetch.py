@@ -2,13 +2,14 @@
 
 Versions 1-8 (v0 was removed in Kafka 4.0): v2 lets null topics mean every partition and adds a
 top-level error code, v5 the committed leader epoch, v6 is flexible, v7 require_stable (KIP-447),
-v8 asks for several groups at once (`groups` replaces `group_id`/`topics`).
+v8 asks for several groups at once (`groups` replaces `group_id`/`topics`), v9 adds the member id and
+member epoch that members of KIP-848 consumer groups fetch with (validated for those groups).
 """
 
 from ..schema import BOOL, INT16, INT32, INT64, STRING, Api, Array, Field
 
 API = Api(
-    9, "OffsetFetch", versions="1-8", flexible="6+",
+    9, "OffsetFetch", versions="1-9", flexible="6+",
     request=[
         Field("group_id", STRING, "0-7"),
         Field("topics", Array("OffsetFetchRequestTopic", [
@@ -17,6 +18,8 @@ API = Api(
         ]), "0-7", nullable="2-7"),
         Field("groups", Array("OffsetFetchRequestGroup", [
             Field("group_id", STRING, "8+"),
+            Field("member_id", STRING, "9+", nullable="9+", default=None, ignorable=True),
+            Field("member_epoch", INT32, "9+", default=-1, ignorable=True),
             Field("topics", Array("OffsetFetchRequestTopics", [
                 Field("name", STRING, "8-9"),
                 Field("partition_indexes", Array(INT32), "8+"),

@@ -192,10 +192,19 @@ def test_python_clients_log_in_with_scram_over_tls(secure_broker, certificates, 
 
 @pytest.mark.parametrize("client", ["kafka-python", "aiokafka", "confluent-kafka"])
 def test_python_clients_are_refused_with_a_wrong_password(secure_broker, certificates, client):
+    log_before = secure_broker.process.log_path.stat().st_size
     out = python_client(client, secure_broker, certificates, "refused", mechanism="SCRAM-SHA-256",
                         password="wrong", refused=True)
     assert "REFUSED AS EXPECTED" in out
-    assert "uthentication" in out or "SASL" in out, out
+    with open(secure_broker.process.log_path, errors="replace") as broker_log:
+        broker_log.seek(log_before)
+        assert "failed authentication with SCRAM-SHA-256" in broker_log.read(), "the broker saw no failed login"
+    if client != "kafka-python":
+        assert "uthentication" in out or "SASL" in out, out
+    # kafka-python (3.0.12) says why only sometimes: the broker answers the failed login and then
+    # closes the connection, as Kafka does, and when the answer and the end of the TLS stream come
+    # in one read, kafka-python's transport (_read_from_sock) aborts on the end before handing the
+    # answer on, so the client only times out ("Unable to bootstrap").
 
 
 @pytest.mark.parametrize("client", ["kafka-python", "confluent-kafka"])

@@ -8,6 +8,8 @@ Principals log in over SASL_PLAINTEXT with SCRAM (alice, bob; admin is a super u
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from broker.security.authorizer import AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType as Res
@@ -40,6 +42,13 @@ def acl_broker(tmp_path_factory):
     for user, password in PASSWORDS.items():
         store.set_password(user, password, SCRAM_MECHANISMS["SCRAM-SHA-256"])
     process.start()
+    with login(process, "admin") as admin:
+        # Clients look the group coordinator up first; the first lookup creates __consumer_offsets
+        # (answered COORDINATOR_NOT_AVAILABLE, as in Kafka). The tests below send group requests directly.
+        for _ in range(100):
+            if admin.call("FindCoordinator", 3, {"key": "any", "key_type": 0}).error_code == 0:
+                break
+            time.sleep(0.05)
     yield process
     problems = process.finish()
     assert not problems, "\n".join(problems) + "\n" + process.log_report()

@@ -206,13 +206,15 @@ def test_groups_describe_an_active_member(group_broker):
                                  "--group", group, "--client-id", "console-1", "--timeout-ms", "60000"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        # The member is listed from its JoinGroup on, with no partitions and the group in
+        # CompletingRebalance until its SyncGroup: wait for it to hold its assignment.
         deadline = time.monotonic() + 30
         while True:
             members = kafka_wire("groups", "describe", group, *b, "--members")
             rows = _describe_rows(members.stdout) if members.returncode == 0 and "GROUP" in members.stdout else []
-            if rows:
+            if rows and rows[0][-1] != "0":
                 break
-            assert time.monotonic() < deadline, f"the consumer never joined: {members.stderr}"
+            assert time.monotonic() < deadline, f"the consumer never got its partitions: {members.stdout}{members.stderr}"
             time.sleep(0.3)
         [row] = rows
         assert row[0] == group and row[1].startswith("console-1-") and row[2] == "/127.0.0.1"

@@ -10,6 +10,8 @@ verification, KIP-890), UnifiedLog.scala (collectAbortedTransactions).
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from broker.wire_client import WireClient
@@ -22,6 +24,12 @@ from wire_cases import batch, batches_of, create_topic, fetch, list_offset, prod
 @pytest.fixture
 def client(shared_broker):
     with WireClient(shared_broker.bootstrap) as c:
+        # Clients look the group coordinator up before AddOffsetsToTxn/TxnOffsetCommit; the first
+        # lookup creates __consumer_offsets (answered COORDINATOR_NOT_AVAILABLE, as in Kafka).
+        for _ in range(100):
+            if c.call("FindCoordinator", 3, {"key": "any", "key_type": 0}).error_code == 0:
+                break
+            time.sleep(0.05)
         yield c
 
 
@@ -299,3 +307,30 @@ def test_write_txn_markers_closes_a_transaction_on_the_partition(client):
     assert errors[topic] == 0
     assert sorted(errors.values()) == [0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]
     assert list_offset(client, topic, -1, isolation_level=1).offset == 2
+
+
+def test_add_offsets_to_txn_on_a_fresh_broker_needs_no_group_lookup_first(broker):
+    """Kafka's AddOffsetsToTxn computes the group's __consumer_offsets partition from the group id
+    (GroupCoordinator.partitionFor): it does not need the group coordinator loaded. On a fresh
+    broker (no internal topics yet) it succeeds, and the offsets commit with the transaction."""
+    with WireClient(broker.bootstrap) as fresh:
+        topic, group = unique("txn-fresh"), unique("group-fresh")
+        create_topic(fresh, topic)
+        txid = unique("wire-txn-fresh")
+        for _ in range(100):  # the first lookup creates __transaction_state
+            answer = init(fresh, txid)
+            if answer.error_code == 0:
+                break
+            time.sleep(0.05)
+        assert answer.error_code == 0
+        pid, epoch = answer.producer_id, answer.producer_epoch
+        added = fresh.call("AddOffsetsToTxn", 3, {"transactional_id": txid, "producer_id": pid,
+                                                  "producer_epoch": epoch, "group_id": group})
+        assert added.error_code == 0
+        for _ in range(100):  # the client's own lookup before TxnOffsetCommit
+            if fresh.call("FindCoordinator", 3, {"key": group, "key_type": 0}).error_code == 0:
+                break
+            time.sleep(0.05)
+        assert txn_offset_commit(fresh, txid, group, pid, epoch, topic, 5) == ErrorCode.NONE
+        assert end_txn(fresh, txid, pid, epoch, True) == ErrorCode.NONE
+        assert fetch_offset(fresh, group, topic, require_stable=True) == (ErrorCode.NONE, 5)

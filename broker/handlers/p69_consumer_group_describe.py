@@ -1,0 +1,34 @@
+"""ConsumerGroupDescribe (69): epochs, members and assignments of KIP-848 consumer groups.
+
+A classic group (or an unknown group id) answers GROUP_ID_NOT_FOUND, as Kafka does: the admin
+client then describes it with DescribeGroups.
+"""
+
+from __future__ import annotations
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+from ..security.authorizer import AclOperation, ResourceType
+
+API = APIS_BY_NAME["ConsumerGroupDescribe"]
+
+AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+
+
+async def handle(broker, ctx, request):
+    groups = getattr(broker, "groups", None)
+    described = []
+    for group_id in request.group_ids:
+        if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            entry = {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "group_id": group_id}
+        elif groups is None:
+            entry = {"error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE), "group_id": group_id}
+        else:
+            entry = groups.consumer_group_describe(group_id)
+        if request.include_authorized_operations and entry.get("error_code", 0) == 0:
+            entry["authorized_operations"] = broker.authorizer.authorized_operations(ctx, ResourceType.GROUP, group_id)
+        else:
+            entry["authorized_operations"] = AUTHORIZED_OPERATIONS_OMITTED
+        described.append(entry)
+    return {"throttle_time_ms": 0, "groups": described}

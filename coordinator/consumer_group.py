@@ -1,0 +1,333 @@
+"""A KIP-848 consumer group: members with epochs, the group's target assignment, and reconciliation.
+
+The group has an epoch, bumped whenever what the assignment depends on changes (a member joins,
+leaves or changes its subscription; a subscribed topic gains partitions). The coordinator then
+computes a target assignment for that epoch (its assignment epoch). Each member converges to its
+target one step at a time (Kafka's CurrentAssignmentBuilder, here `next_member_assignment`):
+
+    Stable                the member has its target for the assignment epoch
+    UnrevokedPartitions   it must first give up partitions (it keeps its epoch until it has)
+    UnreleasedPartitions  it has the new epoch but waits for partitions still owned by others
+
+A partition is owned by at most one member at a time: every partition a member was given or must
+still revoke carries that member's epoch (the partition epoch), and a member is only given a
+partition whose epoch says nobody owns it. Group states (Kafka's ConsumerGroupState) follow:
+Empty (no members), Assigning (group epoch ahead of the assignment epoch), Reconciling (some
+member not yet at its target), Stable.
+
+This module keeps state and answers questions; the coordinator drives it from records
+(coordinator/consumer_group_coordinator.py), so that replaying __consumer_offsets rebuilds it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
+
+from .group import CommittedOffset
+
+TopicId = uuid.UUID
+Assignment = dict[TopicId, frozenset[int]]
+
+# Member epochs with a meaning (ConsumerGroupHeartbeatRequest).
+JOIN_GROUP_MEMBER_EPOCH = 0
+LEAVE_GROUP_MEMBER_EPOCH = -1
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+
+CONSUMER_GROUP_TYPE = "consumer"
+
+
+class MemberState(IntEnum):
+    """Kafka's MemberState, with the values ConsumerGroupCurrentMemberAssignmentValue stores."""
+
+    STABLE = 0
+    UNREVOKED_PARTITIONS = 1
+    UNRELEASED_PARTITIONS = 2
+    UNKNOWN = 127
+
+
+class ConsumerGroupState:
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+def freeze(assignment: dict[TopicId, object] | None) -> Assignment:
+    """An assignment with immutable partition sets and without empty topics."""
+    if not assignment:
+        return {}
+    return {topic: frozenset(parts) for topic, parts in assignment.items() if parts}
+
+
+def partitions_of(assignment: Assignment) -> set[tuple[TopicId, int]]:
+    return {(topic, p) for topic, parts in assignment.items() for p in parts}
+
+
+@dataclass
+class ConsumerGroupMember:
+    """One member (Kafka's ConsumerGroupMember): its metadata, epochs and current assignment."""
+
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
+    rebalance_timeout_ms: int = -1
+    server_assignor: str | None = None
+    member_epoch: int = 0
+    previous_member_epoch: int = -1
+    state: MemberState = MemberState.STABLE
+    assigned: Assignment = field(default_factory=dict)
+    pending_revocation: Assignment = field(default_factory=dict)
+
+    def same_assignment(self, other: ConsumerGroupMember) -> bool:
+        return (self.member_epoch == other.member_epoch and self.previous_member_epoch == other.previous_member_epoch
+                and self.state == other.state and self.assigned == other.assigned
+                and self.pending_revocation == other.pending_revocation)
+
+    def same_metadata(self, other: ConsumerGroupMember) -> bool:
+        return (self.instance_id == other.instance_id and self.rack_id == other.rack_id
+                and self.client_id == other.client_id and self.client_host == other.client_host
+                and self.subscribed_topic_names == other.subscribed_topic_names
+                and self.subscribed_topic_regex == other.subscribed_topic_regex
+                and self.rebalance_timeout_ms == other.rebalance_timeout_ms
+                and self.server_assignor == other.server_assignor)
+
+    def is_reconciled_to(self, assignment_epoch: int) -> bool:
+        return self.state == MemberState.STABLE and self.member_epoch == assignment_epoch
+
+
+@dataclass(frozen=True)
+class TopicMetadata:
+    """A subscribed topic as the last assignment saw it (ConsumerGroupPartitionMetadataValue)."""
+
+    topic_id: TopicId
+    name: str
+    num_partitions: int
+
+
+class ConsumerGroup:
+    """A consumer group's members, epochs, target assignment and committed offsets."""
+
+    group_type = CONSUMER_GROUP_TYPE
+
+    def __init__(self, group_id: str, now_ms: int) -> None:
+        self.group_id = group_id
+        self.group_epoch = 0
+        self.assignment_epoch = 0
+        self.members: dict[str, ConsumerGroupMember] = {}
+        self.static_members: dict[str, str] = {}  # instance id -> member id
+        self.target: dict[str, Assignment] = {}  # member id -> target assignment
+        # (topic id, partition) -> (member id, epoch) of the member owning it (assigned or revoking).
+        self.partition_owners: dict[tuple[TopicId, int], tuple[str, int]] = {}
+        self.subscription_metadata: dict[str, TopicMetadata] = {}  # topic name -> metadata
+        # Subscribed regular expression -> the topic names it matched when last resolved.
+        self.resolved_regexes: dict[str, frozenset[str]] = {}
+        self.dead = False
+        self.state_timestamp = now_ms
+        self.offsets: dict[tuple[str, int], CommittedOffset] = {}
+        self.pending_txn_offsets: dict[int, dict[tuple[str, int], CommittedOffset]] = {}
+
+    def __repr__(self) -> str:
+        return (f"ConsumerGroup({self.group_id!r}, {self.state}, epoch={self.group_epoch}, "
+                f"assignment_epoch={self.assignment_epoch}, members={list(self.members)})")
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> str:
+        if self.dead:
+            return ConsumerGroupState.DEAD
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        if any(not m.is_reconciled_to(self.assignment_epoch) for m in self.members.values()):
+            return ConsumerGroupState.RECONCILING
+        return ConsumerGroupState.STABLE
+
+    def is_empty(self) -> bool:
+        return not self.members
+
+    def uses_consumer_protocol(self) -> bool:
+        return True
+
+    # What the offset paths of the group coordinator ask any group.
+    def is_in(self, *states) -> bool:
+        names = {str(s) for s in states}
+        return self.state in names
+
+    def complete_join(self, member, response) -> bool:
+        """Nobody waits in JoinGroup or SyncGroup in a consumer group: what unloading a
+        coordinator partition tells waiting classic members, it tells nobody here."""
+        return False
+
+    complete_sync = complete_join
+
+    def has_pending_txn_offset(self, topic: str, partition: int) -> bool:
+        return any((topic, partition) in offsets for offsets in self.pending_txn_offsets.values())
+
+    def has_offsets(self) -> bool:
+        return bool(self.offsets) or bool(self.pending_txn_offsets)
+
+    def member_topic_names(self, member: ConsumerGroupMember) -> set[str]:
+        """The topics a member subscribes to: by name, and those its regular expression matched."""
+        topics = set(member.subscribed_topic_names)
+        if member.subscribed_topic_regex is not None:
+            topics |= self.resolved_regexes.get(member.subscribed_topic_regex, frozenset())
+        return topics
+
+    def subscribed_regexes(self) -> set[str]:
+        return {m.subscribed_topic_regex for m in self.members.values() if m.subscribed_topic_regex is not None}
+
+    def subscribed_topic_names(self) -> set[str]:
+        return {t for m in self.members.values() for t in self.member_topic_names(m)}
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        return topic in self.subscribed_topic_names()
+
+    # -- members ------------------------------------------------------------------------------
+
+    def put_member_metadata(self, member: ConsumerGroupMember) -> None:
+        """Add or update a member's metadata (its assignment fields are left as they are)."""
+        existing = self.members.get(member.member_id)
+        if existing is None:
+            existing = ConsumerGroupMember(member.member_id)
+            self.members[member.member_id] = existing
+        if existing.instance_id is not None and self.static_members.get(existing.instance_id) == member.member_id:
+            del self.static_members[existing.instance_id]
+        for name in ("instance_id", "rack_id", "client_id", "client_host", "subscribed_topic_names",
+                     "subscribed_topic_regex", "rebalance_timeout_ms", "server_assignor"):
+            setattr(existing, name, getattr(member, name))
+        if existing.instance_id is not None:
+            self.static_members[existing.instance_id] = member.member_id
+
+    def remove_member(self, member_id: str) -> None:
+        member = self.members.pop(member_id, None)
+        if member is None:
+            return
+        self._release_partitions(member)
+        if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
+            del self.static_members[member.instance_id]
+
+    def put_member_assignment(self, member_id: str, member_epoch: int, previous_member_epoch: int,
+                              state: MemberState, assigned: Assignment, pending_revocation: Assignment, *,
+                              strict: bool = True) -> None:
+        member = self.members.get(member_id)
+        if member is None:
+            member = self.members[member_id] = ConsumerGroupMember(member_id)
+        self._release_partitions(member)
+        member.member_epoch = member_epoch
+        member.previous_member_epoch = previous_member_epoch
+        member.state = state
+        member.assigned = freeze(assigned)
+        member.pending_revocation = freeze(pending_revocation)
+        for tp in partitions_of(member.assigned) | partitions_of(member.pending_revocation):
+            holder = self.partition_owners.get(tp)
+            if holder is not None and holder[0] != member_id and strict:
+                raise PartitionOwnedError(f"group {self.group_id}: partition {tp} of member {holder[0]} "
+                                          f"given to member {member_id}")
+            self.partition_owners[tp] = (member_id, member_epoch)
+
+    def clear_member_assignment(self, member_id: str) -> None:
+        member = self.members.get(member_id)
+        if member is not None:
+            self._release_partitions(member)
+            member.assigned, member.pending_revocation = {}, {}
+
+    def _release_partitions(self, member: ConsumerGroupMember) -> None:
+        for tp in partitions_of(member.assigned) | partitions_of(member.pending_revocation):
+            holder = self.partition_owners.get(tp)
+            if holder is not None and holder[0] == member.member_id:
+                del self.partition_owners[tp]
+
+    def partition_epoch(self, topic_id: TopicId, partition: int) -> int:
+        """The epoch of the member owning the partition, -1 when nobody does."""
+        holder = self.partition_owners.get((topic_id, partition))
+        return -1 if holder is None else holder[1]
+
+    def owner_of(self, topic_id: TopicId, partition: int) -> str | None:
+        holder = self.partition_owners.get((topic_id, partition))
+        return None if holder is None else holder[0]
+
+    def static_member(self, instance_id: str | None) -> ConsumerGroupMember | None:
+        if instance_id is None:
+            return None
+        member_id = self.static_members.get(instance_id)
+        return None if member_id is None else self.members.get(member_id)
+
+    def preferred_assignor(self, configured: list[str]) -> str:
+        """The server assignor most members asked for; the first configured one when none did."""
+        votes: dict[str, int] = {}
+        for member in self.members.values():
+            if member.server_assignor:
+                votes[member.server_assignor] = votes.get(member.server_assignor, 0) + 1
+        if not votes:
+            return configured[0]
+        return max(votes, key=lambda name: (votes[name], -configured.index(name) if name in configured else -99))
+
+
+class PartitionOwnedError(RuntimeError):
+    """A partition was about to be given to a member while another owns it: a broken invariant."""
+
+
+def next_member_assignment(member: ConsumerGroupMember, target_epoch: int, target: Assignment,
+                           partition_epoch, owned: set[tuple[TopicId, int]] | None) -> ConsumerGroupMember:
+    """Kafka's CurrentAssignmentBuilder: the member's next step towards its target assignment.
+
+    `partition_epoch(topic_id, partition)` is the owning member's epoch (-1 when free); `owned`
+    the partitions the member says it owns in this heartbeat (None when it did not say).
+    Returns the member unchanged or an updated copy.
+    """
+    if member.state == MemberState.STABLE:
+        if member.member_epoch != target_epoch:
+            return _compute_next(member, target_epoch, target, partition_epoch, owned)
+        return member
+    if member.state == MemberState.UNREVOKED_PARTITIONS:
+        # Only once the member shows it no longer owns what it had to revoke does it move on.
+        if owned is not None and not (partitions_of(member.pending_revocation) & owned):
+            return _compute_next(member, target_epoch, target, partition_epoch, owned)
+        return member
+    if member.state == MemberState.UNRELEASED_PARTITIONS:
+        # Partitions may have been released since the last heartbeat: look again every time.
+        return _compute_next(member, target_epoch, target, partition_epoch, owned)
+    return member
+
+
+def _compute_next(member: ConsumerGroupMember, target_epoch: int, target: Assignment, partition_epoch,
+                  owned: set[tuple[TopicId, int]] | None) -> ConsumerGroupMember:
+    keep: dict[TopicId, set[int]] = {}
+    revoke: dict[TopicId, set[int]] = {}
+    assign: dict[TopicId, set[int]] = {}
+    has_unreleased = False
+    for topic in set(target) | set(member.assigned):
+        wanted = target.get(topic, frozenset())
+        current = member.assigned.get(topic, frozenset())
+        keep[topic] = set(current & wanted)
+        revoke[topic] = set(current - wanted)
+        free = set()
+        for partition in wanted - current:
+            if partition_epoch(topic, partition) == -1:
+                free.add(partition)
+            else:
+                has_unreleased = True
+        assign[topic] = free
+    keep_f, revoke_f, assign_f = freeze(keep), freeze(revoke), freeze(assign)
+    still_owns_revoked = owned is None or bool(partitions_of(revoke_f) & owned)
+    if revoke_f and still_owns_revoked:
+        # Revoke first, keeping the epoch: the partitions cannot move on before the member lets go.
+        return replace(member, state=MemberState.UNREVOKED_PARTITIONS, previous_member_epoch=member.member_epoch,
+                       assigned=keep_f, pending_revocation=revoke_f)
+    if assign_f:
+        merged = {t: keep_f.get(t, frozenset()) | assign_f.get(t, frozenset()) for t in set(keep_f) | set(assign_f)}
+        return replace(member, state=MemberState.UNRELEASED_PARTITIONS if has_unreleased else MemberState.STABLE,
+                       member_epoch=target_epoch, previous_member_epoch=member.member_epoch,
+                       assigned=freeze(merged), pending_revocation={})
+    return replace(member, state=MemberState.UNRELEASED_PARTITIONS if has_unreleased else MemberState.STABLE,
+                   member_epoch=target_epoch, previous_member_epoch=member.member_epoch,
+                   assigned=keep_f, pending_revocation={})

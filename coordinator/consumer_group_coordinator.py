@@ -1,0 +1,741 @@
+"""The KIP-848 consumer group protocol of the group coordinator: ConsumerGroupHeartbeat and ConsumerGroupDescribe.
+
+Kafka 4.x consumers with `group.protocol=consumer` heartbeat with their member epoch; the
+coordinator keeps each group's epoch, computes the target assignment with a server-side assignor
+(`uniform` or `range`, see coordinator/assignors.py) and answers each member with its next step
+towards it (coordinator/consumer_group.py). Every change is a record of __consumer_offsets with
+Kafka's schemas (key versions 3-8), appended before the answer; the same records, replayed, rebuild
+the groups when the coordinator loads.
+
+`ConsumerGroupProtocol` is a mixin of GroupCoordinator: it shares its group map (a group id is
+either a classic or a consumer group), timers, configuration and log.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from dataclasses import replace
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.internal_records import (
+    CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT as CURRENT_ASSIGNMENT,
+)
+from kafka_wire.internal_records import (
+    CONSUMER_GROUP_MEMBER_METADATA as MEMBER_METADATA,
+)
+from kafka_wire.internal_records import (
+    CONSUMER_GROUP_METADATA as GROUP_METADATA,
+)
+from kafka_wire.internal_records import (
+    CONSUMER_GROUP_PARTITION_METADATA as PARTITION_METADATA,
+)
+from kafka_wire.internal_records import (
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER as TARGET_MEMBER,
+)
+from kafka_wire.internal_records import (
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA as TARGET_METADATA,
+)
+from kafka_wire.internal_records import (
+    decode_consumer_group_record,
+    encode_consumer_group_key,
+    encode_consumer_group_value,
+)
+
+from . import assignors
+from .consumer_group import (
+    JOIN_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroup,
+    ConsumerGroupMember,
+    MemberState,
+    PartitionOwnedError,
+    TopicMetadata,
+    freeze,
+    next_member_assignment,
+    partitions_of,
+)
+from .offsets_store import AppendFailed, group_metadata_append_error, group_tombstone
+
+log = logging.getLogger("kafka_wire.coordinator")
+
+# ConsumerGroupMember's MemberType in ConsumerGroupDescribe v1 (KIP-1099).
+MEMBER_TYPE_CONSUMER = 1
+
+
+class HeartbeatError(Exception):
+    def __init__(self, error: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message or error.name)
+        self.error = error
+        self.message = message
+
+
+def _session_key(group_id: str, member_id: str) -> tuple:
+    return ("consumer-session", group_id, member_id)
+
+
+def _rebalance_key(group_id: str, member_id: str) -> tuple:
+    return ("consumer-revocation", group_id, member_id)
+
+
+def _topic_partitions(assignment) -> list[dict]:
+    return [{"topic_id": topic, "partitions": sorted(parts)}
+            for topic, parts in sorted(assignment.items(), key=lambda kv: str(kv[0]))]
+
+
+def _from_topic_partitions(items) -> dict:
+    return freeze({item.topic_id: item.partitions for item in items or []})
+
+
+class ConsumerGroupProtocol:
+    """ConsumerGroupHeartbeat and ConsumerGroupDescribe over the coordinator's groups."""
+
+    # == configuration ===============================================================================
+
+    def _consumer_cfg(self, name: str, default):
+        return self._cfg(f"group.consumer.{name}", default)
+
+    def consumer_assignors(self) -> list[str]:
+        configured = self._consumer_cfg("assignors", ["uniform", "range"])
+        if isinstance(configured, str):
+            configured = [c.strip() for c in configured.split(",") if c.strip()]
+        return [assignors.assignor_name(name) for name in configured] or [assignors.UNIFORM]
+
+    def _session_timeout_ms(self) -> int:
+        return int(self._consumer_cfg("session.timeout.ms", 45000))
+
+    def _heartbeat_interval_ms(self) -> int:
+        return int(self._consumer_cfg("heartbeat.interval.ms", 5000))
+
+    # == ConsumerGroupHeartbeat ======================================================================
+
+    def consumer_group_heartbeat(self, *, api_version: int, group_id: str, member_id: str, member_epoch: int,
+                                 instance_id: str | None, rack_id: str | None, rebalance_timeout_ms: int,
+                                 subscribed_topic_names: list[str] | None, subscribed_topic_regex: str | None,
+                                 server_assignor: str | None, owned_partitions, client_id: str,
+                                 client_host: str) -> dict:
+        """One heartbeat; the response body (error code and message on failure)."""
+        try:
+            self._validate_heartbeat(api_version, group_id, member_id, member_epoch, instance_id, rack_id,
+                                     rebalance_timeout_ms, subscribed_topic_names, subscribed_topic_regex,
+                                     server_assignor, owned_partitions)
+            error = self._validate_group(group_id, allow_empty=False)  # loading, or not our partition
+            if error is not None:
+                raise HeartbeatError(error)
+            if member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+                return self._consumer_group_leave(group_id, member_id, member_epoch, instance_id)
+            owned = None if owned_partitions is None else {
+                (item.topic_id, p) for item in owned_partitions for p in item.partitions}
+            return self._consumer_group_heartbeat(
+                group_id, member_id, member_epoch, instance_id, rack_id, rebalance_timeout_ms,
+                subscribed_topic_names, subscribed_topic_regex, server_assignor, owned, client_id, client_host)
+        except HeartbeatError as exc:
+            return {"throttle_time_ms": 0, "error_code": int(exc.error), "error_message": exc.message,
+                    "member_id": None, "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
+
+    def _validate_heartbeat(self, api_version, group_id, member_id, member_epoch, instance_id, rack_id,
+                            rebalance_timeout_ms, subscribed_topic_names, subscribed_topic_regex,
+                            server_assignor, owned_partitions) -> None:
+        """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid."""
+        def invalid(message: str) -> HeartbeatError:
+            return HeartbeatError(ErrorCode.INVALID_REQUEST, message)
+
+        if not group_id:
+            raise invalid("GroupId can't be empty.")
+        if api_version >= 1 and not member_id:
+            raise invalid("MemberId can't be empty.")
+        if instance_id is not None and not instance_id:
+            raise invalid("InstanceId can't be empty.")
+        if rack_id is not None and not rack_id:
+            raise invalid("RackId can't be empty.")
+        if member_epoch > 0 or member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
+            if not member_id:
+                raise invalid("MemberId can't be empty.")
+        elif member_epoch == JOIN_GROUP_MEMBER_EPOCH:
+            if rebalance_timeout_ms == -1:
+                raise invalid("RebalanceTimeoutMs must be provided in first request.")
+            if owned_partitions is None or len(owned_partitions) != 0:
+                raise invalid("TopicPartitions must be empty when (re-)joining.")
+            if subscribed_topic_names is None and subscribed_topic_regex is None:
+                raise invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+        elif member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            if instance_id is None:
+                raise invalid("InstanceId can't be null.")
+        else:
+            raise invalid(f"MemberEpoch is invalid: {member_epoch}.")
+        if subscribed_topic_regex:
+            try:
+                re.compile(subscribed_topic_regex)
+            except re.error as exc:
+                raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION,
+                                     f"SubscribedTopicRegex {subscribed_topic_regex} is not a valid regular "
+                                     f"expression: {exc}.") from None
+        if server_assignor is not None:
+            supported = self.consumer_assignors()
+            if assignors.assignor_name(server_assignor) not in supported:
+                raise HeartbeatError(ErrorCode.UNSUPPORTED_ASSIGNOR,
+                                     f"ServerAssignor {server_assignor} is not supported. "
+                                     f"Supported assignors: {', '.join(supported)}.")
+
+    def _consumer_group_or_error(self, group_id: str, *, create: bool) -> tuple[ConsumerGroup, list]:
+        """The consumer group, created (replacing an empty classic group) when `create`; plus the
+        records that creating it needs. A new group is served once its first records are written."""
+        group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            return group, []
+        if group is None and not create:
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        if group is not None and (not create or group.members or group.pending_join_members):
+            # Kafka upgrades a non-empty classic group online (group.consumer.migration.policy);
+            # we serve a group id with one protocol at a time.
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+        records = []
+        consumer_group = ConsumerGroup(group_id, self.clock_ms())
+        if group is not None:
+            # An empty classic group becomes a consumer group; its offsets stay.
+            if group.protocol_type is not None or group.generation_id > 0:
+                records.append(group_tombstone(group_id))
+            consumer_group.offsets, consumer_group.pending_txn_offsets = group.offsets, group.pending_txn_offsets
+        return consumer_group, records
+
+    def _consumer_group_heartbeat(self, group_id, member_id, member_epoch, instance_id, rack_id,
+                                  rebalance_timeout_ms, subscribed_topic_names, subscribed_topic_regex,
+                                  server_assignor, owned, client_id, client_host) -> dict:
+        joining = member_epoch == JOIN_GROUP_MEMBER_EPOCH
+        group, records = self._consumer_group_or_error(group_id, create=joining)
+        writer = _RecordWriter(self, group, records)
+        try:
+            member = self._member_for_heartbeat(group, writer, member_id, member_epoch, instance_id, owned)
+            is_new = member.member_id not in group.members
+            if is_new and len(group.members) >= int(self._consumer_cfg("max.size", 2147483647)):
+                raise HeartbeatError(ErrorCode.GROUP_MAX_SIZE_REACHED,
+                                     f"The consumer group has reached its maximum capacity of "
+                                     f"{self._consumer_cfg('max.size', 2147483647)} members.")
+            updated = ConsumerGroupMember(
+                member.member_id,
+                instance_id=instance_id if instance_id is not None else member.instance_id,
+                rack_id=rack_id if rack_id is not None else member.rack_id,
+                client_id=client_id,
+                client_host=client_host,
+                subscribed_topic_names=(tuple(sorted(set(subscribed_topic_names)))
+                                        if subscribed_topic_names is not None else member.subscribed_topic_names),
+                # An empty regex means "no regex any more" (the consumer went back to topic names).
+                subscribed_topic_regex=((subscribed_topic_regex or None) if subscribed_topic_regex is not None
+                                        else member.subscribed_topic_regex),
+                rebalance_timeout_ms=(rebalance_timeout_ms if rebalance_timeout_ms != -1
+                                      else member.rebalance_timeout_ms),
+                server_assignor=(assignors.assignor_name(server_assignor) if server_assignor is not None
+                                 else member.server_assignor),
+            )
+            bump = False
+            if is_new or not updated.same_metadata(member):
+                writer.member_metadata(updated)
+                if is_new or updated.subscribed_topic_names != member.subscribed_topic_names \
+                        or updated.subscribed_topic_regex != member.subscribed_topic_regex:
+                    bump = True
+            self._resolve_regexes(group)
+            if writer.subscription_metadata_changed():
+                bump = True
+            if bump:
+                writer.group_epoch(group.group_epoch + 1)
+            if group.group_epoch > group.assignment_epoch:
+                writer.target_assignment()
+            member = group.members[updated.member_id]
+            # Applying records updates members in place: keep what the member had.
+            before = replace(member)
+            full_request = (owned is not None and rebalance_timeout_ms != -1
+                            and (subscribed_topic_names is not None or subscribed_topic_regex is not None))
+            if (not member.is_reconciled_to(group.assignment_epoch) or owned is not None):
+                after = next_member_assignment(member, group.assignment_epoch,
+                                               group.target.get(member.member_id, {}),
+                                               group.partition_epoch, owned)
+                if not after.same_assignment(member):
+                    writer.current_assignment(after)
+            writer.flush()
+        except AppendFailed as exc:
+            raise HeartbeatError(group_metadata_append_error(exc.error)) from None
+        except PartitionOwnedError as exc:
+            log.error("%s", exc)
+            raise HeartbeatError(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc)) from None
+        if self.groups.get(group_id) is not group:
+            # The new group (or the empty classic group it replaces) is now written: serve it.
+            self.timer.cancel(("join", group_id))
+            self.timer.cancel(("sync", group_id))
+            self.groups[group_id] = group
+            log.info("consumer group %s created by member %s", group_id, before.member_id)
+        member = group.members[before.member_id]
+        self._schedule_consumer_session(group, member.member_id)
+        self._maybe_schedule_revocation_timeout(group, member)
+        response = {
+            "throttle_time_ms": 0, "error_code": 0, "error_message": None, "member_id": member.member_id,
+            "member_epoch": member.member_epoch, "heartbeat_interval_ms": self._heartbeat_interval_ms(),
+            "assignment": None,
+        }
+        if joining or full_request or member.assigned != before.assigned or is_new:
+            response["assignment"] = {"topic_partitions": _topic_partitions(member.assigned)}
+        return response
+
+    def _member_for_heartbeat(self, group: ConsumerGroup, writer: _RecordWriter, member_id: str, member_epoch: int,
+                              instance_id: str | None, owned) -> ConsumerGroupMember:
+        """The member the heartbeat is from (a new one when it joins), after Kafka's epoch checks."""
+        if instance_id is None:
+            member = group.members.get(member_id) if member_id else None
+            if member is None:
+                if member_epoch != JOIN_GROUP_MEMBER_EPOCH:
+                    raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                         f"Member {member_id} is not a member of group {group.group_id}.")
+                return ConsumerGroupMember(member_id or _new_member_id())
+            _check_member_epoch(member, member_epoch, owned)
+            return member
+        existing = group.static_member(instance_id)
+        if member_epoch == JOIN_GROUP_MEMBER_EPOCH:
+            if existing is None:
+                if member_id and member_id in group.members:
+                    _check_member_epoch(group.members[member_id], member_epoch, owned)
+                    return group.members[member_id]
+                return ConsumerGroupMember(member_id or _new_member_id(), instance_id=instance_id)
+            if existing.member_id == member_id:
+                _check_member_epoch(existing, member_epoch, owned)
+                return existing
+            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                raise HeartbeatError(ErrorCode.UNRELEASED_INSTANCE_ID,
+                                     f"Static member {member_id or '<new>'} with instance id {instance_id} "
+                                     f"cannot join the group because the instance id is owned by "
+                                     f"{existing.member_id} member.")
+            # The static member is back under a new member id: it takes over its predecessor's
+            # place, epoch and assignment.
+            new_id = member_id or _new_member_id()
+            successor = ConsumerGroupMember(
+                new_id, instance_id=instance_id, rack_id=existing.rack_id, client_id=existing.client_id,
+                client_host=existing.client_host, subscribed_topic_names=existing.subscribed_topic_names,
+                rebalance_timeout_ms=existing.rebalance_timeout_ms, server_assignor=existing.server_assignor,
+                member_epoch=existing.previous_member_epoch, previous_member_epoch=existing.previous_member_epoch,
+                state=existing.state, assigned=existing.assigned, pending_revocation=existing.pending_revocation)
+            target = group.target.get(existing.member_id, {})
+            writer.remove_member(existing.member_id, bump_epoch=False)
+            self._cancel_consumer_timers(group.group_id, existing.member_id)
+            writer.member_metadata(successor)
+            writer.target_member(new_id, target)
+            writer.current_assignment(successor)
+            return group.members[new_id]
+        if existing is None:
+            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                 f"Instance id {instance_id} is unknown in group {group.group_id}.")
+        if existing.member_id != member_id:
+            raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
+                                 f"Static member {member_id} with instance id {instance_id} is fenced by "
+                                 f"member {existing.member_id}.")
+        _check_member_epoch(existing, member_epoch, owned)
+        return existing
+
+    def _consumer_group_leave(self, group_id: str, member_id: str, member_epoch: int, instance_id: str | None) -> dict:
+        group = self.groups.get(group_id)
+        if not isinstance(group, ConsumerGroup):
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        if instance_id is None:
+            member = group.members.get(member_id)
+            if member is None:
+                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                     f"Member {member_id} is not a member of group {group_id}.")
+        else:
+            member = group.static_member(instance_id)
+            if member is None:
+                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                     f"Instance id {instance_id} is unknown in group {group_id}.")
+            if member.member_id != member_id:
+                raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
+                                     f"Static member {member_id} with instance id {instance_id} is fenced by "
+                                     f"member {member.member_id}.")
+        writer = _RecordWriter(self, group, [])
+        try:
+            if member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                # A static member leaving for a while keeps its partitions until its session expires.
+                writer.current_assignment(replace(member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                                                  previous_member_epoch=member.member_epoch
+                                                  if member.member_epoch >= 0 else member.previous_member_epoch))
+                writer.flush()
+                self.timer.cancel(_rebalance_key(group_id, member.member_id))
+                log.info("static member %s (instance %s) of consumer group %s left temporarily",
+                         member.member_id, instance_id, group_id)
+            else:
+                writer.remove_member(member.member_id)
+                writer.flush()
+                self._cancel_consumer_timers(group_id, member.member_id)
+                log.info("member %s left consumer group %s", member.member_id, group_id)
+        except AppendFailed as exc:
+            raise HeartbeatError(group_metadata_append_error(exc.error)) from None
+        return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "member_id": member.member_id,
+                "member_epoch": member_epoch, "heartbeat_interval_ms": 0, "assignment": None}
+
+    # == timers ======================================================================================
+
+    def _schedule_consumer_session(self, group: ConsumerGroup, member_id: str) -> None:
+        self.timer.schedule(_session_key(group.group_id, member_id), self._session_timeout_ms(),
+                            lambda: self._fence_consumer_member(group, member_id, "session timeout expired"))
+
+    def _maybe_schedule_revocation_timeout(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
+        key = _rebalance_key(group.group_id, member.member_id)
+        if member.state != MemberState.UNREVOKED_PARTITIONS:
+            self.timer.cancel(key)
+            return
+        if self.timer.is_scheduled(key):
+            return
+        epoch = member.member_epoch
+        timeout = member.rebalance_timeout_ms if member.rebalance_timeout_ms > 0 else self._session_timeout_ms()
+
+        def expire() -> None:
+            current = group.members.get(member.member_id)
+            if current is not None and current.state == MemberState.UNREVOKED_PARTITIONS \
+                    and current.member_epoch == epoch:
+                self._fence_consumer_member(group, member.member_id, "it did not revoke its partitions in time")
+
+        self.timer.schedule(key, timeout, expire)
+
+    def _cancel_consumer_timers(self, group_id: str, member_id: str) -> None:
+        self.timer.cancel(_session_key(group_id, member_id))
+        self.timer.cancel(_rebalance_key(group_id, member_id))
+
+    def _fence_consumer_member(self, group: ConsumerGroup, member_id: str, reason: str) -> None:
+        if not self.active or self.groups.get(group.group_id) is not group or member_id not in group.members:
+            return
+        writer = _RecordWriter(self, group, [])
+        try:
+            writer.remove_member(member_id)
+            writer.flush()
+        except AppendFailed as exc:
+            log.warning("could not remove member %s of consumer group %s: %s", member_id, group.group_id,
+                        exc.error.name)
+            return
+        self._cancel_consumer_timers(group.group_id, member_id)
+        log.info("member %s of consumer group %s removed: %s", member_id, group.group_id, reason)
+
+    def _on_consumer_groups_loaded(self) -> None:
+        """Loaded members must heartbeat within the session timeout, or they are removed."""
+        for group in list(self.groups.values()):
+            if isinstance(group, ConsumerGroup):
+                self._resolve_regexes(group)
+                for member_id in list(group.members):
+                    self._schedule_consumer_session(group, member_id)
+
+    # == ConsumerGroupDescribe =======================================================================
+
+    def consumer_group_describe(self, group_id: str) -> dict:
+        """A ConsumerGroupDescribe entry (without authorized operations)."""
+        entry = {"error_code": 0, "error_message": None, "group_id": group_id, "group_state": "",
+                 "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": []}
+        error = self._validate_group(group_id, allow_empty=False)
+        if error is not None:
+            entry["error_code"] = int(error)
+            return entry
+        group = self.groups.get(group_id)
+        if not isinstance(group, ConsumerGroup):
+            entry["error_code"] = int(ErrorCode.GROUP_ID_NOT_FOUND)
+            entry["error_message"] = (f"Group {group_id} not found." if group is None
+                                      else f"Group {group_id} is not a consumer group.")
+            return entry
+
+        def described(assignment) -> dict:
+            topics = []
+            for topic_id, parts in sorted(assignment.items(), key=lambda kv: str(kv[0])):
+                name = self._topic_name(topic_id)
+                if name is not None:
+                    topics.append({"topic_id": topic_id, "topic_name": name, "partitions": sorted(parts)})
+            return {"topic_partitions": topics}
+
+        entry.update({
+            "group_state": group.state,
+            "group_epoch": group.group_epoch,
+            "assignment_epoch": group.assignment_epoch,
+            "assignor_name": group.preferred_assignor(self.consumer_assignors()),
+            "members": [{
+                "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
+                "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
+                "subscribed_topic_names": list(m.subscribed_topic_names),
+                "subscribed_topic_regex": m.subscribed_topic_regex,
+                "assignment": described(m.assigned),
+                "target_assignment": described(group.target.get(m.member_id, {})),
+                "member_type": MEMBER_TYPE_CONSUMER,
+            } for m in group.members.values()],
+        })
+        return entry
+
+    # == offsets of consumer groups, and classic requests meeting them ================================
+
+    def _consumer_offset_commit_error(self, group: ConsumerGroup, member_epoch: int, member_id: str,
+                                      instance_id: str | None, *, transactional: bool,
+                                      api_version: int) -> ErrorCode | None:
+        """Kafka's ConsumerGroup.validateOffsetCommit."""
+        if member_epoch < 0 and group.is_empty():
+            return None  # the admin client, or a consumer using assign()
+        if transactional and member_epoch == -1 and not member_id and instance_id is None:
+            return None
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if not transactional and api_version < 9:
+            # Members of consumer groups commit with OffsetCommit v9+ (their member epoch).
+            return ErrorCode.UNSUPPORTED_VERSION
+        if member_epoch != member.member_epoch:
+            # TxnOffsetCommit has no STALE_MEMBER_EPOCH: Kafka answers ILLEGAL_GENERATION there.
+            return ErrorCode.ILLEGAL_GENERATION if transactional else ErrorCode.STALE_MEMBER_EPOCH
+        return None
+
+    def _consumer_offset_fetch_error(self, group: ConsumerGroup, member_id: str | None,
+                                     member_epoch: int) -> ErrorCode | None:
+        """Kafka's ConsumerGroup.validateOffsetFetch: only OffsetFetch v9 carries a member."""
+        if member_id is None and member_epoch < 0:
+            return None
+        member = group.members.get(member_id or "")
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if member_epoch != member.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return None
+
+    def _classic_group_replacing(self, group: ConsumerGroup):
+        """A classic member joins with JoinGroup: an empty consumer group becomes a classic group
+        (its offsets stay); None when the consumer group has members (they use the other protocol)."""
+        from .group import ClassicGroup
+
+        if not group.is_empty():
+            return None
+        try:
+            self._append(group, self.consumer_group_tombstones(group))
+        except AppendFailed:
+            return None
+        classic = ClassicGroup(group.group_id, self.clock_ms())
+        classic.offsets, classic.pending_txn_offsets = group.offsets, group.pending_txn_offsets
+        group.dead = True
+        self.groups[group.group_id] = classic
+        return classic
+
+    def _resolve_regexes(self, group: ConsumerGroup) -> None:
+        """Match the members' regular expressions against the topics (internal topics excluded),
+        at every heartbeat, so that new topics are picked up at once; what changes the
+        subscription metadata then bumps the group epoch."""
+        regexes = group.subscribed_regexes()
+        if not regexes:
+            group.resolved_regexes = {}
+            return
+        broker = self._broker()
+        names = [] if broker is None else [n for n in broker.metadata.topics if not n.startswith("__")]
+        resolved = {}
+        for regex in regexes:
+            try:
+                pattern = re.compile(regex)
+            except re.error:
+                resolved[regex] = frozenset()
+                continue
+            resolved[regex] = frozenset(n for n in names if pattern.fullmatch(n))
+        group.resolved_regexes = resolved
+
+    # == topics ======================================================================================
+
+    def _broker(self):
+        """The broker whose topics the groups subscribe to (a cluster's coordinator only knows
+        it through its __consumer_offsets writer)."""
+        broker = getattr(self, "broker", None)
+        if broker is None and getattr(self, "offsets_topic", None) is not None:
+            broker = getattr(self.offsets_topic, "broker", None)
+        return broker
+
+    def _topic_metadata(self, name: str):
+        broker = self._broker()
+        return None if broker is None else broker.metadata.topic(name)
+
+    def _topic_name(self, topic_id) -> str | None:
+        broker = self._broker()
+        meta = None if broker is None else broker.metadata.topic_by_id(topic_id)
+        return None if meta is None else meta.name
+
+    # == replay ======================================================================================
+
+    def _replay_consumer_group_record(self, record_type: int, group_id: str, member_id: str | None, value) -> None:
+        group = self.groups.get(group_id)
+        if not isinstance(group, ConsumerGroup):
+            if value is None:
+                return
+            consumer_group = ConsumerGroup(group_id, self.clock_ms())
+            if group is not None:
+                consumer_group.offsets, consumer_group.pending_txn_offsets = group.offsets, group.pending_txn_offsets
+            group = self.groups[group_id] = consumer_group
+        try:
+            apply_consumer_group_record(group, record_type, member_id, value, strict=False)
+        except PartitionOwnedError as exc:
+            log.warning("replaying %s: %s", group.group_id, exc)
+        if record_type == GROUP_METADATA and value is None:
+            self._drop_consumer_group(group)
+
+    def _drop_consumer_group(self, group: ConsumerGroup) -> None:
+        """The group is gone; offsets it still has stay, in an offsets-only classic group."""
+        from .group import ClassicGroup
+
+        group.dead = True
+        if group.has_offsets():
+            holder = ClassicGroup(group.group_id, self.clock_ms())
+            holder.offsets, holder.pending_txn_offsets = group.offsets, group.pending_txn_offsets
+            self.groups[group.group_id] = holder
+        else:
+            self.groups.pop(group.group_id, None)
+
+    def consumer_group_tombstones(self, group: ConsumerGroup) -> list:
+        """The records deleting an empty consumer group (Kafka's order: target assignment metadata,
+        subscription metadata, group metadata)."""
+        return [(encode_consumer_group_key(t, group.group_id), None)
+                for t in (TARGET_METADATA, PARTITION_METADATA, GROUP_METADATA)]
+
+
+def apply_consumer_group_record(group: ConsumerGroup, record_type: int, member_id: str | None, value, *,
+                                strict: bool = True) -> None:
+    """Apply one record to the group: what both the live path and the replay do. Replaying
+    (strict=False) takes a partition from a previous owner rather than refusing."""
+    if record_type == GROUP_METADATA:
+        if value is None:
+            group.dead = True
+        else:
+            group.group_epoch = value.epoch
+    elif record_type == PARTITION_METADATA:
+        group.subscription_metadata = {} if value is None else {
+            t.topic_name: TopicMetadata(t.topic_id, t.topic_name, t.num_partitions) for t in value.topics}
+    elif record_type == MEMBER_METADATA:
+        if value is None:
+            group.remove_member(member_id)
+            return
+        group.put_member_metadata(ConsumerGroupMember(
+            member_id, instance_id=value.instance_id, rack_id=value.rack_id, client_id=value.client_id,
+            client_host=value.client_host, subscribed_topic_names=tuple(value.subscribed_topic_names),
+            subscribed_topic_regex=value.subscribed_topic_regex, rebalance_timeout_ms=value.rebalance_timeout_ms,
+            server_assignor=value.server_assignor))
+    elif record_type == TARGET_METADATA:
+        group.assignment_epoch = -1 if value is None else value.assignment_epoch
+    elif record_type == TARGET_MEMBER:
+        if value is None:
+            group.target.pop(member_id, None)
+        else:
+            group.target[member_id] = _from_topic_partitions(value.topic_partitions)
+    elif record_type == CURRENT_ASSIGNMENT:
+        if value is None:
+            group.clear_member_assignment(member_id)
+        else:
+            state = value.state if value.state in MemberState._value2member_map_ else MemberState.UNKNOWN
+            group.put_member_assignment(member_id, value.member_epoch, value.previous_member_epoch,
+                                        MemberState(state), _from_topic_partitions(value.assigned_partitions),
+                                        _from_topic_partitions(value.partitions_pending_revocation),
+                                        strict=strict)
+
+
+class _RecordWriter:
+    """Collects one request's records, applying each to the group as it is made (later steps
+    read the state earlier ones produced), then appends them as one batch."""
+
+    def __init__(self, coordinator: ConsumerGroupProtocol, group: ConsumerGroup, records: list) -> None:
+        self.coordinator = coordinator
+        self.group = group
+        self.records = records
+
+    def _emit(self, record_type: int, member_id: str | None, fields: dict | None) -> None:
+        key = encode_consumer_group_key(record_type, self.group.group_id, member_id)
+        if fields is None:
+            value = None
+            self.records.append((key, None))
+        else:
+            encoded = encode_consumer_group_value(record_type, fields)
+            self.records.append((key, encoded))
+            # Apply what a replay will read back, so that both paths see the very same values.
+            value = decode_consumer_group_record(key, encoded)[3]
+        apply_consumer_group_record(self.group, record_type, member_id, value)
+
+    def member_metadata(self, member: ConsumerGroupMember) -> None:
+        self._emit(MEMBER_METADATA, member.member_id, {
+            "instance_id": member.instance_id, "rack_id": member.rack_id, "client_id": member.client_id,
+            "client_host": member.client_host, "subscribed_topic_names": list(member.subscribed_topic_names),
+            "subscribed_topic_regex": member.subscribed_topic_regex,
+            "rebalance_timeout_ms": member.rebalance_timeout_ms, "server_assignor": member.server_assignor,
+        })
+
+    def group_epoch(self, epoch: int) -> None:
+        self._emit(GROUP_METADATA, None, {"epoch": epoch})
+
+    def target_member(self, member_id: str, assignment) -> None:
+        self._emit(TARGET_MEMBER, member_id, {"topic_partitions": _topic_partitions(assignment)})
+
+    def current_assignment(self, member: ConsumerGroupMember) -> None:
+        self._emit(CURRENT_ASSIGNMENT, member.member_id, {
+            "member_epoch": member.member_epoch, "previous_member_epoch": member.previous_member_epoch,
+            "state": int(member.state), "assigned_partitions": _topic_partitions(member.assigned),
+            "partitions_pending_revocation": _topic_partitions(member.pending_revocation),
+        })
+
+    def remove_member(self, member_id: str, *, bump_epoch: bool = True) -> None:
+        """Kafka's order: current assignment, target assignment, member metadata; then the epoch."""
+        self._emit(CURRENT_ASSIGNMENT, member_id, None)
+        self._emit(TARGET_MEMBER, member_id, None)
+        self._emit(MEMBER_METADATA, member_id, None)
+        if bump_epoch:
+            self.group_epoch(self.group.group_epoch + 1)
+
+    def subscription_metadata_changed(self) -> bool:
+        """Write the subscribed topics' metadata when it changed (a topic created, deleted or
+        given partitions): the assignment must then be computed again."""
+        current = {}
+        for name in sorted(self.group.subscribed_topic_names()):
+            meta = self.coordinator._topic_metadata(name)
+            if meta is not None:
+                current[name] = TopicMetadata(meta.topic_id, name, meta.partitions)
+        if current == self.group.subscription_metadata:
+            return False
+        self._emit(PARTITION_METADATA, None, {"topics": [
+            {"topic_id": t.topic_id, "topic_name": t.name, "num_partitions": t.num_partitions,
+             "partition_metadata": []} for t in current.values()]})
+        return True
+
+    def target_assignment(self) -> None:
+        group = self.group
+        name = group.preferred_assignor(self.coordinator.consumer_assignors())
+        topics = {t.topic_id: t.num_partitions for t in group.subscription_metadata.values()}
+        specs = {
+            member_id: assignors.MemberSpec(
+                {group.subscription_metadata[n].topic_id for n in group.member_topic_names(m)
+                 if n in group.subscription_metadata},
+                {t: set(p) for t, p in group.target.get(member_id, {}).items()})
+            for member_id, m in group.members.items()
+        }
+        computed = assignors.assign(name, specs, topics)
+        for member_id in group.members:
+            new = freeze(computed.get(member_id, {}))
+            if member_id not in group.target or group.target[member_id] != new:
+                self.target_member(member_id, new)
+        self._emit(TARGET_METADATA, None, {"assignment_epoch": group.group_epoch})
+
+    def flush(self) -> None:
+        if self.records:
+            self.coordinator._append(self.group, self.records)
+
+
+def _check_member_epoch(member: ConsumerGroupMember, received: int, owned) -> None:
+    """Kafka's throwIfMemberEpochIsInvalid: a member may come back with its previous epoch when it
+    lost the answer that bumped it (it then owns a subset of its assignment)."""
+    if received > member.member_epoch:
+        raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH,
+                             f"The consumer group member has a greater member epoch ({received}) than the one "
+                             f"known by the group coordinator ({member.member_epoch}). The member must abandon "
+                             f"all its partitions and rejoin.")
+    if received < member.member_epoch:
+        if received != member.previous_member_epoch or owned is None \
+                or not owned <= partitions_of(member.assigned):
+            raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH,
+                                 f"The consumer group member has a smaller member epoch ({received}) than the one "
+                                 f"known by the group coordinator ({member.member_epoch}). The member must abandon "
+                                 f"all its partitions and rejoin.")
+
+
+def _new_member_id() -> str:
+    """Kafka's Uuid.randomUuid().toString(): URL-safe base64 of 16 random bytes, unpadded."""
+    import base64
+
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+__all__ = ["ConsumerGroupProtocol", "apply_consumer_group_record", "MEMBER_TYPE_CONSUMER"]

@@ -1,0 +1,93 @@
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.time.Duration;
+import java.util.*;
+import org.apache.kafka.clients.consumer.*;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/**
+ * One member of a KIP-848 consumer group (group.protocol=consumer), driven by a test:
+ *   ConsumerProtocolMember BOOTSTRAP GROUP TOPIC CLIENT_ID [ASSIGNOR]
+ * TOPIC "regex:RE" subscribes to a SubscriptionPattern the broker resolves (kafka-clients 4.x).
+ * Prints one line per event: READY, ASSIGNED p,p,..., REVOKED p,p,..., RECORD partition offset value.
+ * Commits after every poll and before giving partitions up; closes (leaving the group) when a
+ * line "stop" arrives on stdin, then prints CLOSED.
+ */
+public class ConsumerProtocolMember {
+    static synchronized void say(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+
+    static String partitions(Collection<TopicPartition> parts) {
+        List<Integer> ids = new ArrayList<>();
+        for (TopicPartition tp : parts) ids.add(tp.partition());
+        Collections.sort(ids);
+        StringBuilder out = new StringBuilder();
+        for (int id : ids) out.append(out.length() == 0 ? "" : ",").append(id);
+        return out.length() == 0 ? "-" : out.toString();
+    }
+
+    public static void main(String[] args) throws Exception {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, args[1]);
+        props.put(ConsumerConfig.CLIENT_ID_CONFIG, args[3]);
+        props.put("group.protocol", "consumer");
+        if (args.length > 4) props.put("group.remote.assignor", args[4]);
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        final boolean[] stop = {false};
+        Thread stdin = new Thread(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    if (line.trim().equals("stop")) break;
+                }
+            } catch (Exception ignored) {
+            }
+            synchronized (stop) { stop[0] = true; }
+        });
+        stdin.setDaemon(true);
+        stdin.start();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props)) {
+            ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
+                public void onPartitionsRevoked(Collection<TopicPartition> parts) {
+                    if (!parts.isEmpty()) {
+                        consumer.commitSync();
+                        say("REVOKED " + partitions(parts));
+                    }
+                }
+                public void onPartitionsAssigned(Collection<TopicPartition> parts) {
+                    say("ASSIGNED " + partitions(consumer.assignment()));
+                }
+                public void onPartitionsLost(Collection<TopicPartition> parts) {
+                    say("LOST " + partitions(parts));
+                }
+            };
+            if (args[2].startsWith("regex:")) {
+                // subscribe(SubscriptionPattern): the broker resolves the regex (kafka-clients 4.x only,
+                // hence reflection, so that this file also compiles against 3.9).
+                Class<?> patternClass = Class.forName("org.apache.kafka.clients.consumer.SubscriptionPattern");
+                Object pattern = patternClass.getConstructor(String.class).newInstance(args[2].substring(6));
+                KafkaConsumer.class.getMethod("subscribe", patternClass, ConsumerRebalanceListener.class)
+                    .invoke(consumer, pattern, listener);
+            } else {
+                consumer.subscribe(Collections.singletonList(args[2]), listener);
+            }
+            say("READY");
+            while (true) {
+                synchronized (stop) { if (stop[0]) break; }
+                ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(200));
+                for (ConsumerRecord<String, String> r : records) {
+                    say("RECORD " + r.partition() + " " + r.offset() + " " + r.value() + " " + r.topic());
+                }
+                if (!records.isEmpty()) consumer.commitSync();
+            }
+        }
+        say("CLOSED");
+    }
+}

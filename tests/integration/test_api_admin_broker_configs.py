@@ -1,0 +1,205 @@
+"""Dynamic broker configs (KIP-226) as Apache Kafka handles them: IncrementalAlterConfigs and
+AlterConfigs on ConfigResource(BROKER, "") (the cluster-wide default) and (BROKER, "<id>"), their
+sources and synonyms in DescribeConfigs, their taking effect at once (topic configs without an
+override follow the new broker default: retention deletes old segments without a restart), and
+their surviving a restart. Through WireClient and Java's Admin (kafka-configs.sh --entity-type
+brokers calls the same).
+
+Sources (apache/kafka): core/.../server/ConfigAdminManager.scala (preprocess,
+validateBrokerConfigChange, prepareIncrementalConfigs), DynamicBrokerConfig (validateConfigs,
+AllDynamicConfigs), core/.../server/ConfigHelper.scala (createBrokerConfigEntry, configSynonyms).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from broker.testing import running_broker
+from broker.wire_client import WireClient
+
+from wire_cases import (
+    BROKER_RESOURCE, batch, create_topic, describe_topic_configs, error_name, list_offset, produce,
+    unique,
+)
+
+CLIENTS = Path(__file__).resolve().parent.parent / "clients"
+DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 2, 3, 4, 5
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+
+
+def incremental(client, name: str, ops: list[tuple[str, int, str | None]], validate_only: bool = False):
+    response = client.call("IncrementalAlterConfigs", 1, {"resources": [{
+        "resource_type": BROKER_RESOURCE, "resource_name": name,
+        "configs": [{"name": n, "config_operation": op, "value": v} for n, op, v in ops]}],
+        "validate_only": validate_only})
+    result = response.responses[0]
+    return error_name(result.error_code), result.error_message
+
+
+def alter(client, name: str, configs: dict[str, str | None], validate_only: bool = False):
+    response = client.call("AlterConfigs", 2, {"resources": [{
+        "resource_type": BROKER_RESOURCE, "resource_name": name,
+        "configs": [{"name": k, "value": v} for k, v in configs.items()]}], "validate_only": validate_only})
+    result = response.responses[0]
+    return error_name(result.error_code), result.error_message
+
+
+def describe_broker(client, name: str, keys: list[str] | None = None) -> dict:
+    response = client.call("DescribeConfigs", 4, {"resources": [
+        {"resource_type": BROKER_RESOURCE, "resource_name": name, "configuration_keys": keys}],
+        "include_synonyms": True, "include_documentation": False})
+    result = response.results[0]
+    assert result.error_code == 0, result.error_message
+    return {c.name: (c.value, c.config_source, c.read_only, [(s.name, s.value, s.source) for s in c.synonyms])
+            for c in result.configs}
+
+
+@pytest.fixture
+def configured(tmp_path):
+    config = {"log.retention.hours": 100, "log.retention.check.interval.ms": 200}
+    with running_broker(tmp_path / "dynamic", config=config) as broker:
+        yield broker
+
+
+def test_default_and_per_broker_configs_sources_and_synonyms(configured):
+    with WireClient(configured.bootstrap) as client:
+        assert describe_broker(client, "") == {}
+        assert incremental(client, "", [("log.retention.hours", SET, "50"), ("log.segment.bytes", SET, "2000000")]) \
+            == ("NONE", None)
+        assert incremental(client, "1", [("log.retention.hours", SET, "10")]) == ("NONE", None)
+        # The default broker lists only its own dynamic configs, with only their default synonyms.
+        assert describe_broker(client, "") == {
+            "log.retention.hours": ("50", DYNAMIC_DEFAULT_BROKER_CONFIG, False,
+                                    [("log.retention.hours", "50", DYNAMIC_DEFAULT_BROKER_CONFIG)]),
+            "log.segment.bytes": ("2000000", DYNAMIC_DEFAULT_BROKER_CONFIG, False,
+                                  [("log.segment.bytes", "2000000", DYNAMIC_DEFAULT_BROKER_CONFIG)]),
+        }
+        mine = describe_broker(client, "1", ["log.retention.hours", "log.retention.ms", "log.segment.bytes",
+                                             "log.dirs", "num.partitions"])
+        assert mine["log.retention.hours"] == ("10", DYNAMIC_BROKER_CONFIG, False, [
+            ("log.retention.hours", "10", DYNAMIC_BROKER_CONFIG),
+            ("log.retention.hours", "50", DYNAMIC_DEFAULT_BROKER_CONFIG),
+            ("log.retention.hours", "100", STATIC_BROKER_CONFIG),
+            ("log.retention.hours", "168", DEFAULT_CONFIG)])
+        assert mine["log.retention.ms"][1:] == (DEFAULT_CONFIG, False, [])
+        assert mine["log.segment.bytes"][:2] == ("2000000", DYNAMIC_DEFAULT_BROKER_CONFIG)
+        assert mine["log.dirs"][2] is True and mine["num.partitions"][2] is True
+        # A topic without overrides takes its defaults from there.
+        topic = unique("dyn")
+        create_topic(client, topic)
+        configs = describe_topic_configs(client, topic, ["retention.ms", "segment.bytes"])
+        # (Kafka names a topic config's source after its first broker synonym, log.retention.ms,
+        # which no layer sets here: DEFAULT_CONFIG, though the value comes from log.retention.hours.)
+        assert configs["retention.ms"].value == str(10 * 3_600_000)
+        assert (configs["segment.bytes"].value, configs["segment.bytes"].config_source) == (
+            "2000000", DYNAMIC_DEFAULT_BROKER_CONFIG)
+        assert [(s.name, s.value, s.source) for s in configs["segment.bytes"].synonyms] == [
+            ("log.segment.bytes", "2000000", DYNAMIC_DEFAULT_BROKER_CONFIG),
+            ("log.segment.bytes", "1073741824", DEFAULT_CONFIG)]
+        assert incremental(client, "1", [("log.segment.bytes", SET, "3000000")]) == ("NONE", None)
+        configs = describe_topic_configs(client, topic, ["segment.bytes"])
+        assert [(s.name, s.value, s.source) for s in configs["segment.bytes"].synonyms] == [
+            ("log.segment.bytes", "3000000", DYNAMIC_BROKER_CONFIG),
+            ("log.segment.bytes", "2000000", DYNAMIC_DEFAULT_BROKER_CONFIG),
+            ("log.segment.bytes", "1073741824", DEFAULT_CONFIG)]
+        # DELETE goes back to the next layer.
+        assert incremental(client, "1", [("log.retention.hours", DELETE, None)]) == ("NONE", None)
+        assert describe_broker(client, "1", ["log.retention.hours"])["log.retention.hours"][:2] == (
+            "50", DYNAMIC_DEFAULT_BROKER_CONFIG)
+        # The legacy AlterConfigs replaces a resource's whole set.
+        assert alter(client, "", {"log.cleanup.policy": "compact"}) == ("NONE", None)
+        assert set(describe_broker(client, "")) == {"log.cleanup.policy"}
+        assert describe_topic_configs(client, topic, ["cleanup.policy"])["cleanup.policy"].value == "compact"
+        # APPEND starts from the resource's value, else the default.
+        assert incremental(client, "1", [("log.cleanup.policy", APPEND, "compact")]) == ("NONE", None)
+        assert describe_broker(client, "1", ["log.cleanup.policy"])["log.cleanup.policy"][:2] == (
+            "delete,compact", DYNAMIC_BROKER_CONFIG)
+        # validate_only changes nothing.
+        assert incremental(client, "", [("message.max.bytes", SET, "5000")], validate_only=True) == ("NONE", None)
+        assert "message.max.bytes" not in describe_broker(client, "")
+
+
+def test_refused_changes_as_kafka(configured):
+    with WireClient(configured.bootstrap) as client:
+        assert incremental(client, "", [("log.dirs", SET, "/elsewhere")]) == (
+            "INVALID_REQUEST", "Cannot update these configs dynamically: Set(log.dirs)")
+        assert incremental(client, "1", [("no.such.config", SET, "1")]) == (
+            "INVALID_REQUEST", "Cannot update these configs dynamically: Set(no.such.config)")
+        assert incremental(client, "", [("log.retention.ms", SET, "soon")])[0] == "INVALID_REQUEST"
+        assert incremental(client, "", [("log.segment.bytes", APPEND, "1")]) == (
+            "INVALID_CONFIG", "Config value append is not allowed for config key: log.segment.bytes")
+        assert incremental(client, "", [("log.retention.ms", SET, None)]) == (
+            "INVALID_REQUEST", "Null value not supported for : log.retention.ms")
+        assert incremental(client, "", [("log.retention.ms", SET, "1"), ("log.retention.ms", SET, "2")]) == (
+            "INVALID_REQUEST", "Error due to duplicate config keys")
+        assert incremental(client, "7", [("log.retention.ms", SET, "1")]) == (
+            "INVALID_REQUEST", "Unexpected broker id, expected 1, but received 7")
+        assert incremental(client, "one", [("log.retention.ms", SET, "1")]) == (
+            "INVALID_REQUEST", "Node id must be an integer, but it is: one")
+        assert alter(client, "", {"num.io.threads": "4"}) == (
+            "INVALID_REQUEST", "Cannot update these configs dynamically: Set(num.io.threads)")
+        assert describe_broker(client, "") == {}
+
+
+def test_dynamic_retention_deletes_old_segments_and_survives_restart(configured):
+    with WireClient(configured.bootstrap) as client:
+        topic = unique("dyn-retention")
+        create_topic(client, topic, configs={"segment.bytes": 1024})
+        old = int(time.time() * 1000) - 3_600_000
+        for _ in range(6):
+            assert produce(client, topic, batch([b"x" * 400], timestamps=[old])).error_code == 0
+        assert list_offset(client, topic, -2).offset == 0
+        # Records an hour old are within 100 hours (static); a 1 minute default deletes them.
+        assert incremental(client, "", [("log.retention.ms", SET, "60000")]) == ("NONE", None)
+        deadline = time.monotonic() + 10
+        while list_offset(client, topic, -2).offset == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert list_offset(client, topic, -2).offset > 0
+    configured.restart()
+    with WireClient(configured.bootstrap) as client:
+        assert describe_broker(client, "")["log.retention.ms"][:2] == ("60000", DYNAMIC_DEFAULT_BROKER_CONFIG)
+        assert describe_topic_configs(client, topic, ["retention.ms"])["retention.ms"].value == "60000"
+
+
+def test_java_admin_incremental_alter_and_describe(configured, java_kafka_clients):
+    command = [*java_kafka_clients("4.3.0").program(CLIENTS / "java" / "AdminConfigsCheck.java"),
+               configured.bootstrap]
+
+    def java(*args) -> list[str]:
+        done = subprocess.run([*command, *args], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout.splitlines()
+
+    assert java("alter-broker", "", "SET", "log.retention.ms", "7200000") == ["ALTERED"]
+    assert java("alter-broker", "1", "SET", "max.connections.per.ip", "500") == ["ALTERED"]
+    assert java("describe-broker", "") == [
+        "CONFIG log.retention.ms 7200000 DYNAMIC_DEFAULT_BROKER_CONFIG dynamic "
+        "log.retention.ms=7200000@DYNAMIC_DEFAULT_BROKER_CONFIG"]
+    assert java("describe-broker", "1", "log.retention.ms", "max.connections.per.ip", "log.dirs") == [
+        "CONFIG log.dirs " + str(configured.log_dir) + " STATIC_BROKER_CONFIG read-only "
+        "log.dirs=" + str(configured.log_dir) + "@STATIC_BROKER_CONFIG",
+        "CONFIG log.retention.ms 7200000 DYNAMIC_DEFAULT_BROKER_CONFIG dynamic "
+        "log.retention.ms=7200000@DYNAMIC_DEFAULT_BROKER_CONFIG log.retention.hours=100@STATIC_BROKER_CONFIG "
+        "log.retention.hours=168@DEFAULT_CONFIG",
+        "CONFIG max.connections.per.ip 500 DYNAMIC_BROKER_CONFIG dynamic "
+        "max.connections.per.ip=500@DYNAMIC_BROKER_CONFIG max.connections.per.ip=2147483647@DEFAULT_CONFIG",
+    ]
+    refused = java("alter-broker", "", "SET", "log.dirs", "/x")
+    assert refused == ["ERROR InvalidRequestException Cannot update these configs dynamically: Set(log.dirs)"]
+
+
+def test_dynamic_connection_limit_applies_to_new_connections(configured):
+    with WireClient(configured.bootstrap) as client:
+        assert incremental(client, "1", [("max.connections.per.ip", SET, "1")]) == ("NONE", None)
+        # This connection is the one allowed; another from the same address is closed at once.
+        with pytest.raises(Exception):
+            with WireClient(configured.bootstrap, timeout=3) as second:
+                second.call("ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"})
+        assert incremental(client, "1", [("max.connections.per.ip", DELETE, None)]) == ("NONE", None)
+    with WireClient(configured.bootstrap) as first, WireClient(configured.bootstrap) as second:
+        for c in (first, second):
+            assert c.call("ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"}).error_code == 0

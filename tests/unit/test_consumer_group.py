@@ -1,0 +1,441 @@
+"""KIP-848 consumer groups without a server: ConsumerGroupHeartbeat flows through the coordinator
+(join, reconcile, revoke before reassigning, leave, fencing errors, session expiry, new partitions),
+offsets with member epochs, ListGroups/ConsumerGroupDescribe answers, and replay of the records."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import pytest
+
+from broker.config import BrokerConfig
+from broker.node import Broker
+from coordinator.consumer_group import ConsumerGroup, MemberState
+from coordinator.group_coordinator import GroupCoordinator
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+from kafka_wire.internal_records import decode_consumer_group_record
+
+BASE_CONFIG = {
+    "group.initial.rebalance.delay.ms": "0",
+    "offsets.topic.num.partitions": "3",
+    "offsets.retention.check.interval.ms": "3600000",
+}
+
+HB = APIS_BY_NAME["ConsumerGroupHeartbeat"]
+
+
+@contextlib.asynccontextmanager
+async def running(path, topics=(("t", 6),), **config):
+    props = {"log.dirs": str(path), **BASE_CONFIG, **config}
+    broker = Broker(BrokerConfig(props))
+    broker.load()
+    for name, partitions in topics:
+        if broker.metadata.topic(name) is None:
+            broker.create_topic(name, partitions, 1, {})
+    coordinator = GroupCoordinator()
+    broker.groups = coordinator
+    await coordinator.start(broker)
+    try:
+        yield coordinator
+    finally:
+        await coordinator.stop()
+        broker.close()
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 30))
+
+
+class Member:
+    """A consumer as the Java client behaves: heartbeats with its epoch, owns what it was given
+    (after revoking what it lost) and reports it."""
+
+    def __init__(self, coordinator: GroupCoordinator, member_id: str, group: str = "g", topics=("t",),
+                 instance_id: str | None = None, assignor: str | None = None) -> None:
+        self.coordinator = coordinator
+        self.member_id = member_id
+        self.group = group
+        self.topics = list(topics)
+        self.instance_id = instance_id
+        self.assignor = assignor
+        self.epoch = 0
+        self.owned: set[tuple] = set()
+        self.last = None
+
+    def heartbeat(self, *, epoch: int | None = None, full: bool = False, **overrides) -> dict:
+        joining = self.epoch == 0 if epoch is None else epoch == 0
+        owned = [HB.request.cls.TopicPartitions(topic_id=t, partitions=sorted(p for tt, p in self.owned if tt == t))
+                 for t in {t for t, _ in self.owned}]
+        args = dict(
+            api_version=0, group_id=self.group, member_id=self.member_id,
+            member_epoch=self.epoch if epoch is None else epoch, instance_id=self.instance_id, rack_id=None,
+            rebalance_timeout_ms=300000 if (joining or full) else -1,
+            subscribed_topic_names=self.topics if (joining or full) else None, subscribed_topic_regex=None,
+            server_assignor=self.assignor, owned_partitions=[] if joining else owned,
+            client_id="client", client_host="/127.0.0.1")
+        args.update(overrides)
+        response = self.coordinator.consumer_group_heartbeat(**args)
+        self.last = response
+        if response["error_code"] == 0:
+            self.member_id = response["member_id"] or self.member_id
+            self.epoch = response["member_epoch"]
+            if response["assignment"] is not None:
+                # The client revokes what is gone and takes what is new at once.
+                self.owned = {(tp["topic_id"], p) for tp in response["assignment"]["topic_partitions"]
+                              for p in tp["partitions"]}
+        return response
+
+
+def owners(members) -> dict:
+    seen: dict = {}
+    for m in members:
+        for tp in m.owned:
+            assert tp not in seen, f"{tp} owned by {seen[tp]} and {m.member_id}"
+            seen[tp] = m.member_id
+    return seen
+
+
+def settle(members, rounds: int = 10) -> None:
+    for _ in range(rounds):
+        for m in members:
+            m.heartbeat()
+            owners(members)
+
+
+def records_of(coordinator, group_id="g"):
+    partition = coordinator.partition_for(group_id)
+    out = []
+    for header, records in coordinator.offsets_topic.read_batches(partition):
+        for record in records:
+            decoded = decode_consumer_group_record(record.key, record.value)
+            if decoded is not None:
+                out.append(decoded)
+    return out
+
+
+def test_first_member_gets_every_partition_and_the_group_epoch(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            a = Member(c, "a")
+            response = a.heartbeat()
+            assert response["error_code"] == 0
+            assert response["member_epoch"] == 1
+            assert response["heartbeat_interval_ms"] == 5000
+            assert len(a.owned) == 6
+            group = c.groups["g"]
+            assert isinstance(group, ConsumerGroup)
+            assert group.state == "Stable"
+            types = [r[0] for r in records_of(c)]
+            assert types[:2] == [5, 4] and 3 in types and 6 in types and 7 in types and types[-1] == 8
+
+    run(scenario())
+
+
+def test_second_member_waits_for_revocation_and_nobody_shares_a_partition(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            a, b = Member(c, "a"), Member(c, "b")
+            a.heartbeat()
+            b.heartbeat()
+            # b has the new epoch but nothing yet: every partition is still a's.
+            assert b.epoch == 2 and b.owned == set()
+            assert c.groups["g"].members["b"].state == MemberState.UNRELEASED_PARTITIONS
+            a.heartbeat()  # told to revoke three partitions, keeping epoch 1
+            assert a.epoch == 1 and len(a.owned) == 3
+            assert c.groups["g"].state == "Reconciling"
+            b.heartbeat()  # a has not confirmed yet: still nothing for b
+            assert b.owned == set()
+            a.heartbeat()  # a confirms: epoch 2
+            assert a.epoch == 2
+            b.heartbeat()
+            assert len(b.owned) == 3
+            assert set(owners([a, b])) == {(tid, p) for tid in [c.broker.metadata.topic("t").topic_id]
+                                           for p in range(6)}
+            assert c.groups["g"].state == "Stable"
+
+    run(scenario())
+
+
+def test_three_members_join_and_leave_one_at_a_time(tmp_path):
+    async def scenario():
+        async with running(tmp_path, topics=(("t", 7),)) as c:
+            members = []
+            for name in ("a", "b", "c"):
+                members.append(Member(c, name))
+                settle(members)
+                counts = sorted(len(m.owned) for m in members)
+                assert counts[-1] - counts[0] <= 1 and sum(counts) == 7
+            kept_before = {m.member_id: set(m.owned) for m in members}
+            leaving = members.pop(0)
+            response = leaving.heartbeat(epoch=-1)
+            assert response["member_epoch"] == -1
+            settle(members)
+            assert sorted(len(m.owned) for m in members) == [3, 4]
+            for m in members:  # sticky: the others kept what they had
+                assert kept_before[m.member_id] <= m.owned
+            members.pop(0).heartbeat(epoch=-1)
+            settle(members)
+            assert len(members[0].owned) == 7
+            members[0].heartbeat(epoch=-1)
+            assert c.groups["g"].state == "Empty"
+
+    run(scenario())
+
+
+def test_fencing_and_validation_errors(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            a = Member(c, "a")
+            a.heartbeat()
+            assert a.heartbeat(epoch=5)["error_code"] == ErrorCode.FENCED_MEMBER_EPOCH
+            assert Member(c, "ghost").heartbeat(epoch=3)["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+            assert Member(c, "x", group="nope").heartbeat(epoch=-1)["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+            assert Member(c, "x", group="nope").heartbeat(epoch=4)["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+            bad = Member(c, "b").heartbeat(rebalance_timeout_ms=-1)
+            assert bad["error_code"] == ErrorCode.INVALID_REQUEST
+            assert "RebalanceTimeoutMs" in bad["error_message"]
+            assert Member(c, "b", assignor="sticky").heartbeat()["error_code"] == ErrorCode.UNSUPPORTED_ASSIGNOR
+            assert Member(c, "", group="").heartbeat()["error_code"] == ErrorCode.INVALID_REQUEST
+            assert Member(c, "b").heartbeat(epoch=-3)["error_code"] == ErrorCode.INVALID_REQUEST
+
+    run(scenario())
+
+
+def test_lost_response_with_previous_epoch_is_accepted(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            a = Member(c, "a")
+            a.heartbeat()
+            b = Member(c, "b")
+            b.heartbeat()
+            a.heartbeat()
+            a.heartbeat()  # epoch 2 now, but pretend the answer was lost
+            assert a.epoch == 2
+            assert a.heartbeat(epoch=1)["error_code"] == 0
+
+    run(scenario())
+
+
+def test_group_max_size_and_classic_group_conflict(tmp_path):
+    async def scenario():
+        async with running(tmp_path, **{"group.consumer.max.size": "1"}) as c:
+            Member(c, "a").heartbeat()
+            assert Member(c, "b").heartbeat()["error_code"] == ErrorCode.GROUP_MAX_SIZE_REACHED
+            # A classic JoinGroup on a non-empty consumer group is refused.
+            response = await c.join_group(group_id="g", member_id="", group_instance_id=None,
+                                          protocol_type="consumer", protocols=[("range", b"")],
+                                          session_timeout_ms=10000, rebalance_timeout_ms=10000, client_id="c",
+                                          client_host="h", require_known_member_id=True)
+            assert response["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+
+    run(scenario())
+
+
+def test_static_member_leaves_temporarily_and_comes_back(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            a = Member(c, "a1", instance_id="inst")
+            a.heartbeat()
+            owned = set(a.owned)
+            assert a.heartbeat(epoch=-2)["member_epoch"] == -2
+            # A second process with the same instance id before the first one left: refused.
+            other = Member(c, "x", instance_id="inst-2")
+            other.heartbeat()
+            assert Member(c, "a3", instance_id="other").heartbeat()["error_code"] == 0
+            back = Member(c, "a2", instance_id="inst")
+            response = back.heartbeat()
+            assert response["error_code"] == 0 and "a1" not in c.groups["g"].members
+            assert back.owned <= owned
+
+            c2 = Member(c, "dup", instance_id="inst")
+            assert c2.heartbeat()["error_code"] == ErrorCode.UNRELEASED_INSTANCE_ID
+
+    run(scenario())
+
+
+def test_offsets_need_the_member_epoch(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            a = Member(c, "a")
+            a.heartbeat()
+            commit = dict(group_id="g", member_id="a", group_instance_id=None,
+                          offsets=[("t", 0, 42, -1, None)])
+            assert c.commit_offsets(generation_id=a.epoch, api_version=9, **commit) == {("t", 0): ErrorCode.NONE}
+            assert c.commit_offsets(generation_id=a.epoch - 1, api_version=9, **commit)[("t", 0)] \
+                == ErrorCode.STALE_MEMBER_EPOCH
+            assert c.commit_offsets(generation_id=a.epoch, api_version=8, **commit)[("t", 0)] \
+                == ErrorCode.UNSUPPORTED_VERSION
+            assert c.commit_offsets(generation_id=-1, api_version=9, **{**commit, "member_id": ""})[("t", 0)] \
+                == ErrorCode.UNKNOWN_MEMBER_ID
+            error, rows = c.fetch_offsets(group_id="g", partitions=[("t", 0)], member_id="a", member_epoch=a.epoch)
+            assert error == ErrorCode.NONE and rows[0][2] == 42
+            error, _ = c.fetch_offsets(group_id="g", partitions=[("t", 0)], member_id="a", member_epoch=0)
+            assert error == ErrorCode.STALE_MEMBER_EPOCH
+            error, rows = c.fetch_offsets(group_id="g", partitions=None)  # the admin client
+            assert error == ErrorCode.NONE and rows[0][2] == 42
+
+    run(scenario())
+
+
+def test_list_describe_and_delete(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            a = Member(c, "a")
+            a.heartbeat()
+            error, listed = c.list_groups(None, ["consumer"])
+            assert listed == [{"group_id": "g", "protocol_type": "consumer", "group_state": "Stable",
+                               "group_type": "consumer"}]
+            assert c.list_groups(None, ["classic"])[1] == []
+            described = c.consumer_group_describe("g")
+            assert described["group_state"] == "Stable" and described["assignor_name"] == "uniform"
+            member = described["members"][0]
+            assert member["member_id"] == "a" and member["subscribed_topic_names"] == ["t"]
+            assert sorted(member["assignment"]["topic_partitions"][0]["partitions"]) == list(range(6))
+            assert c.consumer_group_describe("nope")["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+            assert c.describe_group("g")["group_state"] == "Dead"
+            assert c.delete_groups(["g"]) == [("g", ErrorCode.NON_EMPTY_GROUP)]
+            a.heartbeat(epoch=-1)
+            assert c.delete_groups(["g"]) == [("g", ErrorCode.NONE)]
+            assert "g" not in c.groups
+
+    run(scenario())
+
+
+def test_new_partitions_are_assigned(tmp_path):
+    async def scenario():
+        async with running(tmp_path, topics=(("t", 2),)) as c:
+            a, b = Member(c, "a"), Member(c, "b")
+            settle([a, b])
+            assert len(a.owned) == len(b.owned) == 1
+            c.broker.add_partitions("t", 4)
+            settle([a, b])
+            assert len(a.owned) == len(b.owned) == 2
+            assert len(owners([a, b])) == 4
+
+    run(scenario())
+
+
+def test_session_expiry_frees_partitions(tmp_path):
+    async def scenario():
+        async with running(tmp_path, **{"group.consumer.session.timeout.ms": "200"}) as c:
+            a, b = Member(c, "a"), Member(c, "b")
+            settle([a, b])
+            for _ in range(8):
+                await asyncio.sleep(0.05)
+                a.heartbeat()
+            assert "b" not in c.groups["g"].members
+            settle([a])
+            assert len(a.owned) == 6
+
+    run(scenario())
+
+
+def test_replay_restores_members_epochs_assignments_and_offsets(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            a, b = Member(c, "a"), Member(c, "b")
+            settle([a, b])
+            c.commit_offsets(group_id="g", generation_id=a.epoch, member_id="a", group_instance_id=None,
+                             offsets=[("t", 1, 7, -1, None)], api_version=9)
+            before = c.consumer_group_describe("g")
+            epochs = (a.epoch, b.epoch)
+        async with running(tmp_path) as c:
+            group = c.groups["g"]
+            assert isinstance(group, ConsumerGroup)
+            assert c.consumer_group_describe("g") == before
+            assert group.offsets[("t", 1)].offset == 7
+            a.coordinator = b.coordinator = c
+            assert a.heartbeat()["member_epoch"] == epochs[0]
+            assert b.heartbeat()["error_code"] == 0
+            owners([a, b])
+
+    run(scenario())
+
+
+def test_messages_round_trip():
+    request = HB.request.cls(group_id="g", member_id="m", member_epoch=0, rebalance_timeout_ms=1000,
+                             subscribed_topic_names=["t"], topic_partitions=[])
+    data = HB.request.encode_bytes(request, 0)
+    decoded = HB.request.decode(data, 0)
+    assert decoded.subscribed_topic_names == ["t"] and decoded.topic_partitions == [] and decoded.instance_id is None
+    response = {"throttle_time_ms": 0, "error_code": 0, "member_id": "m", "member_epoch": 1,
+                "heartbeat_interval_ms": 5000, "assignment": None}
+    assert HB.response.decode(HB.response.encode_bytes(response, 0), 0).assignment is None
+
+
+@pytest.mark.parametrize("assignor", ["uniform", "range"])
+def test_client_chosen_assignor(tmp_path, assignor):
+    async def scenario():
+        async with running(tmp_path) as c:
+            a = Member(c, "a", assignor=assignor)
+            a.heartbeat()
+            assert c.consumer_group_describe("g")["assignor_name"] == assignor
+
+    run(scenario())
+
+
+def test_regex_subscription_picks_up_new_topics(tmp_path):
+    async def scenario():
+        async with running(tmp_path, topics=(("orders-eu", 2), ("payments", 2))) as c:
+            a = Member(c, "a", topics=())
+            assert a.heartbeat(api_version=1, subscribed_topic_names=None, subscribed_topic_regex="orders-.*")[
+                "error_code"] == 0
+            eu = c.broker.metadata.topic("orders-eu").topic_id
+            assert a.owned == {(eu, 0), (eu, 1)}
+            c.broker.create_topic("orders-us", 1, 1, {})
+            a.heartbeat(api_version=1)
+            us = c.broker.metadata.topic("orders-us").topic_id
+            assert a.owned == {(eu, 0), (eu, 1), (us, 0)}
+            described = c.consumer_group_describe("g")["members"][0]
+            assert described["subscribed_topic_regex"] == "orders-.*"
+            bad = Member(c, "b").heartbeat(api_version=1, subscribed_topic_regex="orders-(")
+            assert bad["error_code"] == ErrorCode.INVALID_REGULAR_EXPRESSION
+            assert Member(c, "").heartbeat(api_version=1)["error_code"] == ErrorCode.INVALID_REQUEST
+
+    run(scenario())
+
+
+def test_group_ids_move_between_protocols_only_when_empty(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            # An offsets-only (simple) classic group becomes a consumer group, keeping its offsets.
+            c.commit_offsets(group_id="g", generation_id=-1, member_id="", group_instance_id=None,
+                             offsets=[("t", 0, 5, -1, None)])
+            a = Member(c, "a")
+            assert a.heartbeat()["error_code"] == 0
+            assert isinstance(c.groups["g"], ConsumerGroup) and c.groups["g"].offsets[("t", 0)].offset == 5
+            a.heartbeat(epoch=-1)
+            # Empty again: a classic member may take the group id back.
+            join = asyncio.ensure_future(c.join_group(
+                group_id="g", member_id="", group_instance_id=None, protocol_type="consumer",
+                protocols=[("range", b"")], session_timeout_ms=10000, rebalance_timeout_ms=10000, client_id="c",
+                client_host="h", require_known_member_id=False))
+            response = await join
+            assert response["error_code"] == 0 and not isinstance(c.groups["g"], ConsumerGroup)
+            assert c.groups["g"].offsets[("t", 0)].offset == 5
+            # Now the classic group has a member: consumer protocol members are turned away.
+            refused = Member(c, "b").heartbeat()
+            assert refused["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+            assert refused["error_message"] == "Group g is not a consumer group."
+            listed = c.list_groups(None, None)[1]
+            assert listed[0]["group_type"] == "classic"
+
+    run(scenario())
+
+
+def test_transactional_offsets_of_a_consumer_group_member(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            a = Member(c, "a")
+            a.heartbeat()
+            commit = dict(group_id="g", producer_id=7, producer_epoch=0, member_id="a", group_instance_id=None,
+                          offsets=[("t", 2, 11, -1, None)])
+            assert c.commit_transactional_offsets(generation_id=a.epoch + 1, **commit)[("t", 2)] \
+                == ErrorCode.ILLEGAL_GENERATION
+            assert c.commit_transactional_offsets(generation_id=a.epoch, **commit)[("t", 2)] == ErrorCode.NONE
+            c.complete_transaction(7, [c.partition_for("g")], committed=True)
+            assert c.fetch_offsets(group_id="g", partitions=[("t", 2)])[1][0][2] == 11
+
+    run(scenario())
