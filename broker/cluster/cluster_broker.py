@@ -220,6 +220,21 @@ class ClusterBroker(Broker):
             return None
         return self.controller.elect_leaders(election_type, requested)
 
+    def alter_partition_reassignments(self, requested, allow_replication_factor_change):
+        """AlterPartitionReassignments: the controller moves partitions; None on any other broker
+        (NOT_CONTROLLER)."""
+        if self.controller is None or not self.controller.active:
+            return None
+        return self.controller.alter_partition_reassignments(requested, allow_replication_factor_change)
+
+    def list_partition_reassignments(self, requested):
+        """{(topic, partition): Reassignment} of the ongoing reassignments among `requested`
+        (None: all), from the topic znodes every broker watches."""
+        ongoing = {(topic, partition): r for topic, partition, r in self.metadata.ongoing_reassignments()}
+        if requested is None:
+            return ongoing
+        return {tp: ongoing[tp] for tp in requested if tp in ongoing}
+
     def leadership_error(self, topic: str, partition: int) -> ErrorCode:
         return self.replicas.leadership_error(topic, partition)
 

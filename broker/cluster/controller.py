@@ -12,6 +12,13 @@ controller watches /brokers/ids (through ZkMetadata) and:
 - every `leader.imbalance.check.interval.seconds` moves leadership back to preferred replicas
   (the first of each assignment) when `auto.leader.rebalance.enable` and a broker's share of
   partitions not led by it exceeds `leader.imbalance.per.broker.percentage`.
+It also moves partitions (AlterPartitionReassignments, KIP-455; decisions in
+partition_reassignment.py): the ongoing reassignment lives in the topic znode (replicas = target
+plus the replicas leaving, with adding_replicas and removing_replicas, as Kafka's ZooKeeper-mode
+controller keeps it), so a new controller resumes it. The controller completes a reassignment
+when a partition state change shows every target replica in the ISR: one transaction writes
+replicas = target into the topic znode and the ISR without the leaving replicas (and a new
+leader, if the leader leaves) into the state znode.
 Every change bumps the leader epoch. Brokers learn of it by watching the state znodes; there is
 no LeaderAndIsr request. Controlled shutdown (`controlled_shutdown_moves`) applies the same rules
 on behalf of a broker that is about to stop.
@@ -31,6 +38,8 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kafka_wire.errors import ErrorCode
 
 from ..leader_election import Outcome, elect_leaders, election_outcome
+from .partition_reassignment import (Reassignment, ReassignmentRefused, choose_leader, maybe_complete, revert,
+                                     start, validate_replication_factor_unchanged, validate_target)
 from .zk_metadata import CONTROLLER_EPOCH_PATH, CONTROLLER_PATH, NO_LEADER, LeaderAndIsr, ZkMetadata
 
 log = logging.getLogger("kafka_wire.cluster.controller")
@@ -161,6 +170,7 @@ class Controller:
         self.broker_epochs: dict[int, int] = {}
         self._rebalance_task: asyncio.Task | None = None
         self._stopped = False
+        self._completion_checks: set[tuple[str, int]] = set()
 
     def start(self) -> None:
         self.metadata.observers.append(self)
@@ -206,6 +216,9 @@ class Controller:
         log.info("broker %d is the controller (controller epoch %d)", self.node_id, self.epoch)
         self.broker_epochs = {b: info.epoch for b, info in self.metadata.brokers.items()}
         self._elect_offline_leaders()
+        # Reassignments the previous controller left ongoing: resume them.
+        for topic, partition, _ in list(self.metadata.ongoing_reassignments()):
+            self._maybe_complete_reassignment(topic, partition)
         if self.config["auto.leader.rebalance.enable"]:
             self._rebalance_task = asyncio.get_running_loop().create_task(self._rebalance_periodically())
 
@@ -247,6 +260,8 @@ class Controller:
         if started:
             log.info("brokers %s started", sorted(started))
             self._on_brokers_startup(set(current))
+        for topic, partition, _ in list(self.metadata.ongoing_reassignments()):
+            self._maybe_complete_reassignment(topic, partition)
 
     def _update(self, topic: str, partition: int, decide: Decision) -> None:
         if not self.active:
@@ -348,3 +363,132 @@ class Controller:
             if imbalanced and len(imbalanced) / len(partitions) > threshold:
                 for topic, partition in imbalanced:
                     self._update(topic, partition, elect_preferred(live))
+
+    # -- partition reassignment (KIP-455) --------------------------------------------------------
+
+    def alter_partition_reassignments(self, requested: list[tuple[str, int, list[int] | None]],
+                                      allow_replication_factor_change: bool
+                                      ) -> dict[tuple[str, int], tuple[ErrorCode, str | None]]:
+        """AlterPartitionReassignments: start (or replace) each partition's move to its target
+        replicas, or cancel it (target None). (error, message) per partition."""
+        results = {}
+        for topic, partition, target in requested:
+            try:
+                if not self.active:
+                    raise ReassignmentRefused(ErrorCode.NOT_CONTROLLER, ErrorCode.NOT_CONTROLLER.message)
+                self._alter_reassignment(topic, partition, target, allow_replication_factor_change)
+                results[(topic, partition)] = (ErrorCode.NONE, None)
+            except ReassignmentRefused as refused:
+                log.info("reassignment of %s-%d to %s refused: %s", topic, partition, target, refused.message)
+                results[(topic, partition)] = (refused.error, refused.message)
+        return results
+
+    def _alter_reassignment(self, topic: str, partition: int, target: list[int] | None, allow_rf_change: bool) -> None:
+        meta = self.metadata.topic(topic)
+        if meta is None:
+            raise ReassignmentRefused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic}.")
+        if not 0 <= partition < meta.partitions:
+            raise ReassignmentRefused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                      f"Unable to find partition {topic}:{partition}.")
+        live = set(self.metadata.live_brokers())
+        if target is not None:
+            validate_target(target, live)
+        for _ in range(MAX_UPDATE_ATTEMPTS):
+            current = self.metadata.reassignment(topic, partition)
+            state = self.metadata.leader_and_isr(topic, partition)
+            if state is None:
+                raise ReassignmentRefused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                          f"Unable to find partition {topic}:{partition}.")
+            if target is None:
+                planned, new_state = self._cancelled(topic, partition, current, state, live)
+            else:
+                if not allow_rf_change:
+                    validate_replication_factor_unchanged(current, target)
+                planned = start(current, target)
+                new_state = None
+                completed = maybe_complete(planned, state.isr)
+                if completed is not None:
+                    planned, new_state = self._completed(completed, state, live)
+                elif planned == current:
+                    return  # already moving there
+            if self.metadata.write_reassignment(topic, partition, planned, new_state,
+                                                controller_epoch_version=self.epoch_zk_version):
+                log.info("%s-%d: %s reassignment to %s: replicas %s, adding %s, removing %s", topic, partition,
+                         "cancelled" if target is None else "started", target, planned.replicas, planned.adding,
+                         planned.removing)
+                return
+            if not self._still_controller():
+                self._resign()
+                raise ReassignmentRefused(ErrorCode.NOT_CONTROLLER, ErrorCode.NOT_CONTROLLER.message)
+            self.metadata.refresh_topic(topic)
+        raise ReassignmentRefused(ErrorCode.UNKNOWN_SERVER_ERROR, "conflicting partition updates; try again")
+
+    def _cancelled(self, topic: str, partition: int, current: Reassignment, state: LeaderAndIsr, live: set[int]):
+        if not current.in_progress:
+            raise ReassignmentRefused(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
+                                      ErrorCode.NO_REASSIGNMENT_IN_PROGRESS.message)
+        replicas, isr = revert(current, state.isr)
+        if not isr:
+            if not self._unclean(topic):
+                raise ReassignmentRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                          f"Unable to revert partition assignment for {topic}:{partition} because "
+                                          "it would require an unclean leader election.")
+            alive = [r for r in replicas if r in live]
+            isr = alive[:1]
+        leader = choose_leader(state.leader, replicas, isr, live)
+        if leader == state.leader and isr == state.isr:
+            return Reassignment(replicas), None
+        return Reassignment(replicas), replace(state, leader=leader, leader_epoch=state.leader_epoch + 1, isr=isr,
+                                               controller_epoch=self.epoch)
+
+    def _completed(self, completed: tuple[list[int], list[int]], state: LeaderAndIsr, live: set[int]):
+        replicas, isr = completed
+        leader = choose_leader(state.leader, replicas, isr, live)
+        return Reassignment(replicas), replace(state, leader=leader, leader_epoch=state.leader_epoch + 1, isr=isr,
+                                               controller_epoch=self.epoch)
+
+    def partition_changed(self, topic: str, partition: int) -> None:
+        """A state or assignment changed (an ISR grew, say): a reassignment may complete now. The
+        check runs after the current callback, not inside the cache update that told us."""
+        if not self.active or not self.metadata.reassignment(topic, partition).in_progress:
+            return
+        key = (topic, partition)
+        if key in self._completion_checks:
+            return
+        self._completion_checks.add(key)
+        try:
+            asyncio.get_running_loop().call_soon(self._scheduled_completion_check, topic, partition)
+        except RuntimeError:
+            self._scheduled_completion_check(topic, partition)
+
+    def _scheduled_completion_check(self, topic: str, partition: int) -> None:
+        self._completion_checks.discard((topic, partition))
+        try:
+            self._maybe_complete_reassignment(topic, partition)
+        except Exception:
+            log.exception("%s-%d: completing the reassignment failed", topic, partition)
+
+    def _maybe_complete_reassignment(self, topic: str, partition: int) -> None:
+        live = set(self.metadata.live_brokers())
+        for _ in range(MAX_UPDATE_ATTEMPTS):
+            if not self.active:
+                return
+            current = self.metadata.reassignment(topic, partition)
+            state = self.metadata.leader_and_isr(topic, partition)
+            if state is None or not current.in_progress:
+                return
+            completed = maybe_complete(current, state.isr)
+            if completed is None:
+                return
+            planned, new_state = self._completed(completed, state, live)
+            if new_state.leader == NO_LEADER:
+                return  # no live target replica in the ISR to lead: wait
+            if self.metadata.write_reassignment(topic, partition, planned, new_state,
+                                                controller_epoch_version=self.epoch_zk_version):
+                log.info("%s-%d: reassignment completed: replicas %s, leader %d, leader epoch %d, isr %s", topic,
+                         partition, planned.replicas, new_state.leader, new_state.leader_epoch, new_state.isr)
+                return
+            if not self._still_controller():
+                self._resign()
+                return
+            self.metadata.refresh_topic(topic)

@@ -11,6 +11,8 @@ requests:
   shrinks the ISR when a follower has not caught up for `replica.lag.time.max.ms`, expands it
   when a follower reaches the high watermark (and the current epoch's start), writing the ISR to
   ZooKeeper conditionally on the state znode's version, as Kafka's ZooKeeper-mode leaders do;
+- a broker reassigned away from a partition (AlterPartitionReassignments) stops fetching or
+  leading it and deletes its log, as Kafka's StopReplica with delete=true;
 - produce requests with acks=all wait (`wait_for_replication`) until the high watermark passes
   their records: then NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
   `min.insync.replicas` meanwhile; REQUEST_TIMED_OUT after the request's timeout;
@@ -136,6 +138,11 @@ class ReplicaManager:
             hosted = self.partitions.pop(key, None)
             if hosted is not None:
                 self._stop_hosting(hosted)
+            if replicas and self.broker.logs.get(topic, partition) is not None:
+                # Reassigned away (Kafka's StopReplica with delete): the replica's log goes.
+                log.info("%s-%d: no longer a replica (replicas %s); deleting the local log", topic, partition,
+                         replicas)
+                self.broker.logs.delete_partition(topic, partition)
             return
         meta = self.metadata.topic(topic)
         plog = self.broker.logs.get_or_create(topic, partition, self.broker.topic_config(meta)) \
@@ -160,6 +167,9 @@ class ReplicaManager:
             if hosted is not None:
                 self._stop_hosting(hosted)
             self.broker.logs.delete_partition(meta.name, partition)
+        # Kafka's onPartitionsDeleted runs on every broker: each group coordinator drops the
+        # committed offsets of the deleted partitions for the groups it hosts.
+        self.broker.groups.on_partitions_deleted([(meta.name, partition) for partition in range(meta.partitions)])
 
     def topic_configs_changed(self, topic: str) -> None:
         meta = self.metadata.topic(topic)

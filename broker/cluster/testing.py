@@ -211,11 +211,24 @@ class Cluster:
         self.wait_for(lambda: self.registered_brokers() == node_ids, timeout,
                       f"brokers {sorted(node_ids)} registered", interval=0.2)
 
+    def serves_as_leader(self, node_id: int, topic: str, partition: int = 0) -> bool:
+        """The broker itself answers for the partition as its leader (ListOffsets checks
+        leadership as Produce and Fetch do): ZooKeeper may name a leader a moment before that
+        broker has applied the change."""
+        with WireClient(self.brokers[node_id].bootstrap, timeout=5) as client:
+            response = client.call("ListOffsets", 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+                {"name": topic, "partitions": [{"partition_index": partition, "current_leader_epoch": -1,
+                                                "timestamp": -1}]}]})
+        return response.topics[0].partitions[0].error_code == 0
+
     def wait_for_leader(self, topic: str, partition: int = 0, *, not_in: set[int] = frozenset(),
                         timeout: float = 20.0) -> int:
+        """A leader outside `not_in` that the metadata names and that serves as leader itself."""
         def found():
             leader = self.leader_of(topic, partition)
-            return leader if leader >= 0 and leader not in not_in else None
+            if leader < 0 or leader in not_in or not self.serves_as_leader(leader, topic, partition):
+                return None
+            return leader
         return self.wait_for(found, timeout, f"a leader of {topic}-{partition} outside {sorted(not_in)}")
 
     def wait_for_isr(self, topic: str, partition: int, isr: set[int], timeout: float = 20.0) -> None:

@@ -2,7 +2,8 @@
 
     /cluster/id                                    {"version":"1","id":"<cluster id>"}
     /brokers/ids/<id>                              ephemeral: endpoints, host, port, rack (registration)
-    /brokers/topics/<topic>                        {"version":3,"topic_id":..,"partitions":{"0":[1,2,3]},..}
+    /brokers/topics/<topic>                        {"version":3,"topic_id":..,"partitions":{"0":[1,2,3]},
+                                                    "adding_replicas":{"0":[3]},"removing_replicas":{"0":[4]}}
     /brokers/topics/<topic>/partitions/<p>/state   {"version":1,"leader":1,"leader_epoch":0,"isr":[1,2,3],
                                                     "controller_epoch":1}
     /config/topics/<topic>                         {"version":1,"config":{"retention.ms":"1000"}}
@@ -35,6 +36,7 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from ..config import TOPIC_KEYS, parse_topic_configs
 from ..metadata_store import META_PROPERTIES, PartitionState, TopicMeta, _atomic_write, random_cluster_id, random_topic_id
+from .partition_reassignment import Reassignment
 from .replica_assignment import InvalidReplicationFactor, assign_replicas
 
 log = logging.getLogger("kafka_wire.cluster")
@@ -143,10 +145,16 @@ def broker_registration(endpoints: list[tuple[str, str, int]], protocols: dict[s
     }).encode()
 
 
-def topic_znode(topic_id: uuid.UUID, assignment: dict[int, list[int]]) -> bytes:
+def topic_znode(topic_id: uuid.UUID, assignment: dict[int, list[int]], adding: dict[int, list[int]] | None = None,
+                removing: dict[int, list[int]] | None = None) -> bytes:
+    """The topic znode; partitions being reassigned list their adding and removing replicas, as
+    Kafka's ZooKeeper-mode controller writes them (an ongoing reassignment survives failover)."""
+    def by_partition(replicas: dict[int, list[int]] | None) -> dict[str, list[int]]:
+        return {str(p): r for p, r in sorted((replicas or {}).items()) if r}
+
     return json.dumps({"partitions": {str(p): replicas for p, replicas in sorted(assignment.items())},
-                       "topic_id": kafka_uuid(topic_id), "adding_replicas": {}, "removing_replicas": {},
-                       "version": 3}).encode()
+                       "topic_id": kafka_uuid(topic_id), "adding_replicas": by_partition(adding),
+                       "removing_replicas": by_partition(removing), "version": 3}).encode()
 
 
 def config_znode(configs: dict[str, object]) -> bytes:
@@ -175,13 +183,23 @@ class _TopicNode:
     mzxid: int
     zk_version: int = 0
     configs: dict[str, object] = field(default_factory=dict)
+    adding: dict[int, list[int]] = field(default_factory=dict)
+    removing: dict[int, list[int]] = field(default_factory=dict)
+
+    def reassignment(self, partition: int) -> Reassignment:
+        return Reassignment(list(self.assignment.get(partition, [])), list(self.adding.get(partition, [])),
+                            list(self.removing.get(partition, [])))
 
 
 def _parse_topic_node(data: bytes, stat) -> _TopicNode:
     value = json.loads(data)
-    assignment = {int(p): [int(b) for b in replicas] for p, replicas in value.get("partitions", {}).items()}
+
+    def by_partition(key: str) -> dict[int, list[int]]:
+        return {int(p): [int(b) for b in replicas] for p, replicas in (value.get(key) or {}).items() if replicas}
+
     topic_id = parse_kafka_uuid(value["topic_id"]) if value.get("topic_id") else random_topic_id()
-    return _TopicNode(topic_id, assignment, stat.czxid, stat.mzxid, stat.version)
+    return _TopicNode(topic_id, by_partition("partitions"), stat.czxid, stat.mzxid, stat.version,
+                      adding=by_partition("adding_replicas"), removing=by_partition("removing_replicas"))
 
 
 class ZkMetadata:
@@ -195,6 +213,8 @@ class ZkMetadata:
         self.topics: dict[str, TopicMeta] = {}
         self._by_id: dict[uuid.UUID, TopicMeta] = {}
         self.assignments: dict[str, dict[int, list[int]]] = {}
+        # Ongoing reassignments: topic -> partition -> (adding, removing) replicas.
+        self._reassigning: dict[str, dict[int, tuple[list[int], list[int]]]] = {}
         self.states: dict[tuple[str, int], LeaderAndIsr] = {}
         self.brokers: dict[int, BrokerInfo] = {}
         self.controller_id = -1
@@ -314,6 +334,16 @@ class ZkMetadata:
     def live_brokers(self) -> list[int]:
         return sorted(self.brokers)
 
+    def reassignment(self, topic: str, partition: int) -> Reassignment:
+        adding, removing = self._reassigning.get(topic, {}).get(partition, ([], []))
+        return Reassignment(self.replicas(topic, partition), list(adding), list(removing))
+
+    def ongoing_reassignments(self):
+        """(topic, partition, Reassignment) of every partition being reassigned."""
+        for topic, partitions in sorted(self._reassigning.items()):
+            for partition in sorted(partitions):
+                yield topic, partition, self.reassignment(topic, partition)
+
     def partitions(self):
         """Every (topic, partition) with its replicas."""
         for topic, assignment in self.assignments.items():
@@ -357,6 +387,10 @@ class ZkMetadata:
         if meta is None:  # deleted again at once by someone else
             raise NoNodeError(topic_path(name))
         return meta
+
+    def refresh_topic(self, name: str) -> None:
+        """Read a topic and its partition states from ZooKeeper into the cache now."""
+        self._drain_topic(name)
 
     def _drain_topic(self, name: str) -> None:
         """Read a topic we just changed into the cache (the watch brings the same later)."""
@@ -411,12 +445,14 @@ class ZkMetadata:
         live = self.live_brokers()
         first = node.assignment[0][0] if node.assignment.get(0) else live[0]
         start_index = live.index(first) if first in live else -1
-        added = assign_replicas(live, count - existing, len(node.assignment[0]), start_index=start_index,
-                                start_partition=existing)
+        # A partition 0 being reassigned counts with the replicas it is heading for.
+        added = assign_replicas(live, count - existing, len(node.reassignment(0).target()),
+                                start_index=start_index, start_partition=existing)
         assignment = {**node.assignment, **added}
         controller_epoch = self._controller_epoch()
         txn = self.zk.transaction()
-        txn.set_data(topic_path(name), topic_znode(node.topic_id, assignment), version=stat.version)
+        txn.set_data(topic_path(name), topic_znode(node.topic_id, assignment, node.adding, node.removing),
+                     version=stat.version)
         for partition, replicas in added.items():
             txn.create(f"{partitions_path(name)}/{partition}", b"")
             txn.create(state_path(name, partition),
@@ -470,6 +506,35 @@ class ZkMetadata:
         if generation is not None:
             self._apply_state(topic, partition, written, generation)
         return written
+
+    def write_reassignment(self, topic: str, partition: int, reassignment: Reassignment,
+                           state: LeaderAndIsr | None, *, controller_epoch_version: int) -> bool:
+        """The controller's reassignment step: the partition's replicas, adding and removing
+        replicas into the topic znode and, when given, `state` into the state znode (conditional
+        on state.zk_version), in one transaction that checks the controller epoch. False when
+        anything changed first (the caller reads again and decides again)."""
+        try:
+            data, stat = self.zk.get(topic_path(topic))
+        except NoNodeError:
+            return False
+        node = _parse_topic_node(data, stat)
+        if partition not in node.assignment:
+            return False
+        assignment = {**node.assignment, partition: list(reassignment.replicas)}
+        adding = {**node.adding, partition: list(reassignment.adding)}
+        removing = {**node.removing, partition: list(reassignment.removing)}
+        txn = self.zk.transaction()
+        txn.check(CONTROLLER_EPOCH_PATH, controller_epoch_version)
+        txn.set_data(topic_path(topic), topic_znode(node.topic_id, assignment, adding, removing), version=stat.version)
+        if state is not None:
+            txn.set_data(state_path(topic, partition), state.to_json(), version=state.zk_version)
+        results = txn.commit()
+        if any(isinstance(result, Exception) for result in results):
+            return False
+        # Our own write into the cache now (the watches bring the same later): topic first, so
+        # that a broker that is removed stops hosting before it would follow a new leader.
+        self._drain_topic(topic)
+        return True
 
     # -- watches: kazoo threads post to the loop ---------------------------------------------
 
@@ -603,6 +668,7 @@ class ZkMetadata:
             self._topic_generation.pop(name, None)
             self._watched_partitions.pop(name, None)
             self.assignments.pop(name, None)
+            self._reassigning.pop(name, None)
             for key in [k for k in self.states if k[0] == name]:
                 del self.states[key]
             if meta is not None:
@@ -618,7 +684,7 @@ class ZkMetadata:
         if generation != node.czxid:
             self._topic_generation[name] = node.czxid
             self._watched_partitions[name] = set()
-        replication = len(node.assignment.get(0, [])) or 1
+        replication = len(node.reassignment(0).target()) or 1
         if current is None:
             meta = TopicMeta(name, node.topic_id, len(node.assignment), replication, dict(configs))
             self.topics[name] = meta
@@ -629,6 +695,12 @@ class ZkMetadata:
             if configs:
                 current.configs = dict(configs)
         self.assignments[name] = node.assignment
+        reassigning = {p: (node.adding.get(p, []), node.removing.get(p, [])) for p in node.assignment
+                       if node.adding.get(p) or node.removing.get(p)}
+        if reassigning:
+            self._reassigning[name] = reassigning
+        else:
+            self._reassigning.pop(name, None)
         watched = self._watched_partitions.setdefault(name, set())
         for partition in sorted(node.assignment):
             if partition not in watched:

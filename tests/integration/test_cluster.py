@@ -360,6 +360,39 @@ def test_consumer_group_keeps_committed_offsets_across_coordinator_failover(heal
         second.close()
 
 
+def test_deleting_a_topic_deletes_its_offsets_on_every_group_coordinator(healthy):
+    """Kafka's onPartitionsDeleted runs on every broker: the group's coordinator drops the
+    committed offsets even when DeleteTopics went to another broker."""
+    topic, group = "cluster-deleted-offsets", "cluster-deleted-offsets-group"
+    healthy.create_topic(topic, replication_factor=3)
+
+    def find_coordinator():
+        with WireClient(healthy.brokers[1].bootstrap) as client:
+            found = client.call("FindCoordinator", 3, {"key": group, "key_type": 0})
+        return found if found.error_code == 0 else None
+
+    coordinator = healthy.wait_for(find_coordinator, 20, "the group coordinator").node_id
+
+    def committed(client) -> int:
+        fetched = client.call("OffsetFetch", 7, {"group_id": group, "require_stable": False,
+                                                 "topics": [{"name": topic, "partition_indexes": [0]}]})
+        return fetched.topics[0].partitions[0].committed_offset
+
+    with WireClient(healthy.brokers[coordinator].bootstrap) as client:
+        answer = client.call("OffsetCommit", 8, {
+            "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+            "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 7,
+                                                       "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+        assert answer.topics[0].partitions[0].error_code == 0
+        assert committed(client) == 7
+    other = next(i for i in healthy.brokers if i != coordinator)
+    with WireClient(healthy.brokers[other].bootstrap) as client:
+        deleted = client.call("DeleteTopics", 6, {"topics": [{"name": topic, "topic_id": None}], "timeout_ms": 10000})
+        assert deleted.responses[0].error_code == 0
+    with WireClient(healthy.brokers[coordinator].bootstrap) as client:
+        healthy.wait_for(lambda: committed(client) == -1, 20, "the deleted topic's offset gone")
+
+
 @pytest.mark.slow
 def test_repeated_leader_failures_under_idempotent_load(healthy, cluster_producer):
     """Soak: the leader dies again and again (each time after the last victim caught up) while an
