@@ -3,8 +3,9 @@ byte-rate throttling of produce and fetch requests.
 
 Entities are user, client-id and ip (a null name is the default entity of its type); ip stands
 alone. Validation and messages follow Kafka's controller (ClientQuotaControlManager) and its
-broker image (ClientQuotasImage.describe). Quotas live in the embedded metadata, so they survive
-a restart, and take effect at once.
+broker image (ClientQuotasImage.describe). Quotas live in the metadata (the embedded file, or
+ZooKeeper in cluster mode, where every broker follows the changes), so they survive a restart,
+and take effect at once.
 
 Throttling follows Kafka's ClientQuotaManager with its default quota callback: a request is
 counted against the most specific quota that applies to its (user, client-id) for that quota

@@ -1,7 +1,9 @@
 """Dynamic broker configs (KIP-226): AlterConfigs and IncrementalAlterConfigs on a BROKER resource.
 
 The resource named "" holds the cluster-wide defaults, the one named by this broker's id its own
-values; both are kept in the embedded metadata (so they survive a restart) and overlay
+values; both are kept in the metadata (the embedded file, or ZooKeeper's /config/brokers/<default>
+and /config/brokers/<id> in cluster mode, where every broker applies a change when notified, as in
+Kafka's ZooKeeper mode), so they survive a restart, and overlay
 server.properties (BrokerConfig.set_dynamic). Applying them is live, as in Kafka: topics without
 an override of their own take the new broker defaults of their topic configs (retention, segment
 size, cleanup policy, ...), and the connection quotas take the new limits.
@@ -34,12 +36,19 @@ class BrokerConfigError(Exception):
 
 
 def supported(broker) -> bool:
-    """Dynamic broker configs need the embedded metadata store (not yet ZooKeeper cluster mode)."""
+    """Dynamic broker configs need a metadata store that keeps them (embedded or ZooKeeper)."""
     return hasattr(broker.metadata, "set_broker_configs")
 
 
 def stored(broker, resource_name: str) -> dict[str, str]:
     return dict(getattr(broker.metadata, "broker_configs", {}).get(resource_name, {}))
+
+
+def current(broker, resource_name: str) -> dict[str, str]:
+    """What an incremental change starts from: in cluster mode a fresh read from ZooKeeper (another
+    broker may have just changed the default), as Kafka's ZkAdminManager reads it."""
+    read = getattr(broker.metadata, "read_broker_configs", None)
+    return read(resource_name) if read is not None else stored(broker, resource_name)
 
 
 def apply_dynamic_broker_configs(broker) -> None:
@@ -133,7 +142,7 @@ def alter_broker_configs(broker, resource_name: str, new_props: dict[str, str], 
         # ConfigAdminManager.validateBrokerConfigChange turns ConfigException into INVALID_REQUEST.
         return ErrorCode.INVALID_REQUEST, str(exc)
     if not supported(broker):
-        return ErrorCode.INVALID_REQUEST, "Dynamic broker configs are not supported in cluster mode yet"
+        return ErrorCode.INVALID_REQUEST, "Dynamic broker configs are not supported by this metadata store"
     if not validate_only:
         broker.metadata.set_broker_configs(resource_name, new_props)
         apply_dynamic_broker_configs(broker)
@@ -159,7 +168,7 @@ def incremental_alter(broker, resource_name: str, ops, validate_only: bool) -> t
         check_request_configs([op.name for op in ops],
                               [op.name for op in ops if op.config_operation != DELETE and op.value is None])
         check_resource_name(broker, resource_name)
-        props = incremental_props(stored(broker, resource_name), ops)
+        props = incremental_props(current(broker, resource_name), ops)
     except BrokerConfigError as exc:
         return exc.error, exc.message
     return alter_broker_configs(broker, resource_name, props, validate_only)

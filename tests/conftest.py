@@ -100,6 +100,15 @@ def kcat() -> str:
     return path
 
 
+@pytest.fixture(scope="session")
+def zookeeper_installed() -> None:
+    """Cluster-mode tests need ZooKeeper (Debian's zookeeper package, run by broker/cluster/testing.py)."""
+    from broker.cluster.testing import zookeeper_available
+
+    if not zookeeper_available():
+        missing_tool("ZooKeeper (Debian package zookeeper)")
+
+
 @dataclass(frozen=True)
 class NodeClient:
     node: str

@@ -9,6 +9,8 @@ node:
   NOT_LEADER_OR_FOLLOWER (or LEADER_NOT_AVAILABLE while it has none) and fetch from the leader;
 - the high watermark is the ISR's (ReplicaManager), not the log end offset;
 - producer ids come in blocks claimed in ZooKeeper, so no two brokers hand out the same;
+- dynamic broker configs and client quotas live in ZooKeeper (/config/brokers, /config/users, ...):
+  the broker that receives the request writes them, every broker applies them when notified;
 - groups are served by the leader of their __consumer_offsets partition (group_failover.py);
 - on SIGTERM, controlled shutdown moves leadership away before the broker stops.
 """
@@ -26,6 +28,7 @@ from coordinator.txn_log import TRANSACTION_STATE_TOPIC
 from kafka_wire.errors import ErrorCode
 from log.errors import OffsetOutOfRange
 
+from ..dynamic_broker_config import apply_dynamic_broker_configs
 from ..node import Broker, PartitionRead
 from .controller import Controller, controlled_shutdown_moves
 from .group_failover import ReplicatedGroupCoordinator
@@ -78,6 +81,10 @@ class ClusterBroker(Broker):
         self.zk.add_listener(self._on_zk_state)
         self.logs.load()
         self.metadata.load()
+        # KIP-226 configs from ZooKeeper before any partition log opens; changes arrive through
+        # the metadata's config change notifications (broker_configs_changed).
+        apply_dynamic_broker_configs(self)
+        self.metadata.observers.append(self)
         # Logs of topics deleted (or partitions moved away) while this broker was down go.
         for topic, partition in list(self.logs.partitions()):
             meta = self.metadata.topic(topic)
@@ -192,6 +199,10 @@ class ClusterBroker(Broker):
             self.metadata.close()
             self._close_zk()
         super().close()
+
+    def broker_configs_changed(self) -> None:
+        """Another broker changed the default broker's dynamic configs, or this broker's own."""
+        apply_dynamic_broker_configs(self)
 
     # -- cluster questions the handlers ask ------------------------------------------------------
 

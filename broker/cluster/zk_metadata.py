@@ -7,6 +7,9 @@
     /brokers/topics/<topic>/partitions/<p>/state   {"version":1,"leader":1,"leader_epoch":0,"isr":[1,2,3],
                                                     "controller_epoch":1}
     /config/topics/<topic>                         {"version":1,"config":{"retention.ms":"1000"}}
+    /config/brokers/<default>, /config/brokers/<id> dynamic broker configs (KIP-226)
+    /config/users/.., /config/clients/.., /config/ips/..  client quotas (zk_entity_configs.py)
+    /config/changes/config_change_<seq>            {"version":2,"entity_path":"brokers/<default>"}
     /controller, /controller_epoch                 the controller's election (controller.py)
     /latest_producer_id_block                      producer id blocks (ZkProducerIdManager)
     /admin/delete_topics                           created for Kafka's tools; deletions here are direct
@@ -26,6 +29,7 @@ import asyncio
 import base64
 import json
 import logging
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -38,6 +42,24 @@ from ..config import TOPIC_KEYS, parse_topic_configs
 from ..metadata_store import META_PROPERTIES, PartitionState, TopicMeta, _atomic_write, random_cluster_id, random_topic_id
 from .partition_reassignment import Reassignment
 from .replica_assignment import InvalidReplicationFactor, assign_replicas
+from .zk_entity_configs import (
+    BROKER_CONFIGS_PATH,
+    CHANGE_EXPIRATION_MS,
+    CONFIG_CHANGE_PREFIX,
+    CONFIG_CHANGES_PATH,
+    QUOTA_ENTITY_PATHS,
+    broker_config_path,
+    broker_of_path,
+    change_notification,
+    change_sequence,
+    entity_config_znode,
+    notified_entity_path,
+    parse_entity_config,
+    parse_quotas,
+    quota_entity_of_path,
+    quota_entity_path,
+    render_quota,
+)
 
 log = logging.getLogger("kafka_wire.cluster")
 
@@ -49,8 +71,8 @@ CONTROLLER_PATH = "/controller"
 CONTROLLER_EPOCH_PATH = "/controller_epoch"
 PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
 DELETE_TOPICS_PATH = "/admin/delete_topics"
-PERSISTENT_PATHS = (BROKER_IDS_PATH, TOPICS_PATH, TOPIC_CONFIGS_PATH, "/config/changes", "/config/brokers",
-                    DELETE_TOPICS_PATH, "/brokers/seqid", "/isr_change_notification", "/cluster")
+PERSISTENT_PATHS = (BROKER_IDS_PATH, TOPICS_PATH, TOPIC_CONFIGS_PATH, CONFIG_CHANGES_PATH, BROKER_CONFIGS_PATH,
+                    *QUOTA_ENTITY_PATHS, DELETE_TOPICS_PATH, "/brokers/seqid", "/isr_change_notification", "/cluster")
 
 NO_LEADER = -1
 
@@ -219,7 +241,8 @@ class ZkMetadata:
         self.brokers: dict[int, BrokerInfo] = {}
         self.controller_id = -1
         # Objects told about changes (after the cache changed), by method name: partition_changed(topic,
-        # partition), topic_removed(meta), topic_configs_changed(topic), brokers_changed(old, new).
+        # partition), topic_removed(meta), topic_configs_changed(topic), brokers_changed(old, new),
+        # broker_configs_changed() (the default's or this broker's dynamic configs).
         self.observers: list[object] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._topic_generation: dict[str, int] = {}  # czxid of the topic znode we watch
@@ -228,6 +251,12 @@ class ZkMetadata:
         self._config_watchers: dict[str, object] = {}
         self._watches: list[object] = []
         self._closed = False
+        # Dynamic broker configs (KIP-226) of the default broker ("") and of this broker (its id),
+        # and client quotas (entity -> {quota key: value}): the embedded store's attributes.
+        self.broker_configs: dict[str, dict[str, str]] = {}
+        self.client_quotas: dict[tuple, dict[str, float]] = {}
+        self._last_config_change = -1  # the sequence number of the last notification handled
+        self._config_change_lock = threading.Lock()
 
     # -- start ------------------------------------------------------------------------------
 
@@ -247,6 +276,7 @@ class ZkMetadata:
         # The watches' first calls read the current state; on a running loop they are queued
         # behind us, so apply what is queued now: handlers must not see an empty cluster.
         self._drain_initial()
+        self._load_entity_configs()
 
     def _drain_initial(self) -> None:
         """Read topics synchronously once (the watches' posted copies then change nothing)."""
@@ -467,6 +497,190 @@ class ZkMetadata:
         except NoNodeError:
             self.zk.create(path, config_znode(configs), makepath=True)
         self._apply_configs(name, dict(configs))
+
+    # -- dynamic broker configs and client quotas (the embedded store's interface) ------------
+    #
+    # As Kafka's ZooKeeper mode: the broker that receives the request writes the entity's config
+    # znode, then a sequential /config/changes/config_change_ notification naming it; every
+    # broker follows the notifications (one ChildrenWatch) and reads the named znode again.
+
+    def read_broker_configs(self, resource_name: str) -> dict[str, str]:
+        """The dynamic configs of the default broker ("") or of a broker, read from ZooKeeper now."""
+        try:
+            data, _ = self.zk.get(broker_config_path(resource_name))
+        except NoNodeError:
+            return {}
+        return parse_entity_config(data)
+
+    def set_broker_configs(self, resource_name: str, configs: dict[str, str]) -> None:
+        """Replace the dynamic configs of the default broker ("") or of a broker (its id). The
+        caller applies them here; the other brokers apply them when notified."""
+        path = broker_config_path(resource_name)
+        self._write_entity(path, lambda _current: dict(configs))
+        self._notify_config_change(path[len("/config/"):])
+        if resource_name in ("", str(self.node_id)):
+            self._store_broker_configs(resource_name, dict(configs))
+
+    def read_client_quotas(self, entities) -> dict[tuple, dict[str, float]]:
+        """The stored quotas of these entities, read from ZooKeeper now (entities without a znode
+        of their own, or none, are left out)."""
+        found = {}
+        for entity in entities:
+            entity_path = quota_entity_path(entity)
+            if entity_path is not None:
+                values = self._read_quotas(entity_path)
+                if values:
+                    found[entity] = values
+        return found
+
+    def set_client_quotas(self, changes: dict[tuple, dict[str, float | None]]) -> None:
+        """Apply quota changes per entity (None removes a key): each entity's znode is changed
+        with a conditional update (other brokers may write it too), then notified."""
+        for entity, values in changes.items():
+            entity_path = quota_entity_path(entity)
+            if entity_path is None:
+                continue
+
+            def changed(config: dict[str, str], values=values) -> dict[str, str]:
+                for key, value in values.items():
+                    if value is None:
+                        config.pop(key, None)
+                    else:
+                        config[key] = render_quota(key, value)
+                return config
+
+            written = self._write_entity(f"/config/{entity_path}", changed)
+            self._notify_config_change(entity_path)
+            self._store_client_quota(entity, parse_quotas(written))
+
+    def _write_entity(self, path: str, change) -> dict[str, str]:
+        """Read-modify-write an entity's config znode (Kafka keeps a znode whose config became
+        empty); what was written."""
+        while True:
+            try:
+                data, stat = self.zk.get(path)
+            except NoNodeError:
+                data, stat = None, None
+            config = change(parse_entity_config(data))
+            try:
+                if stat is None:
+                    self.zk.create(path, entity_config_znode(config), makepath=True)
+                else:
+                    self.zk.set(path, entity_config_znode(config), version=stat.version)
+                return config
+            except (NodeExistsError, BadVersionError):
+                continue  # someone else wrote it first: change their version
+
+    def _notify_config_change(self, entity_path: str) -> None:
+        self.zk.create(f"{CONFIG_CHANGES_PATH}/{CONFIG_CHANGE_PREFIX}", change_notification(entity_path),
+                       sequence=True, makepath=True)
+
+    def _load_entity_configs(self) -> None:
+        """Read the dynamic broker configs and every client quota, then follow the change
+        notifications (those already there are covered by this read)."""
+        sequences = [change_sequence(child) for child in self._children(CONFIG_CHANGES_PATH)]
+        self._last_config_change = max((s for s in sequences if s is not None), default=-1)
+        for name in ("", str(self.node_id)):
+            self._store_broker_configs(name, self.read_broker_configs(name))
+        for entity_path in self._quota_entity_paths():
+            entity = quota_entity_of_path(entity_path)
+            if entity is not None:
+                self._store_client_quota(entity, self._read_quotas(entity_path))
+        self._watches.append(ChildrenWatch(self.zk, CONFIG_CHANGES_PATH, self._on_config_changes))
+
+    def _children(self, path: str) -> list[str]:
+        try:
+            return self.zk.get_children(path)
+        except NoNodeError:
+            return []
+
+    def _quota_entity_paths(self) -> list[str]:
+        paths = []
+        for kind in ("users", "clients", "ips"):
+            for child in self._children(f"/config/{kind}"):
+                paths.append(f"{kind}/{child}")
+                if kind == "users":
+                    paths += [f"users/{child}/clients/{c}" for c in self._children(f"/config/users/{child}/clients")]
+        return paths
+
+    def _read_quotas(self, entity_path: str) -> dict[str, float]:
+        try:
+            data, _ = self.zk.get(f"/config/{entity_path}")
+        except NoNodeError:
+            return {}
+        try:
+            return parse_quotas(parse_entity_config(data))
+        except ValueError as exc:
+            log.warning("ignoring unreadable quota znode %s: %s", entity_path, exc)
+            return {}
+
+    def _on_config_changes(self, children) -> bool | None:
+        """kazoo's thread: read what the new notifications name; apply it on the loop. Then
+        delete notifications older than 15 minutes, as Kafka's brokers do."""
+        if self._closed:
+            return False
+        with self._config_change_lock:
+            numbered = sorted((seq, child) for child in children if (seq := change_sequence(child)) is not None)
+            for seq, child in numbered:
+                if seq <= self._last_config_change:
+                    continue
+                try:
+                    data, _ = self.zk.get(f"{CONFIG_CHANGES_PATH}/{child}")
+                except NoNodeError:
+                    continue
+                self._last_config_change = seq
+                entity_path = notified_entity_path(data)
+                if entity_path is not None:
+                    self._entity_changed(entity_path)
+            self._purge_config_changes(numbered)
+        return None
+
+    def _entity_changed(self, entity_path: str) -> None:
+        """kazoo's thread. Topic notifications are the topic config watches' business."""
+        broker = broker_of_path(entity_path)
+        if broker is not None:
+            if broker in ("", str(self.node_id)):  # another broker's own configs are not ours
+                self._post(self._apply_broker_configs, broker, self.read_broker_configs(broker))
+            return
+        entity = quota_entity_of_path(entity_path)
+        if entity is not None:
+            self._post(self._store_client_quota, entity, self._read_quotas(entity_path))
+
+    def _purge_config_changes(self, numbered: list[tuple[int, str]]) -> None:
+        expired_before = time.time() * 1000 - CHANGE_EXPIRATION_MS
+        for seq, child in numbered:
+            if seq > self._last_config_change:
+                break
+            path = f"{CONFIG_CHANGES_PATH}/{child}"
+            try:
+                _, stat = self.zk.get(path)
+                if stat.ctime >= expired_before:
+                    break  # the rest are younger
+                self.zk.delete(path)
+            except NoNodeError:
+                continue
+
+    def _store_broker_configs(self, name: str, configs: dict[str, str]) -> bool:
+        if self.broker_configs.get(name, {}) == configs:
+            return False
+        if configs:
+            self.broker_configs[name] = dict(configs)
+        else:
+            self.broker_configs.pop(name, None)
+        return True
+
+    def _apply_broker_configs(self, name: str, configs: dict[str, str]) -> None:
+        """On the loop: a notified change of the default's or this broker's dynamic configs."""
+        if self._store_broker_configs(name, configs):
+            log.info("dynamic broker configs of %s are now %s", repr(name) if name else "the default broker", configs)
+            self._notify("broker_configs_changed")
+
+    def _store_client_quota(self, entity: tuple, values: dict[str, float]) -> None:
+        """On the loop; the quota managers read client_quotas on every request."""
+        if values:
+            self.client_quotas[entity] = dict(values)
+        else:
+            self.client_quotas.pop(entity, None)
 
     # -- partition states (controller and leaders) -------------------------------------------
 

@@ -24,7 +24,7 @@ async def handle(broker, ctx, request):
         return _error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message)
     quotas = getattr(broker.metadata, "client_quotas", None)
     if quotas is None:
-        return _error(ErrorCode.UNSUPPORTED_VERSION, "Client quotas are not supported in cluster mode yet.")
+        return _error(ErrorCode.UNSUPPORTED_VERSION, "Client quotas are not supported by this metadata store.")
     try:
         found = describe(quotas, request.components, request.strict)
     except QuotaRequestError as exc:

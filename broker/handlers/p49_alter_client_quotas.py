@@ -1,5 +1,7 @@
 """AlterClientQuotas (49): set or remove quotas of user, client-id and ip entities; they take effect
-at once (broker/client_quotas.py) and are kept in the embedded metadata.
+at once (broker/client_quotas.py) and are kept in the metadata: the embedded file, or in cluster
+mode ZooKeeper (/config/users, /config/clients, /config/ips), where this broker writes them and
+every broker applies them when notified, as in Kafka's ZooKeeper mode.
 
 Needs ALTER_CONFIGS on the cluster (else every entity answers CLUSTER_AUTHORIZATION_FAILED).
 validate_only checks without storing. Validation and messages: Kafka's ClientQuotaControlManager.
@@ -26,14 +28,20 @@ async def handle(broker, ctx, request):
     if not broker.authorizer.authorize(ctx, AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
         refused = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message)
     elif not hasattr(metadata, "set_client_quotas"):
-        refused = (ErrorCode.UNSUPPORTED_VERSION, "Client quotas are not supported in cluster mode yet.")
+        refused = (ErrorCode.UNSUPPORTED_VERSION, "Client quotas are not supported by this metadata store.")
     if refused is not None:
         entities = dict.fromkeys(entity_key({e.entity_type: e.entity_name for e in entry.entity}.items())
                                  for entry in request.entries)
         return {"throttle_time_ms": 0, "entries": [
             {"error_code": int(refused[0]), "error_message": refused[1], "entity": _entity(entity)}
             for entity in entities]}
-    results, changes = plan_alterations(metadata.client_quotas, request.entries)
+    current = metadata.client_quotas
+    read = getattr(metadata, "read_client_quotas", None)
+    if read is not None:
+        # Cluster mode: plan against ZooKeeper now (another broker may have just changed them).
+        current = read({entity_key({e.entity_type: e.entity_name for e in entry.entity}.items())
+                        for entry in request.entries})
+    results, changes = plan_alterations(current, request.entries)
     if changes and not request.validate_only:
         metadata.set_client_quotas(changes)
     return {"throttle_time_ms": 0, "entries": [

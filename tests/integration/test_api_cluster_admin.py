@@ -9,13 +9,12 @@ handleListPartitionReassignments, ElectLeadersRequest.getErrorResponse.
 
 from __future__ import annotations
 
-import os
 
 import pytest
 from confluent_kafka import ElectionType, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from broker.cluster.testing import running_cluster, zookeeper_available
+from broker.cluster.testing import running_cluster
 from broker.security.authorizer import AclOperation as Op, ResourceType as Res
 from broker.wire_client import WireClient
 from kafka_wire.errors import ErrorCode
@@ -112,12 +111,7 @@ def test_cluster_acls_are_required(acl_broker):
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    if not zookeeper_available():
-        message = "ZooKeeper (Debian package zookeeper) is not installed; run scripts/setup-tests.sh"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+def cluster(zookeeper_installed):
     # Without the controller's own rebalancing, only ElectLeaders brings the preferred leader back.
     with running_cluster(2, config={"auto.leader.rebalance.enable": "false",
                                     "offsets.topic.replication.factor": 2, "default.replication.factor": 2}) as started:

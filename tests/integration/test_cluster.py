@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from broker.cluster.testing import Cluster, running_cluster, zookeeper_available
+from broker.cluster.testing import Cluster, running_cluster
 from broker.wire_client import WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch, decode_batches
@@ -31,12 +31,7 @@ NEW_LEADER_WITHIN_S = 10
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    if not zookeeper_available():
-        message = "ZooKeeper (Debian package zookeeper) is not installed; run scripts/setup-tests.sh"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+def cluster(zookeeper_installed):
     with running_cluster(3) as started:
         yield started
 

@@ -6,13 +6,12 @@ No brokers here: two ZkMetadata objects (two brokers' views) on one standalone Z
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest
 
 from broker.cluster.replica_assignment import InvalidReplicationFactor
-from broker.cluster.testing import ZooKeeperProcess, zookeeper_available
+from broker.cluster.testing import ZooKeeperProcess
 from broker.cluster.zk_metadata import (
     BROKER_IDS_PATH,
     TopicExists,
@@ -24,12 +23,7 @@ from broker.cluster.zk_metadata import (
 
 
 @pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory):
-    if not zookeeper_available():
-        message = "ZooKeeper (Debian package zookeeper) is not installed; run scripts/setup-tests.sh"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+def zookeeper(zookeeper_installed, tmp_path_factory):
     server = ZooKeeperProcess(tmp_path_factory.mktemp("zookeeper"))
     server.start()
     yield server

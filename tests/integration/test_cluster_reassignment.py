@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import subprocess
 import threading
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from broker.cluster.testing import running_cluster, zookeeper_available
+from broker.cluster.testing import running_cluster
 from broker.security.authorizer import AclOperation as Op, ResourceType as Res
 from broker.wire_client import WireClient
 from kafka_wire.errors import ErrorCode
@@ -112,12 +111,7 @@ def test_alter_needs_alter_on_cluster(acl_broker):
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    if not zookeeper_available():
-        message = "ZooKeeper (Debian package zookeeper) is not installed; run scripts/setup-tests.sh"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+def cluster(zookeeper_installed):
     with running_cluster(3, config={"auto.leader.rebalance.enable": "false"}) as started:
         yield started
 

@@ -310,14 +310,12 @@ def test_regex_subscription_resolved_by_the_broker(broker, member_command):
     assert topics == {f"{prefix}-a", f"{prefix}-b"}, topics
 
 
-def test_consumer_group_moves_with_its_coordinator_in_a_cluster(member_command):
+def test_consumer_group_moves_with_its_coordinator_in_a_cluster(zookeeper_installed, member_command):
     """Cluster mode: the broker leading the group's __consumer_offsets partition dies; the new
     leader replays the group (members, epochs, assignment, offsets) and the member carries on."""
-    from broker.cluster.testing import running_cluster, zookeeper_available
+    from broker.cluster.testing import running_cluster
     from broker.wire_client import WireClient
 
-    if not zookeeper_available():
-        pytest.skip("ZooKeeper (Debian package zookeeper) is not installed")
     group = f"cg-group-{uuid.uuid4().hex[:8]}"
     with running_cluster(3, config={**CONFIG, "offsets.topic.replication.factor": 3}) as cluster:
         cluster.create_topic("cg-cluster", partitions=2, replication_factor=3)

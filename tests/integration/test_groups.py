@@ -379,14 +379,9 @@ def run_program(name: str, command: list[str], timeout: float = 180, **kwargs) -
 
 @pytest.mark.parametrize("assignor", ["range", "cooperative-sticky"])
 @pytest.mark.parametrize("version", ["3.9.0", "4.3.0"])
-def test_java_consumer_group(group_broker, java_kafka_clients, tmp_path, version, assignor):
-    clients = java_kafka_clients(version)
-    classes = tmp_path / "classes"
-    compiled = subprocess.run([clients.javac, "-nowarn", "-d", str(classes), "-cp", clients.classpath(),
-                               str(GROUP_CLIENTS / "GroupCheck.java")], capture_output=True, text=True, timeout=120)
-    assert compiled.returncode == 0, f"GroupCheck.java does not compile against {version}:\n{compiled.stderr}"
+def test_java_consumer_group(group_broker, java_kafka_clients, version, assignor):
     run_program(f"Java kafka-clients {version} GroupCheck",
-                [clients.java, "-Dslf4j.internal.verbosity=ERROR", "-cp", clients.classpath(classes), "GroupCheck",
+                [*java_kafka_clients(version).program(GROUP_CLIENTS / "GroupCheck.java"),
                  group_broker.bootstrap, assignor, "60"])
 
 

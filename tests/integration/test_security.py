@@ -218,13 +218,8 @@ def test_plain_over_sasl_ssl(secure_broker, certificates, client):
 
 
 @pytest.fixture(scope="module")
-def java_security_check(java_kafka_clients, tmp_path_factory):
-    clients = java_kafka_clients("3.9.0")
-    classes = tmp_path_factory.mktemp("security-check-java")
-    done = subprocess.run([clients.javac, "-d", str(classes), "-cp", clients.classpath(),
-                           str(CLIENTS / "java" / "SecurityCheck.java")], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return [clients.java, "-Dslf4j.internal.verbosity=ERROR", "-cp", clients.classpath(classes), "SecurityCheck"]
+def java_security_check(java_kafka_clients):
+    return java_kafka_clients("3.9.0").program(CLIENTS / "java" / "SecurityCheck.java")
 
 
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-512", "PLAIN"])

@@ -266,18 +266,11 @@ def test_consume_read_committed_skips_aborted_transactions(shared_broker):
     assert len(consume("read_uncommitted")) == 12
 
 
-def test_tools_against_a_three_broker_cluster():
+def test_tools_against_a_three_broker_cluster(zookeeper_installed):
     """Leaders and the group coordinator spread over three brokers: every request must go to the
     right one (the tools find them through Metadata and FindCoordinator)."""
-    import os
+    from broker.cluster.testing import running_cluster
 
-    from broker.cluster.testing import running_cluster, zookeeper_available
-
-    if not zookeeper_available():
-        message = "ZooKeeper (Debian package zookeeper) is not installed; run scripts/setup-tests.sh"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
     with running_cluster(3) as cluster:
         cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
         b = ["--bootstrap-server", cluster.bootstrap]

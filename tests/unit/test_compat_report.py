@@ -297,3 +297,37 @@ def test_proxy_counts_are_attributed_to_the_named_test(tmp_path):
     # The proxy's count is what reached the broker; the client's log is not consulted.
     assert results["0045_y"].requests == collections.Counter({"ApiVersions v3": 2, "Metadata v4": 1})
     assert results["0045_y"].outcome == suite.RAN
+
+
+def test_a_failed_allowlisted_test_runs_again_alone_and_keeps_the_first_reason(monkeypatch, tmp_path):
+    import datetime
+
+    from compat import runner
+
+    flaky = suite.SuiteTest("0102_static_group_rebalance", frozenset(), ("default",))
+    broken = suite.SuiteTest("0012_produce_consume", frozenset(), ("default",))
+    other = suite.SuiteTest("0081_admin", frozenset(), ("default",))
+    report = runner.CompatReport(runner.Options(), datetime.datetime.now())
+    report.allowlist = ["0102_static_group_rebalance", "0012_produce_consume"]
+    report.suite_results = [suite.TestResult(flaky, suite.FAILED, reason="timed out awaiting an event"),
+                            suite.TestResult(broken, suite.FAILED, reason="wrong offset"),
+                            suite.TestResult(other, suite.FAILED, reason="not allowlisted")]
+    reruns = []
+
+    def run_tests(build, tests, lanes, kafka_version, log_dir, process_timeout, on_result):
+        [test] = tests
+        reruns.append((test.name, list(lanes)))
+        return [suite.TestResult(test, suite.RAN if test is flaky else suite.FAILED, reason="again")]
+
+    monkeypatch.setattr(suite, "run_tests", run_tests)
+    said = []
+    runner._retry_allowlisted_failures(runner.Options(), None, report, ["lane-1", "lane-2"], [], tmp_path,
+                                       said.append, lambda result: None)
+    # Only the allowlisted failures run again, each alone on one lane.
+    assert reruns == [("0102_static_group_rebalance", ["lane-1"]), ("0012_produce_consume", ["lane-1"])]
+    assert [(r.key, r.outcome) for r in report.suite_results] == [
+        ("0102_static_group_rebalance", suite.RAN), ("0012_produce_consume", suite.FAILED),
+        ("0081_admin", suite.FAILED)]
+    assert "first run failed: timed out awaiting an event" in report.suite_results[0].reason
+    assert report.retried_passes == ["0102_static_group_rebalance"]
+    assert [r.key for r in report.allowlist_failures] == ["0012_produce_consume"]
