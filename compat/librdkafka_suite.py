@@ -59,10 +59,14 @@ ALLOWLIST_PATH = COMPAT_DIR / "librdkafka-allowlist.txt"
 KAFKA_PATH = COMPAT_DIR / "kafka-path"
 
 # The suite's scenarios (tests/scenarios/*.json) as broker properties. Replication factor 3 is
-# left out: one broker. "ak23" is for Kafka 2.3 only.
+# left out: one broker. "ak23" is for Kafka 2.3 only. The ACL tests (0081's CreateAcls, 0109,
+# 0115, 0119 through kafka-acls.sh) need an authorizer; with allow.everyone.if.no.acl.found
+# everything without an ACL stays allowed, as on the suite's own permissive clusters.
+_PERMISSIVE_AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                          "allow.everyone.if.no.acl.found": True}
 SCENARIO_BROKER_CONFIG: dict[str, dict[str, object]] = {
-    "default": {"auto.create.topics.enable": True, "num.partitions": 4},
-    "noautocreate": {"auto.create.topics.enable": False, "num.partitions": 4},
+    "default": {"auto.create.topics.enable": True, "num.partitions": 4, **_PERMISSIVE_AUTHORIZER},
+    "noautocreate": {"auto.create.topics.enable": False, "num.partitions": 4, **_PERMISSIVE_AUTHORIZER},
 }
 
 RAN, FAILED, NO_OP, EXCLUDED, LOCAL = "ran", "failed", "no-op", "excluded", "local"

@@ -105,7 +105,7 @@ def test_too_few_iterations_are_refused():
 
 def test_nonce_and_channel_binding_are_checked():
     store = _store(SCRAM_SHA_256, {"alice": "pw"})
-    for tamper in (lambda f: f.replace(b"r=", b"r=X", 1),          # another nonce
+    for tamper in (lambda f: f.replace(b",p=", b"X,p=", 1),       # a nonce that does not end with ours
                    lambda f: f.replace(b"c=biws", b"c=eSws", 1)):   # channel binding 'y,,'
         server = ScramServer(SCRAM_SHA_256, store)
         client = ScramClient(SCRAM_SHA_256, "alice", "pw")
@@ -164,3 +164,27 @@ def test_plain_refusals_say_what_kafka_says(token, message):
     with pytest.raises(SaslAuthenticationFailed) as failure:
         _plain({"alice": "pw"}).step(token)
     assert failure.value.client_message == message
+
+
+def test_librdkafka_before_2_1_nonce_with_its_own_part_twice_is_accepted_as_by_kafka():
+    """librdkafka 2.0.x (Debian's, kcat's) sends r=<client nonce><client nonce><server nonce>:
+    Kafka's ScramSaslServer only checks endsWith(server-first nonce), and the proof covers the
+    message as sent, so the login succeeds there and must here."""
+    import base64
+
+    from kafka_wire.sasl import _xor
+
+    m = SCRAM_SHA_256
+    credential = ScramCredential.from_password(m, "pw")
+    server = ScramServer(m, {"alice": credential}.get)
+    client_nonce = "rIyc\\ydpLT[dP84yV2:e:};C.kL8Wd.J"
+    bare = f"n=alice,r={client_nonce}"
+    server_first = server.step(f"n,,{bare}".encode()).decode()
+    attrs = dict(a.split("=", 1) for a in server_first.split(","))
+    salted = m.salted_password("pw", base64.b64decode(attrs["s"]), int(attrs["i"]))
+    client_key = m.hmac(salted, b"Client Key")
+    without_proof = f"c=biws,r={client_nonce}{attrs['r']}"
+    auth_message = f"{bare},{server_first},{without_proof}".encode()
+    proof = _xor(client_key, m.hmac(m.hash(client_key), auth_message))
+    final = server.step(f"{without_proof},p={base64.b64encode(proof).decode()}".encode())
+    assert server.complete and final.startswith(b"v=")
