@@ -11,49 +11,13 @@ from __future__ import annotations
 import pytest
 
 from broker.security.authorizer import AclOperation as Op, PatternType, ResourceType as Res
-from broker.security.credentials import CredentialStore
-from broker.testing import BrokerProcess, free_port
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch
-from kafka_wire.sasl import SCRAM_MECHANISMS
 
-from tests.integration.test_security import connect, sasl_login
-from tests.integration.test_security_acls import create_topic, grant
+# The SASL broker with ACLs and the admin (super user) and alice logins of the ACL tests.
+from tests.integration.test_security_acls import acl_broker, admin, alice, create_topic, grant  # noqa: F401
 
 pytestmark = pytest.mark.timeout(300)
-
-PASSWORDS = {"admin": "admin-pw", "alice": "alice-pw"}
-
-
-@pytest.fixture(scope="module")
-def acl_broker(tmp_path_factory):
-    port = free_port()
-    process = BrokerProcess(tmp_path_factory.mktemp("acl-txn-broker"), port=port, config={
-        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port}",
-        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "super.users": "User:admin",
-        "sasl.enabled.mechanisms": "SCRAM-SHA-256",
-    })
-    store = CredentialStore(process.log_dir)
-    for user, password in PASSWORDS.items():
-        store.set_password(user, password, SCRAM_MECHANISMS["SCRAM-SHA-256"])
-    process.start()
-    yield process
-    problems = process.finish()
-    assert not problems, "\n".join(problems) + "\n" + process.log_report()
-
-
-@pytest.fixture
-def admin(acl_broker):
-    with sasl_login(connect(acl_broker.bootstrap), "admin", PASSWORDS["admin"]) as client:
-        yield client
-
-
-@pytest.fixture
-def alice(acl_broker):
-    with sasl_login(connect(acl_broker.bootstrap), "alice", PASSWORDS["alice"]) as client:
-        yield client
-
 
 def open_transaction(admin, txid: str, topics: dict[str, list[int]]) -> tuple[int, int]:
     """An ongoing transaction over these partitions, with one record written to each."""
