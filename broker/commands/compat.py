@@ -5,7 +5,41 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def run_reference(args) -> int:
+    """`kafka-wire compat reference`: the real Apache Kafka, KRaft single node, until Ctrl-C."""
+    import signal
+    import threading
+
+    from compat.reference_kafka import ReferenceKafkaFailure, ReferenceKafkaUnavailable, running_reference_kafka
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    print(f"kafka-wire compat: resolving Apache Kafka {args.kafka_version} (Maven Central, cached in .deps/)",
+          flush=True)
+    try:
+        with running_reference_kafka(args.kafka_version, data_dir=args.data_dir, port=args.port) as kafka:
+            print(f"Apache Kafka {kafka.version} (KRaft, node.id={kafka.NODE_ID}) ready: bootstrap {kafka.bootstrap}",
+                  flush=True)
+            print(f"data and log in {kafka.data_dir}; Ctrl-C stops it", flush=True)
+            while not stop.wait(0.5):
+                if not kafka.is_running():
+                    print(f"Apache Kafka exited with status {kafka.process.returncode}\n{kafka.log_report()}")
+                    return 1
+    except (ReferenceKafkaFailure, ReferenceKafkaUnavailable) as error:
+        print(f"kafka-wire compat reference: {error}")
+        return 1
+    return 0
+
+
 def run(args) -> int:
+    if getattr(args, "compat_command", None) == "reference":
+        return run_reference(args)
+    if args.against_kafka:
+        from compat.conformance.run import main as conformance_main
+
+        return conformance_main(args.against_kafka, quick=args.quick, scenarios=args.scenarios,
+                                report=Path(args.results) if args.results else None)
     from compat.runner import DEFAULT_KAFKA_VERSION, RESULTS_PATH, Options, main
 
     tests = None
@@ -28,6 +62,8 @@ def run(args) -> int:
 
 
 def register(subparsers) -> None:
+    from compat.reference_kafka import KAFKA_4
+
     parser = subparsers.add_parser(
         "compat", help="run real Kafka clients and librdkafka's test suite against a broker; print the matrix",
         description="Runs the client checks (kafka-python, aiokafka, confluent-kafka, kcat, kafkajs, Java "
@@ -54,4 +90,19 @@ def register(subparsers) -> None:
     parser.add_argument("--log-dir", metavar="DIR", help="keep brokers' data and all logs here")
     parser.add_argument("--grow-allowlist", action="store_true",
                         help="append librdkafka tests that ran and passed to compat/librdkafka-allowlist.txt")
+    parser.add_argument("--against-kafka", metavar="VERSION",
+                        help="run the differential conformance suite instead: every scenario against Apache Kafka "
+                             "VERSION (started here) and against kafka-wire, answers compared field by field; "
+                             "writes compat/CONFORMANCE.md")
+    parser.add_argument("--scenarios", metavar="LIST",
+                        help="with --against-kafka: only these scenarios (comma-separated names or prefixes)")
     parser.set_defaults(func=run)
+    sub = parser.add_subparsers(dest="compat_command", metavar="{reference}")
+    reference = sub.add_parser(
+        "reference", help="run the reference Apache Kafka (KRaft single node) until Ctrl-C",
+        description="Resolves Apache Kafka VERSION from Maven Central (cached in .deps/ and ~/.m2), formats its "
+                    "storage and runs it as a KRaft single node (broker and controller), printing its bootstrap.")
+    reference.add_argument("--kafka-version", default=KAFKA_4, help="Apache Kafka version (default %(default)s)")
+    reference.add_argument("--port", type=int, help="its PLAINTEXT port (default: a free one)")
+    reference.add_argument("--data-dir", help="where its data and log go (default: a temporary directory)")
+    reference.set_defaults(func=run)

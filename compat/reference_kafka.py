@@ -1,0 +1,319 @@
+"""The reference Apache Kafka: resolved from Maven Central, run as a KRaft single node, its tools run.
+
+kafka-wire is judged against the real broker. This module gets Kafka the way users get it (the
+`org.apache.kafka:kafka_2.13` and `kafka-tools` artifacts, resolved by Maven from
+compat/reference/pom.xml into .deps/kafka-<version>/libs, the distribution's libs/ layout), and
+runs it as the quickstart does: one process that is broker and controller (KRaft), storage
+formatted first, `-Xmx1G -Xms1G` with G1.
+
+    with running_reference_kafka("4.3.0") as kafka:
+        WireClient(kafka.bootstrap).call("Metadata", 12, {...})
+        kafka.tool("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", kafka.bootstrap, "--list")
+
+`kafka-wire compat reference --kafka-version 4.3.0` starts one for people (prints its bootstrap,
+runs until Ctrl-C); tests/conftest.py's `reference_kafka` fixture starts one per version for a session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+POM = REPO_ROOT / "compat" / "reference" / "pom.xml"
+LOG4J_CONFIG = REPO_ROOT / "compat" / "reference" / "log4j2.properties"
+TOOLS_LOG4J_CONFIG = REPO_ROOT / "compat" / "reference" / "tools-log4j2.properties"
+DEPS = REPO_ROOT / ".deps"
+# The versions the project compares against: the newest 4.x, and the 3.9 line Spark 4.0's connector
+# is built on. Any released version resolves; these are the ones the test set-up installs.
+KAFKA_4 = "4.3.0"
+KAFKA_3 = "3.9.1"
+REFERENCE_VERSIONS = (KAFKA_4, KAFKA_3)
+# The quickstart's JVM settings (bin/kafka-server-start.sh: KAFKA_HEAP_OPTS="-Xmx1G -Xms1G";
+# kafka-run-class.sh: G1 with a 20 ms pause goal).
+SERVER_JVM_OPTIONS = ("-Xmx1G", "-Xms1G", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+                      "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+                      "-Djava.awt.headless=true")
+# The command-line tools' (kafka-run-class.sh default heap for tools).
+TOOL_JVM_OPTIONS = ("-Xmx512M", "-XX:+UseG1GC", "-Djava.awt.headless=true")
+
+
+class ReferenceKafkaUnavailable(RuntimeError):
+    """The reference Kafka could not be resolved (no Maven, or Maven Central unreachable)."""
+
+
+class ReferenceKafkaFailure(AssertionError):
+    """The reference broker did not start, or died; carries the end of its log."""
+
+
+def libs_dir(version: str) -> Path:
+    return DEPS / f"kafka-{version}" / "libs"
+
+
+def _stamp(version: str) -> Path:
+    return DEPS / f"kafka-{version}" / "RESOLVED"
+
+
+def _wanted_stamp() -> str:
+    return hashlib.sha256(POM.read_bytes()).hexdigest()
+
+
+def is_installed(version: str) -> bool:
+    stamp = _stamp(version)
+    return stamp.is_file() and stamp.read_text().strip() == _wanted_stamp() and \
+        (libs_dir(version) / f"kafka_2.13-{version}.jar").is_file()
+
+
+def install(version: str, quiet: bool = True) -> Path:
+    """Resolves Kafka `version` (broker, tools, a log4j 2 binding) into .deps/kafka-<version>/libs
+    with Maven (its local repository caches the downloads). Idempotent; returns the libs folder."""
+    if is_installed(version):
+        return libs_dir(version)
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise ReferenceKafkaUnavailable("Maven (mvn) is not installed; scripts/setup-tests.sh installs it")
+    target = libs_dir(version)
+    partial = target.with_name("libs.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    command = [mvn, "-B", "-q", "-f", str(POM), f"-Dkafka.version={version}",
+               "dependency:copy-dependencies", f"-DoutputDirectory={partial}"]
+    done = subprocess.run(command, capture_output=quiet, text=True, timeout=900)
+    if done.returncode != 0:
+        output = (done.stdout or "") + (done.stderr or "")
+        raise ReferenceKafkaUnavailable(f"could not resolve Apache Kafka {version} from Maven Central "
+                                        f"(exit {done.returncode}):\n{output[-4000:]}")
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)  # a half-resolved folder never looks installed
+    _stamp(version).write_text(_wanted_stamp() + "\n")
+    return target
+
+
+def java() -> str:
+    path = shutil.which("java")
+    if not path:
+        raise ReferenceKafkaUnavailable("java is not installed")
+    return path
+
+
+def java_command(version: str, main_class: str, *args: str, jvm_options: tuple[str, ...] = TOOL_JVM_OPTIONS,
+                 log_config: Path = TOOLS_LOG4J_CONFIG) -> list[str]:
+    """The `java` command line that runs `main_class` of Kafka `version` as bin/kafka-run-class.sh does
+    (a tool's logging by default: warnings on stderr)."""
+    return [java(), *jvm_options, f"-Dlog4j2.configurationFile={log_config}",
+            "-cp", str(libs_dir(version) / "*"), main_class, *args]
+
+
+def _free_port() -> int:
+    from broker.testing import free_port
+
+    return free_port()
+
+
+def _die_with_parent() -> None:
+    from broker.testing import _die_with_parent as die
+
+    die()
+
+
+def _property_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class ReferenceKafka:
+    """One Apache Kafka process (KRaft broker+controller, node id 1) on 127.0.0.1:`port`."""
+
+    NODE_ID = 1
+
+    def __init__(self, version: str, data_dir: Path, port: int | None = None,
+                 config: Mapping[str, object] | None = None, startup_timeout: float = 120.0,
+                 jvm_options: tuple[str, ...] = SERVER_JVM_OPTIONS):
+        self.version = version
+        self.data_dir = Path(data_dir)
+        self.port = port or _free_port()
+        self.controller_port = _free_port()
+        self.config = dict(config or {})
+        self.startup_timeout = startup_timeout
+        self.jvm_options = jvm_options
+        self.log_path = self.data_dir / "kafka.log"
+        self.log_dir = self.data_dir / "data"
+        self.properties_path = self.data_dir / "server.properties"
+        self.cluster_id = self._cluster_id()
+        self.process: subprocess.Popen | None = None
+        self._stopping = False
+
+    @staticmethod
+    def _cluster_id() -> str:
+        import base64
+
+        return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def properties(self) -> dict[str, str]:
+        """server.properties: a KRaft single node (the quickstart's), then `config` on top."""
+        settings = {
+            "process.roles": "broker,controller",
+            "node.id": str(self.NODE_ID),
+            "controller.quorum.voters": f"{self.NODE_ID}@127.0.0.1:{self.controller_port}",
+            "listeners": f"PLAINTEXT://{self.bootstrap},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://{self.bootstrap}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.log_dir),
+            # A single node: the internal topics' replication factors must be 1 (the quickstart's).
+            "offsets.topic.replication.factor": "1",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+        }
+        settings.update({key: _property_value(value) for key, value in self.config.items()})
+        return settings
+
+    def _write_properties(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        text = "".join(f"{key}={value}\n" for key, value in self.properties().items())
+        self.properties_path.write_text(text)
+
+    def format_storage(self) -> None:
+        self._write_properties()
+        command = java_command(self.version, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
+                               "-c", str(self.properties_path), "--ignore-formatted")
+        with open(self.log_path, "ab") as log:
+            log.write(f"=== {' '.join(command)}\n".encode())
+            log.flush()
+            done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=120)
+        if done.returncode != 0:
+            raise ReferenceKafkaFailure(f"kafka-storage format failed (exit {done.returncode})\n{self.log_report()}")
+
+    def start(self) -> None:
+        if self.is_running():
+            raise RuntimeError("reference Kafka already running")
+        if not (self.log_dir / "meta.properties").is_file():
+            self.format_storage()
+        command = java_command(self.version, "kafka.Kafka", str(self.properties_path), jvm_options=self.jvm_options,
+                               log_config=LOG4J_CONFIG)
+        with open(self.log_path, "ab") as log:
+            log.write(f"=== {' '.join(command)}\n".encode())
+            log.flush()
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            start_new_session=True,
+                                            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        self._stopping = False
+        self._wait_until_ready()
+
+    def _wait_until_ready(self) -> None:
+        """Ready when the broker answers Metadata naming itself (KRaft: it has caught up with the
+        metadata log and been unfenced), not merely when the port accepts connections."""
+        from broker.wire_client import WireClient
+
+        deadline = time.monotonic() + self.startup_timeout
+        last_error: Exception | None = None
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise ReferenceKafkaFailure(f"Apache Kafka {self.version} exited with status "
+                                            f"{self.process.returncode} while starting\n{self.log_report()}")
+            try:
+                with WireClient(self.bootstrap, timeout=5.0) as client:
+                    answer = client.call("Metadata", 12, {"topics": [], "allow_auto_topic_creation": False,
+                                                          "include_topic_authorized_operations": False})
+                    if any(b.node_id == self.NODE_ID for b in answer.brokers):
+                        return
+            except Exception as error:  # not up yet: refused, reset, or not yet answering
+                last_error = error
+            time.sleep(0.25)
+        self.stop(signal.SIGKILL)
+        raise ReferenceKafkaFailure(f"Apache Kafka {self.version} was not ready on {self.bootstrap} within "
+                                    f"{self.startup_timeout:.0f}s (last: {last_error!r})\n{self.log_report()}")
+
+    def is_running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int | None:
+        if self.process is None:
+            return None
+        self._stopping = True
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+    def kill(self) -> int | None:
+        return self.stop(signal.SIGKILL)
+
+    def restart(self, sig: int = signal.SIGTERM) -> None:
+        self.stop(sig)
+        self.start()
+
+    def tool(self, main_class: str, *args: str, input: str | None = None, timeout: float = 180.0,
+             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+        """Runs one of Kafka's command-line tools (its main class) of this version."""
+        return run_tool(self.version, main_class, *args, input=input, timeout=timeout, env=env)
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError as error:
+            return f"(no log: {error})"
+        return "\n".join(text.splitlines()[-lines:])[-12_000:]
+
+    def log_report(self) -> str:
+        return f"--- last lines of {self.log_path} ---\n{self.log_tail()}\n--- end of Kafka log ---"
+
+
+def run_tool(version: str, main_class: str, *args: str, input: str | None = None, timeout: float = 180.0,
+             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Runs Kafka `version`'s tool `main_class` (e.g. org.apache.kafka.tools.TopicCommand) with `args`;
+    any broker's bootstrap can be among them (ours or Kafka's). Output captured as text."""
+    command = java_command(version, main_class, *args)
+    return subprocess.run(command, input=input, capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, **(env or {})),
+                          stdin=None if input is not None else subprocess.DEVNULL)
+
+
+@contextlib.contextmanager
+def running_reference_kafka(version: str = KAFKA_4, data_dir: str | os.PathLike | None = None,
+                            port: int | None = None, config: Mapping[str, object] | None = None,
+                            jvm_options: tuple[str, ...] = SERVER_JVM_OPTIONS) -> Iterator[ReferenceKafka]:
+    """A started reference Kafka for the block (installed first when needed); stopped after."""
+    install(version)
+    own_dir = data_dir is None
+    folder = Path(tempfile.mkdtemp(prefix=f"reference-kafka-{version}-")) if own_dir else Path(data_dir)
+    kafka = ReferenceKafka(version, folder, port=port, config=config, jvm_options=jvm_options)
+    failed = False
+    try:
+        kafka.start()
+        yield kafka
+    except BaseException as error:
+        failed = True
+        if isinstance(error, Exception) and not isinstance(error, ReferenceKafkaFailure):
+            error.add_note(kafka.log_report())
+        raise
+    finally:
+        kafka.stop()
+        if own_dir:
+            if failed:
+                print(f"reference Kafka data kept in {folder}", file=sys.stderr)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
