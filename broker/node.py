@@ -369,7 +369,9 @@ class Broker:
         plog.high_watermark = plog.log_end_offset
 
     def create_topic(self, name: str, partitions: int, replication_factor: int,
-                     configs: dict[str, object]) -> TopicMeta:
+                     configs: dict[str, object], assignment: dict[int, list[int]] | None = None) -> TopicMeta:
+        """Create a topic; a manual `assignment` (partition -> replicas, checked by CreateTopics)
+        can only name this node here, where every partition is placed anyway."""
         meta = self.metadata.create_topic(name, partitions, replication_factor, configs)
         effective = self.topic_config(meta)
         for partition in range(partitions):
@@ -384,7 +386,9 @@ class Broker:
         log.info("deleted topic %s", name)
         return meta
 
-    def add_partitions(self, name: str, total: int) -> None:
+    def add_partitions(self, name: str, total: int, assignment: list[list[int]] | None = None) -> None:
+        """Grow a topic to `total` partitions; a manual `assignment` (the new partitions' replicas)
+        can only name this node here."""
         meta = self.metadata.topic(name)
         effective = self.topic_config(meta)
         first_new = meta.partitions

@@ -306,8 +306,8 @@ class ClusterBroker(Broker):
 
     # -- topics (ZooKeeper writes; every broker applies them from its watches) -----------------
 
-    def create_topic(self, name, partitions, replication_factor, configs):
-        meta = self.metadata.create_topic(name, partitions, replication_factor, configs)
+    def create_topic(self, name, partitions, replication_factor, configs, assignment=None):
+        meta = self.metadata.create_topic(name, partitions, replication_factor, configs, assignment=assignment)
         log.info("created topic %s with %d partitions, replication factor %d (id %s)", name, partitions,
                  replication_factor, meta.topic_id)
         return meta
@@ -317,8 +317,8 @@ class ClusterBroker(Broker):
         log.info("deleted topic %s", name)
         return meta
 
-    def add_partitions(self, name, total):
-        self.metadata.set_partition_count(name, total)
+    def add_partitions(self, name, total, assignment=None):
+        self.metadata.set_partition_count(name, total, assignment=assignment)
 
     def set_topic_configs(self, name, configs):
         self.metadata.set_topic_configs(name, configs)

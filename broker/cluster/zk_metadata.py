@@ -390,13 +390,16 @@ class ZkMetadata:
             return 0
 
     def create_topic(self, name: str, partitions: int, replication_factor: int,
-                     configs: dict[str, object]) -> TopicMeta:
-        """Assign replicas over the live brokers and write the topic with its partitions' first
-        states (leader: the first replica; ISR: all replicas) in one ZooKeeper transaction."""
-        live = self.live_brokers()
-        if not live:
-            raise InvalidReplicationFactor("no live brokers")
-        assignment = assign_replicas(live, partitions, replication_factor)
+                     configs: dict[str, object], assignment: dict[int, list[int]] | None = None) -> TopicMeta:
+        """Assign replicas over the live brokers (or as the manual `assignment` says) and write the
+        topic with its partitions' first states (leader: the first replica; ISR: all replicas) in
+        one ZooKeeper transaction."""
+        if assignment is None:
+            live = self.live_brokers()
+            if not live:
+                raise InvalidReplicationFactor("no live brokers")
+            assignment = assign_replicas(live, partitions, replication_factor)
+        assignment = {partition: list(replicas) for partition, replicas in sorted(assignment.items())}
         topic_id = random_topic_id()
         controller_epoch = self._controller_epoch()
         txn = self.zk.transaction()
@@ -466,18 +469,23 @@ class ZkMetadata:
         self._apply_topic(name, None, {})
         return meta
 
-    def set_partition_count(self, name: str, count: int) -> None:
+    def set_partition_count(self, name: str, count: int, assignment: list[list[int]] | None = None) -> None:
+        """Add partitions up to `count`, placed as the manual `assignment` (one replica list per new
+        partition) says, or as Kafka's automatic assignment continues the topic's."""
         data, stat = self.zk.get(topic_path(name))
         node = _parse_topic_node(data, stat)
         existing = len(node.assignment)
         if count <= existing:
             return
-        live = self.live_brokers()
-        first = node.assignment[0][0] if node.assignment.get(0) else live[0]
-        start_index = live.index(first) if first in live else -1
-        # A partition 0 being reassigned counts with the replicas it is heading for.
-        added = assign_replicas(live, count - existing, len(node.reassignment(0).target()),
-                                start_index=start_index, start_partition=existing)
+        if assignment is not None:
+            added = {existing + i: list(replicas) for i, replicas in enumerate(assignment)}
+        else:
+            live = self.live_brokers()
+            first = node.assignment[0][0] if node.assignment.get(0) else live[0]
+            start_index = live.index(first) if first in live else -1
+            # A partition 0 being reassigned counts with the replicas it is heading for.
+            added = assign_replicas(live, count - existing, len(node.reassignment(0).target()),
+                                    start_index=start_index, start_partition=existing)
         assignment = {**node.assignment, **added}
         controller_epoch = self._controller_epoch()
         txn = self.zk.transaction()

@@ -4,13 +4,15 @@ The order of checks is Kafka's (ControllerApis.createTopics, ReplicationControlM
 names named twice in the request (INVALID_REQUEST, answered once, after the others); the name
 (INVALID_TOPIC_EXCEPTION, also for a '.'/'_' collision with an existing topic); an existing topic
 (TOPIC_ALREADY_EXISTS); the configs (INVALID_CONFIG); then manual assignments, or the replication
-factor before the partition count. A validate-only success is answered like a real one (with a
-topic id Kafka makes up too) but nothing is created.
+factor before the partition count. A manual assignment places the replicas where it says (the
+first replica leads); every broker it names must be registered. A validate-only success is
+answered like a real one (with a topic id Kafka makes up too) but nothing is created.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
@@ -44,8 +46,27 @@ def _collision(broker, name: str) -> str | None:
     return None
 
 
-def _placement(broker, topic) -> tuple[int, int]:
-    """(partitions, replication factor) from the manual assignment or the counts."""
+def manual_assignment_error(replicas: list[int], registered, replication_factor: int | None) -> str | None:
+    """Why a manual assignment of one partition is refused (INVALID_REPLICA_ASSIGNMENT), or None:
+    Kafka's ReplicationControlManager.validateManualPartitionAssignment, which walks the broker
+    ids in sorted order, so [9, 1, 1] is refused for naming 1 twice before 9 is looked up."""
+    if not replicas:
+        return "The manual partition assignment includes an empty replica list."
+    previous = None
+    for broker_id in sorted(replicas):
+        if broker_id not in registered:
+            return f"The manual partition assignment includes broker {broker_id}, but no such broker is registered."
+        if broker_id == previous:
+            return f"The manual partition assignment includes the broker {broker_id} more than once."
+        previous = broker_id
+    if replication_factor is not None and len(replicas) != replication_factor:
+        return (f"The manual partition assignment includes a partition with {len(replicas)} replica(s), but this "
+                f"is not consistent with previous partitions, which have {replication_factor} replica(s).")
+    return None
+
+
+def _placement(broker, topic) -> tuple[int, int, dict[int, list[int]] | None]:
+    """(partitions, replication factor, manual assignment or None) from the request."""
     live_brokers = broker.live_broker_ids()
     if topic.assignments:
         if topic.replication_factor != -1:
@@ -61,25 +82,14 @@ def _placement(broker, topic) -> tuple[int, int]:
                 raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                    f"Found multiple manual partition assignments for partition {a.partition_index}")
             seen.add(a.partition_index)
-            if not a.broker_ids:
-                raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
-                                   "includes an empty replica list.")
-            if len(set(a.broker_ids)) != len(a.broker_ids):
-                raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
-                                   f"includes the broker {a.broker_ids[0]} more than once.")
-            unknown = [b for b in a.broker_ids if b not in live_brokers]
-            if unknown:
-                raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
-                                   f"includes broker {unknown[0]}, but no such broker is registered.")
-            if replication is not None and len(a.broker_ids) != replication:
-                raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
-                                   f"includes a partition with {len(a.broker_ids)} replica(s), but this is not "
-                                   f"consistent with previous partitions, which have {replication} replica(s).")
+            error = manual_assignment_error(a.broker_ids, live_brokers, replication)
+            if error:
+                raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, error)
             replication = len(a.broker_ids)
         if seen != set(range(len(seen))):
             raise TopicRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                "partitions should be a consecutive 0-based integer sequence")
-        return len(seen), replication
+        return len(seen), replication, {a.partition_index: list(a.broker_ids) for a in topic.assignments}
     if topic.replication_factor < -1 or topic.replication_factor == 0:
         raise TopicRefused(ErrorCode.INVALID_REPLICATION_FACTOR,
                            "Replication factor must be larger than 0, or -1 to use the default value.")
@@ -94,11 +104,24 @@ def _placement(broker, topic) -> tuple[int, int]:
                            f"Unable to replicate the partition {replication} time(s): The target replication "
                            f"factor of {replication} cannot be reached because only {len(live_brokers)} "
                            "broker(s) are registered.")
-    return partitions, replication
+    return partitions, replication, None
 
 
-def check_topic(broker, topic) -> tuple[int, int, dict]:
-    """(partitions, replication factor, parsed configs) for one requested topic; raises TopicRefused."""
+@dataclass
+class Checked:
+    """One requested topic after the checks: its error, or what to create."""
+    topic: object
+    error: ErrorCode = ErrorCode.NONE
+    message: str | None = None
+    partitions: int = 0
+    replication: int = 0
+    configs: dict = field(default_factory=dict)
+    assignment: dict[int, list[int]] | None = None
+
+
+def check_topic(broker, topic) -> Checked:
+    """What to create for one requested topic (partitions, replication factor, parsed configs,
+    manual assignment); raises TopicRefused."""
     name = topic.name
     invalid = validate_topic_name(name)
     if invalid:
@@ -112,8 +135,8 @@ def check_topic(broker, topic) -> tuple[int, int, dict]:
         configs = parse_topic_configs({c.name: c.value for c in topic.configs})
     except ConfigError as exc:
         raise TopicRefused(ErrorCode.INVALID_CONFIG, str(exc)) from None
-    partitions, replication = _placement(broker, topic)
-    return partitions, replication, configs
+    partitions, replication, assignment = _placement(broker, topic)
+    return Checked(topic, partitions=partitions, replication=replication, configs=configs, assignment=assignment)
 
 
 def config_entries(broker, overrides: dict) -> list[dict]:
@@ -131,7 +154,7 @@ def _refused(name: str, error: ErrorCode, message: str | None) -> dict:
 
 async def handle(broker, ctx, request):
     counts = Counter(t.name for t in request.topics)
-    checked = []  # (topic, error, message, partitions, replication, configs), in request order
+    checked: list[Checked] = []  # in request order
     creatable = set(counts) if broker.authorizer.authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER,
                                                            CLUSTER_NAME) else \
         broker.authorizer.filter_authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, counts)
@@ -139,37 +162,35 @@ async def handle(broker, ctx, request):
         if counts[topic.name] > 1:
             continue
         if topic.name not in creatable and topic.name != CLUSTER_METADATA_TOPIC:
-            checked.append((topic, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.", 0, 0, {}))
+            checked.append(Checked(topic, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."))
             continue
         if topic.name == CLUSTER_METADATA_TOPIC:
-            checked.append((topic, ErrorCode.INVALID_REQUEST,
-                            f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited.", 0, 0, {}))
+            checked.append(Checked(topic, ErrorCode.INVALID_REQUEST,
+                                   f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."))
             continue
         try:
-            partitions, replication, configs = check_topic(broker, topic)
+            checked.append(check_topic(broker, topic))
         except TopicRefused as refused:
-            checked.append((topic, refused.error, refused.message, 0, 0, {}))
-        else:
-            checked.append((topic, ErrorCode.NONE, None, partitions, replication, configs))
-    records = sum(1 + partitions + len(configs) for _, error, _, partitions, _, configs in checked
-                  if error == ErrorCode.NONE)
+            checked.append(Checked(topic, refused.error, refused.message))
+    records = sum(1 + c.partitions + len(c.configs) for c in checked if c.error == ErrorCode.NONE)
     if records > MAX_RECORDS_PER_USER_OP:
         # The controller fails the whole operation; every topic it was given gets the error.
-        checked = [(topic, ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH, 0, 0, {})
-                   if topic.name != CLUSTER_METADATA_TOPIC else (topic, error, message, 0, 0, {})
-                   for topic, error, message, _, _, _ in checked]
+        checked = [Checked(c.topic, ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH)
+                   if c.topic.name != CLUSTER_METADATA_TOPIC else Checked(c.topic, c.error, c.message)
+                   for c in checked]
     results = []
-    for topic, error, message, partitions, replication, configs in checked:
-        if error != ErrorCode.NONE:
-            results.append(_refused(topic.name, error, message))
+    for c in checked:
+        if c.error != ErrorCode.NONE:
+            results.append(_refused(c.topic.name, c.error, c.message))
             continue
         if request.validate_only:
             topic_id = random_topic_id()
         else:
-            topic_id = broker.create_topic(topic.name, partitions, replication, configs).topic_id
-        results.append({"name": topic.name, "topic_id": topic_id, "error_code": 0, "error_message": None,
-                        "num_partitions": partitions, "replication_factor": replication,
-                        "configs": config_entries(broker, configs)})
+            topic_id = broker.create_topic(c.topic.name, c.partitions, c.replication, c.configs,
+                                           assignment=c.assignment).topic_id
+        results.append({"name": c.topic.name, "topic_id": topic_id, "error_code": 0, "error_message": None,
+                        "num_partitions": c.partitions, "replication_factor": c.replication,
+                        "configs": config_entries(broker, c.configs)})
     for name, count in counts.items():
         if count > 1:
             results.append(_refused(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))

@@ -1,4 +1,10 @@
-"""CreatePartitions (37): grow a topic's partition count."""
+"""CreatePartitions (37): grow a topic's partition count.
+
+Manual assignments (one replica list per new partition) are checked as Kafka's
+ReplicationControlManager.createPartitions checks them, each with the replication factor of the
+topic's first partition, and the new partitions are placed where they say (the first replica
+leads); without them the broker places the new partitions as it places a new topic's.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..security.authorizer import AclOperation, ResourceType
+from .p19_create_topics import manual_assignment_error
 
 API = APIS_BY_NAME["CreatePartitions"]
 
@@ -34,16 +41,13 @@ def _check(broker, topic) -> tuple[ErrorCode, str | None]:
             return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                     f"Attempted to add {added} additional partition(s), but only {len(topic.assignments)} "
                     "assignment(s) were specified.")
+        # Kafka's new partitions keep the replication factor of the topic's first partition.
+        replication = len(broker.metadata.partition_state(topic.name, 0).replicas)
+        registered = broker.live_broker_ids()
         for a in topic.assignments:
-            if not a.broker_ids:
-                return ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list."
-            unknown = [b for b in a.broker_ids if b not in broker.live_broker_ids()]
-            if unknown:
-                return (ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes broker "
-                        f"{unknown[0]}, but no such broker is registered.")
-            if len(set(a.broker_ids)) != len(a.broker_ids):
-                return (ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes the "
-                        f"broker {a.broker_ids[0]} more than once.")
+            error = manual_assignment_error(a.broker_ids, registered, replication)
+            if error:
+                return ErrorCode.INVALID_REPLICA_ASSIGNMENT, error
     return ErrorCode.NONE, None
 
 
@@ -66,6 +70,7 @@ async def handle(broker, ctx, request):
     results = []
     for topic, error, message in checked:
         if error == ErrorCode.NONE and not request.validate_only:
-            broker.add_partitions(topic.name, topic.count)
+            assignment = None if topic.assignments is None else [list(a.broker_ids) for a in topic.assignments]
+            broker.add_partitions(topic.name, topic.count, assignment=assignment)
         results.append({"name": topic.name, "error_code": int(error), "error_message": message})
     return {"throttle_time_ms": 0, "results": results}
