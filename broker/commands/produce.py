@@ -144,7 +144,7 @@ class ConsoleProducer:
             body = {"transactional_id": None, "acks": self.acks, "timeout_ms": self.timeout_ms,
                     "topic_data": [{"name": self.topic, "partition_data": [
                         {"index": p, "records": batch} for p, batch in parts.items()]}]}
-            version = client.version_for("Produce")
+            version = client.version_for("Produce", highest=12)  # v13 names topics by id, not by name
             response = client.call("Produce", version, body, expect_response=self.acks != 0)
             if response is None:
                 continue

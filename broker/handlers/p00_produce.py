@@ -7,6 +7,12 @@ then internal topics, min.insync.replicas for acks=-1, and the log's own checks.
 
 acks=0 gets no response; when any partition failed, the connection is closed instead, which is
 how Kafka tells an acks=0 producer that something went wrong.
+
+v13 names topics by id (KIP-516): an id this broker does not know is UNKNOWN_TOPIC_ID, before any
+other check, as Kafka answers it. From v10 a NOT_LEADER_OR_FOLLOWER partition carries the current
+leader and the response that leader's endpoint (KIP-951, broker/leader_hints.py). v11 and v12 are
+v10's bytes: TRANSACTION_ABORTABLE and the implicit AddPartitionsToTxn of transaction.version 2
+(KIP-890) are the transaction coordinator's; clients use them only once that feature is finalized.
 """
 
 from __future__ import annotations
@@ -17,11 +23,15 @@ from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.records import InvalidRecordBatch, UnsupportedMagic, iter_batch_headers, read_batch_header
 
 from ..client_quotas import produce_throttle_ms
+from ..leader_hints import LeaderHints
 from ..log_errors import error_code_of
 from ..produce_validation import RecordValidationError
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["Produce"]
+
+TOPIC_IDS_VERSION = 13
+LEADER_HINTS_VERSION = 10
 
 # Kafka lets its own admin tools write to internal topics (AdminUtils.AdminClientId).
 ADMIN_CLIENT_ID = "__admin_client"
@@ -90,12 +100,12 @@ def append_partition(broker, ctx, topic: str, index: int, records, acks: int, tr
             "record_errors": [], "error_message": None}
 
 
-async def _await_in_sync_replicas(broker, timeout_ms: int, responses: list[dict]) -> None:
+async def _await_in_sync_replicas(broker, timeout_ms: int, responses: list[tuple[str | None, dict]]) -> None:
     """acks=all in a cluster (Kafka's DelayedProduce): answer once the in-sync replicas have the
     appended batches; REQUEST_TIMED_OUT after the request's timeout, NOT_ENOUGH_REPLICAS_AFTER_APPEND
     when the ISR shrank below min.insync.replicas meanwhile, NOT_LEADER_OR_FOLLOWER when
     leadership moved away."""
-    appended = {(topic["name"], entry["index"]): entry for topic in responses
+    appended = {(name, entry["index"]): entry for name, topic in responses
                 for entry in topic["partition_responses"] if entry["error_code"] == 0}
     if not appended:
         return
@@ -105,35 +115,50 @@ async def _await_in_sync_replicas(broker, timeout_ms: int, responses: list[dict]
             appended[tp]["error_code"] = int(error)
 
 
+def _resolve_topics(broker, request, version: int) -> list[str | None]:
+    """Each requested topic's name; at v13+ looked up by id (None for an id this broker does not know)."""
+    if version < TOPIC_IDS_VERSION:
+        return [topic.name for topic in request.topic_data]
+    resolved = []
+    for topic in request.topic_data:
+        meta = broker.metadata.topic_by_id(topic.topic_id)
+        resolved.append(meta.name if meta is not None else None)
+    return resolved
+
+
 async def handle(broker, ctx, request):
+    version = ctx.api_version
     acks = request.acks
     valid_acks = acks in (-1, 0, 1)
-    responses = []
+    names = _resolve_topics(broker, request, version)
+    responses: list[tuple[str | None, dict]] = []
     failed = False
     writable = broker.authorizer.filter_authorized(ctx, AclOperation.WRITE, ResourceType.TOPIC,
-                                                   (t.name for t in request.topic_data))
+                                                   (name for name in names if name is not None))
     transaction_denied = request.transactional_id is not None and not broker.authorizer.authorize(
         ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
-    for topic in request.topic_data:
+    for topic, name in zip(request.topic_data, names):
         partitions = []
         for pd in topic.partition_data:
-            meta = broker.metadata.topic(topic.name)
-            if transaction_denied:
+            meta = broker.metadata.topic(name) if name is not None else None
+            if name is None:
+                entry = _partition_error(pd.index, ErrorCode.UNKNOWN_TOPIC_ID)
+            elif transaction_denied:
                 entry = _partition_error(pd.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-            elif topic.name not in writable:
+            elif name not in writable:
                 entry = _partition_error(pd.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             elif meta is None or not 0 <= pd.index < meta.partitions:
                 entry = _partition_error(pd.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            elif (checked := whole_batch(pd.records, ctx.api_version))[0] is not None:
+            elif (checked := whole_batch(pd.records, version))[0] is not None:
                 entry = _partition_error(pd.index, checked[0])
             elif not valid_acks:
                 entry = _partition_error(pd.index, ErrorCode.INVALID_REQUIRED_ACKS)
             else:
-                entry = append_partition(broker, ctx, topic.name, pd.index, checked[1], acks,
+                entry = append_partition(broker, ctx, name, pd.index, checked[1], acks,
                                          request.transactional_id)
             failed = failed or entry["error_code"] != 0
             partitions.append(entry)
-        responses.append({"name": topic.name, "partition_responses": partitions})
+        responses.append((name, {"name": topic.name, "topic_id": topic.topic_id, "partition_responses": partitions}))
     if acks == -1 and broker.waits_for_replicas:
         await _await_in_sync_replicas(broker, request.timeout_ms, responses)
     # producer_byte_rate quotas count the records' bytes (Kafka counts the request's size).
@@ -145,4 +170,11 @@ async def handle(broker, ctx, request):
 
             raise CloseConnection
         return None
-    return {"responses": responses, "throttle_time_ms": throttle_time_ms}
+    response = {"responses": [topic for _, topic in responses], "throttle_time_ms": throttle_time_ms}
+    if version >= LEADER_HINTS_VERSION:
+        hints = LeaderHints(broker, ctx.listener)
+        for name, topic in responses:
+            for entry in topic["partition_responses"]:
+                hints.annotate(name, entry["index"], entry)
+        response["node_endpoints"] = hints.node_endpoints()
+    return response

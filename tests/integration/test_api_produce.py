@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 import time
+import uuid
 import zlib
 
 import pytest
@@ -19,7 +20,7 @@ from kafka_wire.compression import CompressionType
 
 from wire_cases import (
     batch, batches_of, consumed, create_topic, error_name, fetch, init_producer_id, log_end_offset, metadata,
-    now_ms, produce, read_all, unique,
+    now_ms, produce, read_all, topic_id, unique,
 )
 
 
@@ -107,6 +108,28 @@ def test_unknown_topic_and_partition_out_of_range(client):
         assert error_name(answer.error_code) == "UNKNOWN_TOPIC_OR_PARTITION"
         assert (answer.base_offset, answer.log_start_offset) == (-1, -1)
     assert error_name(metadata(client, [missing]).topics[0].error_code) == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_v13_names_topics_by_id(client):
+    """KIP-516: Produce v13 carries topic ids instead of names and answers with the same ids; an id
+    the broker does not know is UNKNOWN_TOPIC_ID (Kafka 4.3 answers so, also for the zero id)."""
+    topic = unique("by-id")
+    create_topic(client, topic, partitions=2)
+    known = topic_id(client, topic)
+    unknown = uuid.uuid4()
+    response = client.call("Produce", 13, {"transactional_id": None, "acks": 1, "timeout_ms": 5000, "topic_data": [
+        {"topic_id": known, "partition_data": [{"index": 1, "records": batch([b"by id"])},
+                                               {"index": 2, "records": batch([b"x"])}]},
+        {"topic_id": unknown, "partition_data": [{"index": 0, "records": batch([b"x"])}]},
+        {"topic_id": uuid.UUID(int=0), "partition_data": [{"index": 0, "records": batch([b"x"])}]}]})
+    assert [t.topic_id for t in response.responses] == [known, unknown, uuid.UUID(int=0)]
+    answers = [(p.index, error_name(p.error_code), p.base_offset)
+               for t in response.responses for p in t.partition_responses]
+    assert answers == [(1, "NONE", 0), (2, "UNKNOWN_TOPIC_OR_PARTITION", -1),
+                       (0, "UNKNOWN_TOPIC_ID", -1), (0, "UNKNOWN_TOPIC_ID", -1)]
+    assert [r[3] for r in read_all(client, topic, partition=1)] == [b"by id"]
+    # The same topic by name at v12 goes to the same log.
+    assert produce(client, topic, batch([b"by name"]), partition=1, version=12).base_offset == 1
 
 
 def test_writes_to_internal_topics_are_refused(broker):

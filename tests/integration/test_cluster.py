@@ -145,6 +145,34 @@ def test_non_leader_refuses_writes_and_reads(healthy):
     assert produce(healthy.brokers[leader].bootstrap, "cluster-not-leader", [b"x"]) == (0, 0)
 
 
+def test_not_leader_answers_name_the_current_leader(healthy):
+    """KIP-951: from Produce v10 a NOT_LEADER_OR_FOLLOWER partition carries the current leader and
+    epoch, and the response that leader's endpoint, so clients go there without a Metadata call."""
+    healthy.create_topic("cluster-leader-hint", replication_factor=3)
+    leader = healthy.wait_for_leader("cluster-leader-hint")
+    follower = next(i for i in healthy.brokers if i != leader)
+    topic_id = healthy.metadata(["cluster-leader-hint"]).topics[0].topic_id
+    answers = {}
+    with WireClient(healthy.brokers[follower].bootstrap, timeout=10) as client:
+        for version in (9, 10, 13):
+            topic = {"topic_id": topic_id} if version >= 13 else {"name": "cluster-leader-hint"}
+            response = client.call("Produce", version, {
+                "acks": -1, "timeout_ms": 5000, "transactional_id": None,
+                "topic_data": [{**topic, "partition_data": [{"index": 0, "records": build_batch([Record(0, 0, None, b"x")])}]}]})
+            answer = response.responses[0].partition_responses[0]
+            answers[version] = (ErrorCode.from_code(answer.error_code),
+                                (answer.current_leader.leader_id, answer.current_leader.leader_epoch),
+                                [(n.node_id, n.host, n.port, n.rack) for n in response.node_endpoints])
+    state = healthy.partition("cluster-leader-hint", 0, via=follower)
+    assert state.leader_id == leader and state.leader_epoch >= 0
+    endpoint = (leader, "127.0.0.1", healthy.brokers[leader].port, None)
+    assert answers == {  # not on the wire before v10
+        9: (ErrorCode.NOT_LEADER_OR_FOLLOWER, (-1, -1), []),
+        10: (ErrorCode.NOT_LEADER_OR_FOLLOWER, (leader, state.leader_epoch), [endpoint]),
+        13: (ErrorCode.NOT_LEADER_OR_FOLLOWER, (leader, state.leader_epoch), [endpoint]),
+    }
+
+
 @pytest.fixture(scope="module")
 def cluster_producer(java_kafka_clients):
     return java_kafka_clients("3.9.0").program(JAVA_SOURCE)

@@ -125,6 +125,13 @@ def describe_topic_configs(client: WireClient, topic: str, keys: list[str] | Non
     return {c.name: c for c in result.configs}
 
 
+def topic_id(client: WireClient, topic: str) -> uuid.UUID:
+    """The topic's id, as Metadata gives it (the requests of KIP-516 name topics by it)."""
+    answer = metadata(client, [topic]).topics[0]
+    assert answer.error_code == 0, ErrorCode(answer.error_code)
+    return answer.topic_id
+
+
 def metadata(client: WireClient, topics: list[str] | None, *, version: int = 12, auto_create: bool = False):
     return client.call("Metadata", version, {
         "topics": None if topics is None else [{"name": t} for t in topics],

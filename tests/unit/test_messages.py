@@ -415,6 +415,55 @@ def test_flexible_produce_vectors_match_kafka_python():
     assert kafka_python_encode(PRODUCE, "response", produce_response(9), 9) == PRODUCE_V9_RESPONSE
 
 
+PRODUCE_TOPIC_ID = uuid.UUID("00112233445566778899aabbccddeeff")
+
+
+def test_produce_v13_names_topics_by_id():
+    req = PRODUCE.request
+    topic = req.cls.TopicProduceData
+    request = req(transactional_id=None, acks=1, timeout_ms=1000, topic_data=[topic(
+        topic_id=PRODUCE_TOPIC_ID, partition_data=[topic.PartitionProduceData(index=0, records=BATCH)])])
+    _check(PRODUCE, "request", 13, request,
+           b"\x00"                        # transactional_id = null
+           + b"\x00\x01"                 # acks = 1
+           + b"\x00\x00\x03\xe8"         # timeout_ms = 1000
+           + b"\x02"                      # topic_data: 1
+           + PRODUCE_TOPIC_ID.bytes       #   topic_id (v13+), no name
+           + b"\x02"                      #   partition_data: 1
+           + b"\x00\x00\x00\x00"         #     index = 0
+           + b"\x12" + BATCH              #     records
+           + b"\x00" + b"\x00" + b"\x00")  # tagged fields of partition, topic, request
+    # The name is not on the wire at v13: decoding leaves it at its default.
+    assert PRODUCE.request.decode(PRODUCE.request.encode_bytes(request, 13), 13).topic_data[0].name == ""
+
+
+def test_produce_v10_current_leader_and_node_endpoints_are_tagged():
+    resp = PRODUCE.response
+    topic = resp.cls.TopicProduceResponse
+    part = topic.PartitionProduceResponse
+    response = resp(responses=[topic(name="t1", partition_responses=[part(
+        index=0, error_code=6, base_offset=-1, log_start_offset=-1,
+        current_leader=part.LeaderIdAndEpoch(leader_id=2, leader_epoch=5))])],
+        throttle_time_ms=0,
+        node_endpoints=[resp.cls.NodeEndpoint(node_id=2, host="h2", port=9092, rack=None)])
+    _check(PRODUCE, "response", 10, response,
+           b"\x02" + b"\x03t1"                       # responses: 1; name
+           + b"\x02"                                 #   partition_responses: 1
+           + b"\x00\x00\x00\x00" + b"\x00\x06"      #     index 0, NOT_LEADER_OR_FOLLOWER
+           + b"\xff" * 8 + b"\xff" * 8 + b"\xff" * 8  #     base_offset, log_append_time_ms, log_start_offset
+           + b"\x01" + b"\x00"                       #     record_errors: empty; error_message = null
+           + b"\x01" + b"\x00\x09"                   #     tagged fields: 1; tag 0 current_leader, 9 bytes
+           + b"\x00\x00\x00\x02" + b"\x00\x00\x00\x05" + b"\x00"  # leader 2, epoch 5, tagged fields
+           + b"\x00"                                 #   topic tagged fields
+           + b"\x00\x00\x00\x00"                     # throttle_time_ms
+           + b"\x01" + b"\x00\x0e"                   # tagged fields: 1; tag 0 node_endpoints, 14 bytes
+           + b"\x02" + b"\x00\x00\x00\x02" + b"\x03h2" + b"\x00\x00\x23\x84" + b"\x00" + b"\x00")
+    # Before v10 the hint is not on the wire at all: v9 encodes the bytes of a response without it.
+    plain = resp(responses=[topic(name="t1", partition_responses=[part(
+        index=0, error_code=6, base_offset=-1, log_start_offset=-1)])], throttle_time_ms=0)
+    assert resp.encode_bytes(response, 9) == resp.encode_bytes(plain, 9)
+
+
 # -- Fetch ------------------------------------------------------------------------------------
 
 
