@@ -138,8 +138,9 @@ class ReferenceKafka:
 
     def __init__(self, version: str, data_dir: Path, port: int | None = None,
                  config: Mapping[str, object] | None = None, startup_timeout: float = 120.0,
-                 jvm_options: tuple[str, ...] = SERVER_JVM_OPTIONS):
+                 jvm_options: tuple[str, ...] = SERVER_JVM_OPTIONS, format_args: tuple[str, ...] = ()):
         self.version = version
+        self.format_args = tuple(format_args)  # e.g. ("--add-scram", "SCRAM-SHA-256=[name=admin,password=pw]")
         self.data_dir = Path(data_dir)
         self.port = port or _free_port()
         self.controller_port = _free_port()
@@ -194,7 +195,7 @@ class ReferenceKafka:
     def format_storage(self) -> None:
         self._write_properties()
         command = java_command(self.version, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
-                               "-c", str(self.properties_path), "--ignore-formatted")
+                               "-c", str(self.properties_path), "--ignore-formatted", *self.format_args)
         with open(self.log_path, "ab") as log:
             log.write(f"=== {' '.join(command)}\n".encode())
             log.flush()
@@ -295,12 +296,13 @@ def run_tool(version: str, main_class: str, *args: str, input: str | None = None
 @contextlib.contextmanager
 def running_reference_kafka(version: str = KAFKA_4, data_dir: str | os.PathLike | None = None,
                             port: int | None = None, config: Mapping[str, object] | None = None,
-                            jvm_options: tuple[str, ...] = SERVER_JVM_OPTIONS) -> Iterator[ReferenceKafka]:
+                            jvm_options: tuple[str, ...] = SERVER_JVM_OPTIONS,
+                            format_args: tuple[str, ...] = ()) -> Iterator[ReferenceKafka]:
     """A started reference Kafka for the block (installed first when needed); stopped after."""
     install(version)
     own_dir = data_dir is None
     folder = Path(tempfile.mkdtemp(prefix=f"reference-kafka-{version}-")) if own_dir else Path(data_dir)
-    kafka = ReferenceKafka(version, folder, port=port, config=config, jvm_options=jvm_options)
+    kafka = ReferenceKafka(version, folder, port=port, config=config, jvm_options=jvm_options, format_args=format_args)
     failed = False
     try:
         kafka.start()

@@ -1,0 +1,229 @@
+"""`kafka-wire compat --against-kafka VERSION`: every case against Kafka and kafka-wire, compared, reported.
+
+For each profile a case needs, one reference Kafka and one kafka-wire broker are started (fresh data
+directories), once per run. Each case is played on Kafka, then on kafka-wire; both transcripts are
+normalised (normalize.py) and compared (compare.py); each difference is looked up in known.py.
+The report goes to compat/CONFORMANCE.md with the raw results in compat/CONFORMANCE.json (one
+section per Kafka version run, so the 4.x and 3.9 runs sit side by side). The last line printed is
+
+    conformance against Apache Kafka 4.3.0: C cases, I identical, K kept, O open, U unexplained
+
+and the exit status is 1 when U > 0 or a case could not be run on one side but could on the other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import pkgutil
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import scenarios as scenarios_package
+from .compare import Difference, compare_transcripts
+from .known import explain
+from .normalize import normalise_transcript
+from .profiles import PROFILES, Profile
+from .scenario import ALL, REGISTRY, Case, CaseFailed, Session, Target
+
+REPORT_PATH = Path(__file__).resolve().parent.parent / "CONFORMANCE.md"
+
+
+def load_scenarios() -> None:
+    for info in pkgutil.iter_modules(scenarios_package.__path__):
+        importlib.import_module(f"{scenarios_package.__name__}.{info.name}")
+
+
+@dataclass
+class CaseResult:
+    case: str
+    api: str
+    version: int | None
+    covers: tuple[str, ...]
+    kafka_steps: list[dict]
+    our_steps: list[dict]
+    differences: list[dict] = field(default_factory=list)  # {where, kafka, ours, kind, reason}
+    kafka_failure: str | None = None
+    our_failure: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def status(self) -> str:
+        if any(d["kind"] == "unexplained" for d in self.differences):
+            return "unexplained"
+        if any(d["kind"] == "open" for d in self.differences):
+            return "open"
+        if self.differences:
+            return "kept"
+        return "identical"
+
+
+class Brokers:
+    """Both brokers of each profile, started on first use, stopped at the end."""
+
+    def __init__(self, version: str, work_dir: Path):
+        self.version = version
+        self.work_dir = work_dir
+        self.stack = contextlib.ExitStack()
+        self.targets: dict[str, tuple[Target, Target]] = {}
+
+    def pair(self, profile_name: str) -> tuple[Target, Target]:
+        if profile_name not in self.targets:
+            self.targets[profile_name] = self._start(PROFILES[profile_name])
+        return self.targets[profile_name]
+
+    def _start(self, profile: Profile) -> tuple[Target, Target]:
+        from broker.testing import running_broker
+        from compat.reference_kafka import running_reference_kafka
+
+        print(f"conformance: starting Apache Kafka {self.version} and kafka-wire (profile {profile.name})",
+              flush=True)
+        kafka = self.stack.enter_context(running_reference_kafka(
+            self.version, data_dir=self.work_dir / f"kafka-{profile.name}",
+            config={**profile.common, **profile.kafka_only}, format_args=profile.kafka_format_args))
+        ours = self.stack.enter_context(running_broker(
+            self.work_dir / f"kafka-wire-{profile.name}", config={**profile.common, **profile.ours_only},
+            require_clean_exit=False))
+        return (Target("kafka", kafka.bootstrap, self.version), Target("kafka-wire", ours.bootstrap, "kafka-wire"))
+
+    def close(self) -> None:
+        self.stack.close()
+
+
+def advertised_versions(bootstrap: str) -> dict[int, tuple[int, int]]:
+    from broker.wire_client import WireClient
+
+    with WireClient(bootstrap) as client:
+        return client.negotiate()
+
+
+def expand(selected, our_versions: dict[int, tuple[int, int]]) -> list[Case]:
+    from kafka_wire.messages import APIS_BY_NAME
+
+    cases = []
+    for item in selected:
+        if item.versions is None:
+            cases.append(Case(item, None))
+            continue
+        if item.versions == ALL:
+            low, high = our_versions.get(APIS_BY_NAME[item.api].key, (0, -1))
+            versions = range(low, high + 1)
+        else:
+            versions = item.versions
+        cases += [Case(item, v) for v in versions]
+    return cases
+
+
+def play(case: Case, target: Target) -> tuple[list[dict], str | None]:
+    session = Session(target, case)
+    failure = None
+    try:
+        if case.version is None:
+            case.scenario.fn(session)
+        else:
+            case.scenario.fn(session, case.version)
+    except CaseFailed as error:
+        failure = f"set-up failed: {error}"
+    except Exception as error:  # a scenario error is a result too (both sides are compared)
+        failure = f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=4)}"
+    finally:
+        session.close()
+    return [step.as_dict() for step in session.steps], failure
+
+
+def run_case(case: Case, kafka: Target, ours: Target) -> CaseResult:
+    started = time.monotonic()
+    kafka_steps, kafka_failure = play(case, kafka)
+    our_steps, our_failure = play(case, ours)
+    result = CaseResult(case.name, case.scenario.api, case.version, case.scenario.covers, kafka_steps, our_steps,
+                        kafka_failure=kafka_failure, our_failure=our_failure)
+    differences: list[Difference] = compare_transcripts(case.name, normalise_transcript(kafka_steps),
+                                                        normalise_transcript(our_steps))
+    if bool(kafka_failure) != bool(our_failure) or (kafka_failure and our_failure and
+                                                    kafka_failure.split(":")[0] != our_failure.split(":")[0]):
+        differences.append(Difference(case.name, "case", "failure", _first_line(kafka_failure),
+                                      _first_line(our_failure)))
+    for difference in differences:
+        known = explain(difference.where)
+        result.differences.append({"where": difference.where, "kafka": difference.kafka, "ours": difference.ours,
+                                   "kind": known.kind if known else "unexplained",
+                                   "reason": known.reason if known else ""})
+    result.seconds = time.monotonic() - started
+    _dump(result)
+    return result
+
+
+def _dump(result: CaseResult) -> None:
+    """With KW_CONFORMANCE_DUMP=DIR, each case's two raw transcripts go to DIR/<case>.json (to read
+    what both brokers answered when writing or debugging a scenario)."""
+    folder = os.environ.get("KW_CONFORMANCE_DUMP")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / f"{result.case}.json").write_text(json.dumps(
+            {"kafka": result.kafka_steps, "kafka_failure": result.kafka_failure, "ours": result.our_steps,
+             "our_failure": result.our_failure, "differences": result.differences}, indent=1, default=str))
+
+
+def _first_line(text: str | None):
+    return text.splitlines()[0] if text else None
+
+
+def main(version: str, quick: bool = False, scenarios: str | None = None, report: Path | None = None) -> int:
+    from .report import write_report
+
+    load_scenarios()
+    chosen = list(REGISTRY.values())
+    if quick:
+        chosen = [s for s in chosen if s.quick]
+    if scenarios:
+        wanted = [w.strip() for w in scenarios.split(",") if w.strip()]
+        chosen = [s for s in chosen if any(s.name == w or s.name.startswith(w) or s.api == w for w in wanted)]
+    if not chosen:
+        print("conformance: no scenario selected", file=sys.stderr)
+        return 2
+    report_path = report or REPORT_PATH
+    results: list[CaseResult] = []
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="conformance-") as work:
+        brokers = Brokers(version, Path(work))
+        our_versions = kafka_versions = None
+        try:
+            by_profile: dict[str, list] = {}
+            for item in chosen:
+                by_profile.setdefault(item.profile, []).append(item)
+            for profile, items in by_profile.items():
+                kafka, ours = brokers.pair(profile)
+                if our_versions is None:
+                    our_versions = advertised_versions(ours.bootstrap)
+                    kafka_versions = advertised_versions(kafka.bootstrap)
+                for case in expand(items, our_versions):
+                    result = run_case(case, kafka, ours)
+                    results.append(result)
+                    mark = {"identical": ".", "kept": "k", "open": "o", "unexplained": "X"}[result.status]
+                    print(mark, end="", flush=True)
+            print()
+        finally:
+            brokers.close()
+    summary = write_report(report_path, version, results, our_versions or {}, kafka_versions or {},
+                           time.monotonic() - started, quick=quick, subset=bool(scenarios))
+    for result in results:
+        if result.status == "unexplained":
+            for difference in result.differences:
+                if difference["kind"] == "unexplained":
+                    print(f"  unexplained: {difference['where']}: Kafka {_short(difference['kafka'])} "
+                          f"| kafka-wire {_short(difference['ours'])}")
+    print(f"conformance against Apache Kafka {version}: {summary['cases']} cases, {summary['identical']} identical, "
+          f"{summary['kept']} kept, {summary['open']} open, {summary['unexplained']} unexplained "
+          f"(report: {report_path})")
+    return 1 if summary["unexplained"] else 0
+
+
+def _short(value, limit: int = 160) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -1,0 +1,1 @@
+"""The conformance scenarios, one module per area (each registers its scenarios on import)."""
