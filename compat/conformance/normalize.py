@@ -68,6 +68,21 @@ ORDERED_LISTS = frozenset({"batches", "records", "headers", "aborted_transaction
                            "isr_nodes"})
 
 
+# Lists of entries with a natural key, compared as maps from that key (a missing or extra entry is
+# one difference named by its key, not a shift of every entry after it).
+KEYED_LISTS = {"api_keys": "api_key", "supported_features": "name", "finalized_features": "name"}
+
+
+def _keyed(field: str | None, items: list):
+    key = KEYED_LISTS.get(field)
+    if key is None or not all(isinstance(i, dict) and key in i for i in items):
+        return None
+    keys = [i[key] for i in items]
+    if len(set(keys)) != len(keys):
+        return None
+    return {str(i[key]): {k: v for k, v in i.items() if k != key} for i in items}
+
+
 def _rules_for(api: str | None) -> dict[str, Rule]:
     return {rule.field: rule for rule in NORMALISED if not rule.apis or (api and api in rule.apis)}
 
@@ -128,6 +143,9 @@ class Normaliser:
             return {key: self._value(inner, rules, key) for key, inner in value.items()}
         if isinstance(value, list):
             items = [self._value(inner, rules, field) for inner in value]
+            keyed = _keyed(field, items)
+            if keyed is not None:
+                return keyed
             if field not in ORDERED_LISTS and items and all(isinstance(i, (dict, list)) for i in items):
                 items.sort(key=_sort_key)
             return items
