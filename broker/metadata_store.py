@@ -1,5 +1,5 @@
 """Embedded cluster metadata: topics, topic IDs, partition counts, topic configs, dynamic broker
-configs and client quotas, on disk.
+configs, client quotas and finalized feature levels (KIP-584, broker/features.py), on disk.
 
 Single-node default: this broker is every partition's leader and sole in-sync replica. The state
 is one JSON document rewritten atomically (temp file, fsync, rename) on every change, beside
@@ -15,6 +15,8 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .config import ConfigError
 
 METADATA_FILE = "kafka-wire-metadata.json"
 META_PROPERTIES = "meta.properties"
@@ -110,6 +112,10 @@ class EmbeddedMetadata:
         self.client_quotas: dict[tuple[tuple[str, str | None], ...], dict[str, float]] = {}
         # Leader epochs only change in cluster mode; 0 is the epoch of a freshly created partition.
         self.leader_epoch = 0
+        # Finalized feature levels (None: never stored, the broker bootstraps them) and their
+        # epoch, which every change moves by one.
+        self.finalized_features: dict[str, int] | None = None
+        self.finalized_features_epoch = -1
 
     # -- persistence ------------------------------------------------------------------------
 
@@ -127,6 +133,10 @@ class EmbeddedMetadata:
             for item in data.get("client_quotas", []):
                 entity = tuple(sorted((kind, name) for kind, name in item["entity"]))
                 self.client_quotas[entity] = {k: float(v) for k, v in item["values"].items()}
+            features = data.get("features")
+            if features is not None:
+                self.finalized_features = {name: int(level) for name, level in features["levels"].items()}
+                self.finalized_features_epoch = int(features["epoch"])
 
     def _load_meta_properties(self) -> str:
         path = self.dir / META_PROPERTIES
@@ -138,8 +148,11 @@ class EmbeddedMetadata:
                     props[k.strip()] = v.strip()
         stored_node = props.get("node.id")
         if stored_node is not None and int(stored_node) != self.node_id:
-            raise RuntimeError(
-                f"The data directory {self.dir} belongs to node.id={stored_node}, not {self.node_id}"
+            # Kafka's MetaPropertiesEnsemble.verify wording; a configuration error, refused at start.
+            raise ConfigError(
+                f"Stored node id {stored_node} doesn't match previous node id {self.node_id} in {path}. If you "
+                "moved your data, make sure your configured node id matches. If you intend to create a new "
+                "node, you should remove all data in your data directories."
             )
         cluster_id = props.get("cluster.id") or random_cluster_id()
         if not path.exists():
@@ -153,6 +166,8 @@ class EmbeddedMetadata:
         if self.client_quotas:
             data["client_quotas"] = [{"entity": [list(part) for part in entity], "values": values}
                                      for entity, values in self.client_quotas.items()]
+        if self.finalized_features is not None:
+            data["features"] = {"epoch": self.finalized_features_epoch, "levels": self.finalized_features}
         _atomic_write(self.dir / METADATA_FILE, json.dumps(data, indent=1, sort_keys=True))
 
     # -- queries -----------------------------------------------------------------------------
@@ -213,6 +228,18 @@ class EmbeddedMetadata:
             if not current:
                 del self.client_quotas[entity]
         self._save()
+
+
+    def bootstrap_finalized_features(self, levels: dict[str, int]) -> None:
+        """The first finalized levels, epoch 0."""
+        self.set_finalized_features(levels)
+
+    def set_finalized_features(self, levels: dict[str, int]) -> int:
+        """Replace the finalized levels (level 0 features absent); the new epoch."""
+        self.finalized_features = dict(levels)
+        self.finalized_features_epoch += 1
+        self._save()
+        return self.finalized_features_epoch
 
 
 def _atomic_write(path: Path, text: str) -> None:

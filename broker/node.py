@@ -30,6 +30,13 @@ from coordinator.txn_log import TRANSACTION_STATE_TOPIC
 from coordinator.txn_markers import write_txn_markers
 
 from .dynamic_broker_config import apply_dynamic_broker_configs
+from .features import (
+    FeatureUpdate,
+    bootstrap_levels,
+    effective_levels,
+    plan_feature_updates,
+    supported_features,
+)
 from .leader_election import elect_leaders
 from .cluster.partition_reassignment import single_node_outcomes
 from .metadata_store import EmbeddedMetadata, TopicMeta
@@ -133,6 +140,8 @@ class Broker:
         # worker: the jobs of a log finish in the order they were started).
         self.log_flusher = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kafka-wire-log-flusher")
         self.logs = LogManager(config.log_dirs, config.topic_defaults(), flusher=self.log_flusher)
+        # Before anything reads or writes in them: an unusable log dir stops the broker here.
+        self.logs.create_and_validate_log_dirs()
         self.waiters = DataWaiters()
         self.producer_ids = ProducerIdManager(data_dir)
         self.started_at = time.time()
@@ -149,11 +158,13 @@ class Broker:
         # requests with self.authorizer even when no server runs (tests that call handlers directly).
         attach_security(self)
         self._background: list[asyncio.Task] = []
+        self._supported_features: dict[str, tuple[int, int]] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def load(self) -> None:
         self.metadata.load()
+        self.bootstrap_features()
         apply_dynamic_broker_configs(self)  # KIP-226 configs from the metadata, before the logs open
         self.logs.load()
         for meta in self.metadata.topics.values():
@@ -310,6 +321,39 @@ class Broker:
 
     def controller_id(self) -> int:
         return self.node_id
+
+    # -- feature flags (KIP-584, broker/features.py) -------------------------------------------
+
+    def supported_features(self) -> dict[str, tuple[int, int]]:
+        if self._supported_features is None:
+            self._supported_features = supported_features()
+        return self._supported_features
+
+    def finalized_features(self) -> tuple[dict[str, int], int]:
+        """({feature: finalized level}, epoch) as ApiVersions reports them."""
+        stored = self.metadata.finalized_features or {}
+        return effective_levels(stored, self.supported_features()), self.metadata.finalized_features_epoch
+
+    def feature_level(self, name: str) -> int:
+        """The finalized level of a feature (0 when not finalized)."""
+        return self.finalized_features()[0].get(name, 0)
+
+    def bootstrap_features(self) -> None:
+        """A cluster that never stored finalized features starts at the highest supported levels."""
+        if self.metadata.finalized_features is None:
+            levels = bootstrap_levels(self.supported_features())
+            self.metadata.bootstrap_finalized_features(levels)
+            log.info("finalized features bootstrapped: %s", ", ".join(f"{k}={v}" for k, v in sorted(levels.items())))
+
+    def update_features(self, updates: list[FeatureUpdate], validate_only: bool) -> ErrorCode:
+        """UpdateFeatures: apply all updates or none (raises features.InvalidFeatureUpdate)."""
+        current, _ = self.finalized_features()
+        proposed = plan_feature_updates(current, self.supported_features(), updates, self.node_id)
+        if not validate_only and proposed != current:
+            epoch = self.metadata.set_finalized_features(proposed)
+            log.info("finalized features changed to %s (epoch %d)",
+                     ", ".join(f"{k}={v}" for k, v in sorted(proposed.items())) or "none", epoch)
+        return ErrorCode.NONE
 
     def elect_leaders(self, election_type: int, requested):
         """ElectLeaders: on a single node each partition's only replica leads already."""

@@ -35,7 +35,14 @@ from .group_failover import ReplicatedGroupCoordinator
 from .replica_assignment import InvalidReplicationFactor
 from .replica_manager import ReplicaManager
 from .transaction_failover import ReplicatedTransactionCoordinator
-from .zk_metadata import BROKER_IDS_PATH, TopicExists, ZkMetadata, ZkProducerIdManager, broker_registration
+from .zk_metadata import (
+    BROKER_IDS_PATH,
+    FeaturesChanged,
+    TopicExists,
+    ZkMetadata,
+    ZkProducerIdManager,
+    broker_registration,
+)
 
 log = logging.getLogger("kafka_wire.cluster")
 
@@ -81,6 +88,7 @@ class ClusterBroker(Broker):
         self.zk.add_listener(self._on_zk_state)
         self.logs.load()
         self.metadata.load()
+        self.bootstrap_features()
         # KIP-226 configs from ZooKeeper before any partition log opens; changes arrive through
         # the metadata's config change notifications (broker_configs_changed).
         apply_dynamic_broker_configs(self)
@@ -230,6 +238,19 @@ class ClusterBroker(Broker):
         if self.controller is None or not self.controller.active:
             return None
         return self.controller.elect_leaders(election_type, requested)
+
+    def update_features(self, updates, validate_only: bool) -> ErrorCode:
+        """UpdateFeatures: the controller writes /feature (conditionally: a write that lost a race
+        is planned again on the new levels); NOT_CONTROLLER on any other broker, as Kafka's
+        ZooKeeper mode answers."""
+        if self.controller is None or not self.controller.active:
+            return ErrorCode.NOT_CONTROLLER
+        for _ in range(3):
+            try:
+                return super().update_features(updates, validate_only)
+            except FeaturesChanged:
+                continue
+        return ErrorCode.NOT_CONTROLLER
 
     def alter_partition_reassignments(self, requested, allow_replication_factor_change):
         """AlterPartitionReassignments: the controller moves partitions; None on any other broker

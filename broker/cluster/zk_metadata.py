@@ -12,6 +12,9 @@
     /config/changes/config_change_<seq>            {"version":2,"entity_path":"brokers/<default>"}
     /controller, /controller_epoch                 the controller's election (controller.py)
     /latest_producer_id_block                      producer id blocks (ZkProducerIdManager)
+    /feature                                       {"version":2,"status":1,"features":{"transaction.version":
+                                                    {"max_version_level":2}}}: finalized features (KIP-584),
+                                                    the znode's version is their epoch
     /admin/delete_topics                           created for Kafka's tools; deletions here are direct
 
 ZkMetadata answers the same questions as the embedded store (broker/metadata_store.py): topic(),
@@ -71,6 +74,7 @@ CONTROLLER_PATH = "/controller"
 CONTROLLER_EPOCH_PATH = "/controller_epoch"
 PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
 DELETE_TOPICS_PATH = "/admin/delete_topics"
+FEATURE_PATH = "/feature"
 PERSISTENT_PATHS = (BROKER_IDS_PATH, TOPICS_PATH, TOPIC_CONFIGS_PATH, CONFIG_CHANGES_PATH, BROKER_CONFIGS_PATH,
                     *QUOTA_ENTITY_PATHS, DELETE_TOPICS_PATH, "/brokers/seqid", "/isr_change_notification", "/cluster")
 
@@ -100,6 +104,28 @@ def parse_kafka_uuid(text: str) -> uuid.UUID:
 
 class TopicExists(Exception):
     """CreateTopics for a name ZooKeeper already has (TOPIC_ALREADY_EXISTS)."""
+
+
+def feature_znode(levels: dict[str, int]) -> bytes:
+    """Kafka's FeatureZNode, version 2 (max levels only), status enabled."""
+    return json.dumps({"version": 2, "status": 1, "features": {
+        name: {"max_version_level": level} for name, level in sorted(levels.items())}}).encode()
+
+
+def parse_feature_znode(data: bytes | None) -> dict[str, int]:
+    """Finalized levels from a FeatureZNode (version 1 also carries min_version_level; status 0,
+    disabled, finalizes nothing)."""
+    if not data:
+        return {}
+    node = json.loads(data)
+    if int(node.get("status", 1)) != 1:
+        return {}
+    return {name: int(levels["max_version_level"]) for name, levels in node.get("features", {}).items()
+            if int(levels.get("max_version_level", 0)) > 0}
+
+
+class FeaturesChanged(Exception):
+    """The finalized features changed in ZooKeeper since we read them (a conditional update lost)."""
 
 
 @dataclass
@@ -257,6 +283,9 @@ class ZkMetadata:
         self.client_quotas: dict[tuple, dict[str, float]] = {}
         self._last_config_change = -1  # the sequence number of the last notification handled
         self._config_change_lock = threading.Lock()
+        # Finalized features (KIP-584) from /feature (None: the znode does not exist) and its version.
+        self.finalized_features: dict[str, int] | None = None
+        self.finalized_features_epoch = -1
 
     # -- start ------------------------------------------------------------------------------
 
@@ -277,6 +306,7 @@ class ZkMetadata:
         # behind us, so apply what is queued now: handlers must not see an empty cluster.
         self._drain_initial()
         self._load_entity_configs()
+        self._load_features()
 
     def _drain_initial(self) -> None:
         """Read topics synchronously once (the watches' posted copies then change nothing)."""
@@ -582,6 +612,56 @@ class ZkMetadata:
     def _notify_config_change(self, entity_path: str) -> None:
         self.zk.create(f"{CONFIG_CHANGES_PATH}/{CONFIG_CHANGE_PREFIX}", change_notification(entity_path),
                        sequence=True, makepath=True)
+
+    # -- finalized features: /feature, read at start and watched; the controller writes it -------
+
+    def _load_features(self) -> None:
+        try:
+            data, stat = self.zk.get(FEATURE_PATH)
+        except NoNodeError:
+            pass
+        else:
+            self._apply_features(parse_feature_znode(data), stat.version)
+        self._watches.append(DataWatch(self.zk, FEATURE_PATH, self._on_features))
+
+    def _on_features(self, data, stat, *event) -> bool | None:
+        if self._closed:
+            return False
+        if stat is not None:
+            try:
+                self._post(self._apply_features, parse_feature_znode(data), stat.version)
+            except (ValueError, KeyError, TypeError) as exc:
+                log.warning("ignoring an unreadable %s: %s", FEATURE_PATH, exc)
+        return None
+
+    def _apply_features(self, levels: dict[str, int], version: int) -> None:
+        if version >= self.finalized_features_epoch:
+            self.finalized_features = levels
+            self.finalized_features_epoch = version
+
+    def bootstrap_finalized_features(self, levels: dict[str, int]) -> None:
+        """Create /feature with the first levels, unless another broker did already."""
+        try:
+            self.zk.create(FEATURE_PATH, feature_znode(levels))
+        except NodeExistsError:
+            pass
+        data, stat = self.zk.get(FEATURE_PATH)
+        self._apply_features(parse_feature_znode(data), stat.version)
+
+    def set_finalized_features(self, levels: dict[str, int]) -> int:
+        """Replace the finalized levels if nobody changed them since we read them (else
+        FeaturesChanged); the new epoch."""
+        try:
+            stat = self.zk.set(FEATURE_PATH, feature_znode(levels), version=self.finalized_features_epoch)
+        except (BadVersionError, NoNodeError) as exc:
+            try:
+                data, stat = self.zk.get(FEATURE_PATH)
+                self._apply_features(parse_feature_znode(data), stat.version)
+            except NoNodeError:
+                pass
+            raise FeaturesChanged(str(exc)) from exc
+        self._apply_features(dict(levels), stat.version)
+        return stat.version
 
     def _load_entity_configs(self) -> None:
         """Read the dynamic broker configs and every client quota, then follow the change

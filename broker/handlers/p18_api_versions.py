@@ -1,4 +1,7 @@
-"""ApiVersions (18): the versions we serve, which clients intersect with their own."""
+"""ApiVersions (18): the versions we serve, which clients intersect with their own, and from v3 the
+supported and finalized features (KIP-584, broker/features.py): Java clients 4.x run transactions
+with KIP-890 part 2 when the finalized transaction.version is 2, and Admin.describeFeatures
+(kafka-features.sh describe) reads them from here."""
 
 from __future__ import annotations
 
@@ -6,6 +9,8 @@ import re
 
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
+
+from ..features import api_versions_features
 
 API = APIS_BY_NAME["ApiVersions"]
 
@@ -34,4 +39,7 @@ async def handle(broker, ctx, request):
         name, version = request.client_software_name, request.client_software_version
         if not (_SOFTWARE.fullmatch(name or "") and _SOFTWARE.fullmatch(version or "")):
             return api_versions_response(ErrorCode.INVALID_REQUEST)
-    return api_versions_response()
+    response = api_versions_response()
+    finalized, epoch = broker.finalized_features()
+    response.update(api_versions_features(broker.supported_features(), finalized, epoch, ctx.api_version))
+    return response

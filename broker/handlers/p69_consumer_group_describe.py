@@ -1,7 +1,8 @@
 """ConsumerGroupDescribe (69): epochs, members and assignments of KIP-848 consumer groups.
 
 A classic group (or an unknown group id) answers GROUP_ID_NOT_FOUND, as Kafka does: the admin
-client then describes it with DescribeGroups.
+client then describes it with DescribeGroups. With the finalized group.version below 1 every group
+answers UNSUPPORTED_VERSION (Kafka's getErrorResponse when the protocol is off).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..features import GROUP_VERSION
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["ConsumerGroupDescribe"]
@@ -18,6 +20,10 @@ AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 async def handle(broker, ctx, request):
     groups = getattr(broker, "groups", None)
+    if broker.feature_level(GROUP_VERSION) < 1:
+        return {"throttle_time_ms": 0, "groups": [
+            {"error_code": int(ErrorCode.UNSUPPORTED_VERSION), "group_id": group_id,
+             "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED} for group_id in request.group_ids]}
     described = []
     for group_id in request.group_ids:
         if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
