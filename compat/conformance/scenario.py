@@ -112,7 +112,7 @@ class Pending:
 def plain(value):
     """A decoded response (or any value) as JSON-able data."""
     if hasattr(value, "to_dict"):
-        return value.to_dict()
+        return plain(value.to_dict())  # its records fields are memoryviews
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"bytes": bytes(value).hex()}
     if isinstance(value, dict):
