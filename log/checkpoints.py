@@ -82,6 +82,8 @@ def _read_entries(path: str, fields: int) -> list[list[str]]:
             lines = f.read().splitlines()
     except FileNotFoundError:
         return []
+    except UnicodeDecodeError:
+        raise CorruptCheckpoint(f"{path}: not a text file") from None
     if not lines:
         raise CorruptCheckpoint(f"{path}: empty checkpoint file")
     try:

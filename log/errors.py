@@ -62,3 +62,12 @@ class KafkaStorageError(LogError):
     """The disk failed under us (write, fsync or truncate raised OSError)."""
 
     error_name = "KAFKA_STORAGE_ERROR"
+
+
+class LogDirFailure(KafkaStorageError):
+    """A whole log dir that cannot be created, written or loaded at start (Kafka's
+    LogDirFailureChannel; Kafka stops serving the dir, and with every dir failed shuts down)."""
+
+    def __init__(self, log_dir: str, reason: str) -> None:
+        super().__init__(reason)
+        self.log_dir = log_dir

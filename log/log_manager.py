@@ -43,6 +43,7 @@ from log.checkpoints import (
 )
 from log.cleaner import LogCleaner
 from log.config import LogConfig
+from log.errors import LogDirFailure
 from log.partition_log import DELETE_DIR_SUFFIX, PartitionLog, parse_partition_dir_name
 
 logger = logging.getLogger(__name__)
@@ -50,6 +51,17 @@ logger = logging.getLogger(__name__)
 TopicPartition = tuple[str, int]
 # Directories Kafka uses for moves between log dirs and stray replicas; not partitions we serve.
 _NOT_PARTITION_SUFFIXES = (DELETE_DIR_SUFFIX, "-future", "-stray")
+
+
+# A file created and removed at start to prove a log dir is writable.
+_WRITE_PROBE = ".kafka-wire-write-test"
+
+
+def _os_reason(e: OSError, path: bool = True) -> str:
+    """An OSError as Kafka prints a FileSystemException: `path: reason` (the path left out when
+    the message names it already)."""
+    reason = e.strerror or str(e)
+    return f"{e.filename}: {reason}" if path and e.filename else reason
 
 
 def _wall_clock_ms() -> int:
@@ -116,55 +128,92 @@ class LogManager:
         """
         if self._loaded:
             return
+        self.create_and_validate_log_dirs()
         for log_dir in self.log_dirs:
-            os.makedirs(log_dir, exist_ok=True)
-            marker = os.path.join(log_dir, CLEAN_SHUTDOWN_MARKER)
-            clean = os.path.exists(marker)
             try:
-                recovery_points = read_offset_checkpoint(os.path.join(log_dir, RECOVERY_POINT_CHECKPOINT))
-                start_offsets = read_offset_checkpoint(os.path.join(log_dir, LOG_START_OFFSET_CHECKPOINT))
-                high_watermarks = read_offset_checkpoint(os.path.join(log_dir, REPLICATION_OFFSET_CHECKPOINT))
-            except CorruptCheckpoint as e:
-                # Without trustworthy checkpoints every segment is re-scanned.
-                logger.warning("%s: %s; recovering all logs from their start", log_dir, e)
-                recovery_points, start_offsets, high_watermarks, clean = {}, {}, {}, False
-            for name in sorted(os.listdir(log_dir)):
-                path = os.path.join(log_dir, name)
-                if not os.path.isdir(path) or name.startswith("."):
-                    continue
-                if name.endswith(DELETE_DIR_SUFFIX):
-                    shutil.rmtree(path, ignore_errors=True)  # a deletion interrupted by a crash
-                    continue
-                if name.endswith(_NOT_PARTITION_SUFFIXES):
-                    continue
-                try:
-                    tp = parse_partition_dir_name(name)
-                except ValueError:
-                    logger.warning("%s: ignoring directory %s (not <topic>-<partition>)", log_dir, name)
-                    continue
-                if tp in self._logs:
-                    raise RuntimeError(f"partition {tp[0]}-{tp[1]} is in two log dirs: {self._dir_of[tp]} and {log_dir}")
-                overrides = topic_configs(tp[0]) if topic_configs is not None else None
-                self._logs[tp] = PartitionLog(
-                    path,
-                    self.default_config.merged(overrides),
-                    recovery_point=recovery_points.get(tp, 0),
-                    log_start_offset=start_offsets.get(tp, 0),
-                    high_watermark=high_watermarks.get(tp, 0),
-                    clean_shutdown=clean,
-                    clock_ms=self._clock_ms,
-                    flusher=self.flusher,
-                )
-                self._dir_of[tp] = log_dir
-            if os.path.exists(marker):
-                os.unlink(marker)
-                fsync_directory(log_dir)
+                self._load_dir(log_dir, topic_configs)
+            except OSError as e:
+                raise LogDirFailure(log_dir, f"Error while loading log dir {log_dir}: {_os_reason(e)}") from e
         self._loaded = True
-        self.cleaner.load_checkpoints()
-        checkpoint_files = (RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT)
-        if self._logs or any(os.path.exists(os.path.join(d, name)) for d in self.log_dirs for name in checkpoint_files):
-            self.checkpoint_all()
-        # (A fresh log dir has nothing to record: missing checkpoint files read as empty.)
+        try:
+            self.cleaner.load_checkpoints()
+            checkpoint_files = (RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT)
+            if self._logs or any(os.path.exists(os.path.join(d, name)) for d in self.log_dirs for name in checkpoint_files):
+                self.checkpoint_all()
+            # (A fresh log dir has nothing to record: missing checkpoint files read as empty.)
+        except OSError as e:
+            raise self.load_failure(e) from e
+
+    def load_failure(self, e: OSError) -> LogDirFailure:
+        """An I/O error met while loading, as the failure of the log dir holding its file (the
+        first when the file is elsewhere)."""
+        where = os.path.abspath(e.filename) if isinstance(e.filename, str) else ""
+        log_dir = next((d for d in self.log_dirs if where == d or where.startswith(d + os.sep)), self.log_dirs[0])
+        return LogDirFailure(log_dir, f"Error while loading log dir {log_dir}: {_os_reason(e)}")
+
+    def create_and_validate_log_dirs(self) -> None:
+        """Kafka's LogManager.createAndValidateLogDirs: each log dir is created with its missing
+        parents and must be a directory that takes new files. Root passes every permission check,
+        so the test is a file really created (a read-only mount, /proc or /sys fail it too).
+        Raises LogDirFailure naming the dir and why."""
+        for log_dir in self.log_dirs:
+            failed = f"Failed to create or validate data directory {log_dir}"
+            try:
+                os.makedirs(log_dir, exist_ok=True)
+            except FileExistsError as e:  # a file (or a dangling link) in its place
+                raise LogDirFailure(log_dir, f"{failed}: it exists and is not a directory") from e
+            except OSError as e:
+                raise LogDirFailure(log_dir, f"{failed}: cannot create it: {_os_reason(e, path=False)}") from e
+            probe = os.path.join(log_dir, _WRITE_PROBE)
+            try:
+                os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+                os.unlink(probe)
+            except OSError as e:
+                raise LogDirFailure(log_dir, f"{failed}: cannot write in it: {_os_reason(e, path=False)}") from e
+
+    def _load_dir(self, log_dir: str, topic_configs: Callable[[str], Mapping[str, Any] | None] | None) -> None:
+        marker = os.path.join(log_dir, CLEAN_SHUTDOWN_MARKER)
+        clean = os.path.exists(marker)
+        try:
+            recovery_points = read_offset_checkpoint(os.path.join(log_dir, RECOVERY_POINT_CHECKPOINT))
+            start_offsets = read_offset_checkpoint(os.path.join(log_dir, LOG_START_OFFSET_CHECKPOINT))
+            high_watermarks = read_offset_checkpoint(os.path.join(log_dir, REPLICATION_OFFSET_CHECKPOINT))
+        except CorruptCheckpoint as e:
+            # Without trustworthy checkpoints every segment is re-scanned.
+            logger.warning("%s: %s; recovering all logs from their start", log_dir, e)
+            recovery_points, start_offsets, high_watermarks, clean = {}, {}, {}, False
+        for name in sorted(os.listdir(log_dir)):
+            path = os.path.join(log_dir, name)
+            if not os.path.isdir(path) or name.startswith("."):
+                continue
+            if name.endswith(DELETE_DIR_SUFFIX):
+                shutil.rmtree(path, ignore_errors=True)  # a deletion interrupted by a crash
+                continue
+            if name.endswith(_NOT_PARTITION_SUFFIXES):
+                continue
+            try:
+                tp = parse_partition_dir_name(name)
+            except ValueError:
+                logger.warning("%s: ignoring directory %s (not <topic>-<partition>)", log_dir, name)
+                continue
+            if tp in self._logs:
+                raise LogDirFailure(log_dir, f"Duplicate log directories for {tp[0]}-{tp[1]} are found at both "
+                                             f"{self._dir_of[tp]} and {log_dir}: delete one of the two")
+            overrides = topic_configs(tp[0]) if topic_configs is not None else None
+            self._logs[tp] = PartitionLog(
+                path,
+                self.default_config.merged(overrides),
+                recovery_point=recovery_points.get(tp, 0),
+                log_start_offset=start_offsets.get(tp, 0),
+                high_watermark=high_watermarks.get(tp, 0),
+                clean_shutdown=clean,
+                clock_ms=self._clock_ms,
+                flusher=self.flusher,
+            )
+            self._dir_of[tp] = log_dir
+        if os.path.exists(marker):
+            os.unlink(marker)
+            fsync_directory(log_dir)
 
     # -- partitions -------------------------------------------------------------------------------
 
