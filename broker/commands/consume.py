@@ -335,7 +335,8 @@ class ConsoleConsumer:
                     {"partition": p, "fetch_offset": self.positions[(t, p)], "partition_max_bytes": PARTITION_MAX_BYTES}
                     for t, p in partitions]}],
                 "forgotten_topics_data": [], "rack_id": ""}
-        response = client.request("Fetch", body, wait=FETCH_WAIT_MS / 1000)
+        # v13+ name topics by id; this consumer asks and reads by name.
+        response = client.request("Fetch", body, highest=12, wait=FETCH_WAIT_MS / 1000)
         if response.error_code:
             raise KafkaError(response.error_code, "Fetch")
         printed = 0

@@ -9,6 +9,12 @@ The first partition with data returns at least one whole batch even when it exce
 limits (KIP-74); later partitions share what is left of max_bytes. As in Kafka's
 ReplicaManager.fetchMessages, the answer goes out at once when there are enough bytes, when any
 partition has an error, or when max_wait_ms is 0; otherwise appends wake the waiting fetch.
+
+v13 names topics by id: an id this broker does not know is UNKNOWN_TOPIC_ID for its partitions.
+v15 carries a follower's id in the tagged replica state instead of replica_id. From v16 a partition
+answered NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH carries the current leader, and a consumer's
+response that leader's endpoint (KIP-951, broker/leader_hints.py). v17's directory id and v18's high
+watermark are a follower's hints that this broker does not need.
 """
 
 from __future__ import annotations
@@ -19,47 +25,71 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..client_quotas import fetch_max_bytes, fetch_throttle_ms
+from ..leader_hints import LeaderHints
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["Fetch"]
 
 READ_COMMITTED = 1
 INITIAL_EPOCH, FINAL_EPOCH = 0, -1
+TOPIC_IDS_VERSION = 13
+REPLICA_STATE_VERSION = 15
+LEADER_HINTS_VERSION = 16
+_HINTED_ERRORS = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
 
 
-def _unauthorized(partition: int) -> dict:
-    return {"partition_index": partition, "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+def _partition_error(partition: int, error: ErrorCode) -> dict:
+    """Kafka's FetchResponse.partitionResponse: the error, -1 offsets, no records (and an empty,
+    not null, list of aborted transactions)."""
+    return {"partition_index": partition, "error_code": int(error),
             "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
-            "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
+            "aborted_transactions": [], "preferred_read_replica": -1, "records": b""}
 
 
-def _readable_topics(broker, ctx, request) -> set:
-    names = {t.topic for t in request.topics}
-    if request.replica_id >= 0:  # a follower replicating
+def _replica_id(request, version: int) -> int:
+    """The fetching follower's id, -1 for a consumer (in the tagged replica state from v15)."""
+    return request.replica_state.replica_id if version >= REPLICA_STATE_VERSION else request.replica_id
+
+
+def _resolve_topics(broker, request, version: int) -> list[str | None]:
+    """Each requested topic's name; at v13+ looked up by id (None for an id this broker does not know)."""
+    if version < TOPIC_IDS_VERSION:
+        return [topic.topic for topic in request.topics]
+    resolved = []
+    for topic in request.topics:
+        meta = broker.metadata.topic_by_id(topic.topic_id)
+        resolved.append(meta.name if meta is not None else None)
+    return resolved
+
+
+def _readable_topics(broker, ctx, names: list[str | None], replica_id: int) -> set:
+    names = {name for name in names if name is not None}
+    if replica_id >= 0:  # a follower replicating
         allowed = broker.authorizer.authorize(ctx, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
         return names if allowed else set()
     return broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, names)
 
 
-def _read_all(broker, request, version: int, readable: set):
+def _read_all(broker, request, version: int, names: list[str | None], readable: set, replica_id: int):
     isolation = request.isolation_level if version >= 4 else 0
     remaining = request.max_bytes
     min_one = True
     total = 0
     has_error = False
     responses = []
-    for topic in request.topics:
+    for topic, name in zip(request.topics, names):
         partitions = []
         for p in topic.partitions:
-            if topic.topic not in readable:
-                partitions.append(_unauthorized(p.partition))
+            if name is None or name not in readable:
+                partitions.append(_partition_error(p.partition, ErrorCode.UNKNOWN_TOPIC_ID if name is None
+                                                   else ErrorCode.TOPIC_AUTHORIZATION_FAILED))
                 has_error = True
                 continue
             read = broker.read_partition(
-                topic.topic, p.partition, p.fetch_offset,
+                name, p.partition, p.fetch_offset,
                 max_bytes=max(0, min(p.partition_max_bytes, remaining)),
                 min_one=min_one, read_committed=isolation == READ_COMMITTED,
-                current_leader_epoch=p.current_leader_epoch, replica_id=request.replica_id)
+                current_leader_epoch=p.current_leader_epoch, replica_id=replica_id)
             size = len(read.records) if read.records is not None else 0
             if size:
                 min_one = False
@@ -77,7 +107,7 @@ def _read_all(broker, request, version: int, readable: set):
                 "preferred_read_replica": -1,
                 "records": read.records if read.records is not None else b"",
             })
-        responses.append({"topic": topic.topic, "partitions": partitions})
+        responses.append({"topic": topic.topic, "topic_id": topic.topic_id, "partitions": partitions})
     return responses, total, has_error
 
 
@@ -88,21 +118,32 @@ async def handle(broker, ctx, request):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.FETCH_SESSION_ID_NOT_FOUND),
                 "session_id": 0, "responses": []}
     deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
-    watched = [(t.topic, p.partition) for t in request.topics for p in t.partitions]
-    readable = _readable_topics(broker, ctx, request)
-    if request.replica_id < 0:
+    replica_id = _replica_id(request, version)
+    names = _resolve_topics(broker, request, version)
+    watched = [(name, p.partition) for t, name in zip(request.topics, names) if name is not None
+               for p in t.partitions]
+    readable = _readable_topics(broker, ctx, names, replica_id)
+    if replica_id < 0:
         request.max_bytes = fetch_max_bytes(broker, ctx, request.max_bytes)
     while True:
-        responses, total, has_error = _read_all(broker, request, version, readable)
+        responses, total, has_error = _read_all(broker, request, version, names, readable, replica_id)
         if total >= request.min_bytes or has_error or not watched:
             break
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
         await broker.waiters.wait(watched, remaining)
-    if request.replica_id < 0:
+    if replica_id < 0:
         # consumer_byte_rate quotas (broker/client_quotas.py): Kafka answers a throttled fetch empty.
         throttle_time_ms = fetch_throttle_ms(broker, ctx, total)
         if throttle_time_ms:
             return {"throttle_time_ms": throttle_time_ms, "error_code": 0, "session_id": 0, "responses": []}
-    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+    response = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+    if version >= LEADER_HINTS_VERSION and has_error:
+        hints = LeaderHints(broker, ctx.listener)
+        for topic, name in zip(responses, names):
+            for entry in topic["partitions"]:
+                hints.annotate(name, entry["partition_index"], entry, _HINTED_ERRORS)
+        if replica_id < 0:  # Kafka sends followers the current leaders without their endpoints
+            response["node_endpoints"] = hints.node_endpoints()
+    return response

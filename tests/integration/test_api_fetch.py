@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 
 import pytest
 
 from broker.wire_client import WireClient
 
 from wire_cases import (
-    batch, batches_of, consumed, create_topic, error_name, fetch, fetch_request, produce, unique,
+    batch, batches_of, consumed, create_topic, error_name, fetch, fetch_request, produce, topic_id, unique,
 )
 
 
@@ -203,16 +204,47 @@ def test_current_leader_epoch_checks(client):
     (7, 0, "UNKNOWN_LEADER_EPOCH"),
     (1, -1, "NOT_LEADER_OR_FOLLOWER"),  # the broker itself is no follower of its own partition
 ])
-def test_fetch_from_an_unknown_replica(client, replica_id, epoch, expected):
+@pytest.mark.parametrize("version", [12, 15, 16])
+def test_fetch_from_an_unknown_replica(client, replica_id, epoch, expected, version):
     """Partition.followerReplicaOrThrow: a replica id that is not one of the partition's followers
-    gets UNKNOWN_LEADER_EPOCH when it sent a leader epoch, NOT_LEADER_OR_FOLLOWER when not."""
+    gets UNKNOWN_LEADER_EPOCH when it sent a leader epoch, NOT_LEADER_OR_FOLLOWER when not. From
+    v15 the replica id travels in the tagged replica state; from v16 NOT_LEADER_OR_FOLLOWER names
+    the current leader (KIP-951), but a follower gets no node endpoints (Kafka 4.3 answers so)."""
     topic = _topic_with(client, [b"a"])
-    part = fetch(client, topic, 0, replica_id=replica_id, current_leader_epoch=epoch)
+    response = client.call("Fetch", version, {
+        **fetch_request(topic, 0, replica_id=replica_id, current_leader_epoch=epoch),
+        "topics": [{"topic": topic, "topic_id": topic_id(client, topic), "partitions": [
+            {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20, "current_leader_epoch": epoch}]}]})
+    part = response.responses[0].partitions[0]
     assert error_name(part.error_code) == expected
     assert not part.records
+    hinted = version >= 16 and expected == "NOT_LEADER_OR_FOLLOWER"
+    leader = (part.current_leader.leader_id, part.current_leader.leader_epoch)
+    assert leader == ((1, 0) if hinted else (-1, -1))
+    assert response.node_endpoints == []
 
 
-@pytest.mark.parametrize("version", [4, 7, 11, 12])
+def test_fetch_v13_names_topics_by_id(client):
+    """KIP-516: from v13 topics go by id, in the request and the answer; an id the broker does not
+    know is UNKNOWN_TOPIC_ID with -1 offsets, and answers a long poll at once."""
+    topic = _topic_with(client, [b"a", b"b"])
+    known, unknown = topic_id(client, topic), uuid.uuid4()
+    request = fetch_request(topic, 1, max_wait_ms=5000, min_bytes=1 << 20)
+    request["topics"] = [{"topic_id": known, "partitions": [{"partition": 0, "fetch_offset": 1, "partition_max_bytes": 1 << 20}]},
+                         {"topic_id": unknown, "partitions": [{"partition": 3, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]
+    started = time.monotonic()
+    response = client.call("Fetch", 13, request, wait=5)
+    assert time.monotonic() - started < 4
+    assert [t.topic_id for t in response.responses] == [known, unknown]
+    found, missing = response.responses[0].partitions[0], response.responses[1].partitions[0]
+    assert (found.error_code, found.high_watermark) == (0, 2)
+    assert [r[3] for r in consumed(found.records) if r[0] >= 1] == [b"b"]
+    assert (missing.partition_index, error_name(missing.error_code)) == (3, "UNKNOWN_TOPIC_ID")
+    assert (missing.high_watermark, missing.last_stable_offset, missing.log_start_offset) == (-1, -1, -1)
+    assert not missing.records
+
+
+@pytest.mark.parametrize("version", [4, 7, 11, 12, 13, 15, 16, 17, 18])
 def test_fetch_versions_read_the_same_records(client, version):
     topic = _topic_with(client, [b"a", b"b"])
     part = fetch(client, topic, 0, version=version)

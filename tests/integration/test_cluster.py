@@ -146,11 +146,14 @@ def test_non_leader_refuses_writes_and_reads(healthy):
 
 
 def test_not_leader_answers_name_the_current_leader(healthy):
-    """KIP-951: from Produce v10 a NOT_LEADER_OR_FOLLOWER partition carries the current leader and
-    epoch, and the response that leader's endpoint, so clients go there without a Metadata call."""
+    """KIP-951: from Produce v10 and Fetch v16 a NOT_LEADER_OR_FOLLOWER partition carries the current
+    leader and epoch, and the response that leader's endpoint, so clients go there without a
+    Metadata call."""
     healthy.create_topic("cluster-leader-hint", replication_factor=3)
     leader = healthy.wait_for_leader("cluster-leader-hint")
     follower = next(i for i in healthy.brokers if i != leader)
+    healthy.wait_for(lambda: getattr(healthy.partition("cluster-leader-hint", 0, via=follower), "leader_id", -1) == leader,
+                     what="the follower to know the leader")
     topic_id = healthy.metadata(["cluster-leader-hint"]).topics[0].topic_id
     answers = {}
     with WireClient(healthy.brokers[follower].bootstrap, timeout=10) as client:
@@ -163,6 +166,16 @@ def test_not_leader_answers_name_the_current_leader(healthy):
             answers[version] = (ErrorCode.from_code(answer.error_code),
                                 (answer.current_leader.leader_id, answer.current_leader.leader_epoch),
                                 [(n.node_id, n.host, n.port, n.rack) for n in response.node_endpoints])
+        for version in (15, 16, 18):
+            response = client.call("Fetch", version, {
+                "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+                "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
+                "topics": [{"topic_id": topic_id, "partitions": [
+                    {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]})
+            answer = response.responses[0].partitions[0]
+            answers[f"fetch v{version}"] = (ErrorCode.from_code(answer.error_code),
+                                            (answer.current_leader.leader_id, answer.current_leader.leader_epoch),
+                                            [(n.node_id, n.host, n.port, n.rack) for n in response.node_endpoints])
     state = healthy.partition("cluster-leader-hint", 0, via=follower)
     assert state.leader_id == leader and state.leader_epoch >= 0
     endpoint = (leader, "127.0.0.1", healthy.brokers[leader].port, None)
@@ -170,6 +183,9 @@ def test_not_leader_answers_name_the_current_leader(healthy):
         9: (ErrorCode.NOT_LEADER_OR_FOLLOWER, (-1, -1), []),
         10: (ErrorCode.NOT_LEADER_OR_FOLLOWER, (leader, state.leader_epoch), [endpoint]),
         13: (ErrorCode.NOT_LEADER_OR_FOLLOWER, (leader, state.leader_epoch), [endpoint]),
+        "fetch v15": (ErrorCode.NOT_LEADER_OR_FOLLOWER, (-1, -1), []),
+        "fetch v16": (ErrorCode.NOT_LEADER_OR_FOLLOWER, (leader, state.leader_epoch), [endpoint]),
+        "fetch v18": (ErrorCode.NOT_LEADER_OR_FOLLOWER, (leader, state.leader_epoch), [endpoint]),
     }
 
 

@@ -52,7 +52,8 @@ def fetch_request(topic: str, offset: int = 0, *, partition: int = 0, max_wait_m
                   max_bytes: int = 1 << 20, partition_max_bytes: int = 1 << 20, isolation_level: int = 0,
                   session_id: int = 0, session_epoch: int = -1, current_leader_epoch: int = -1,
                   replica_id: int = -1) -> dict:
-    return {"replica_id": replica_id, "max_wait_ms": max_wait_ms, "min_bytes": min_bytes,
+    return {"replica_id": replica_id, "replica_state": {"replica_id": replica_id, "replica_epoch": -1},
+            "max_wait_ms": max_wait_ms, "min_bytes": min_bytes,
             "max_bytes": max_bytes, "isolation_level": isolation_level, "session_id": session_id,
             "session_epoch": session_epoch,
             "topics": [{"topic": topic, "partitions": [
@@ -62,9 +63,13 @@ def fetch_request(topic: str, offset: int = 0, *, partition: int = 0, max_wait_m
 
 
 def fetch(client: WireClient, topic: str, offset: int = 0, *, version: int = 12, **kwargs):
-    """One partition's answer to a Fetch request (see fetch_request for the knobs)."""
+    """One partition's answer to a Fetch request (see fetch_request for the knobs); from v13 the
+    request names the topic by its id."""
     wait = kwargs.get("max_wait_ms", 0) / 1000
-    response = client.call("Fetch", version, fetch_request(topic, offset, **kwargs), wait=wait)
+    request = fetch_request(topic, offset, **kwargs)
+    if version >= 13:
+        request["topics"][0]["topic_id"] = topic_id(client, topic)
+    response = client.call("Fetch", version, request, wait=wait)
     assert response.error_code == 0, ErrorCode(response.error_code)
     return response.responses[0].partitions[0]
 

@@ -614,6 +614,51 @@ def test_flexible_fetch_vectors_match_kafka_python():
     assert kafka_python_encode(FETCH, "response", fetch_response(12), 12) == FETCH_V12_RESPONSE
 
 
+def test_fetch_v18_request_tagged_fields():
+    """v13 names topics by id; v15's replica state (tag 1), v17's directory id (tag 0 of a partition)
+    and v18's high watermark (tag 1 of a partition) are tagged; replica_id is gone from v15."""
+    req = FETCH.request
+    topic = req.cls.FetchTopic
+    request = req(
+        replica_state=req.cls.ReplicaState(replica_id=2, replica_epoch=9), max_wait_ms=500, min_bytes=1,
+        max_bytes=1048576, isolation_level=0, session_id=0, session_epoch=-1,
+        topics=[topic(topic_id=PRODUCE_TOPIC_ID, partitions=[topic.FetchPartition(
+            partition=0, current_leader_epoch=-1, fetch_offset=42, last_fetched_epoch=-1, log_start_offset=0,
+            partition_max_bytes=1024, replica_directory_id=TOPIC_ID, high_watermark=40)])],
+        forgotten_topics_data=[req.cls.ForgottenTopic(topic_id=PRODUCE_TOPIC_ID, partitions=[1])], rack_id="")
+    _check(FETCH, "request", 18, request,
+           b"\x00\x00\x01\xf4" + b"\x00\x00\x00\x01"         # max_wait_ms, min_bytes (no replica_id)
+           + b"\x00\x10\x00\x00" + b"\x00"                    # max_bytes, isolation_level
+           + b"\x00\x00\x00\x00" + b"\xff\xff\xff\xff"         # session_id, session_epoch
+           + b"\x02" + PRODUCE_TOPIC_ID.bytes                  # topics: 1; topic_id
+           + b"\x02" + b"\x00\x00\x00\x00"                    #   partitions: 1; partition 0
+           + b"\xff\xff\xff\xff" + b"\x00" * 7 + b"\x2a"        #     current_leader_epoch, fetch_offset
+           + b"\xff\xff\xff\xff" + b"\x00" * 8                  #     last_fetched_epoch, log_start_offset
+           + b"\x00\x00\x04\x00"                              #     partition_max_bytes
+           + b"\x02" + b"\x00\x10" + TOPIC_ID.bytes             #     tagged: 2; tag 0 directory id
+           + b"\x01\x08" + b"\x00" * 7 + b"\x28"                #       tag 1 high_watermark = 40
+           + b"\x00"                                          #   topic tagged fields
+           + b"\x02" + PRODUCE_TOPIC_ID.bytes + b"\x02\x00\x00\x00\x01" + b"\x00"  # forgotten: id, [1]
+           + b"\x01"                                          # rack_id = ""
+           + b"\x01" + b"\x01\x0d"                             # tagged: 1; tag 1 replica state, 13 bytes
+           + b"\x00\x00\x00\x02" + b"\x00" * 7 + b"\x09" + b"\x00")
+    # Defaults: a consumer's replica id is -1 in both places; an unknown high watermark is Long.MAX.
+    decoded = FETCH.request.decode(FETCH.request.encode_bytes(req(topics=[topic(partitions=[topic.FetchPartition()])]), 18), 18)
+    assert (decoded.replica_id, decoded.replica_state.replica_id) == (-1, -1)
+    assert decoded.topics[0].partitions[0].high_watermark == (1 << 63) - 1
+
+
+def test_fetch_v16_node_endpoints():
+    resp = FETCH.response
+    response = resp(throttle_time_ms=0, error_code=0, session_id=0, responses=[],
+                    node_endpoints=[resp.cls.NodeEndpoint(node_id=3, host="h", port=9093, rack="r1")])
+    _check(FETCH, "response", 16, response,
+           b"\x00" * 4 + b"\x00\x00" + b"\x00" * 4 + b"\x01"     # throttle, error, session id, no topics
+           + b"\x01" + b"\x00\x0f"                             # tagged: 1; tag 0 node_endpoints, 15 bytes
+           + b"\x02" + b"\x00\x00\x00\x03" + b"\x02h" + b"\x00\x00\x23\x85" + b"\x03r1" + b"\x00")
+    assert FETCH.response.encode_bytes(response, 15) == FETCH.response.encode_bytes(resp(responses=[]), 15)
+
+
 # -- Metadata ---------------------------------------------------------------------------------
 
 TOPIC_ID = uuid.UUID("0123456789abcdef0123456789abcdef")
