@@ -76,6 +76,9 @@ class ConfigKey:
         return str(value)
 
 
+# `listener.name.<listener>.<key>`: a per-listener override of a broker key (security/tls.py).
+LISTENER_PREFIX = "listener.name."
+
 B, S, I, L, D, LS = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT, ConfigType.LONG,
                      ConfigType.DOUBLE, ConfigType.LIST)
 
@@ -121,7 +124,7 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("log.index.interval.bytes", I, 4096, minimum=0),
         ConfigKey("log.index.size.max.bytes", I, 10485760, minimum=4),
         ConfigKey("log.preallocate", B, False),
-        ConfigKey("log.cleanup.policy", LS, ["delete"], choices=("delete", "compact")),
+        ConfigKey("log.cleanup.policy", LS, ["delete"], choices=("compact", "delete")),
         ConfigKey("log.cleaner.enable", B, True),
         ConfigKey("log.cleaner.delete.retention.ms", L, 86400000, minimum=0),
         ConfigKey("log.cleaner.min.cleanable.ratio", D, 0.5, minimum=0, maximum=1),
@@ -395,10 +398,13 @@ class BrokerConfig:
         self.explicit: set[str] = set()
         for name, key in BROKER_KEYS.items():
             self.values[name] = key.default
+        # Keys this broker does not read: accepted, as Kafka accepts them, and kept in `original`;
+        # `kafka-wire serve` warns about each (unknown_key_warnings).
+        self.unknown = sorted(name for name in self.original if name not in BROKER_KEYS
+                              and not name.startswith(LISTENER_PREFIX))
         for name, raw in self.original.items():
             key = BROKER_KEYS.get(name)
             if key is None:
-                # Kafka logs unknown keys and keeps going; so do we (they stay visible in `original`).
                 continue
             self.values[name] = key.parse(raw)
             self.explicit.add(name)
@@ -431,7 +437,15 @@ class BrokerConfig:
     def load(cls, path: str | None, overrides: list[str] | None = None) -> BrokerConfig:
         props: dict[str, str] = {}
         if path:
-            props.update(parse_properties(Path(path).read_text()))
+            try:
+                data = Path(path).read_bytes()
+            except OSError as exc:
+                raise ConfigError(f"Cannot read the configuration file {path}: {exc.strerror or exc}") from None
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:  # what java.util.Properties.load reads: ISO 8859-1
+                text = data.decode("latin-1")
+            props.update(parse_properties(text))
         for item in overrides or []:
             if "=" not in item:
                 raise ConfigError(f"--set expects key=value, got {item!r}")
@@ -439,13 +453,36 @@ class BrokerConfig:
             props[key.strip()] = value.strip()
         return cls(props)
 
+    def unknown_key_warnings(self) -> list[str]:
+        """One warning per supplied key this broker does not read, telling a typo from a Kafka
+        setting kafka-wire does without (Kafka 4.3's broker says nothing of either)."""
+        if not self.unknown:
+            return []
+        from .kafka_config_names import KAFKA_BROKER_CONFIG_NAMES
+
+        return [f"The configuration '{name}' is a Kafka broker config that kafka-wire does not use; ignored."
+                if name in KAFKA_BROKER_CONFIG_NAMES else
+                f"The configuration '{name}' was supplied but isn't a known config."
+                for name in self.unknown]
+
     def _validate(self) -> None:
         if self.values["broker.id"] not in (-1, None) and "node.id" not in self.explicit:
             self.values["node.id"] = self.values["broker.id"]
         # Listener strings are parsed when the server starts; a bad one must stop the broker
         # here, with the configuration error, not later with a traceback.
-        self.listeners()
-        self.advertised_listeners()
+        for key in ("listeners", "advertised.listeners"):
+            items = self.values[key]
+            if not items:
+                continue
+            try:
+                parsed = [parse_listener(item) for item in items]
+            except ConfigError as exc:
+                raise ConfigError(f"Invalid value {self.original.get(key, ','.join(items))} for configuration "
+                                  f"{key}: {exc}") from None
+            names = [name for name, _, _ in parsed]
+            if len(set(names)) != len(names):
+                raise ConfigError(f"Invalid value {self.original.get(key, ','.join(items))} for configuration "
+                                  f"{key}: Each listener must have a different name")
 
     def __getitem__(self, name: str):
         return self.values[name]
@@ -574,15 +611,15 @@ def parse_topic_configs(configs: dict[str, str | None]) -> dict[str, object]:
 
 
 def parse_listener(item: str) -> tuple[str, str, int]:
-    """'PLAINTEXT://127.0.0.1:9092' -> ('PLAINTEXT', '127.0.0.1', 9092); [::1] supported."""
+    """'PLAINTEXT://127.0.0.1:9092' -> ('PLAINTEXT', '127.0.0.1', 9092); [::1] supported.
+    A malformed one raises ConfigError with Kafka's reason (its Endpoint parser's)."""
     name, sep, rest = item.partition("://")
-    if not sep:
-        raise ConfigError(f"Invalid listener {item!r}: expected NAME://host:port")
-    host, _, port = rest.rpartition(":")
+    host, colon, port = rest.rpartition(":")
+    if not sep or not name.strip() or not colon or not port.isdigit():
+        raise ConfigError(f"Unable to parse {item} to a broker endpoint (expected NAME://host:port)")
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
-    try:
-        port_num = int(port)
-    except ValueError:
-        raise ConfigError(f"Invalid listener {item!r}: bad port") from None
+    port_num = int(port)
+    if port_num > 65535:
+        raise ConfigError(f"invalid port number {port_num} in {item} (0-65535; 0 picks a free port)")
     return name.strip().upper(), host, port_num

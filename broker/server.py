@@ -98,6 +98,17 @@ class RequestContext:
     extra: dict = field(default_factory=dict)
 
 
+class BindError(Exception):
+    """An address the broker must listen on cannot be bound (in use, not local, unresolvable)."""
+
+    def __init__(self, what: str, host: str, port: int, exc: OSError) -> None:
+        if isinstance(exc, socket.gaierror) or not exc.errno:
+            reason = exc.strerror or str(exc)
+        else:  # asyncio and uvloop wrap the errno's text in a longer message of their own
+            reason = os.strerror(exc.errno)
+        super().__init__(f"{what} failed to bind to {host}:{port}: {reason}.")
+
+
 class CloseConnection(Exception):
     """Raised by a handler or the dispatcher to close this connection without answering."""
 
@@ -123,14 +134,17 @@ class KafkaServer:
         attach_security(self.broker)
         for name, host, port in self.config.listeners():
             security = listener_security(self.config, name)
-            server = await loop.create_server(
-                lambda name=name, security=security: KafkaConnection(self, name, security),
-                host=host or None,
-                port=port,
-                reuse_address=True,
-                backlog=int(self.config.get("socket.listen.backlog.size") or LISTEN_BACKLOG),
-                ssl=security.ssl_context,
-            )
+            try:
+                server = await loop.create_server(
+                    lambda name=name, security=security: KafkaConnection(self, name, security),
+                    host=host or None,
+                    port=port,
+                    reuse_address=True,
+                    backlog=int(self.config.get("socket.listen.backlog.size") or LISTEN_BACKLOG),
+                    ssl=security.ssl_context,
+                )
+            except OSError as exc:  # Kafka's wording (SocketServer's acceptor)
+                raise BindError("Socket server", host, port, exc) from exc
             self.servers.append(server)
             for sock in server.sockets:
                 addr = sock.getsockname()

@@ -8,6 +8,8 @@ import signal
 import sys
 import time
 
+from log.errors import LogDirFailure
+
 from ..config import BrokerConfig, ConfigError
 
 log = logging.getLogger("kafka_wire")
@@ -15,24 +17,41 @@ log = logging.getLogger("kafka_wire")
 
 async def serve(config: BrokerConfig, started: float) -> int:
     from ..node import Broker
-    from ..server import KafkaServer
+    from ..server import BindError, KafkaServer
 
     if config["zookeeper.connect"]:
         from ..cluster.cluster_broker import ClusterBroker as Broker
 
-    broker = Broker(config)
-    broker.load()
+    broker = Broker(config)  # creates and validates the log dirs (LogDirFailure)
+    try:
+        broker.load()
+    except OSError as exc:
+        raise broker.logs.load_failure(exc) from exc
     # Replaying the internal topics before listening means clients never see COORDINATOR_LOAD_IN_PROGRESS.
     await broker.start_coordinators()
     server = KafkaServer(broker)
     broker.server = server
     metrics = None
-    if config["metrics.port"] is not None:
-        # Before the listeners: once clients can connect, their requests are being counted.
-        from ..metrics_endpoint import start_metrics_endpoint
+    try:
+        if config["metrics.port"] is not None:
+            # Before the listeners: once clients can connect, their requests are being counted.
+            from ..metrics_endpoint import start_metrics_endpoint
 
-        metrics = await start_metrics_endpoint(broker, config["metrics.host"], int(config["metrics.port"]))
-    await server.start()
+            host, port = config["metrics.host"], int(config["metrics.port"])
+            try:
+                metrics = await start_metrics_endpoint(broker, host, port)
+            except OSError as exc:
+                raise BindError("Metrics endpoint (metrics.host, metrics.port)", host, port, exc) from exc
+        await server.start()
+    except BaseException:
+        # A listener that cannot be bound (or a listener's TLS/SASL settings refused) ends the
+        # start: what was opened closes, and the logs are closed cleanly.
+        await server.stop()
+        if metrics is not None:
+            await metrics.stop()
+        await broker.stop_coordinators()
+        broker.close()
+        raise
     broker.start_background_tasks()
     log.info("kafka-wire started in %.3f s (node.id=%d, cluster.id=%s, log.dirs=%s)",
              time.monotonic() - started, broker.node_id, broker.metadata.cluster_id,
@@ -55,19 +74,32 @@ async def serve(config: BrokerConfig, started: float) -> int:
 
 
 def run(args) -> int:
+    """Exit status 2 for a configuration Kafka would refuse, 1 for a log dir or an address that
+    cannot be used; either way one line on stderr naming what and why, never a traceback."""
     started = time.monotonic()
     try:
         config = BrokerConfig.load(args.config, args.set)
-    except (ConfigError, OSError) as exc:
+    except ConfigError as exc:
         print(f"kafka-wire: {exc}", file=sys.stderr)
         return 2
+    for warning in config.unknown_key_warnings():
+        log.warning("%s", warning)
     try:
         import uvloop
 
         runner = uvloop.run
     except ImportError:
         runner = asyncio.run
-    return runner(serve(config, started))
+    from ..server import BindError
+
+    try:
+        return runner(serve(config, started))
+    except ConfigError as exc:
+        print(f"kafka-wire: {exc}", file=sys.stderr)
+        return 2
+    except (LogDirFailure, BindError) as exc:
+        print(f"kafka-wire: {exc}", file=sys.stderr)
+        return 1
 
 
 def register(subparsers) -> None:

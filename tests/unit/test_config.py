@@ -47,6 +47,7 @@ def test_broker_values_are_typed_and_remembered_as_explicit():
     assert config["num.partitions"] == 3 and config["auto.create.topics.enable"] is False
     assert config.explicit == {"num.partitions", "auto.create.topics.enable"}
     assert config.original["some.unknown"] == "x"
+    assert config.unknown == ["some.unknown"]
 
 
 @pytest.mark.parametrize("props,message", [
@@ -54,9 +55,13 @@ def test_broker_values_are_typed_and_remembered_as_explicit():
     ({"num.partitions": "0"}, "Invalid value 0 for configuration num.partitions: Value must be at least 1"),
     ({"num.partitions": "3000000000"}, "Not a number of type INT"),
     ({"delete.topic.enable": "yes"}, "Expected value to be either true or false"),
-    ({"log.cleanup.policy": "delete,forever"}, "String must be one of: delete, compact"),
-    ({"listeners": "127.0.0.1:9092"}, "Invalid listener"),
-    ({"advertised.listeners": "PLAINTEXT://host:port"}, "bad port"),
+    ({"log.cleanup.policy": "delete,forever"}, "String must be one of: compact, delete"),
+    ({"listeners": "127.0.0.1:9092"}, "Invalid value 127.0.0.1:9092 for configuration listeners: Unable to parse "
+                                      "127.0.0.1:9092 to a broker endpoint"),
+    ({"advertised.listeners": "PLAINTEXT://host:port"}, "Invalid value PLAINTEXT://host:port for configuration "
+                                                        "advertised.listeners: Unable to parse"),
+    ({"listeners": "PLAINTEXT://h:1,PLAINTEXT://h:2"}, "listeners: Each listener must have a different name"),
+    ({"listeners": "PLAINTEXT://h:99999"}, "invalid port number 99999"),
 ])
 def test_bad_broker_values(props, message):
     with pytest.raises(ConfigError, match=message):
