@@ -23,8 +23,11 @@ def partition_error(partition: int, error: ErrorCode) -> dict:
 def describe_partition(broker, topic: str, partition: int) -> dict:
     plog = broker.partition_log(topic, partition)
     if plog is None:
-        return {"partition_index": partition, "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-                "error_message": None, "active_producers": []}
+        # Kafka explains a topic it does not have, not a partition past an existing topic's.
+        unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return {"partition_index": partition, "error_code": int(unknown),
+                "error_message": unknown.message if broker.metadata.topic(topic) is None else None,
+                "active_producers": []}
     producers = []
     for entry in plog.producer_state.entries.values():
         txn_start = entry.current_txn_first_offset

@@ -15,8 +15,9 @@ from ..security.authorizer import AclOperation, ResourceType
 API = APIS_BY_NAME["DescribeTransactions"]
 
 
-def _unauthorized(transactional_id: str) -> dict:
-    return {"error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), "transactional_id": transactional_id,
+def _error_entry(transactional_id: str, error: int) -> dict:
+    """An entry with an error: Kafka leaves the other fields at the message's defaults (0, not -1)."""
+    return {"error_code": error, "transactional_id": transactional_id,
             "transaction_state": "", "transaction_timeout_ms": 0, "transaction_start_time_ms": 0,
             "producer_id": 0, "producer_epoch": 0, "topics": []}
 
@@ -26,9 +27,12 @@ async def handle(broker, ctx, request):
     states = []
     for transactional_id in request.transactional_ids:
         if not authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
-            states.append(_unauthorized(transactional_id))
+            states.append(_error_entry(transactional_id, int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)))
             continue
         state = broker.transactions.describe_transaction(transactional_id)
+        if state["error_code"]:
+            states.append(_error_entry(transactional_id, state["error_code"]))
+            continue
         if state["topics"]:
             visible = authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
                                                    {t["topic"] for t in state["topics"]})
