@@ -38,7 +38,10 @@ def test_describe_producers_of_an_unknown_partition_says_why(client):
     create_topic(client, topic)
     answer = client.call("DescribeProducers", 0, {"topics": [{"name": topic, "partition_indexes": [3]},
                                                              {"name": unique("missing"), "partition_indexes": [0]}]})
-    for t in answer.topics:
-        partition = t.partitions[0]
-        assert partition.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        assert partition.error_message  # Kafka: "This server does not host this topic-partition."
+    existing, missing = answer.topics
+    assert [p.error_code for p in existing.partitions + missing.partitions] == \
+        [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION] * 2
+    # Kafka explains a topic it does not have ("This server does not host this topic-partition."),
+    # not a partition past the end of a topic it has.
+    assert missing.partitions[0].error_message == "This server does not host this topic-partition."
+    assert existing.partitions[0].error_message is None
