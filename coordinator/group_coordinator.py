@@ -744,8 +744,10 @@ class GroupCoordinator(ConsumerGroupProtocol):
         if group is None:
             if generation_id >= 0:
                 # A member of a generation the coordinator does not know (the group expired, or the
-                # member is from another coordinator's era): OffsetCommit v8 and older say so this way.
-                return dict.fromkeys(partitions, ErrorCode.ILLEGAL_GENERATION)
+                # member is from another coordinator's era): OffsetCommit v8 and older say so this way,
+                # v9+ (KIP-848) with GROUP_ID_NOT_FOUND, as Kafka's OffsetMetadataManager does.
+                error = ErrorCode.GROUP_ID_NOT_FOUND if api_version >= 9 else ErrorCode.ILLEGAL_GENERATION
+                return dict.fromkeys(partitions, error)
             # A consumer using assign(), or the admin client: a "simple" group that only stores offsets.
             group = ClassicGroup(group_id, self.clock_ms())
             self.groups[group_id] = group
@@ -900,7 +902,8 @@ class GroupCoordinator(ConsumerGroupProtocol):
     # == DescribeGroups / ListGroups =================================================================
 
     def describe_group(self, group_id: str) -> dict:
-        """A DescribeGroups entry: members with metadata and assignments only while Stable."""
+        """A DescribeGroups entry: members' metadata only while Stable; their assignments in every
+        state (Kafka's describeNoMetadata keeps the assignment of the last generation)."""
         error = self._validate_group(group_id, allow_empty=True)
         if error is not None:
             return {"error_code": int(error), "group_id": group_id, "group_state": "", "protocol_type": "",
@@ -918,7 +921,7 @@ class GroupCoordinator(ConsumerGroupProtocol):
                 "client_id": m.client_id,
                 "client_host": m.client_host,
                 "member_metadata": m.metadata(group.protocol_name) if stable else b"",
-                "member_assignment": m.assignment if stable else b"",
+                "member_assignment": m.assignment,
             }
             for m in group.members.values()
         ]
@@ -1002,8 +1005,9 @@ class GroupCoordinator(ConsumerGroupProtocol):
 
     def delete_offsets(self, group_id: str, partitions: list[TopicPartition]
                        ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
-        """OffsetDelete: remove committed offsets of topics the group does not consume."""
-        error = self._validate_group(group_id, allow_empty=True)
+        """OffsetDelete: remove committed offsets of topics the group does not consume (an empty
+        group id is INVALID_GROUP_ID here, as Kafka answers)."""
+        error = self._validate_group(group_id, allow_empty=False)
         if error is not None:
             return error, {}
         group = self.groups.get(group_id)

@@ -2,7 +2,8 @@
 
 v0-3 ask for one key, v4 for several (`coordinator_keys`, one `coordinators` entry each). Key type
 0 is a group, 1 a transactional id (the transaction coordinator lives here too); any other type is
-INVALID_REQUEST. Kafka puts the error's message in `error_message`, "NONE" on success.
+INVALID_REQUEST. Kafka puts the error's message in `error_message`: "NONE" on success at v1-3, an
+empty string for a found coordinator at v4.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ async def handle(broker, ctx, request):
         for key in request.coordinator_keys:
             error, node_id, host, port = find_coordinator(broker, ctx, request.key_type, key)
             coordinators.append({"key": key, "node_id": node_id, "host": host, "port": port,
-                                 "error_code": int(error), "error_message": _error_message(error)})
+                                 "error_code": int(error),
+                                 "error_message": _error_message(error) if error != ErrorCode.NONE else ""})
         return {"throttle_time_ms": 0, "coordinators": coordinators}
     error, node_id, host, port = find_coordinator(broker, ctx, request.key_type, request.key)
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": _error_message(error),

@@ -11,6 +11,10 @@ API = APIS_BY_NAME["SyncGroup"]
 
 
 async def handle(broker, ctx, request):
+    if ctx.api_version >= 5 and (request.protocol_type is None or request.protocol_name is None):
+        # Mandatory from v5 on: Kafka answers INCONSISTENT_GROUP_PROTOCOL before any other check.
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INCONSISTENT_GROUP_PROTOCOL),
+                "protocol_type": None, "protocol_name": None, "assignment": b""}
     groups = getattr(broker, "groups", None)
     denied = not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id)
     if groups is None or denied:

@@ -27,6 +27,7 @@ class Rule:
     mode: str
     reason: str
     apis: tuple[str, ...] = ()  # only in these APIs' answers (empty: everywhere)
+    same_as: str | None = None  # SAME: shares the placeholders of this field (the same kind of id)
 
 
 NORMALISED: tuple[Rule, ...] = (
@@ -37,6 +38,8 @@ NORMALISED: tuple[Rule, ...] = (
     Rule("producer_id", SAME, "each cluster allocates producer ids its own way (Kafka: blocks of 1000 from the "
                               "controller); what matters is which answers share one"),
     Rule("member_id", SAME, "member ids are the client id and a random UUID (KIP-394)"),
+    Rule("leader", SAME, "the leader of a classic group is one of its member ids (random, as member_id)",
+         ("JoinGroup",), same_as="member_id"),
     Rule("leader_id", SAME, "a broker id is configuration: both are node 1 here, but Kafka's KRaft voter and "
                             "ours could differ; equality with other ids is what a client relies on",
          ("DescribeQuorum",)),
@@ -155,7 +158,7 @@ class Normaliser:
         if value in SENTINELS:
             return value
         if rule.mode == SAME:
-            return self.placeholder(rule.field, value)
+            return self.placeholder(rule.same_as or rule.field, value)
         if rule.mode == SET:
             return "<set>"
         if rule.mode == TEXT:

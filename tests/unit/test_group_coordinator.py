@@ -667,7 +667,8 @@ def test_handlers_answer_every_version(tmp_path, api_name):
                 if api_name == "FindCoordinator":
                     if version >= 4:
                         assert [x.key for x in decoded.coordinators] == ["g", "h"]
-                        assert decoded.coordinators[0].error_message == "NONE"
+                        # Kafka 4.3: an empty message for a found coordinator at v4 ("NONE" at v1-3).
+                        assert decoded.coordinators[0].error_message == ""
                     else:
                         assert decoded.error_code == 0 and decoded.port == 9092
                 if api_name == "JoinGroup" and version >= 4:
@@ -675,4 +676,61 @@ def test_handlers_answer_every_version(tmp_path, api_name):
                 if api_name == "OffsetCommit":
                     assert decoded.topics[0].partitions[0].error_code == 0
 
+    run(scenario())
+
+
+# -- answers compared with Kafka 4.3.0 (compat/conformance/scenarios/groups_classic.py) --------------
+
+def test_describe_group_shows_assignments_while_rebalancing(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            a, b = await stable_pair(c)
+            c_task = asyncio.create_task(join_new(c, client_id="c"))
+            await asyncio.sleep(0.05)
+            described = c.describe_group("g")
+            assert described["group_state"] == "PreparingRebalance"
+            # Kafka's describeNoMetadata: no metadata outside Stable, but the last generation's assignment.
+            by_id = {m["member_id"]: m for m in described["members"]}
+            assert by_id[a["member_id"]]["member_assignment"] == assignment(("t", [0]))
+            assert by_id[b["member_id"]]["member_assignment"] == assignment(("t", [1]))
+            assert all(m["member_metadata"] == b"" for m in described["members"])
+            c_task.cancel()
+    run(scenario())
+
+
+def test_offset_delete_with_an_empty_group_id_is_invalid(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            assert c.delete_offsets("", [("t", 0)]) == (ErrorCode.INVALID_GROUP_ID, {})
+    run(scenario())
+
+
+def test_sync_group_v5_requires_protocol_type_and_name(tmp_path):
+    from broker.handlers import HANDLERS
+    from broker.server import RequestContext
+    from kafka_wire.messages import APIS_BY_NAME
+
+    api = APIS_BY_NAME["SyncGroup"]
+
+    async def scenario():
+        async with running(tmp_path) as c:
+            a = await join_new(c)
+            for version, protocol_type, protocol_name, expected in [
+                    (5, None, "range", ErrorCode.INCONSISTENT_GROUP_PROTOCOL),
+                    (5, "consumer", None, ErrorCode.INCONSISTENT_GROUP_PROTOCOL),
+                    (4, None, None, ErrorCode.NONE), (5, "consumer", "range", ErrorCode.NONE)]:
+                request = api.request.cls(group_id="g", generation_id=a["generation_id"], member_id=a["member_id"],
+                                          protocol_type=protocol_type, protocol_name=protocol_name, assignments=[])
+                ctx = RequestContext(api.key, version, 1, "client", "PLAINTEXT", ("127.0.0.1", 5555), 1)
+                response = await HANDLERS[api.key].handle(c.offsets_topic.broker, ctx, request)
+                assert response["error_code"] == int(expected), (version, protocol_type, protocol_name)
+    run(scenario())
+
+
+def test_offset_commit_of_a_member_of_an_unknown_group_by_version(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            for version, expected in [(8, ErrorCode.ILLEGAL_GENERATION), (9, ErrorCode.GROUP_ID_NOT_FOUND)]:
+                assert c.commit_offsets(group_id="gone", generation_id=1, member_id="m", group_instance_id=None,
+                                        offsets=[("t", 0, 1, -1, "")], api_version=version) == {("t", 0): expected}
     run(scenario())
