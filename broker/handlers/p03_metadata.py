@@ -133,4 +133,5 @@ async def handle(broker, ctx, request):
         "cluster_authorized_operations": broker.authorizer.authorized_operations(
             ctx, ResourceType.CLUSTER, CLUSTER_NAME) if include_cluster_operations
         else AUTHORIZED_OPERATIONS_OMITTED,
+        "error_code": 0,  # v13 (KIP-1102): Kafka's broker never asks clients to rebootstrap
     }

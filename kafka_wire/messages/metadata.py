@@ -1,10 +1,11 @@
 """Metadata (key 3): brokers, controller, topics, partitions, leaders and replicas.
 
-Versions 0-12. Which topics are asked for: in v0 an empty topics array means all topics; from v1
+Versions 0-13. Which topics are asked for: in v0 an empty topics array means all topics; from v1
 the array is nullable and null means all, empty means none. v4 adds allow_auto_topic_creation,
 v7 leader epochs, v8 authorized operations, v9 is flexible, v10 adds topic ids (UUIDs; Kafka says
 v10-11 must not use them), v11 drops the cluster authorized operations (DescribeCluster has them),
-v12 supports asking by topic id, with null names.
+v12 supports asking by topic id, with null names, v13 adds a top-level error code (KIP-1102: a
+broker or proxy may answer REBOOTSTRAP_REQUIRED; Apache Kafka's broker itself answers 0).
 """
 
 from ..schema import BOOL, INT16, INT32, STRING, UUID, Api, Array, Field
@@ -13,7 +14,7 @@ from ..schema import BOOL, INT16, INT32, STRING, UUID, Api, Array, Field
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
 API = Api(
-    3, "Metadata", versions="0-12", flexible="9+",
+    3, "Metadata", versions="0-13", flexible="9+",
     request=[
         Field("topics", Array("MetadataRequestTopic", [
             Field("topic_id", UUID, "10+"),
@@ -50,5 +51,6 @@ API = Api(
             Field("topic_authorized_operations", INT32, "8+", default=AUTHORIZED_OPERATIONS_OMITTED),
         ])),
         Field("cluster_authorized_operations", INT32, "8-10", default=AUTHORIZED_OPERATIONS_OMITTED),
+        Field("error_code", INT16, "13+"),
     ],
 )

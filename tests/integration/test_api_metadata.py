@@ -46,14 +46,19 @@ def test_v1_null_means_all_and_empty_means_none(client):
         assert metadata(client, [], version=version).topics == []
 
 
-def test_topic_answer(client):
+@pytest.mark.parametrize("version", [12, 13])
+def test_topic_answer(client, version):
+    """v13 adds a top-level error code (KIP-1102); Kafka 4.3's broker answers 0 there."""
     topic = unique("meta-topic")
     create_topic(client, topic, partitions=3)
-    [entry] = metadata(client, [topic]).topics
+    response = metadata(client, [topic, unique("missing")], version=version)
+    entry, missing = response.topics
     assert (entry.error_code, entry.name, entry.is_internal) == (0, topic, False)
     assert [(p.partition_index, p.leader_id, p.leader_epoch, p.replica_nodes, p.isr_nodes)
             for p in entry.partitions] == [(i, 1, 0, [1], [1]) for i in range(3)]
     assert entry.topic_authorized_operations == -2147483648  # not asked for
+    assert error_name(missing.error_code) == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert response.error_code == 0
 
 
 def test_authorized_operations_when_asked(client):

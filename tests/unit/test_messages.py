@@ -768,6 +768,10 @@ METADATA_V12_RESPONSE = (
 def test_metadata_response_vectors():
     _check(METADATA, "response", 1, metadata_response(1), METADATA_V1_RESPONSE)
     _check(METADATA, "response", 12, metadata_response(12), METADATA_V12_RESPONSE)
+    # v13 adds the top-level error code after the topics, before the tagged fields (KIP-1102).
+    rebootstrap = metadata_response(13)
+    rebootstrap.error_code = 129
+    _check(METADATA, "response", 13, rebootstrap, METADATA_V12_RESPONSE[:-1] + b"\x00\x81" + b"\x00")
 
 
 def test_metadata_vectors_match_kafka_python():
