@@ -25,6 +25,45 @@ class Known:
 
 
 KNOWN: tuple[Known, ...] = (
+    # -- transactions (scenarios/transactions.py) ------------------------------------------------------------
+    Known("txn_* :: * :: responses[[]0[]].partition_responses[[]0[]].log_start_offset", OPEN,
+          "Produce: a partition rejected before the log (transaction verification: INVALID_TXN_STATE / "
+          "TRANSACTION_ABORTABLE for a partition not in the transaction, INVALID_PRODUCER_EPOCH for a zombie or a "
+          "higher epoch) answers log_start_offset -1 in Kafka (ReplicaManager's error PartitionResponse); we fill "
+          "in the partition's log start offset (0). Errors raised by the log append itself (e.g. "
+          "OUT_OF_ORDER_SEQUENCE_NUMBER) carry the real log start offset in both. Fix in "
+          "broker/handlers/p00_produce.py (being raised to Produce v12 transaction v2 right now)."),
+    Known("txn_produce@v9 :: partition not added :: *.error_message", OPEN,
+          "Produce v9-10 to a partition not added to the transaction: Kafka answers INVALID_TXN_STATE with "
+          "error_message 'Partition was not added to the transaction'; we send none. Fix in "
+          "broker/handlers/p00_produce.py (being edited for transaction v2)."),
+    Known("txn_produce@v* :: next sequence after the higher epoch :: *", OPEN,
+          "After a transactional batch with a higher epoch than the coordinator's is rejected "
+          "(INVALID_PRODUCER_EPOCH), Kafka answers OUT_OF_ORDER_SEQUENCE_NUMBER to the producer's next batch at "
+          "its real epoch and next sequence: the rejected batch left a verification state entry (KIP-890 "
+          "part 1) whose lowestSequence (0) is below it (ProducerAppendInfo.checkSequence: appendFirstSeq > "
+          "verificationStateEntry.lowestSequence()). We keep no verification state and append it. Fix: a "
+          "verification state entry per producer in log/producer_state.py, set by p00_produce's verification, "
+          "cleared when the transaction ends."),
+    Known("txn_add_partitions_batched@v4 :: verify :: *partition_error_code", OPEN,
+          "AddPartitionsToTxn v4 verify_only for a partition not in the transaction: Kafka 4.3 answers "
+          "TRANSACTION_ABORTABLE (120), we INVALID_TXN_STATE (48). Fix in "
+          "broker/handlers/p24_add_partitions_to_txn.py / the coordinator's verification (transaction v2 work "
+          "in progress; Produce v11 already answers 120 for the same case)."),
+    Known("txn_offset_commit_member_checks@v3 :: higher producer epoch :: *error_code", OPEN,
+          "TxnOffsetCommit v3 with a producer epoch above the transaction's: Kafka answers INVALID_PRODUCER_EPOCH "
+          "(47: the __consumer_offsets partition's transaction verification fails and TxnOffsetCommit below v5 "
+          "gets INVALID_PRODUCER_EPOCH), we PRODUCER_FENCED (90). Fix in broker/handlers/p28_txn_offset_commit.py "
+          "(being raised to v5 right now): map PRODUCER_FENCED to INVALID_PRODUCER_EPOCH there."),
+    Known("txn_describe_producers :: after commit :: *.coordinator_epoch", OPEN,
+          "DescribeProducers after a transaction marker: Kafka's producer state takes the marker's coordinator "
+          "epoch (0 here; ProducerAppendInfo.appendEndTxnMarker), ours stays -1 because log/partition_log.py "
+          "passes only the control batch's header to the producer state, not the marker record's "
+          "coordinator_epoch. Fix in log/partition_log.py's append (completed_transactions loop) and replay."),
+    Known("txn_write_markers_from_client@v0 :: *", OPEN,
+          "WriteTxnMarkers v0: Kafka 4.3 serves 1-2 (v0 removed in 4.0, KIP-896) and closes the connection; we "
+          "still advertise and serve 0-1 (as Kafka 3.9). For whoever raises WriteTxnMarkers to v2: drop v0 as "
+          "Kafka 4 did, or keep it for 3.x parity and turn this into a KEPT entry."),
 )
 
 
