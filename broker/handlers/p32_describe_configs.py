@@ -55,7 +55,7 @@ def describe_topic(broker, resource, request) -> dict:
         return {"error_code": int(ErrorCode.INVALID_TOPIC_EXCEPTION), "error_message": invalid, "configs": []}
     meta = broker.metadata.topic(name)
     if meta is None:
-        return {"error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), "error_message": None, "configs": []}
+        return {"error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), "error_message": "", "configs": []}
     wanted = _wanted(resource)
     config = broker.config
     configs = []
@@ -68,7 +68,7 @@ def describe_topic(broker, resource, request) -> dict:
         configs.append(_entry(config_name, value, source, key, synonyms, read_only=False,
                               include_synonyms=request.include_synonyms,
                               include_documentation=request.include_documentation))
-    return {"error_code": 0, "error_message": None, "configs": configs}
+    return {"error_code": 0, "error_message": "", "configs": configs}
 
 
 def describe_broker(broker, resource, request) -> dict:
@@ -95,7 +95,7 @@ def describe_broker(broker, resource, request) -> dict:
                               read_only=config_name not in DYNAMIC_BROKER_KEYS,
                               include_synonyms=request.include_synonyms,
                               include_documentation=request.include_documentation))
-    return {"error_code": 0, "error_message": None, "configs": configs}
+    return {"error_code": 0, "error_message": "", "configs": configs}
 
 
 def describe_default_broker(broker, resource, request) -> dict:
@@ -115,7 +115,7 @@ def describe_default_broker(broker, resource, request) -> dict:
                               read_only=config_name not in DYNAMIC_BROKER_KEYS,
                               include_synonyms=request.include_synonyms,
                               include_documentation=request.include_documentation))
-    return {"error_code": 0, "error_message": None, "configs": configs}
+    return {"error_code": 0, "error_message": "", "configs": configs}
 
 
 def describe_broker_loggers(broker, resource, request) -> dict:
@@ -127,7 +127,7 @@ def describe_broker_loggers(broker, resource, request) -> dict:
         return {"error_code": int(ErrorCode.INVALID_REQUEST),
                 "error_message": f"Unexpected broker id, expected {broker.node_id} but received {name}",
                 "configs": []}
-    return {"error_code": 0, "error_message": None, "configs": []}
+    return {"error_code": 0, "error_message": "", "configs": []}
 
 
 DESCRIBERS = {TOPIC: describe_topic, BROKER: describe_broker, BROKER_LOGGER: describe_broker_loggers}

@@ -32,4 +32,4 @@ async def handle(broker, ctx, request):
     entries = [{"entity": [{"entity_type": kind, "entity_name": name} for kind, name in entity],
                 "values": [{"key": key, "value": value} for key, value in sorted(values.items())]}
                for entity, values in found]
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "entries": entries}
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": "", "entries": entries}

@@ -28,7 +28,7 @@ async def handle(broker, ctx, request):
             requested[item.name] = item.name in requested
     results = []
     for user, duplicate in requested.items():
-        result = {"user": user, "error_code": 0, "error_message": None, "credential_infos": []}
+        result = {"user": user, "error_code": 0, "error_message": "", "credential_infos": []}
         if duplicate:
             result.update(error_code=int(ErrorCode.DUPLICATE_RESOURCE), error_message=(
                 f"Cannot describe SCRAM credentials for the same user twice in a single request: {user}"))
@@ -40,4 +40,4 @@ async def handle(broker, ctx, request):
                 {"mechanism": SCRAM_MECHANISMS[name].wire_type, "iterations": iterations}
                 for name, iterations in known[user].items()]
         results.append(result)
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "results": results}
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": "", "results": results}

@@ -48,6 +48,8 @@ NORMALISED: tuple[Rule, ...] = (
     Rule("log_append_time_ms", SET, "the broker's clock at append time"),
     Rule("crc", SET, "a batch's CRC covers its producer id and append-time timestamps, which differ by the rows above"),
     Rule("error_message", TEXT, "free text for people: clients show it, none parse it; its presence is compared"),
+    Rule("batch_index_error_message", TEXT, "free text for people, per record (Produce v8+); Kafka's "
+                                            "INVALID_TIMESTAMP text embeds the broker's clock"),
     Rule("documentation", TEXT, "config documentation strings (DescribeConfigs v3+) are prose"),
     Rule("log_dir", SAME, "each broker's data directory is its own path", ("DescribeLogDirs", "AlterReplicaLogDirs")),
     Rule("path", SAME, "each broker's data directory is its own path", ("DescribeLogDirs",)),
@@ -73,7 +75,8 @@ ORDERED_LISTS = frozenset({"batches", "records", "headers", "aborted_transaction
 
 # Lists of entries with a natural key, compared as maps from that key (a missing or extra entry is
 # one difference named by its key, not a shift of every entry after it).
-KEYED_LISTS = {"api_keys": "api_key", "supported_features": "name", "finalized_features": "name"}
+KEYED_LISTS = {"api_keys": "api_key", "supported_features": "name", "finalized_features": "name",
+               "configs": "name", "topics": "name", "partitions": "partition_index"}
 
 
 def _keyed(field: str | None, items: list):
