@@ -176,6 +176,7 @@ class Broker:
             meta = self.metadata.topic(topic)
             if meta is None or partition >= meta.partitions:
                 self.logs.delete_partition(topic, partition)
+        self.logs.mover.recover()  # moves between log dirs a restart interrupted
 
     async def start_coordinators(self) -> None:
         """Replay the internal topics that exist, before the listeners open (clients then never
@@ -250,6 +251,7 @@ class Broker:
                                             "checkpoint")),
             asyncio.create_task(self._every(60000, self._checkpoint_recovery_points, "checkpoint")),
             asyncio.create_task(self.logs.cleaner.run(cfg["log.cleaner.enable"], int(cfg["log.cleaner.backoff.ms"]))),
+            asyncio.create_task(self.logs.mover.run()),  # AlterReplicaLogDirs
         ]
 
     @staticmethod

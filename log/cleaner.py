@@ -281,6 +281,10 @@ class LogCleaner:
         # Partitions whose data the cleaner could not read (corruption): left alone until restart,
         # as Kafka marks them uncleanable.
         self.uncleanable: set[TopicPartition] = set()
+        # Partitions being moved to another log dir (log/future_log.py): not cleaned meanwhile,
+        # as Kafka pauses them; `cleaning` is the log a round is cleaning now.
+        self.paused: set[TopicPartition] = set()
+        self.cleaning: PartitionLog | None = None
         # The earliest delete horizon of the tombstones and markers each log still holds: once it
         # passes, cleaning the log removes something even without new dirty data.
         self._delete_horizons: dict[TopicPartition, int] = {}
@@ -333,7 +337,8 @@ class LogCleaner:
     def log_to_clean(self, log: PartitionLog, now_ms: int | None = None) -> LogToClean | None:
         """The log's clean/dirty split, or None when it is not compacted or nothing is cleanable."""
         config = log.config
-        if "compact" not in config.cleanup_policy or (log.topic, log.partition) in self.uncleanable:
+        tp = (log.topic, log.partition)
+        if "compact" not in config.cleanup_policy or tp in self.uncleanable or tp in self.paused:
             return None
         now_ms = self._clock_ms() if now_ms is None else now_ms
         segments = log.segments
@@ -413,6 +418,7 @@ class LogCleaner:
         if steps is None:
             return None
         result, error = None, None
+        self.cleaning = cleanable.log
         try:
             while True:
                 work = steps.throw(error) if error is not None else steps.send(result)
@@ -431,6 +437,7 @@ class LogCleaner:
         except StopIteration as done:
             return done.value
         finally:
+            self.cleaning = None
             steps.close()
 
     async def run(self, enabled: bool = True, backoff_ms: int = 15_000) -> None:

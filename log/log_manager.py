@@ -27,6 +27,7 @@ import os
 import shutil
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -43,6 +44,7 @@ from log.checkpoints import (
 )
 from log.cleaner import LogCleaner
 from log.config import LogConfig
+from log.future_log import FutureLog, LogDirMover
 from log.errors import LogDirFailure
 from log.partition_log import DELETE_DIR_SUFFIX, PartitionLog, parse_partition_dir_name
 
@@ -117,6 +119,8 @@ class LogManager:
         # Log start offsets as last written to log-start-offset-checkpoint.
         self._checkpointed_start_offsets: dict[TopicPartition, int] = {}
         self.cleaner = LogCleaner(self, clock_ms=clock_ms)
+        # Moves of partitions between log dirs (AlterReplicaLogDirs); `mover.run()` is its task.
+        self.mover = LogDirMover(self)
 
     # -- start ------------------------------------------------------------------------------------
 
@@ -271,6 +275,42 @@ class LogManager:
         self.cleaner.forget(topic, partition)
         self.checkpoint_all(only_dir=log_dir)
         return True
+
+    def replace_current_with_future(self, future: FutureLog) -> str:
+        """The end of a move between log dirs (log/future_log.py), as Kafka's
+        LogManager.replaceCurrentWithFutureLog: the current log is closed, the future log's last
+        copy pass made, the future directory renamed to the partition's name and the old one to
+        `*-delete` (returned, for the caller to remove), and the log opened in its new dir with the
+        offsets it had (its files were closed cleanly). The partition's offsets are checkpointed
+        in the new dir before its directory appears there. A failure before the rename reopens
+        the current log where it was."""
+        tp = (future.topic, future.partition)
+        current, source_dir = self._logs[tp], self._dir_of[tp]
+        offsets = {"recovery_point": current.log_end_offset, "log_start_offset": current.log_start_offset,
+                   "high_watermark": current.high_watermark}
+        current.close()
+        target = os.path.join(future.log_dir, os.path.basename(current.dir))
+        try:
+            future.copy(future.plan(current, final=True))
+            self._dir_of[tp] = future.log_dir
+            self.checkpoint_all(only_dir=future.log_dir)
+            os.rename(future.path, target)
+        except BaseException:
+            self._dir_of[tp] = source_dir
+            self._logs[tp] = self._open_moved(current.dir, current.config, offsets)
+            raise
+        self._logs[tp] = self._open_moved(target, current.config, offsets)
+        doomed = f"{current.dir}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+        os.rename(current.dir, doomed)
+        fsync_directory(future.log_dir)
+        fsync_directory(source_dir)
+        self.checkpoint_all(only_dir=source_dir)
+        self.cleaner.write_checkpoints()
+        return doomed
+
+    def _open_moved(self, path: str, config: LogConfig, offsets: dict[str, int]) -> PartitionLog:
+        return PartitionLog(path, config, clean_shutdown=True, clock_ms=self._clock_ms, flusher=self.flusher,
+                            **offsets)
 
     # -- periodic work ----------------------------------------------------------------------------
 

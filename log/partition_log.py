@@ -238,6 +238,9 @@ class PartitionLog:
         # Cached (offset, segment base, position) of the last max_offset a read was bounded by.
         self._bound_position: tuple[int, int, int] | None = None
         self._closed = False
+        # Counts changes that rewrite data already written (truncation, compaction swaps): a copy
+        # of the files taken before one cannot be completed by appending (log/future_log.py).
+        self.rewrites = 0
         self._load(recovery_point, log_start_offset, high_watermark, clean_shutdown)
         if created and flusher is not None:
             self._new_directory = _run_on(flusher, _fsync_off_the_loop, [], [], [self.dir, os.path.dirname(self.dir)])
@@ -965,6 +968,7 @@ class PartitionLog:
         self._segments[first : first + len(old)] = [replacement]
         self._bases[first : first + len(old)] = [base]
         self._bound_position = None
+        self.rewrites += 1
         return True
 
     def _increment_log_start_offset(self, offset: int) -> None:
@@ -1008,6 +1012,7 @@ class PartitionLog:
         self._after_truncation()
 
     def _after_truncation(self) -> None:
+        self.rewrites += 1
         leo = self.log_end_offset
         # Unfinished flush jobs covered offsets that may be written again: they move nothing now.
         self._background_flushes.clear()

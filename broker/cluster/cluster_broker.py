@@ -98,6 +98,7 @@ class ClusterBroker(Broker):
             meta = self.metadata.topic(topic)
             if meta is None or partition >= meta.partitions or self.node_id not in self.metadata.replicas(topic, partition):
                 self.logs.delete_partition(topic, partition)
+        self.logs.mover.recover()  # moves between log dirs a restart interrupted
         self.replicas = ReplicaManager(self)
         self.controller = Controller(self.zk, self.metadata, self.node_id, self.config)
 

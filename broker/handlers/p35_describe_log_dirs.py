@@ -5,7 +5,9 @@ DESCRIBE on the cluster (else an empty answer with CLUSTER_AUTHORIZATION_FAILED)
 means every partition this broker has; requested partitions it does not have are left out, and so
 are topics left without partitions. Every configured log dir is listed, with its absolute path; one
 that cannot be read is KAFKA_STORAGE_ERROR. The offset lag is how far the log end offset is behind
-the high watermark (0 on a leader); no log is a future one (no AlterReplicaLogDirs here).
+the high watermark (0 on a leader). A partition being moved to another log dir (AlterReplicaLogDirs)
+is listed there too, as its future replica: the bytes copied so far, and how far the copy's end
+offset is behind the current log's.
 """
 
 from __future__ import annotations
@@ -55,7 +57,18 @@ def describe_log_dir(broker, log_dir: str, wanted: set[tuple[str, int]] | None) 
             "offset_lag": max(plog.high_watermark - plog.log_end_offset, 0),
             "is_future_key": False,
         })
-    topics = [{"name": topic, "partitions": sorted(parts, key=lambda p: p["partition_index"])}
+    for future in broker.logs.mover.futures():
+        tp = (future.topic, future.partition)
+        current = broker.logs.get(*tp)
+        if future.log_dir != path or current is None or (wanted is not None and tp not in wanted):
+            continue
+        by_topic.setdefault(future.topic, []).append({
+            "partition_index": future.partition,
+            "partition_size": future.size,
+            "offset_lag": current.log_end_offset - future.log_end_offset,
+            "is_future_key": True,
+        })
+    topics = [{"name": topic, "partitions": sorted(parts, key=lambda p: (p["partition_index"], p["is_future_key"]))}
               for topic, parts in sorted(by_topic.items())]
     return {"error_code": 0, "log_dir": path, "topics": topics, "total_bytes": total, "usable_bytes": usable}
 
