@@ -462,9 +462,12 @@ class Broker:
 
     # -- the data path -----------------------------------------------------------------------
 
-    def leader_epoch_error(self, topic: str, partition: int, requested: int) -> ErrorCode:
-        """Kafka's check of a client's current_leader_epoch against the partition's."""
-        if requested is None or requested < 0:
+    def leader_epoch_error(self, topic: str, partition: int, requested: int, *,
+                           any_negative_is_absent: bool = True) -> ErrorCode:
+        """Kafka's check of a client's current_leader_epoch against the partition's. Fetch takes
+        every negative epoch for "not given" (FetchRequest.optionalEpoch); ListOffsets and
+        OffsetForLeaderEpoch only -1, so there -5 is older than any leader's: fenced."""
+        if requested is None or requested == -1 or (requested < 0 and any_negative_is_absent):
             return ErrorCode.NONE
         state = self.metadata.partition_state(topic, partition)
         if requested > state.leader_epoch:
@@ -530,7 +533,8 @@ class Broker:
         plog = self.partition_log(topic, partition)
         if plog is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1
-        epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch)
+        epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch,
+                                              any_negative_is_absent=False)
         if epoch_error != ErrorCode.NONE:
             return epoch_error, -1, -1, -1
         if not from_consumer:
@@ -582,7 +586,8 @@ class Broker:
         plog = self.partition_log(topic, partition)
         if plog is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
-        epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch)
+        epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch,
+                                              any_negative_is_absent=False)
         if epoch_error != ErrorCode.NONE:
             return epoch_error, -1, -1
         found_epoch, end_offset = plog.end_offset_for_epoch(epoch)

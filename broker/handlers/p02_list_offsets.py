@@ -19,6 +19,15 @@ API = APIS_BY_NAME["ListOffsets"]
 
 CONSUMER_REPLICA_ID = -1
 
+# The first version each special (negative) timestamp may be asked at: max timestamp (KIP-734),
+# earliest local (KIP-405), latest tiered (KIP-1005). Kafka answers any other negative timestamp,
+# or one asked at an older version, UNSUPPORTED_VERSION, before it looks the partition up.
+SPECIAL_TIMESTAMP_SINCE = {-1: 0, -2: 0, -3: 7, -4: 8, -5: 9}
+
+
+def unsupported_timestamp(timestamp: int, version: int) -> bool:
+    return timestamp < 0 and version < SPECIAL_TIMESTAMP_SINCE.get(timestamp, 1 << 15)
+
 
 async def handle(broker, ctx, request):
     from_consumer = request.replica_id == CONSUMER_REPLICA_ID
@@ -36,6 +45,8 @@ async def handle(broker, ctx, request):
                 entry["error_code"] = int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             elif counts[(topic.name, p.partition_index)] > 1:
                 entry["error_code"] = int(ErrorCode.INVALID_REQUEST)
+            elif unsupported_timestamp(p.timestamp, ctx.api_version):
+                entry["error_code"] = int(ErrorCode.UNSUPPORTED_VERSION)
             else:
                 try:
                     error, offset, timestamp, epoch = broker.list_offset(

@@ -22,6 +22,11 @@ async def handle(broker, ctx, request):
             or authorizer.authorize_by_resource_type(ctx, AclOperation.WRITE, ResourceType.TOPIC)):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
                 "producer_id": -1, "producer_epoch": -1}
+    if (request.producer_id == -1) != (request.producer_epoch == -1):
+        # Kafka's KafkaApis: a producer id without its epoch (or the reverse) is malformed, for
+        # transactional and idempotent producers alike.
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REQUEST), "producer_id": -1,
+                "producer_epoch": -1}
     if request.transactional_id is not None:
         coordinator = getattr(broker, "transactions", None)
         if coordinator is None:

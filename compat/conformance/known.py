@@ -24,7 +24,26 @@ class Known:
         return fnmatch.fnmatchcase(where, self.pattern)
 
 
+_EPOCHS = ("Kafka 4.3's first ConsumerGroupHeartbeat join leaves a new consumer group at group epoch 2 (the "
+           "member gets epoch 2, ConsumerGroupDescribe says group/assignment epoch 2, 3 after a leave); "
+           "kafka-wire's at 1 (then 2). Every later step differs by that one bump. Fix in "
+           "coordinator/consumer_group_coordinator.py once Kafka's second bump on creation is pinned "
+           "(GroupMetadataManager.consumerGroupHeartbeat)")
+_MIGRATION = ("Kafka 4.3 (group.consumer.migration.policy=bidirectional by default) lets classic members and "
+              "KIP-848 members share a group (online migration): a classic JoinGroup of protocol type "
+              "'consumer' joins a consumer group (answered with generation 2, protocol 'range'), and a "
+              "ConsumerGroupHeartbeat into a Stable classic group converts it to a consumer group (DescribeGroups "
+              "then says Dead). kafka-wire keeps the protocols apart: INCONSISTENT_GROUP_PROTOCOL / "
+              "GROUP_ID_NOT_FOUND. Fix: classic members inside consumer groups in "
+              "coordinator/consumer_group_coordinator.py (a feature, not a local fix)")
+
 KNOWN: tuple[Known, ...] = (
+    Known("consumer_*@v* :: * :: member_epoch", OPEN, _EPOCHS),
+    Known("consumer_*@v* :: * :: groups[[]*[]].group_epoch", OPEN, _EPOCHS),
+    Known("consumer_*@v* :: * :: groups[[]*[]].assignment_epoch", OPEN, _EPOCHS),
+    Known("consumer_*@v* :: * :: groups[[]*[]].members[[]*[]].member_epoch", OPEN, _EPOCHS),
+    Known("join_group_into_consumer_group@v* :: JoinGroup with an unknown member id :: *", OPEN, _MIGRATION),
+    Known("consumer_heartbeat_into_classic_group@v* :: *", OPEN, _MIGRATION),
     # -- transactions (scenarios/transactions.py) ------------------------------------------------------------
     Known("txn_* :: * :: responses[[]0[]].partition_responses[[]0[]].log_start_offset", OPEN,
           "Produce: a partition rejected before the log (transaction verification: INVALID_TXN_STATE / "
@@ -64,6 +83,21 @@ KNOWN: tuple[Known, ...] = (
           "WriteTxnMarkers v0: Kafka 4.3 serves 1-2 (v0 removed in 4.0, KIP-896) and closes the connection; we "
           "still advertise and serve 0-1 (as Kafka 3.9). For whoever raises WriteTxnMarkers to v2: drop v0 as "
           "Kafka 4 did, or keep it for 3.x parity and turn this into a KEPT entry."),
+    # -- the data path (scenarios/data_path.py) ------------------------------------------------------------
+    *(Known(f"fetch_sessions@v* :: {step} :: *", OPEN,
+            "kafka-wire declines fetch sessions (KIP-227 allows it; broker/handlers/p01_fetch.py): a full fetch "
+            "(session id 0, epoch 0) is answered with session id 0 where Kafka 4.3 creates a session, so the "
+            "incremental fetches after it are FETCH_SESSION_ID_NOT_FOUND where Kafka serves them (and checks "
+            "their epoch: INVALID_FETCH_SESSION_EPOCH). Fix: a fetch session cache in p01_fetch.py (being raised "
+            "to v18 right now), or a README line that makes this KEPT.")
+      for step in ("new session", "a session was created", "wrong epoch", "epoch 1, new offset",
+                   "epoch 2, nothing changed")),
+    Known("fetch_unknown_topic_or_partition@v* :: unknown * :: responses*.aborted_transactions", OPEN,
+          "Fetch of a partition Kafka does not know (unknown topic, or a partition past the topic's): KafkaApis "
+          "answers it with FetchResponse.partitionResponse, aborted_transactions [] (not null) even under "
+          "read_uncommitted; errors from the log (OFFSET_OUT_OF_RANGE) keep null, as ours do. We answer null for "
+          "UNKNOWN_TOPIC_OR_PARTITION from broker.read_partition. Fix: p01_fetch._read_all answers "
+          "_partition_error(p, UNKNOWN_TOPIC_OR_PARTITION) for it (file being raised to v18 right now)."),
 )
 
 

@@ -193,3 +193,34 @@ def test_deleted_records_stay_deleted_after_restart(broker):
     with WireClient(broker.bootstrap) as client:
         assert list_offset(client, topic, EARLIEST).offset == 6
         assert list_offset(client, topic, LATEST).offset == 10
+
+
+# -- found by the conformance suite (compat/conformance/scenarios/data_path.py) -------------------------------
+
+
+@pytest.mark.parametrize("timestamp, since", [(MAX_TIMESTAMP, 7), (-4, 8), (-5, 9), (-7, None)])
+def test_special_timestamps_before_their_version_are_unsupported(client, timestamp, since):
+    """Kafka 4.3 answers UNSUPPORTED_VERSION for max timestamp (-3) below v7, earliest local (-4)
+    below v8, latest tiered (-5) below v9, any other negative timestamp always; it says so before
+    looking the partition up (an unknown partition answers it too)."""
+    topic, _ = _ten_records(client)
+    for version in (1, 4, 6, 7):
+        for partition in (0, 3):
+            answer = list_offset(client, topic, timestamp, version=version, partition=partition)
+            expected = ("NONE" if partition == 0 else "UNKNOWN_TOPIC_OR_PARTITION") \
+                if since is not None and version >= since else "UNSUPPORTED_VERSION"
+            assert error_name(answer.error_code) == expected, (version, partition)
+            if expected == "UNSUPPORTED_VERSION":
+                assert (answer.offset, answer.timestamp) == (-1, -1)
+
+
+def test_a_negative_current_leader_epoch_other_than_minus_one_is_fenced(client):
+    """ListOffsets and OffsetForLeaderEpoch take only -1 for "no epoch": -5 is older than the leader's
+    epoch 0 (FENCED_LEADER_EPOCH); Fetch takes every negative epoch for "no epoch" (FetchRequest.optionalEpoch)."""
+    topic, _ = _ten_records(client)
+    answer = list_offset(client, topic, LATEST, current_leader_epoch=-5)
+    assert (error_name(answer.error_code), answer.offset, answer.leader_epoch) == ("FENCED_LEADER_EPOCH", -1, -1)
+    answer = _end_offset_for_epoch(client, topic, 0, current_leader_epoch=-5)
+    assert (error_name(answer.error_code), answer.leader_epoch, answer.end_offset) == ("FENCED_LEADER_EPOCH", -1, -1)
+    fetched = fetch(client, topic, 0, current_leader_epoch=-5)
+    assert fetched.error_code == 0
