@@ -114,6 +114,14 @@ def _end(s: Session, v: int, tid: str, pid: int, epoch: int, commit: bool, *, la
     return s.setup("EndTxn", v, body)
 
 
+def _after_end(answer, pid: int, epoch: int) -> tuple[int, int]:
+    """The producer id and epoch to go on with after EndTxn: v5+ (transaction version 2) answers the
+    bumped epoch the next transaction must use; before, the epoch stays."""
+    if answer is not None and answer.error_code == 0 and getattr(answer, "producer_epoch", -1) >= 0:
+        return answer.producer_id, answer.producer_epoch
+    return pid, epoch
+
+
 def _describe(s: Session, tids: list[str], *, label: str | None = None, record: bool = True):
     """DescribeTransactions; each topic's partitions are recorded sorted (Kafka sends them from a hash set)."""
     answer = s.call("DescribeTransactions", 0, {"transactional_ids": tids}, record=False)
@@ -188,11 +196,11 @@ def _open_transaction(s: Session, topic: str, tid: str, values=("a", "b")) -> tu
 # -- InitProducerId ------------------------------------------------------------------------------------------
 
 
-@scenario("InitProducerId", versions=ALL, covers=["PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH",
-                                                  "INVALID_PRODUCER_ID_MAPPING"])
+@scenario("InitProducerId", versions=ALL, covers=["PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"])
 def txn_init_producer_id(s: Session, v: int):
     """A transactional id initialised, again (epoch bump), with the previous session's id/epoch (v3+),
-    with an old epoch and with an id that is not its own (v3+)."""
+    with an old epoch and with an id that is not its own (v3+: Kafka answers the epoch error, not
+    INVALID_PRODUCER_ID_MAPPING)."""
     tid = s.transactional_id()
     _ready(s, tid)
     pid, epoch, _ = _init(s, tid, v, label="first")
@@ -263,9 +271,12 @@ def txn_add_partitions_fenced(s: Session, v: int):
     _add_partitions(s, v, other, pid, epoch, {topic: [0]}, label="unknown transactional id")
 
 
-@scenario("AddPartitionsToTxn", versions=ALL, covers=["INVALID_TXN_STATE", "CONCURRENT_TRANSACTIONS"])
+@scenario("AddPartitionsToTxn", versions=ALL)
 def txn_add_partitions_after_end(s: Session, v: int):
-    """After EndTxn completed (CompleteCommit) adding partitions starts the next transaction."""
+    """After EndTxn completed (CompleteCommit) adding partitions starts the next transaction (no error).
+    Kafka answers CONCURRENT_TRANSACTIONS only while the markers of the previous one are being written
+    (PrepareCommit), a window no scenario can hit deterministically; InitProducerId during a transaction
+    (txn_init_aborts_ongoing) provokes it instead."""
     topic, tid = s.topic(), s.transactional_id()
     s.create_topic(topic)
     pid, epoch = _open_transaction(s, topic, tid)
@@ -275,10 +286,11 @@ def txn_add_partitions_after_end(s: Session, v: int):
     _describe(s, [tid], label="described")
 
 
-@scenario("AddPartitionsToTxn", versions=(4,), covers=["TRANSACTIONAL_ID_NOT_FOUND"])
+@scenario("AddPartitionsToTxn", versions=(4,), covers=["TRANSACTION_ABORTABLE", "INVALID_PRODUCER_ID_MAPPING"])
 def txn_add_partitions_batched(s: Session, v: int):
     """v4's batched form: two transactions in one request, one verify_only for partitions in the
-    transaction and for ones not in it, and a verify_only for an unknown id."""
+    transaction and for ones not in it, and a verify_only for an unknown id (Kafka: INVALID_PRODUCER_ID_MAPPING;
+    TRANSACTIONAL_ID_NOT_FOUND is DescribeTransactions' answer only)."""
     topic, tid, tid2 = s.topic(), s.transactional_id("a"), s.transactional_id("b")
     s.create_topic(topic, partitions=2)
     pid, epoch = _setup_init(s, tid)
@@ -354,13 +366,16 @@ def txn_abort(s: Session, v: int):
     s.create_topic(topic)
     s.produce(topic, 0, [(None, b"before")])
     pid, epoch = _open_transaction(s, topic, tid, values=("x", "y"))
-    _end(s, v, tid, pid, epoch, False, label="abort")
+    next_pid, next_epoch = _after_end(_end(s, v, tid, pid, epoch, False, label="abort"), pid, epoch)
     _wait_state(s, tid, ("CompleteAbort",))
     _end(s, v, tid, pid, epoch, False, label="abort again")
     s.produce(topic, 0, [(None, b"after")])
-    _add_partitions(s, 3, tid, pid, epoch, {topic: [0]}, record=False)
-    _txn_produce(s, topic, 0, tid, pid, epoch, 2, ["z"], record=False)
-    _end(s, v, tid, pid, epoch, True, label="commit")
+    if v >= 5:  # transaction version 2: a new epoch (sequence from 0), partitions added by Produce v12
+        _txn_produce(s, topic, 0, tid, next_pid, next_epoch, 0, ["z"], v=12, record=False)
+    else:
+        _add_partitions(s, 3, tid, pid, epoch, {topic: [0]}, record=False)
+        _txn_produce(s, topic, 0, tid, pid, epoch, 2, ["z"], record=False)
+    _end(s, v, tid, next_pid, next_epoch, True, label="commit")
     _wait_state(s, tid, ("CompleteCommit",))
     for fv in (4, 11):
         _fetch_all(s, topic, 0, 0, isolation=1, v=fv, label=f"read_committed v{fv}")
