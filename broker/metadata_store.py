@@ -53,6 +53,16 @@ def random_topic_id() -> uuid.UUID:
             return value
 
 
+def topic_names_of(metadata, topic_ids) -> list[str | None]:
+    """The names of these topic ids (requests of KIP-516 name topics by id), None for an id the
+    metadata (this store or the ZooKeeper one) does not know: Kafka answers those UNKNOWN_TOPIC_ID."""
+    names = []
+    for topic_id in topic_ids:
+        meta = metadata.topic_by_id(topic_id)
+        names.append(meta.name if meta is not None else None)
+    return names
+
+
 @dataclass
 class PartitionState:
     """Who leads a partition and who is in sync; fixed on a single node."""

@@ -198,7 +198,7 @@ class GroupMember:
         body = {"group_id": self.group_id, "generation_id_or_member_epoch": self.generation_id,
                 "member_id": self.member_id, "group_instance_id": None, "retention_time_ms": -1,
                 "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
-        response = self.coordinator.request("OffsetCommit", body)
+        response = self.coordinator.request("OffsetCommit", body, highest=9)  # v10 names topics by id
         for topic in response.topics:
             for part in topic.partitions:
                 self._check(part.error_code, "OffsetCommit")

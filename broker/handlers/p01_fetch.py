@@ -26,6 +26,7 @@ from kafka_wire.messages import APIS_BY_NAME
 
 from ..client_quotas import fetch_max_bytes, fetch_throttle_ms
 from ..leader_hints import LeaderHints
+from ..metadata_store import topic_names_of
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["Fetch"]
@@ -49,17 +50,6 @@ def _partition_error(partition: int, error: ErrorCode) -> dict:
 def _replica_id(request, version: int) -> int:
     """The fetching follower's id, -1 for a consumer (in the tagged replica state from v15)."""
     return request.replica_state.replica_id if version >= REPLICA_STATE_VERSION else request.replica_id
-
-
-def _resolve_topics(broker, request, version: int) -> list[str | None]:
-    """Each requested topic's name; at v13+ looked up by id (None for an id this broker does not know)."""
-    if version < TOPIC_IDS_VERSION:
-        return [topic.topic for topic in request.topics]
-    resolved = []
-    for topic in request.topics:
-        meta = broker.metadata.topic_by_id(topic.topic_id)
-        resolved.append(meta.name if meta is not None else None)
-    return resolved
 
 
 def _readable_topics(broker, ctx, names: list[str | None], replica_id: int) -> set:
@@ -119,7 +109,8 @@ async def handle(broker, ctx, request):
                 "session_id": 0, "responses": []}
     deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
     replica_id = _replica_id(request, version)
-    names = _resolve_topics(broker, request, version)
+    names = (topic_names_of(broker.metadata, (t.topic_id for t in request.topics)) if version >= TOPIC_IDS_VERSION
+             else [t.topic for t in request.topics])
     watched = [(name, p.partition) for t, name in zip(request.topics, names) if name is not None
                for p in t.partitions]
     readable = _readable_topics(broker, ctx, names, replica_id)

@@ -3,7 +3,8 @@
 Partitions of topics that do not exist are answered UNKNOWN_TOPIC_OR_PARTITION, as Kafka does;
 the rest go to the group coordinator, which writes them to __consumer_offsets before answering.
 v2-4 carry a retention time (an explicit expire timestamp), v6+ the committed leader epoch; members
-of KIP-848 consumer groups commit with v9 and their member epoch.
+of KIP-848 consumer groups commit with v9 and their member epoch. v10 names topics by id: an id
+this broker does not know is UNKNOWN_TOPIC_ID (after the group's authorization, before the topic's).
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from coordinator.offsets_store import OFFSETS_TOPIC, offset_commit_append_error
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..metadata_store import topic_names_of
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["OffsetCommit"]
+
+TOPIC_IDS_VERSION = 10
 
 
 def partition_exists(broker, topic: str, partition: int) -> bool:
@@ -40,20 +44,24 @@ async def handle(broker, ctx, request):
     groups = getattr(broker, "groups", None)
     errors: dict[tuple[str, int], ErrorCode] = {}
     offsets = []
+    names = (topic_names_of(broker.metadata, (t.topic_id for t in request.topics))
+             if ctx.api_version >= TOPIC_IDS_VERSION else [t.name for t in request.topics])
     group_denied = not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id)
     readable = broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC,
-                                                   (t.name for t in request.topics))
-    for topic in request.topics:
+                                                   (name for name in names if name is not None))
+    for topic, name in zip(request.topics, names):
         for p in topic.partitions:
-            tp = (topic.name, p.partition_index)
+            tp = (name, p.partition_index)
             if group_denied:
                 errors[tp] = ErrorCode.GROUP_AUTHORIZATION_FAILED
-            elif topic.name not in readable:
+            elif name is None:
+                errors[tp] = ErrorCode.UNKNOWN_TOPIC_ID
+            elif name not in readable:
                 errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             elif not partition_exists(broker, *tp):
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
-                offsets.append((topic.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                offsets.append((name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
                                 p.committed_metadata))
     if offsets:
         if groups is None:
@@ -73,10 +81,10 @@ async def handle(broker, ctx, request):
     return {
         "throttle_time_ms": 0,
         "topics": [
-            {"name": topic.name,
+            {"name": topic.name, "topic_id": topic.topic_id,
              "partitions": [{"partition_index": p.partition_index,
-                             "error_code": int(errors[(topic.name, p.partition_index)])}
+                             "error_code": int(errors[(name, p.partition_index)])}
                             for p in topic.partitions]}
-            for topic in request.topics
+            for topic, name in zip(request.topics, names)
         ],
     }

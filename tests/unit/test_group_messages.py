@@ -41,7 +41,7 @@ EXPECTED_RANGES = {
     "IncrementalAlterConfigs": (44, 0, 1, 1), "FindCoordinator": (10, 0, 4, 3),
     "JoinGroup": (11, 0, 9, 6), "Heartbeat": (12, 0, 4, 4), "LeaveGroup": (13, 0, 5, 4),
     "SyncGroup": (14, 0, 5, 4), "DescribeGroups": (15, 0, 5, 5), "ListGroups": (16, 0, 5, 3),
-    "OffsetCommit": (8, 2, 9, 8), "OffsetFetch": (9, 1, 9, 6), "DeleteGroups": (42, 0, 2, 2),
+    "OffsetCommit": (8, 2, 10, 8), "OffsetFetch": (9, 1, 10, 6), "DeleteGroups": (42, 0, 2, 2),
     "OffsetDelete": (47, 0, 0, None), "AddPartitionsToTxn": (24, 0, 4, 3),
     "AddOffsetsToTxn": (25, 0, 3, 3), "EndTxn": (26, 0, 3, 3), "WriteTxnMarkers": (27, 0, 1, 1),
     "TxnOffsetCommit": (28, 0, 3, 3), "DescribeProducers": (61, 0, 0, 0),
@@ -166,6 +166,50 @@ def test_offset_commit_v8_vectors():
     )
     expected = i32(0) + b"\x02" + cs("t") + b"\x02" + i32(0) + i16(22) + b"\x00" + b"\x00" + b"\x00"
     check_vector(api.response, 8, resp, expected)
+
+
+TOPIC_ID = uuid.UUID("00112233445566778899aabbccddeeff")
+
+
+def test_offset_commit_and_fetch_v10_name_topics_by_id():
+    commit = APIS_BY_NAME["OffsetCommit"]
+    Topic = commit.request.cls.OffsetCommitRequestTopic
+    req = commit.request(group_id="grp", generation_id_or_member_epoch=5, member_id="m-1", group_instance_id=None,
+                         topics=[Topic(topic_id=TOPIC_ID, partitions=[Topic.OffsetCommitRequestPartition(
+                             partition_index=0, committed_offset=42, committed_leader_epoch=7,
+                             committed_metadata="")])])
+    expected = (
+        cs("grp") + i32(5) + cs("m-1") + b"\x00"
+        + b"\x02" + TOPIC_ID.bytes  # the topic id instead of the name
+        + b"\x02" + i32(0) + i64(42) + i32(7) + cs("") + b"\x00" + b"\x00" + b"\x00"
+    )
+    check_vector(commit.request, 10, req, expected)
+    RTopic = commit.response.cls.OffsetCommitResponseTopic
+    resp = commit.response(throttle_time_ms=0, topics=[RTopic(topic_id=TOPIC_ID, partitions=[
+        RTopic.OffsetCommitResponsePartition(partition_index=0, error_code=100)])])
+    check_vector(commit.response, 10, resp,
+                 i32(0) + b"\x02" + TOPIC_ID.bytes + b"\x02" + i32(0) + i16(100) + b"\x00" + b"\x00" + b"\x00")
+
+    fetch = APIS_BY_NAME["OffsetFetch"]
+    Group = fetch.request.cls.OffsetFetchRequestGroup
+    req = fetch.request(groups=[Group(group_id="grp", member_id="m-1", member_epoch=3, topics=[
+        Group.OffsetFetchRequestTopics(topic_id=TOPIC_ID, partition_indexes=[0, 1])])], require_stable=True)
+    check_vector(fetch.request, 10, req,
+                 b"\x02" + cs("grp") + cs("m-1") + i32(3)
+                 + b"\x02" + TOPIC_ID.bytes + b"\x03" + i32(0) + i32(1) + b"\x00"  # topic by id, 2 partitions
+                 + b"\x00"  # group tags
+                 + b"\x01" + b"\x00")  # require_stable, request tags
+    RGroup = fetch.response.cls.OffsetFetchResponseGroup
+    RTopics = RGroup.OffsetFetchResponseTopics
+    resp = fetch.response(throttle_time_ms=0, groups=[RGroup(group_id="grp", error_code=0, topics=[RTopics(
+        topic_id=TOPIC_ID, partitions=[RTopics.OffsetFetchResponsePartitions(
+            partition_index=0, committed_offset=42, committed_leader_epoch=-1, metadata="", error_code=0)])])])
+    check_vector(fetch.response, 10, resp,
+                 i32(0) + b"\x02" + cs("grp")
+                 + b"\x02" + TOPIC_ID.bytes + b"\x02" + i32(0) + i64(42) + i32(-1) + cs("") + i16(0) + b"\x00"
+                 + b"\x00"  # topic tags
+                 + i16(0) + b"\x00"  # group error code, group tags
+                 + b"\x00")
 
 
 def test_find_coordinator_v4_vectors():

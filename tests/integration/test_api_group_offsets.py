@@ -1,0 +1,99 @@
+"""OffsetCommit and OffsetFetch v10 (topics by id, KIP-848's follow-up), as Apache Kafka 4.3 answers
+them, request by request (answers compared with a Kafka 4.3.0 broker through the wire client).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from broker.wire_client import WireClient
+
+from wire_cases import create_topic, error_name, topic_id, unique
+
+ZERO_ID = uuid.UUID(int=0)
+
+
+@pytest.fixture
+def client(shared_broker):
+    with WireClient(shared_broker.bootstrap) as c:
+        yield c
+
+
+def _group(client) -> str:
+    """A fresh group id whose coordinator is ready (__consumer_offsets is created on first use)."""
+    group = unique("offsets-v10")
+    deadline = time.monotonic() + 20
+    while client.call("FindCoordinator", 4, {"key_type": 0, "coordinator_keys": [group]}).coordinators[0].error_code:
+        assert time.monotonic() < deadline, "no group coordinator"
+        time.sleep(0.2)
+    return group
+
+
+def _partition(index: int, offset: int, metadata: str = "m") -> dict:
+    return {"partition_index": index, "committed_offset": offset, "committed_leader_epoch": -1,
+            "committed_metadata": metadata}
+
+
+def _commit(client, version: int, group: str, topics: list[dict]):
+    return client.call("OffsetCommit", version, {"group_id": group, "generation_id_or_member_epoch": -1,
+                                                 "member_id": "", "group_instance_id": None, "topics": topics})
+
+
+def _fetch(client, version: int, group: str, topics: list[dict] | None):
+    response = client.call("OffsetFetch", version, {"groups": [{"group_id": group, "member_id": None,
+                                                                "member_epoch": -1, "topics": topics}],
+                                                    "require_stable": False})
+    return response.groups[0]
+
+
+def test_v10_commits_and_fetches_by_topic_id(client):
+    """An id the broker does not know (or the zero id) is UNKNOWN_TOPIC_ID, in OffsetCommit and in
+    OffsetFetch; a partition the topic does not have is UNKNOWN_TOPIC_OR_PARTITION when committed
+    and answers -1 (no error) when fetched; the same offsets read by name at v9."""
+    topic = unique("by-id")
+    create_topic(client, topic, partitions=2)
+    known, unknown = topic_id(client, topic), uuid.uuid4()
+    group = _group(client)
+
+    committed = _commit(client, 10, group, [
+        {"topic_id": known, "partitions": [_partition(0, 5), _partition(9, 1)]},
+        {"topic_id": unknown, "partitions": [_partition(0, 1)]},
+        {"topic_id": ZERO_ID, "partitions": [_partition(0, 1)]}])
+    assert [(t.topic_id, [(p.partition_index, error_name(p.error_code)) for p in t.partitions])
+            for t in committed.topics] == [
+        (known, [(0, "NONE"), (9, "UNKNOWN_TOPIC_OR_PARTITION")]),
+        (unknown, [(0, "UNKNOWN_TOPIC_ID")]),
+        (ZERO_ID, [(0, "UNKNOWN_TOPIC_ID")])]
+
+    fetched = _fetch(client, 10, group, [{"topic_id": known, "partition_indexes": [0, 1, 9]},
+                                         {"topic_id": unknown, "partition_indexes": [0]}])
+    assert fetched.error_code == 0
+    assert [(t.topic_id, [(p.partition_index, p.committed_offset, p.metadata, error_name(p.error_code))
+                          for p in t.partitions]) for t in fetched.topics] == [
+        (known, [(0, 5, "m", "NONE"), (1, -1, "", "NONE"), (9, -1, "", "NONE")]),
+        (unknown, [(0, -1, "", "UNKNOWN_TOPIC_ID")])]
+
+    # Every committed offset (null topics): at v10 each topic by its id, at v9 by its name.
+    everything = _fetch(client, 10, group, None)
+    assert [(t.topic_id, t.name, [(p.partition_index, p.committed_offset) for p in t.partitions])
+            for t in everything.topics] == [(known, "", [(0, 5)])]
+    by_name = _fetch(client, 9, group, None)
+    assert [(t.topic_id, t.name, [(p.partition_index, p.committed_offset) for p in t.partitions])
+            for t in by_name.topics] == [(ZERO_ID, topic, [(0, 5)])]
+
+
+def test_v10_commit_overwrites_a_v9_commit(client):
+    """Topic ids are only how the request names the topic: the offsets are the group's, whatever
+    version committed them."""
+    topic = unique("mixed")
+    create_topic(client, topic)
+    group = _group(client)
+    assert _commit(client, 9, group, [{"name": topic, "partitions": [_partition(0, 3)]}]).topics[0] \
+        .partitions[0].error_code == 0
+    assert _commit(client, 10, group, [{"topic_id": topic_id(client, topic), "partitions": [_partition(0, 7, "v10")]}]) \
+        .topics[0].partitions[0].error_code == 0
+    [entry] = _fetch(client, 8, group, [{"name": topic, "partition_indexes": [0]}]).topics
+    assert [(p.committed_offset, p.metadata) for p in entry.partitions] == [(7, "v10")]
