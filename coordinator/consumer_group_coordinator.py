@@ -453,7 +453,8 @@ class ConsumerGroupProtocol:
                 "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
                 "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
                 "subscribed_topic_names": list(m.subscribed_topic_names),
-                "subscribed_topic_regex": m.subscribed_topic_regex,
+                # Kafka 4.3 describes a member without a regex with an empty one, not null.
+                "subscribed_topic_regex": m.subscribed_topic_regex or "",
                 "assignment": described(m.assigned),
                 "target_assignment": described(group.target.get(m.member_id, {})),
                 "member_type": MEMBER_TYPE_CONSUMER,

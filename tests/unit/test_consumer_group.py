@@ -292,6 +292,7 @@ def test_list_describe_and_delete(tmp_path):
             assert described["group_state"] == "Stable" and described["assignor_name"] == "uniform"
             member = described["members"][0]
             assert member["member_id"] == "a" and member["subscribed_topic_names"] == ["t"]
+            assert member["subscribed_topic_regex"] == ""  # as Kafka 4.3 answers, not null
             assert sorted(member["assignment"]["topic_partitions"][0]["partitions"]) == list(range(6))
             assert c.consumer_group_describe("nope")["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
             assert c.describe_group("g")["group_state"] == "Dead"

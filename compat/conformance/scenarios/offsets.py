@@ -4,15 +4,36 @@ unknown topics and partitions, the metadata size limit, several groups per Offse
 
 from __future__ import annotations
 
+import uuid
+
 from ..scenario import ALL, Session, scenario
 from .groups_classic import coordinator_ready
+
+
+# A topic id no topic has (OffsetCommit/OffsetFetch v10 name topics by id).
+UNKNOWN_TOPIC_ID = uuid.UUID("00000000-0000-4000-8000-00000000c0de")
+TOPIC_IDS: dict[str, uuid.UUID] = {}
+
+
+def topic_ids(s: Session, *topics: str) -> None:
+    """Learns the topics' ids (unrecorded) for the v10+ requests, which name topics by id."""
+    answer = s.call("Metadata", 12, {"topics": [{"name": t} for t in topics], "allow_auto_topic_creation": False,
+                                     "include_cluster_authorized_operations": False,
+                                     "include_topic_authorized_operations": False}, record=False)
+    for topic in answer.topics:
+        if topic.error_code == 0:
+            TOPIC_IDS[topic.name] = topic.topic_id
+
+
+def _id(topic: str) -> uuid.UUID:
+    return TOPIC_IDS.get(topic, UNKNOWN_TOPIC_ID)
 
 
 def commit_body(group: str, partitions_by_topic: dict[str, list[tuple[int, int, str | None]]], *,
                 generation: int = -1, member_id: str = "", leader_epoch: int = -1):
     return {"group_id": group, "generation_id_or_member_epoch": generation, "member_id": member_id,
             "group_instance_id": None, "retention_time_ms": -1,
-            "topics": [{"name": topic, "partitions": [
+            "topics": [{"name": topic, "topic_id": _id(topic), "partitions": [
                 {"partition_index": p, "committed_offset": offset, "committed_leader_epoch": leader_epoch,
                  "committed_metadata": metadata} for p, offset, metadata in partitions]}
                 for topic, partitions in partitions_by_topic.items()]}
@@ -22,7 +43,8 @@ def fetch_body(v: int, groups: dict[str, dict[str, list[int]] | None], require_s
     """OffsetFetch at any version: v8+ asks for several groups; older versions take one."""
     if v >= 8:
         return {"groups": [{"group_id": g, "topics": None if topics is None else [
-            {"name": t, "partition_indexes": p} for t, p in topics.items()]} for g, topics in groups.items()],
+            {"name": t, "topic_id": _id(t), "partition_indexes": p} for t, p in topics.items()]}
+            for g, topics in groups.items()],
             "require_stable": require_stable}
     (group, topics), = groups.items()
     return {"group_id": group, "topics": None if topics is None else [
@@ -35,6 +57,7 @@ def offset_commit_standalone(s: Session, v: int):
     an unknown topic and a partition the topic lacks; read back with OffsetFetch v7."""
     group, topic = s.group(), s.topic()
     s.create_topic(topic, partitions=2)
+    topic_ids(s, topic)
     coordinator_ready(s, group)
     s.call("OffsetCommit", v, commit_body(group, {
         topic: [(0, 10, "first"), (1, 20, None), (7, 1, "")],
@@ -50,6 +73,7 @@ def offset_commit_metadata_too_large(s: Session, v: int):
     """offset.metadata.max.bytes is 4096 by default: 4096 characters pass, 4097 do not."""
     group, topic = s.group(), s.topic()
     s.create_topic(topic, partitions=2)
+    topic_ids(s, topic)
     coordinator_ready(s, group)
     s.call("OffsetCommit", v, commit_body(group, {topic: [(0, 1, "m" * 4096), (1, 2, "m" * 4097)]}))
     answer = s.call("OffsetFetch", 7, fetch_body(7, {group: None}), record=False)
@@ -64,6 +88,7 @@ def offset_commit_no_such_member(s: Session, v: int):
     with generation -1; negative offsets."""
     group, topic = s.group(), s.topic()
     s.create_topic(topic)
+    topic_ids(s, topic)
     coordinator_ready(s, group)
     s.call("OffsetCommit", v, commit_body("", {topic: [(0, 1, "")]}), label="empty group id")
     s.call("OffsetCommit", v, commit_body(s.group("none"), {topic: [(0, 1, "")]}, generation=1,
@@ -82,6 +107,7 @@ def offset_fetch_committed(s: Session, v: int):
     topics), a group that does not exist; v8+ several groups in one request."""
     group, topic = s.group(), s.topic()
     s.create_topic(topic, partitions=3)
+    topic_ids(s, topic)
     coordinator_ready(s, group)
     s.setup("OffsetCommit", 8, commit_body(group, {topic: [(0, 10, "zero"), (2, 30, "")]}, leader_epoch=4))
     s.call("OffsetFetch", v, fetch_body(v, {group: {topic: [0, 1, 2, 9], s.topic("missing"): [0]}}),
@@ -102,6 +128,7 @@ def offset_fetch_require_stable(s: Session, v: int):
     """require_stable with no pending transactional offsets: answered like a plain fetch."""
     group, topic = s.group(), s.topic()
     s.create_topic(topic)
+    topic_ids(s, topic)
     coordinator_ready(s, group)
     s.setup("OffsetCommit", 8, commit_body(group, {topic: [(0, 7, "")]}))
     s.call("OffsetFetch", v, fetch_body(v, {group: {topic: [0]}}, require_stable=True))

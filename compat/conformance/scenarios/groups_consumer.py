@@ -1,0 +1,212 @@
+"""KIP-848 consumer groups: ConsumerGroupHeartbeat (joins, assignments, revocation, fencing, leaves,
+static members), ConsumerGroupDescribe, OffsetCommit/OffsetFetch with member epochs, and a classic
+member meeting a consumer group.
+
+ConsumerGroupHeartbeat v1 wants the member id chosen by the consumer (KIP-1082); v0 lets the
+coordinator choose it. Each member heartbeats on its own connection; every step waits for the
+previous answer, so the group's epochs advance the same way on both brokers.
+"""
+
+from __future__ import annotations
+
+from ..scenario import ALL, Session, scenario
+from .groups_classic import coordinator_ready, join_body
+from .offsets import commit_body, topic_ids
+
+REBALANCE_MS = 5000
+PROFILE = "consumer-groups"
+
+
+def heartbeat(s: Session, v: int, group: str, member_id: str, epoch: int, *, conn: str, label: str,
+              topics=None, owned=None, assignor=None, instance_id=None, rebalance_ms: int | None = None,
+              record: bool = True):
+    body = {"group_id": group, "member_id": member_id, "member_epoch": epoch, "instance_id": instance_id,
+            "rack_id": None, "rebalance_timeout_ms": -1 if rebalance_ms is None else rebalance_ms,
+            "subscribed_topic_names": topics, "subscribed_topic_regex": None, "server_assignor": assignor,
+            "topic_partitions": owned}
+    return s.call("ConsumerGroupHeartbeat", v, body, conn=conn, label=label, record=record)
+
+
+def first_member_id(v: int, name: str) -> str:
+    """v1: the consumer's own id (a Java consumer uses a random UUID); v0: the coordinator's."""
+    return f"conformance-member-{name}" if v >= 1 else ""
+
+
+def join(s: Session, v: int, group: str, name: str, topics, *, conn: str | None = None, record: bool = True,
+         **options):
+    return heartbeat(s, v, group, first_member_id(v, name), 0, conn=conn or name, label=f"{name}: join",
+                     topics=list(topics), owned=[], rebalance_ms=REBALANCE_MS, record=record, **options)
+
+
+def owned(answer) -> list[dict]:
+    """The partitions an answer assigned, as the member reports them owned in its next heartbeat."""
+    if answer is None or answer.assignment is None:
+        return []
+    return [{"topic_id": tp.topic_id, "partitions": list(tp.partitions)} for tp in answer.assignment.topic_partitions]
+
+
+def describe(s: Session, v: int, groups, label: str):
+    return s.call("ConsumerGroupDescribe", v, {"group_ids": list(groups), "include_authorized_operations": True},
+                  label=label)
+
+
+def ready_group(s: Session, topic: str, partitions: int, group: str) -> None:
+    s.create_topic(topic, partitions=partitions)
+    topic_ids(s, topic)
+    coordinator_ready(s, group)
+
+
+@scenario("ConsumerGroupHeartbeat", versions=ALL, profile=PROFILE)
+def consumer_heartbeat_join_and_leave(s: Session, v: int):
+    """One member joins at epoch 0 and gets every partition of its topic, acknowledges them, and
+    leaves with epoch -1."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 3, group)
+    a = join(s, v, group, "a", [topic])
+    heartbeat(s, v, group, a.member_id, a.member_epoch, conn="a", label="a: owns its partitions", owned=owned(a))
+    heartbeat(s, v, group, a.member_id, -1, conn="a", label="a: leaves (epoch -1)")
+    describe(s, 0, [group], "ConsumerGroupDescribe v0 after the leave")
+
+
+@scenario("ConsumerGroupHeartbeat", versions=ALL, profile=PROFILE)
+def consumer_heartbeat_second_member(s: Session, v: int):
+    """A owns all 4 partitions; B joins: A is asked to revoke half, B gets them once A has."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 4, group)
+    a = join(s, v, group, "a", [topic])
+    a_owned = owned(a)
+    heartbeat(s, v, group, a.member_id, a.member_epoch, conn="a", label="a: owns all", owned=a_owned)
+    b = join(s, v, group, "b", [topic])
+    a2 = heartbeat(s, v, group, a.member_id, a.member_epoch, conn="a", label="a: heartbeat after b joined",
+                   owned=a_owned)
+    if a2 is not None and a2.assignment is not None:
+        a_owned = owned(a2)
+    heartbeat(s, v, group, a.member_id, a2.member_epoch, conn="a", label="a: revoked", owned=a_owned)
+    heartbeat(s, v, group, b.member_id, b.member_epoch, conn="b", label="b: heartbeat after a revoked",
+                   owned=owned(b))
+    describe(s, 1, [group], "ConsumerGroupDescribe v1")
+
+
+@scenario("ConsumerGroupHeartbeat", versions=ALL, profile=PROFILE, covers=["FENCED_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID",
+                                                           "UNSUPPORTED_ASSIGNOR", "INVALID_REQUEST"])
+def consumer_heartbeat_errors(s: Session, v: int):
+    """A wrong member epoch, an unknown member, an assignor the broker lacks, and joins missing what
+    a join must carry."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 2, group)
+    a = join(s, v, group, "a", [topic])
+    heartbeat(s, v, group, a.member_id, a.member_epoch + 5, conn="a", label="epoch ahead", owned=owned(a))
+    heartbeat(s, v, group, a.member_id, a.member_epoch, conn="a", label="after the fence", owned=owned(a))
+    heartbeat(s, v, group, "conformance-unknown", 1, conn="b", label="unknown member", owned=[])
+    heartbeat(s, v, s.group("none"), "conformance-unknown", 1, conn="b", label="unknown group", owned=[])
+    heartbeat(s, v, s.group("other"), first_member_id(v, "x"), 0, conn="b", label="assignor nonexistent",
+              topics=[topic], owned=[], rebalance_ms=REBALANCE_MS, assignor="nonexistent")
+    heartbeat(s, v, s.group("other"), first_member_id(v, "x"), 0, conn="b", label="join without subscription",
+              owned=[], rebalance_ms=REBALANCE_MS)
+    heartbeat(s, v, s.group("other"), first_member_id(v, "x"), 0, conn="b", label="join without rebalance timeout",
+              topics=[topic], owned=[])
+    heartbeat(s, v, s.group("other"), first_member_id(v, "x"), 0, conn="b", label="join without owned partitions",
+              topics=[topic], rebalance_ms=REBALANCE_MS)
+    heartbeat(s, v, "", first_member_id(v, "x"), 0, conn="b", label="empty group id", topics=[topic], owned=[],
+              rebalance_ms=REBALANCE_MS)
+    heartbeat(s, v, s.group("other"), first_member_id(v, "x"), -3, conn="b", label="epoch -3", topics=[topic],
+              owned=[], rebalance_ms=REBALANCE_MS)
+    heartbeat(s, v, s.group("other"), "", 1, conn="b", label="no member id, epoch 1", owned=[])
+    describe(s, 0, [s.group("other")], "the other group was not created")
+
+
+@scenario("ConsumerGroupHeartbeat", versions=ALL, profile=PROFILE)
+def consumer_heartbeat_static_member(s: Session, v: int):
+    """A static member (instance id) leaves with epoch -2 (it will be back) and a new incarnation
+    takes its place and its assignment; the old member id is then unknown."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 2, group)
+    a = join(s, v, group, "a", [topic], instance_id="instance-1")
+    heartbeat(s, v, group, a.member_id, a.member_epoch, conn="a", label="a: owns", owned=owned(a),
+              instance_id="instance-1")
+    heartbeat(s, v, group, a.member_id, -2, conn="a", label="a: leaves for now (epoch -2)", instance_id="instance-1")
+    describe(s, 0, [group], "ConsumerGroupDescribe v0 while away")
+    a2 = join(s, v, group, "a2", [topic], instance_id="instance-1")
+    heartbeat(s, v, group, a.member_id, a.member_epoch, conn="a", label="old member id", owned=owned(a),
+              instance_id="instance-1")
+    heartbeat(s, v, group, a2.member_id, -1, conn="a2", label="a2: leaves for good (epoch -1)",
+              instance_id="instance-1")
+
+
+@scenario("ConsumerGroupDescribe", versions=ALL, profile=PROFILE, covers=["GROUP_ID_NOT_FOUND"])
+def consumer_group_describe_groups(s: Session, v: int):
+    """A consumer group with one member, a group that does not exist, a classic group, an empty id."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 2, group)
+    coordinator_ready(s, s.group("classic"))
+    a = join(s, 1, group, "a", [topic], record=False)
+    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: owns", owned=owned(a), record=False)
+    first = s.call("JoinGroup", 9, join_body(s.group("classic")), conn="c", record=False)
+    s.call("JoinGroup", 9, join_body(s.group("classic"), first.member_id), conn="c", record=False)
+    describe(s, v, [group, s.group("none"), s.group("classic"), ""], f"ConsumerGroupDescribe v{v}")
+
+
+def commit(s: Session, v: int, group: str, topic: str, member_id: str, epoch: int, label: str, conn: str = "a"):
+    return s.call("OffsetCommit", v, commit_body(group, {topic: [(0, 5, "")]}, generation=epoch, member_id=member_id),
+                  conn=conn, label=label)
+
+
+@scenario("OffsetCommit", versions=(8, 9, 10), profile=PROFILE, covers=["STALE_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID"])
+def offset_commit_consumer_group_epochs(s: Session, v: int):
+    """Commits by a member of a consumer group: its epoch, an older one, a newer one, an unknown
+    member, and a standalone commit (generation -1) while the group has members."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 1, group)
+    a = join(s, 1, group, "a", [topic], record=False)
+    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: owns", owned=owned(a), record=False)
+    commit(s, v, group, topic, a.member_id, a.member_epoch, "current epoch")
+    commit(s, v, group, topic, a.member_id, a.member_epoch - 1, "older epoch")
+    commit(s, v, group, topic, a.member_id, a.member_epoch + 1, "newer epoch")
+    commit(s, v, group, topic, "conformance-unknown", a.member_epoch, "unknown member")
+    commit(s, v, group, topic, "", -1, "standalone commit")
+
+
+@scenario("OffsetFetch", versions=(8, 9, 10), profile=PROFILE, covers=["STALE_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID"])
+def offset_fetch_consumer_group_epochs(s: Session, v: int):
+    """OffsetFetch v9 carries the member id and epoch (checked); v8 does not."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 1, group)
+    a = join(s, 1, group, "a", [topic], record=False)
+    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: owns", owned=owned(a), record=False)
+    s.setup("OffsetCommit", 9, commit_body(group, {topic: [(0, 5, "m")]}, generation=a.member_epoch,
+                                           member_id=a.member_id), conn="a")
+    for label, member_id, epoch in [("member, its epoch", a.member_id, a.member_epoch),
+                                    ("member, older epoch", a.member_id, a.member_epoch - 1),
+                                    ("unknown member", "conformance-unknown", 1),
+                                    ("no member (admin)", None, -1)]:
+        s.call("OffsetFetch", v, {"groups": [{"group_id": group, "member_id": member_id, "member_epoch": epoch,
+                                              "topics": None}], "require_stable": False}, conn="a", label=label)
+
+
+@scenario("JoinGroup", versions=(4, 9), profile=PROFILE, covers=["INCONSISTENT_GROUP_PROTOCOL"])
+def join_group_into_consumer_group(s: Session, v: int):
+    """Classic JoinGroups into a group of KIP-848 members: of protocol type 'connect', and of type
+    'consumer' (Kafka's online migration lets classic consumers join), then a DescribeGroups."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 2, group)
+    a = join(s, 1, group, "a", [topic], record=False)
+    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: owns", owned=owned(a), record=False)
+    s.call("JoinGroup", v, join_body(group, protocol_type="connect"), conn="c", label="JoinGroup type connect")
+    s.call("JoinGroup", v, join_body(group, "conformance-unknown", topic=topic), conn="c",
+           label="JoinGroup with an unknown member id")
+    s.call("DescribeGroups", 5, {"groups": [group], "include_authorized_operations": False}, label="DescribeGroups v5")
+
+
+@scenario("ConsumerGroupHeartbeat", versions=(1,), profile=PROFILE, covers=["GROUP_ID_NOT_FOUND"])
+def consumer_heartbeat_into_classic_group(s: Session, v: int):
+    """A KIP-848 member joins a group whose classic member is Stable."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 1, group)
+    first = s.call("JoinGroup", 9, join_body(group, topic=topic), conn="c", record=False)
+    classic = s.call("JoinGroup", 9, join_body(group, first.member_id, topic=topic), conn="c", record=False)
+    s.setup("SyncGroup", 5, {"group_id": group, "generation_id": classic.generation_id, "member_id": classic.member_id,
+                             "protocol_type": "consumer", "protocol_name": "range",
+                             "assignments": [{"member_id": classic.member_id, "assignment": b""}]}, conn="c")
+    join(s, v, group, "a", [topic])
+    s.call("DescribeGroups", 5, {"groups": [group], "include_authorized_operations": False}, label="DescribeGroups v5")
+
