@@ -547,6 +547,8 @@ class Broker:
             first = plog.leader_epoch_cache.earliest_entry
             epoch = first.epoch if first is not None and first.start_offset <= plog.log_start_offset else -1
             return ErrorCode.NONE, plog.log_start_offset, -1, epoch
+        if timestamp in (-5, -6):  # LATEST_TIERED, EARLIEST_PENDING_UPLOAD: no tiered storage here
+            return ErrorCode.NONE, -1, -1, -1
         if timestamp == -3:  # MAX_TIMESTAMP
             found = plog.max_timestamp_offset()
         elif timestamp < 0:

@@ -1,5 +1,10 @@
 """ListOffsets (2): earliest (-2), latest (-1), max timestamp (-3), or the first offset at a time.
 
+Tiered storage's special timestamps (KIP-405, KIP-1005, KIP-1023) are answered as Kafka answers them
+for a topic without remote storage: earliest local (-4) is the log start offset, latest tiered (-5)
+and earliest pending upload (-6) are -1 with no error. v10's timeout for remote lookups has nothing
+to wait for here.
+
 A partition named twice in one request is INVALID_REQUEST in every place it appears (Kafka's
 ListOffsetsRequest.duplicatePartitions). A consumer (replica id -1) reads up to the high
 watermark, or the last stable offset under read_committed; a replica up to the log end offset.
@@ -20,9 +25,10 @@ API = APIS_BY_NAME["ListOffsets"]
 CONSUMER_REPLICA_ID = -1
 
 # The first version each special (negative) timestamp may be asked at: max timestamp (KIP-734),
-# earliest local (KIP-405), latest tiered (KIP-1005). Kafka answers any other negative timestamp,
-# or one asked at an older version, UNSUPPORTED_VERSION, before it looks the partition up.
-SPECIAL_TIMESTAMP_SINCE = {-1: 0, -2: 0, -3: 7, -4: 8, -5: 9}
+# earliest local (KIP-405), latest tiered (KIP-1005), earliest pending upload (KIP-1023). Kafka
+# answers any other negative timestamp, or one asked at an older version, UNSUPPORTED_VERSION,
+# before it looks the partition up.
+SPECIAL_TIMESTAMP_SINCE = {-1: 0, -2: 0, -3: 7, -4: 8, -5: 9, -6: 11}
 
 
 def unsupported_timestamp(timestamp: int, version: int) -> bool:

@@ -106,7 +106,7 @@ def test_current_leader_epoch_ahead_of_the_leader(client):
     assert list_offset(client, topic, LATEST, current_leader_epoch=0).offset == 10
 
 
-@pytest.mark.parametrize("version", [1, 2, 4, 7])
+@pytest.mark.parametrize("version", [1, 2, 4, 7, 8, 9, 10, 11])
 def test_list_offsets_versions(client, version):
     topic, timestamps = _ten_records(client)
     assert list_offset(client, topic, LATEST, version=version).offset == 10
@@ -198,13 +198,14 @@ def test_deleted_records_stay_deleted_after_restart(broker):
 # -- found by the conformance suite (compat/conformance/scenarios/data_path.py) -------------------------------
 
 
-@pytest.mark.parametrize("timestamp, since", [(MAX_TIMESTAMP, 7), (-4, 8), (-5, 9), (-7, None)])
+@pytest.mark.parametrize("timestamp, since", [(MAX_TIMESTAMP, 7), (-4, 8), (-5, 9), (-6, 11), (-7, None)])
 def test_special_timestamps_before_their_version_are_unsupported(client, timestamp, since):
     """Kafka 4.3 answers UNSUPPORTED_VERSION for max timestamp (-3) below v7, earliest local (-4)
-    below v8, latest tiered (-5) below v9, any other negative timestamp always; it says so before
-    looking the partition up (an unknown partition answers it too)."""
+    below v8, latest tiered (-5) below v9, earliest pending upload (-6) below v11, any other
+    negative timestamp always; it says so before looking the partition up (an unknown partition
+    answers it too)."""
     topic, _ = _ten_records(client)
-    for version in (1, 4, 6, 7):
+    for version in (1, 4, 6, 7, 8, 9, 10, 11):
         for partition in (0, 3):
             answer = list_offset(client, topic, timestamp, version=version, partition=partition)
             expected = ("NONE" if partition == 0 else "UNKNOWN_TOPIC_OR_PARTITION") \
@@ -212,6 +213,23 @@ def test_special_timestamps_before_their_version_are_unsupported(client, timesta
             assert error_name(answer.error_code) == expected, (version, partition)
             if expected == "UNSUPPORTED_VERSION":
                 assert (answer.offset, answer.timestamp) == (-1, -1)
+
+
+def test_tiered_storage_timestamps_without_tiered_storage(client):
+    """Kafka 4.3 for a topic without remote storage: earliest local (-4, v8+) is the log start
+    offset, as earliest (-2) is; latest tiered (-5, v9+) and earliest pending upload (-6, v11) find
+    nothing: offset, timestamp and epoch -1, no error. v10's timeout_ms only bounds remote lookups."""
+    topic, _ = _ten_records(client)
+    assert _delete_records(client, topic, 4).error_code == 0
+    for timestamp, version in ((EARLIEST, 11), (-4, 8), (-4, 11)):
+        answer = list_offset(client, topic, timestamp, version=version)
+        assert (answer.error_code, answer.offset, answer.timestamp, answer.leader_epoch) == (0, 4, -1, 0)
+    for timestamp, version in ((-5, 9), (-5, 11), (-6, 11)):
+        answer = list_offset(client, topic, timestamp, version=version)
+        assert (answer.error_code, answer.offset, answer.timestamp, answer.leader_epoch) == (0, -1, -1, -1)
+    response = client.call("ListOffsets", 10, {"replica_id": -1, "isolation_level": 0, "timeout_ms": 1, "topics": [
+        {"name": topic, "partitions": [{"partition_index": 0, "timestamp": LATEST, "current_leader_epoch": -1}]}]})
+    assert (response.topics[0].partitions[0].error_code, response.topics[0].partitions[0].offset) == (0, 10)
 
 
 def test_a_negative_current_leader_epoch_other_than_minus_one_is_fenced(client):

@@ -659,6 +659,22 @@ def test_fetch_v16_node_endpoints():
     assert FETCH.response.encode_bytes(response, 15) == FETCH.response.encode_bytes(resp(responses=[]), 15)
 
 
+def test_list_offsets_v10_timeout_ms():
+    """v10 appends the timeout for remote-storage lookups (KIP-1075); v8, v9 and v11 only allow new
+    special timestamps, on the same bytes."""
+    api = APIS_BY_NAME["ListOffsets"]
+    topic = api.request.cls.ListOffsetsTopic
+    request = api.request(replica_id=-1, isolation_level=1, timeout_ms=30000, topics=[topic(
+        name="t1", partitions=[topic.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=-5)])])
+    body = (b"\xff\xff\xff\xff" + b"\x01"                    # replica_id, isolation_level
+            + b"\x02" + b"\x03t1"                               # topics: 1; name
+            + b"\x02" + b"\x00\x00\x00\x00" + b"\xff\xff\xff\xff"  #   partitions: 1; index 0, epoch -1
+            + b"\xff" * 7 + b"\xfb" + b"\x00" + b"\x00")          #   timestamp -5; tagged fields
+    _check(APIS_BY_NAME["ListOffsets"], "request", 10, request, body + b"\x00\x00\x75\x30" + b"\x00")
+    request.timeout_ms = 0  # not on the wire before v10: decodes as its default
+    _check(APIS_BY_NAME["ListOffsets"], "request", 9, request, body + b"\x00")
+
+
 # -- Metadata ---------------------------------------------------------------------------------
 
 TOPIC_ID = uuid.UUID("0123456789abcdef0123456789abcdef")
