@@ -98,6 +98,15 @@ KNOWN: tuple[Known, ...] = (
           "read_uncommitted; errors from the log (OFFSET_OUT_OF_RANGE) keep null, as ours do. We answer null for "
           "UNKNOWN_TOPIC_OR_PARTITION from broker.read_partition. Fix: p01_fetch._read_all answers "
           "_partition_error(p, UNKNOWN_TOPIC_OR_PARTITION) for it (file being raised to v18 right now)."),
+    Known("produce_refused_batches@v* :: transactional*batch, no transactional id :: *", OPEN,
+          "Produce of a transactional batch (control or not) in a request without a transactional id: Kafka "
+          "(KafkaApis.handleProduceRequest: hasTransactionalRecords, WRITE on the null transactional id fails) "
+          "answers every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) with log_start_offset -1; we "
+          "append the non-control one (NONE) and answer the control one INVALID_RECORD (87). Fix in "
+          "broker/handlers/p00_produce.py before the append (being edited for transaction v2 right now)."),
+    Known("produce_null_records@v* :: null records :: *", KEPT,
+          "A Produce whose partition carries null records: Kafka 4.3 never answers it (the client times out); "
+          "we answer that partition INVALID_RECORD, as Kafka answers empty records."),
 )
 
 

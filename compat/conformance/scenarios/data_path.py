@@ -417,3 +417,97 @@ def offset_for_leader_epoch_replica_ids(s: Session, v: int):
     five_records(s)
     for replica in (2, -1, -2):
         offset_for_leader_epoch(s, v, s.topic(), 0, replica_id=replica, label=f"replica id {replica}")
+
+
+# -- Produce: batches Kafka refuses -----------------------------------------------------------------------
+
+
+def legacy_message_set(value: bytes, magic: int = 1) -> bytes:
+    """One message of the old formats (magic 0/1, removed in Kafka 4.0 by KIP-724), at offset 0."""
+    import struct
+    import zlib
+
+    body = struct.pack(">bb", magic, 0) + (struct.pack(">q", T0) if magic == 1 else b"") + \
+        struct.pack(">i", -1) + struct.pack(">i", len(value)) + value
+    message = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", 0, len(message)) + message
+
+
+@scenario("Produce", versions=ALL, covers=["INVALID_RECORD", "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"])
+def produce_refused_batches(s: Session, v: int):
+    """Control batches from a client (transactional or not), a transactional batch without a
+    transactional id, old message formats (magic 0 and 1, removed in
+    Kafka 4.0), a header counting more records than it holds, an empty records field."""
+    import struct
+
+    from crc32c import crc32c
+
+    from kafka_wire.record_codec import ControlRecordType, encode_control_key, encode_end_transaction_marker
+
+    s.create_topic(s.topic())
+    key = (s.topic(), 0)
+
+    def control(transactional: bool) -> bytes:
+        return build_batch([Record(0, 0, encode_control_key(ControlRecordType.COMMIT), encode_end_transaction_marker(0))],
+                           base_timestamp=T0, is_control=True, is_transactional=transactional,
+                           producer_id=1, producer_epoch=0)
+
+    produce(s, v, {key: control(True)}, label="transactional control batch, no transactional id")
+    produce(s, v, {key: control(False)}, label="control batch, not transactional")
+    produce(s, v, {key: legacy_message_set(b"old", magic=1)}, label="magic 1")
+    produce(s, v, {key: legacy_message_set(b"older", magic=0)}, label="magic 0")
+    miscounted = bytearray(batch(["a", "b"]))
+    struct.pack_into(">i", miscounted, 57, 3)  # records_count
+    struct.pack_into(">I", miscounted, 17, crc32c(bytes(miscounted[21:])))  # a valid CRC over the lie
+    produce(s, v, {key: bytes(miscounted)}, label="records_count 3 for 2 records")
+    produce(s, v, {key: b""}, label="empty records")
+    produce(s, v, {key: batch(["fine"])}, label="then a good batch")
+    # Last: kafka-wire appends it (known.py), which would shift every offset after it.
+    produce(s, v, {key: batch(["t"], is_transactional=True, producer_id=1, producer_epoch=0, base_sequence=0)},
+            label="transactional batch, no transactional id")
+
+
+@scenario("Produce", versions=(3, 9, 13))
+def produce_null_records(s: Session, v: int):
+    """A partition whose records field is null: Kafka 4.3 never answers (the client times out)."""
+    s.create_topic(s.topic())
+    client = s.conn("null-records")
+    s.raw(client.frame("Produce", v, produce_body(s, v, {(s.topic(), 0): None}, acks=1)), conn="null-records",
+          label="null records", api="Produce", version=v, wait=2.0)
+
+
+@scenario("Produce", versions=ALL, covers=["UNSUPPORTED_COMPRESSION_TYPE"])
+def produce_zstd_by_version(s: Session, v: int):
+    """A zstd batch: Produce v7+ only (KIP-110); a topic with compression.type zstd recompresses an
+    uncompressed batch."""
+    s.create_topic(s.topic())
+    s.create_topic(s.topic("zstd"), configs={"compression.type": "zstd"})
+    produce(s, v, {(s.topic(), 0): batch(["z" * 50], compression=4)}, label="zstd batch")
+    produce(s, v, {(s.topic("zstd"), 0): batch(["plain" * 10])}, label="plain batch to a zstd topic")
+
+
+@scenario("Produce", versions=(3, 8, 13), covers=["INVALID_RECORD"])
+def produce_compacted_without_key(s: Session, v: int):
+    """A compacted topic refuses records without a key (record_errors name them at v8+)."""
+    s.create_topic(s.topic(), configs={"cleanup.policy": "compact"})
+    records = build_batch([Record(0, 0, b"k", b"a"), Record(1, 0, None, b"b"), Record(2, 0, None, b"c")],
+                          base_timestamp=T0)
+    produce(s, v, {(s.topic(), 0): records}, label="two records without key")
+    produce(s, v, {(s.topic(), 0): batch(["keyed"])}, label="keyed")
+
+
+@scenario("Produce", versions=(3, 9, 13))
+def produce_topic_compression(s: Session, v: int):
+    """A topic with compression.type gzip: an uncompressed batch is stored (and fetched) gzip; a
+    compression.type producer topic keeps the producer's codec."""
+    s.create_topic(s.topic("gzip"), configs={"compression.type": "gzip"})
+    s.create_topic(s.topic("producer"), configs={"compression.type": "producer"})
+    produce(s, v, {(s.topic("gzip"), 0): batch(["a" * 30, "b" * 30])}, label="plain to gzip topic")
+    produce(s, v, {(s.topic("gzip"), 0): batch(["c" * 30], compression=3)}, label="lz4 to gzip topic")
+    produce(s, v, {(s.topic("producer"), 0): batch(["d" * 30], compression=2)}, label="snappy to producer topic")
+    for topic in ("gzip", "producer"):
+        fetched = fetch(s, 12, s.topic(topic), 0, record=False)
+        data = bytes(fetched.responses[0].partitions[0].records)
+        s.record(f"{topic} topic's batches", [
+            {"compression": header.attributes & 7, "base_offset": header.base_offset,
+             "records": [(r.key, r.value) for r in records]} for header, records in decode_batches(data)])
