@@ -25,7 +25,7 @@ from .produce_validation import validate_and_convert
 from .config import BrokerConfig
 from coordinator.group_coordinator import GroupCoordinator
 from coordinator.offsets_store import OFFSETS_TOPIC, OffsetsTopic
-from coordinator.transaction_coordinator import TransactionCoordinator
+from coordinator.transaction_coordinator import DEFAULT_ERROR, TransactionCoordinator
 from coordinator.txn_log import TRANSACTION_STATE_TOPIC
 from coordinator.txn_markers import write_txn_markers
 
@@ -393,9 +393,10 @@ class Broker:
         """Before the listeners close: move leadership away (nothing to move on a single node)."""
 
     def write_txn_markers(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
-                          partitions) -> dict[tuple[str, int], ErrorCode]:
+                          partitions, transaction_version: int = 0) -> dict[tuple[str, int], ErrorCode]:
         """WriteTxnMarkers: append a COMMIT or ABORT marker to each partition as its leader."""
-        return write_txn_markers(self, producer_id, producer_epoch, coordinator_epoch, committed, partitions)
+        return write_txn_markers(self, producer_id, producer_epoch, coordinator_epoch, committed, partitions,
+                                 transaction_version)
 
     # -- topics ------------------------------------------------------------------------------
 
@@ -476,16 +477,20 @@ class Broker:
             return ErrorCode.FENCED_LEADER_EPOCH
         return ErrorCode.NONE
 
-    def append_records(self, topic: str, partition: int, records, *, transactional_id=None) -> AppendResult:
+    def append_records(self, topic: str, partition: int, records, *, transactional_id=None,
+                       transaction_operation: int = DEFAULT_ERROR) -> AppendResult:
         """Append a client's batch as leader; on a single node the high watermark follows at once.
 
         The topic's record-level rules (timestamp bounds, keys on compacted topics, its codec)
-        apply first; they raise produce_validation.RecordValidationError."""
+        apply first; they raise produce_validation.RecordValidationError. `transaction_operation`
+        follows the Produce version (transaction_coordinator.produce_operation)."""
         plog = self.logs.get(topic, partition)
         state = self.metadata.partition_state(topic, partition)
         if transactional_id is not None and self.transactions is not None:
-            # KIP-890: a transaction's first write to a partition must follow AddPartitionsToTxn.
-            self.transactions.verify_produce(topic, partition, plog, records, transactional_id)
+            # KIP-890: a transaction's first write to a partition must follow AddPartitionsToTxn
+            # (part 1), or adds the partition itself (part 2, Produce v12).
+            self.transactions.verify_produce(topic, partition, plog, records, transactional_id,
+                                             transaction_operation)
         records = validate_and_convert(records, plog.config, int(time.time() * 1000), f"{topic}-{partition}")
         info = plog.append(records, leader_epoch=state.leader_epoch)
         plog.high_watermark = plog.log_end_offset

@@ -19,6 +19,15 @@ client hears of it, and `start` replays the topic. The requests follow Kafka 3.x
 - Transactions running longer than their timeout are aborted (with an epoch bump that fences
   the producer); transactional ids idle for transactional.id.expiration.ms are removed.
 
+Transaction version 2 (KIP-890 part 2), as Kafka 4.3's coordinator: a client that sends EndTxn v5
+gets the TV2 rules of `_end_transaction_v2` (every commit and abort bumps the epoch, the markers
+carry the new epoch, EndTxn answers it, a used-up epoch moves to a new producer id, a retried
+EndTxn is recognised by its epoch being one behind); its partitions are added by the partition
+leaders when Produce v12 / TxnOffsetCommit v5 first write there (`add_partition_for_write`). The
+coordinator's own aborts (timeouts, InitProducerId fencing an ongoing transaction) follow the
+finalized transaction.version (`transaction_version`), which also picks the TransactionLogValue
+version written.
+
 Nothing here touches a socket; handlers call the `handle_*` methods and build responses.
 """
 
@@ -40,6 +49,7 @@ from .txn_metadata import (
     EXPIRATION_ALLOWED,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
+    SHORT_MAX,
     IllegalTransition,
     TransactionMetadata,
     TransactionState,
@@ -63,6 +73,20 @@ DEFAULTS = {
 # How soon markers that could not be written are tried again.
 MARKER_RETRY_MS = 500
 
+# What a transactional write asks of the coordinator (Kafka's AddPartitionsToTxnManager
+# TransactionSupportedOperation), by the version of the Produce or TxnOffsetCommit request.
+DEFAULT_ERROR = 0  # verify only; a partition not added is INVALID_TXN_STATE
+GENERIC_ERROR_SUPPORTED = 1  # verify only; the client understands TRANSACTION_ABORTABLE
+ADD_PARTITION = 2  # transaction.version 2: add the partition to the transaction
+
+
+def produce_operation(version: int) -> int:
+    return ADD_PARTITION if version > 11 else GENERIC_ERROR_SUPPORTED if version > 10 else DEFAULT_ERROR
+
+
+def txn_offset_commit_operation(version: int) -> int:
+    return ADD_PARTITION if version > 4 else GENERIC_ERROR_SUPPORTED if version > 3 else DEFAULT_ERROR
+
 
 def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -75,6 +99,13 @@ class TransactionVerificationFailed(Exception):
     def __init__(self, error: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.error_name = error.name
+
+
+@dataclass
+class EndTxnResult:
+    error: ErrorCode
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
 
 
 @dataclass
@@ -92,8 +123,11 @@ class TransactionCoordinator:
         self.transactions: dict[str, TransactionMetadata] = {}
         self.config = None
         self.state_log = None  # TransactionStateTopic (or a stand-in in tests)
-        self.write_markers = None  # (producer id, epoch, coordinator epoch, committed, partitions) -> errors
+        # (producer id, epoch, coordinator epoch, committed, partitions, transaction version) -> errors
+        self.write_markers = None
         self.next_producer_id = None  # () -> a new producer id
+        # () -> the cluster's finalized transaction.version (broker/features.py).
+        self.transaction_version: Callable[[], int] = lambda: 0
         self.active = False
         self.loading = False
         # Transactions in Prepare* whose markers (or Complete* record) are still to be written.
@@ -117,10 +151,11 @@ class TransactionCoordinator:
         self.attach(
             broker.config,
             TransactionStateTopic(broker),
-            lambda pid, epoch, coordinator_epoch, committed, partitions: write_txn_markers(
-                broker, pid, epoch, coordinator_epoch, committed, partitions),
+            lambda pid, epoch, coordinator_epoch, committed, partitions, transaction_version=0: write_txn_markers(
+                broker, pid, epoch, coordinator_epoch, committed, partitions, transaction_version),
             broker.producer_ids.next,
         )
+        self.transaction_version = lambda: broker.feature_level("transaction.version")
         started = time.monotonic()
         partitions = self.state_log.existing_partitions()
         self.active = True
@@ -226,7 +261,9 @@ class TransactionCoordinator:
         """Write a prepared transition; on success it takes effect. Returns the client's error."""
         try:
             self.state_log.append(self.partition_for(metadata.transactional_id),
-                                  transaction_record(metadata.transactional_id, transit), self.clock_ms())
+                                  transaction_record(metadata.transactional_id, transit,
+                                                     1 if self.transaction_version() >= 1 else 0),
+                                  self.clock_ms())
         except AppendFailed as exc:
             metadata.abort_transition()
             error = append_transaction_log_error(exc.error)
@@ -275,8 +312,9 @@ class TransactionCoordinator:
         if prepared.state == S.PREPARE_EPOCH_FENCE:
             # Abort the ongoing transaction with a bumped epoch; that epoch is never returned:
             # the client retries and gets the next one, once the abort is complete.
-            error = self._end_transaction(transactional_id, prepared.producer_id, prepared.producer_epoch,
-                                          committed=False, from_client=False)
+            error, _, _ = self._end_transaction(transactional_id, prepared.producer_id, prepared.producer_epoch,
+                                                committed=False, from_client=False,
+                                                client_transaction_version=self.transaction_version())
             if metadata.pending_state == S.PREPARE_EPOCH_FENCE:
                 metadata.pending_state = None
             return InitProducerIdResult(ErrorCode.CONCURRENT_TRANSACTIONS if error == ErrorCode.NONE else error)
@@ -331,64 +369,94 @@ class TransactionCoordinator:
         return None, metadata
 
     def handle_add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                              partitions: Iterable[TopicPartition]) -> ErrorCode:
-        """Add partitions to the producer's transaction (starting it when none is ongoing)."""
+                              partitions: Iterable[TopicPartition], client_transaction_version: int = 0
+                              ) -> ErrorCode:
+        """Add partitions to the producer's transaction (starting it when none is ongoing);
+        `client_transaction_version` 2 when a partition leader adds them for Produce v12 or
+        TxnOffsetCommit v5 (Kafka's TransactionVersion.transactionVersionForAddPartitionsToTxn)."""
         partitions = set(partitions)
-        error, metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST
+        error = self.coordinator_error()
         if error is not None:
             return error
-        if metadata.pending_transition_in_progress or metadata.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+        metadata = self.transactions.get(transactional_id)
+        if metadata is None:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        # Kafka 4's order: a pending transition first (with TV2 the producer may already use the
+        # producer id a pending Complete* switches to).
+        if metadata.pending_transition_in_progress:
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        if metadata.producer_id != producer_id:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if metadata.producer_epoch != producer_epoch:
+            return ErrorCode.PRODUCER_FENCED
+        if metadata.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
             return ErrorCode.CONCURRENT_TRANSACTIONS
         if metadata.state == S.ONGOING and partitions <= metadata.partitions:
             return ErrorCode.NONE
-        return self._append(metadata, metadata.prepare_add_partitions(partitions, self.clock_ms()))
+        return self._append(metadata, metadata.prepare_add_partitions(partitions, self.clock_ms(),
+                                                                      client_transaction_version))
 
     def handle_verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                                 partitions: Iterable[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
-        """AddPartitionsToTxn v4 verify_only: whether each partition is in the ongoing transaction
-        (INVALID_TXN_STATE when not, as Kafka 3.x answers)."""
+                                 partitions: Iterable[TopicPartition], *, abortable: bool = False
+                                 ) -> dict[TopicPartition, ErrorCode]:
+        """AddPartitionsToTxn v4+ verify_only: whether each partition is in the ongoing transaction.
+        One that is not answers TRANSACTION_ABORTABLE (Kafka 4) when the asker understands it
+        (`abortable`: AddPartitionsToTxn v5, Produce v11, TxnOffsetCommit v4), else
+        INVALID_TXN_STATE, which is what Kafka's leaders turn it into for older clients."""
         partitions = list(partitions)
         error, metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
         if error is None and metadata.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
             error = ErrorCode.CONCURRENT_TRANSACTIONS
         if error is not None:
             return dict.fromkeys(partitions, error)
-        return {tp: ErrorCode.NONE if tp in metadata.partitions else ErrorCode.INVALID_TXN_STATE
-                for tp in partitions}
+        missing = ErrorCode.TRANSACTION_ABORTABLE if abortable else ErrorCode.INVALID_TXN_STATE
+        return {tp: ErrorCode.NONE if tp in metadata.partitions else missing for tp in partitions}
 
     def verify_transactional_write(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                                   topic: str, partition: int, plog) -> ErrorCode:
+                                   topic: str, partition: int, plog, operation: int = DEFAULT_ERROR) -> ErrorCode:
         """Before a transaction's first write to a partition, the leader asks the coordinator
-        whether the partition was added to it (Kafka 3.6+, transaction.partition.verification.enable).
-        Later writes (the partition has the transaction open for this epoch) need no check.
-        Returns the coordinator's answer as TxnOffsetCommit passes it on."""
-        if not self._cfg("transaction.partition.verification.enable"):
+        whether the partition was added to it (Kafka 3.6+, transaction.partition.verification.enable);
+        with ADD_PARTITION (Produce v12, TxnOffsetCommit v5: a transaction.version 2 client) it adds
+        the partition instead, whatever that setting. Later writes (the partition has the transaction
+        open for this epoch) need neither. Returns the coordinator's answer."""
+        if operation != ADD_PARTITION and not self._cfg("transaction.partition.verification.enable"):
             return ErrorCode.NONE
         entry = plog.producer_state.last_entry(producer_id) if plog is not None else None
         if entry is not None and entry.current_txn_first_offset is not None and entry.producer_epoch == producer_epoch:
             return ErrorCode.NONE
-        return self.handle_verify_partitions(transactional_id, producer_id, producer_epoch,
-                                             [(topic, partition)])[(topic, partition)]
+        if operation == ADD_PARTITION:
+            return self.handle_add_partitions(transactional_id, producer_id, producer_epoch, [(topic, partition)],
+                                              client_transaction_version=2)
+        return self.handle_verify_partitions(transactional_id, producer_id, producer_epoch, [(topic, partition)],
+                                             abortable=operation >= GENERIC_ERROR_SUPPORTED)[(topic, partition)]
 
     def produce_verification_error(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                                   topic: str, partition: int, plog) -> ErrorCode:
-        """`verify_transactional_write` as Produce answers it (Kafka's ReplicaManager mapping)."""
-        error = self.verify_transactional_write(transactional_id, producer_id, producer_epoch, topic, partition, plog)
-        if error in (ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
-                     ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
-            # Kafka answers these as NOT_ENOUGH_REPLICAS so that older clients retry the write.
+                                   topic: str, partition: int, plog, operation: int = DEFAULT_ERROR) -> ErrorCode:
+        """`verify_transactional_write` as Produce answers it (Kafka's AddPartitionsToTxnManager and
+        ReplicaManager mappings)."""
+        error = self.verify_transactional_write(transactional_id, producer_id, producer_epoch, topic, partition, plog,
+                                                operation)
+        if error in (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                     ErrorCode.NOT_COORDINATOR) or (error == ErrorCode.CONCURRENT_TRANSACTIONS
+                                                   and operation != ADD_PARTITION):
+            # Kafka answers these as NOT_ENOUGH_REPLICAS so that older clients retry the write;
+            # TV2 clients get CONCURRENT_TRANSACTIONS itself (common while a commit completes).
             return ErrorCode.NOT_ENOUGH_REPLICAS
         if error == ErrorCode.PRODUCER_FENCED:
             return ErrorCode.INVALID_PRODUCER_EPOCH
         return error
 
-    def verify_produce(self, topic: str, partition: int, plog, records, transactional_id: str) -> None:
-        """The Produce-side check of a transactional batch; raises TransactionVerificationFailed."""
+    def verify_produce(self, topic: str, partition: int, plog, records, transactional_id: str,
+                       operation: int = DEFAULT_ERROR) -> None:
+        """The Produce-side check (or, for TV2, the implicit AddPartitionsToTxn) of a transactional
+        batch; raises TransactionVerificationFailed."""
         header = read_batch_header(records)
         if not header.is_transactional:
             return
         error = self.produce_verification_error(transactional_id, header.producer_id, header.producer_epoch,
-                                                topic, partition, plog)
+                                                topic, partition, plog, operation)
         if error != ErrorCode.NONE:
             raise TransactionVerificationFailed(
                 error, "Partition was not added to the transaction" if error == ErrorCode.INVALID_TXN_STATE
@@ -398,11 +466,30 @@ class TransactionCoordinator:
 
     def handle_end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
                                committed: bool) -> ErrorCode:
-        return self._end_transaction(transactional_id, producer_id, producer_epoch, committed, from_client=True)
+        """EndTxn v0-4 (transaction.version 0/1 rules)."""
+        return self.end_transaction(transactional_id, producer_id, producer_epoch, committed).error
+
+    def end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int, committed: bool,
+                        client_transaction_version: int = 0) -> "EndTxnResult":
+        """EndTxn from a client: `client_transaction_version` 2 for EndTxn v5 (Kafka's
+        TransactionVersion.transactionVersionForEndTxn), whose answer carries the producer id and
+        epoch to go on with."""
+        return EndTxnResult(*self._end_transaction(transactional_id, producer_id, producer_epoch, committed,
+                                                   from_client=True,
+                                                   client_transaction_version=client_transaction_version))
 
     def _end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int, committed: bool,
-                         from_client: bool) -> ErrorCode:
-        """Kafka's endTransaction: Prepare*, then markers, then Complete*."""
+                         from_client: bool, client_transaction_version: int = 0) -> tuple[ErrorCode, int, int]:
+        """Kafka's endTransaction: Prepare*, then markers, then Complete*. (error, producer id,
+        epoch): the id and epoch only for a TV2 success."""
+        if client_transaction_version >= 2:
+            return self._end_transaction_v2(transactional_id, producer_id, producer_epoch, committed, from_client)
+        return self._end_transaction_v1(transactional_id, producer_id, producer_epoch, committed, from_client), \
+            NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+
+    def _end_transaction_v1(self, transactional_id: str, producer_id: int, producer_epoch: int, committed: bool,
+                            from_client: bool) -> ErrorCode:
+        """Kafka's endTransactionWithTV1."""
         if not transactional_id:
             return ErrorCode.INVALID_REQUEST
         error = self.coordinator_error()
@@ -450,6 +537,97 @@ class TransactionCoordinator:
             return self._invalid_state(metadata, committed)
         raise IllegalTransition(f"transactional id {transactional_id} is in state {state.display_name}")
 
+    def _end_transaction_v2(self, transactional_id: str, producer_id: int, producer_epoch: int, committed: bool,
+                            from_client: bool) -> tuple[ErrorCode, int, int]:
+        """Kafka 4.3's endTransaction for transaction.version 2. Every commit and abort bumps the
+        epoch (Prepare* carries it, and the markers). A retry is told apart by its epoch:
+
+                           abort: retry / current      commit: retry / current
+            Empty          PRODUCER_FENCED / bump      PRODUCER_FENCED / INVALID_TXN_STATE
+            CompleteAbort  NONE / bump                 INVALID_TXN_STATE / INVALID_TXN_STATE
+            CompleteCommit INVALID_TXN_STATE / bump    NONE / INVALID_TXN_STATE
+
+        (retry: the epoch one behind the current, or the last epoch of a producer id that was used
+        up). A coordinator's fence (PrepareEpochFence pending) aborts with the next epoch too."""
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        error = self.coordinator_error()
+        metadata = self.transactions.get(transactional_id) if error is None else None
+        if error is None and metadata is None:
+            error = ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if error is not None:
+            return error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        current_id, current_epoch = metadata.producer_id, metadata.producer_epoch
+        is_epoch_fence = metadata.pending_state == S.PREPARE_EPOCH_FENCE
+        # A retry of an EndTxn that moved to a new producer id (the epoch was used up) ...
+        retry_on_overflow = (not is_epoch_fence and metadata.last_producer_id == producer_id
+                             and producer_epoch == SHORT_MAX - 1 and metadata.producer_epoch == 0)
+        # ... or that bumped the epoch.
+        retry_on_epoch_bump = not is_epoch_fence and metadata.producer_epoch == producer_epoch + 1
+        state = metadata.state
+        if is_epoch_fence:
+            valid_epoch = (not from_client or producer_epoch == metadata.producer_epoch) \
+                and producer_epoch >= metadata.producer_epoch
+        elif state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            valid_epoch = retry_on_epoch_bump
+        elif state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+            valid_epoch = retry_on_epoch_bump or retry_on_overflow or producer_epoch == metadata.producer_epoch
+        else:
+            valid_epoch = producer_epoch == metadata.producer_epoch
+        is_retry = retry_on_epoch_bump or retry_on_overflow
+
+        if metadata.pending_transition_in_progress and not is_epoch_fence:
+            return ErrorCode.CONCURRENT_TRANSACTIONS, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        if metadata.producer_id != producer_id and not retry_on_overflow:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        if not valid_epoch:
+            return ErrorCode.PRODUCER_FENCED, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        failed = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
+        if state == S.ONGOING:
+            wanted, nothing_added = (S.PREPARE_COMMIT if committed else S.PREPARE_ABORT), False
+        elif state == S.COMPLETE_COMMIT:
+            if committed:
+                return (ErrorCode.NONE, current_id, current_epoch) if is_retry \
+                    else (self._invalid_state(metadata, committed), *failed)
+            if is_retry:
+                return self._invalid_state(metadata, committed), *failed
+            wanted, nothing_added = S.PREPARE_ABORT, True
+        elif state == S.COMPLETE_ABORT:
+            if committed:
+                return self._invalid_state(metadata, committed), *failed
+            if is_retry:
+                return ErrorCode.NONE, current_id, current_epoch
+            wanted, nothing_added = S.PREPARE_ABORT, True
+        elif state == S.PREPARE_COMMIT:
+            return (ErrorCode.CONCURRENT_TRANSACTIONS if committed else self._invalid_state(metadata, committed)), \
+                *failed
+        elif state == S.PREPARE_ABORT:
+            return (ErrorCode.CONCURRENT_TRANSACTIONS if not committed else self._invalid_state(metadata, committed)), \
+                *failed
+        elif state == S.EMPTY:
+            if committed:
+                return self._invalid_state(metadata, committed), *failed
+            wanted, nothing_added = S.PREPARE_ABORT, True
+        else:
+            raise IllegalTransition(f"transactional id {transactional_id} is in state {state.display_name}")
+
+        # The bump uses up the epoch: Complete* moves to a new producer id (the fence too).
+        next_producer_id = self.next_producer_id() if metadata.is_producer_epoch_exhausted else NO_PRODUCER_ID
+        if wanted == S.PREPARE_ABORT and is_epoch_fence:
+            # The fence's own bumped epoch is not used: Prepare* bumps from the current one.
+            metadata.pending_state = None
+        error = self._append(metadata, metadata.prepare_abort_or_commit(
+            wanted, self.clock_ms(), client_transaction_version=2, next_producer_id=next_producer_id,
+            no_partition_added=nothing_added))
+        if error != ErrorCode.NONE:
+            return error, *failed
+        answer = metadata.end_txn_answer()
+        log.debug("transactional id %s (producer %d, epoch %d): %s of %d partitions (TV2)", transactional_id,
+                  metadata.producer_id, metadata.producer_epoch, "committing" if committed else "aborting",
+                  len(metadata.partitions))
+        self._send_markers(metadata)
+        return ErrorCode.NONE, *answer
+
     @staticmethod
     def _invalid_state(metadata: TransactionMetadata, committed: bool) -> ErrorCode:
         log.warning("transactional id %s is in state %s, but received %s", metadata.transactional_id,
@@ -463,7 +641,7 @@ class TransactionCoordinator:
         if metadata.partitions:
             coordinator_epoch = self.state_log.coordinator_epoch(self.partition_for(transactional_id))
             results = self.write_markers(metadata.producer_id, metadata.producer_epoch, coordinator_epoch, committed,
-                                         sorted(metadata.partitions))
+                                         sorted(metadata.partitions), metadata.client_transaction_version)
             for tp, error in results.items():
                 if error in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
                     # Written, or the partition is gone (deleted topic): nothing left to close there.
@@ -528,8 +706,9 @@ class TransactionCoordinator:
             transit = metadata.prepare_fence_producer_epoch()
             log.info("aborting transactional id %s (producer %d, epoch %d): it ran longer than its timeout of %d ms",
                      metadata.transactional_id, metadata.producer_id, metadata.producer_epoch, metadata.txn_timeout_ms)
-            error = self._end_transaction(metadata.transactional_id, transit.producer_id, transit.producer_epoch,
-                                          committed=False, from_client=False)
+            error, _, _ = self._end_transaction(metadata.transactional_id, transit.producer_id,
+                                                transit.producer_epoch, committed=False, from_client=False,
+                                                client_transaction_version=self.transaction_version())
             if error == ErrorCode.NONE:
                 aborted.append(metadata.transactional_id)
             else:
@@ -613,4 +792,6 @@ class TransactionCoordinator:
                 "transaction_states": listed}
 
 
-__all__ = ["TransactionCoordinator", "TransactionVerificationFailed", "InitProducerIdResult"]
+__all__ = ["TransactionCoordinator", "TransactionVerificationFailed", "InitProducerIdResult", "EndTxnResult",
+           "DEFAULT_ERROR", "GENERIC_ERROR_SUPPORTED", "ADD_PARTITION", "produce_operation",
+           "txn_offset_commit_operation"]

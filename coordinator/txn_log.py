@@ -7,8 +7,10 @@ latest state of each and a tombstone (null value) removes an expired id:
                                            partitions (null when Empty), timestamps), or null
 
 The partition is Kafka's `Utils.abs(transactionalId.hashCode()) % transaction.state.log.num.partitions`.
-Values are written at version 0, as Kafka 3.x writes them (version 1, flexible, comes with
-transaction.version 1): the last producer id and epoch are not stored, as in Kafka.
+Values are written at version 0 while the finalized transaction.version is 0, as Kafka 3.x writes
+them, and at the flexible version 1 from transaction.version 1 on, as Kafka 4 does: v1 adds the
+previous and next producer ids and the client's transaction version (tagged fields), which a TV2
+transaction needs after a restart. The last producer epoch is not stored, as in Kafka.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ TRANSACTION_STATE_TOPIC = "__transaction_state"
 DEFAULT_SEGMENT_BYTES = 104857600  # transaction.state.log.segment.bytes
 
 
-def transaction_record(transactional_id: str, transit: TxnTransit) -> tuple[bytes, bytes | None]:
-    """The record of a transition (Kafka's TransactionLog.valueToBytes); Dead is a tombstone."""
+def transaction_record(transactional_id: str, transit: TxnTransit, version: int = 0) -> tuple[bytes, bytes | None]:
+    """The record of a transition (Kafka's TransactionLog.valueToBytes) at value `version` (0 or 1);
+    Dead is a tombstone."""
     key = encode_transaction_log_key(transactional_id)
     if transit.state == TransactionState.DEAD:
         return key, None
@@ -59,8 +62,12 @@ def transaction_record(transactional_id: str, transit: TxnTransit) -> tuple[byte
         transaction_partitions=partitions,
         transaction_last_update_timestamp_ms=transit.txn_last_update_timestamp,
         transaction_start_timestamp_ms=transit.txn_start_timestamp,
+        client_transaction_version=transit.client_transaction_version,
     )
-    return key, encode_transaction_log_value(value)
+    if version >= 1:
+        value.previous_producer_id = transit.last_producer_id
+        value.next_producer_id = transit.next_producer_id
+    return key, encode_transaction_log_value(value, version)
 
 
 @dataclass
@@ -89,6 +96,10 @@ def decode_transaction_record(key, value) -> LoggedTransaction:
         state=TransactionState(decoded.transaction_status),
         partitions=partitions,
         txn_start_timestamp=decoded.transaction_start_timestamp_ms,
+        # v0 values carry none of these: their defaults (-1, -1, 0) are what Kafka reads.
+        last_producer_id=decoded.previous_producer_id,
+        next_producer_id=decoded.next_producer_id,
+        client_transaction_version=decoded.client_transaction_version,
     )
     return LoggedTransaction(transactional_id, metadata)
 

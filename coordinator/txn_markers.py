@@ -29,8 +29,11 @@ TopicPartition = tuple[str, int]
 
 
 def write_txn_markers(broker, producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
-                      partitions: Iterable[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
-    """Append one marker to each partition; the error per partition (NONE when written)."""
+                      partitions: Iterable[TopicPartition], transaction_version: int = 0
+                      ) -> dict[TopicPartition, ErrorCode]:
+    """Append one marker to each partition; the error per partition (NONE when written).
+    `transaction_version` is the transaction's (WriteTxnMarkers v2, KIP-1228): a TV2 marker carries
+    an epoch one above the transaction's records."""
     results: dict[TopicPartition, ErrorCode] = {}
     offsets_partitions = []
     now_ms = time.time_ns() // 1_000_000

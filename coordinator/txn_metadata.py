@@ -12,7 +12,13 @@ States and their transitions:
     Ongoing -------EndTxn(abort), timeout--------> PrepareAbort ---markers written--> CompleteAbort
     Ongoing -------InitProducerId (fence)--------> PrepareEpochFence (never written) -> PrepareAbort
     Complete*/Empty --InitProducerId-------------> Empty (epoch bumped, or a new producer id)
+    Complete*/Empty --EndTxn(abort), TV2---------> PrepareAbort (an abort with nothing added)
     Complete*/Empty --transactional.id.expiration.ms--> Dead (a tombstone)
+
+With transaction.version 2 (KIP-890 part 2; `client_transaction_version` is the version the client
+used, EndTxn v5 or AddPartitionsToTxn v4+ from a Produce v12) Prepare* bumps the epoch: the markers
+carry the new epoch, which fences the producer's older writes, and EndTxn answers it. When the
+epoch is used up, Prepare* also picks the next producer id, which Complete* switches to (epoch 0).
 """
 
 from __future__ import annotations
@@ -68,7 +74,7 @@ VALID_PREVIOUS_STATES: dict[TransactionState, frozenset[TransactionState]] = {
     S.EMPTY: frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.ONGOING: frozenset({S.ONGOING, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.PREPARE_COMMIT: frozenset({S.ONGOING}),
-    S.PREPARE_ABORT: frozenset({S.ONGOING, S.PREPARE_EPOCH_FENCE}),
+    S.PREPARE_ABORT: frozenset({S.ONGOING, S.PREPARE_EPOCH_FENCE, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.COMPLETE_COMMIT: frozenset({S.PREPARE_COMMIT}),
     S.COMPLETE_ABORT: frozenset({S.PREPARE_ABORT}),
     S.DEAD: frozenset({S.EMPTY, S.COMPLETE_ABORT, S.COMPLETE_COMMIT}),
@@ -100,6 +106,8 @@ class TxnTransit:
     partitions: frozenset[TopicPartition]
     txn_start_timestamp: int
     txn_last_update_timestamp: int
+    next_producer_id: int = NO_PRODUCER_ID
+    client_transaction_version: int = 0
 
 
 @dataclass
@@ -118,6 +126,10 @@ class TransactionMetadata:
     # A fence whose write failed already bumped the epoch in memory (never returned to a client):
     # the next fence reuses it instead of bumping again.
     has_failed_epoch_fence: bool = False
+    # TV2: the producer id that Complete* moves to when Prepare* used up the epoch.
+    next_producer_id: int = NO_PRODUCER_ID
+    # The transaction.version the client used for the current transaction (0 or 2).
+    client_transaction_version: int = 0
 
     @property
     def pending_transition_in_progress(self) -> bool:
@@ -134,7 +146,8 @@ class TransactionMetadata:
     # -- preparing transitions ----------------------------------------------------------------------
 
     def _prepare(self, state: TransactionState, producer_id: int, producer_epoch: int, last_producer_epoch: int,
-                 txn_timeout_ms: int, partitions, txn_start_timestamp: int, update_timestamp: int) -> TxnTransit:
+                 txn_timeout_ms: int, partitions, txn_start_timestamp: int, update_timestamp: int, *,
+                 next_producer_id: int | None = None, client_transaction_version: int | None = None) -> TxnTransit:
         if self.pending_state is not None:
             raise IllegalTransition(f"{self.transactional_id}: transition to {state.display_name} while "
                                     f"one to {self.pending_state.display_name} is pending")
@@ -145,7 +158,10 @@ class TransactionMetadata:
         # As in Kafka, the last producer id is the one before this transition: after a rotation
         # it lets a retry that still names the old id get the new one.
         return TxnTransit(producer_id, self.producer_id, producer_epoch, last_producer_epoch, txn_timeout_ms,
-                          state, frozenset(partitions), txn_start_timestamp, update_timestamp)
+                          state, frozenset(partitions), txn_start_timestamp, update_timestamp,
+                          self.next_producer_id if next_producer_id is None else next_producer_id,
+                          self.client_transaction_version if client_transaction_version is None
+                          else client_transaction_version)
 
     def prepare_fence_producer_epoch(self) -> TxnTransit:
         """Bump the epoch to fence the current producer before aborting its transaction."""
@@ -185,20 +201,45 @@ class TransactionMetadata:
                              self.producer_epoch if record_last_epoch else NO_PRODUCER_EPOCH,
                              new_timeout_ms, (), -1, now_ms)
 
-    def prepare_add_partitions(self, partitions, now_ms: int) -> TxnTransit:
+    def prepare_add_partitions(self, partitions, now_ms: int, client_transaction_version: int = 0) -> TxnTransit:
         start = now_ms if self.state in (S.EMPTY, S.COMPLETE_ABORT, S.COMPLETE_COMMIT) else self.txn_start_timestamp
         return self._prepare(S.ONGOING, self.producer_id, self.producer_epoch, self.last_producer_epoch,
-                             self.txn_timeout_ms, self.partitions | set(partitions), start, now_ms)
+                             self.txn_timeout_ms, self.partitions | set(partitions), start, now_ms,
+                             client_transaction_version=client_transaction_version)
 
-    def prepare_abort_or_commit(self, state: TransactionState, now_ms: int) -> TxnTransit:
-        return self._prepare(state, self.producer_id, self.producer_epoch, self.last_producer_epoch,
-                             self.txn_timeout_ms, self.partitions, self.txn_start_timestamp, now_ms)
+    def prepare_abort_or_commit(self, state: TransactionState, now_ms: int, client_transaction_version: int = 0,
+                                next_producer_id: int = NO_PRODUCER_ID, no_partition_added: bool = False
+                                ) -> TxnTransit:
+        """Prepare*; with TV2 the epoch goes up by one (not past Short.MAX_VALUE, which only an
+        abort of an already broken state can be at) and `next_producer_id` is kept for Complete*."""
+        if client_transaction_version >= 2:
+            epoch = self.producer_epoch if self.producer_epoch == SHORT_MAX and state == S.PREPARE_ABORT \
+                else self.producer_epoch + 1
+            last_epoch = self.producer_epoch
+        else:
+            epoch, last_epoch = self.producer_epoch, self.last_producer_epoch
+        # A TV2 abort with nothing added has no start time of its own: the abort's time stands in.
+        start = now_ms if no_partition_added else self.txn_start_timestamp
+        return self._prepare(state, self.producer_id, epoch, last_epoch, self.txn_timeout_ms, self.partitions, start,
+                             now_ms, next_producer_id=next_producer_id,
+                             client_transaction_version=client_transaction_version)
 
     def prepare_complete(self, now_ms: int) -> TxnTransit:
         state = S.COMPLETE_COMMIT if self.state == S.PREPARE_COMMIT else S.COMPLETE_ABORT
         self.has_failed_epoch_fence = False
-        return self._prepare(state, self.producer_id, self.producer_epoch, self.last_producer_epoch,
-                             self.txn_timeout_ms, (), self.txn_start_timestamp, now_ms)
+        producer_id, epoch = self.producer_id, self.producer_epoch
+        if self.client_transaction_version >= 2 and self.next_producer_id != NO_PRODUCER_ID:
+            # The epoch was used up: continue with the next producer id (the client got it with
+            # EndTxn). The last epoch stays the one the client saw last.
+            producer_id, epoch = self.next_producer_id, 0
+        return self._prepare(state, producer_id, epoch, self.last_producer_epoch, self.txn_timeout_ms, (),
+                             self.txn_start_timestamp, now_ms, next_producer_id=NO_PRODUCER_ID)
+
+    def end_txn_answer(self) -> tuple[int, int]:
+        """The producer id and epoch a TV2 EndTxn answers once Prepare* is written."""
+        if self.client_transaction_version >= 2 and self.next_producer_id != NO_PRODUCER_ID:
+            return self.next_producer_id, 0
+        return self.producer_id, self.producer_epoch
 
     def prepare_dead(self) -> TxnTransit:
         return self._prepare(S.DEAD, self.producer_id, self.producer_epoch, self.last_producer_epoch,
@@ -220,6 +261,8 @@ class TransactionMetadata:
         self.partitions = set(transit.partitions)
         self.txn_start_timestamp = transit.txn_start_timestamp
         self.txn_last_update_timestamp = transit.txn_last_update_timestamp
+        self.next_producer_id = transit.next_producer_id
+        self.client_transaction_version = transit.client_transaction_version
         self.pending_state = None
 
     def abort_transition(self) -> None:

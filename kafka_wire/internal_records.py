@@ -182,6 +182,7 @@ TRANSACTION_LOG_VALUE = Message(
         Field("previous_producer_id", INT64, "1+", tag=0, default=-1),
         Field("next_producer_id", INT64, "1+", tag=1, default=-1),
         Field("producer_epoch", INT16),
+        Field("next_producer_epoch", INT16, "1+", tag=3, default=-1),
         Field("transaction_timeout_ms", INT32),
         Field("transaction_status", INT8),
         # Null when the transaction is Empty.

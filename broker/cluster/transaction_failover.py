@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from coordinator.transaction_coordinator import InitProducerIdResult, TransactionCoordinator
+from coordinator.transaction_coordinator import EndTxnResult, InitProducerIdResult, TransactionCoordinator
 from coordinator.offsets_store import AppendFailed
 from coordinator.txn_log import TRANSACTION_STATE_TOPIC, TransactionStateTopic
 from kafka_wire.errors import ErrorCode
@@ -27,7 +27,7 @@ from .replica_fetcher import BrokerConnection
 
 log = logging.getLogger("kafka_wire.cluster.transactions")
 
-WRITE_TXN_MARKERS_VERSION = 1
+WRITE_TXN_MARKERS_VERSION = 2  # v2 carries the transaction version (KIP-1228)
 PREPARED = ("PrepareCommit", "PrepareAbort")
 
 
@@ -54,7 +54,7 @@ class TransactionMarkerChannel:
         self.in_flight: set[tuple] = set()
 
     def write(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
-              partitions) -> dict[tuple[str, int], ErrorCode]:
+              partitions, transaction_version: int = 0) -> dict[tuple[str, int], ErrorCode]:
         results: dict[tuple[str, int], ErrorCode] = {}
         remote: dict[int, list[tuple[str, int]]] = {}
         for topic, partition in partitions:
@@ -70,7 +70,7 @@ class TransactionMarkerChannel:
                 results[(topic, partition)] = ErrorCode.NOT_LEADER_OR_FOLLOWER
             elif state.leader == self.broker.node_id:
                 results.update(self.broker.write_txn_markers(producer_id, producer_epoch, coordinator_epoch,
-                                                             committed, [(topic, partition)]))
+                                                             committed, [(topic, partition)], transaction_version))
             else:
                 # Pending: answered by a later retry once the leader has written it.
                 results[(topic, partition)] = ErrorCode.REQUEST_TIMED_OUT
@@ -79,10 +79,12 @@ class TransactionMarkerChannel:
                     remote.setdefault(state.leader, []).append((topic, partition))
         for leader, tps in remote.items():
             asyncio.get_running_loop().create_task(
-                self._send(leader, producer_id, producer_epoch, coordinator_epoch, committed, tps))
+                self._send(leader, producer_id, producer_epoch, coordinator_epoch, committed, tps,
+                           transaction_version))
         return results
 
-    async def _send(self, leader: int, producer_id, producer_epoch, coordinator_epoch, committed, tps) -> None:
+    async def _send(self, leader: int, producer_id, producer_epoch, coordinator_epoch, committed, tps,
+                    transaction_version: int = 0) -> None:
         keys = [(producer_id, producer_epoch, committed, t, p) for t, p in tps]
         errors = dict.fromkeys(keys, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         info = self.broker.metadata.brokers.get(leader)
@@ -97,7 +99,7 @@ class TransactionMarkerChannel:
                         topics.setdefault(topic, []).append(partition)
                     response = await connection.call("WriteTxnMarkers", WRITE_TXN_MARKERS_VERSION, {"markers": [{
                         "producer_id": producer_id, "producer_epoch": producer_epoch, "transaction_result": committed,
-                        "coordinator_epoch": coordinator_epoch,
+                        "coordinator_epoch": coordinator_epoch, "transaction_version": transaction_version,
                         "topics": [{"name": t, "partition_indexes": ps} for t, ps in topics.items()]}]}, 30)
                 finally:
                     connection.close()
@@ -174,20 +176,22 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
             return InitProducerIdResult(ErrorCode.NOT_COORDINATOR)
         return super().handle_init_producer_id(transactional_id, txn_timeout_ms, *args, **kwargs)
 
-    def handle_add_partitions(self, transactional_id, producer_id, producer_epoch, partitions):
+    def handle_add_partitions(self, transactional_id, producer_id, producer_epoch, partitions, *args, **kwargs):
         if self._not_coordinator(transactional_id):
             return ErrorCode.NOT_COORDINATOR
-        return super().handle_add_partitions(transactional_id, producer_id, producer_epoch, partitions)
+        return super().handle_add_partitions(transactional_id, producer_id, producer_epoch, partitions,
+                                             *args, **kwargs)
 
-    def handle_verify_partitions(self, transactional_id, producer_id, producer_epoch, partitions):
+    def handle_verify_partitions(self, transactional_id, producer_id, producer_epoch, partitions, **kwargs):
         if self._not_coordinator(transactional_id):
             return dict.fromkeys(list(partitions), ErrorCode.NOT_COORDINATOR)
-        return super().handle_verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
+        return super().handle_verify_partitions(transactional_id, producer_id, producer_epoch, partitions,
+                                                **kwargs)
 
-    def handle_end_transaction(self, transactional_id, producer_id, producer_epoch, committed):
+    def end_transaction(self, transactional_id, producer_id, producer_epoch, committed, *args, **kwargs):
         if self._not_coordinator(transactional_id):
-            return ErrorCode.NOT_COORDINATOR
-        return super().handle_end_transaction(transactional_id, producer_id, producer_epoch, committed)
+            return EndTxnResult(ErrorCode.NOT_COORDINATOR)
+        return super().end_transaction(transactional_id, producer_id, producer_epoch, committed, *args, **kwargs)
 
     # -- produce-time verification (KIP-890) needs the coordinator, which may be elsewhere ----
 

@@ -17,6 +17,7 @@ v10's bytes: TRANSACTION_ABORTABLE and the implicit AddPartitionsToTxn of transa
 
 from __future__ import annotations
 
+from coordinator.transaction_coordinator import produce_operation
 from kafka_wire.compression import CompressionType
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
@@ -83,7 +84,9 @@ def append_partition(broker, ctx, topic: str, index: int, records, acks: int, tr
         if len(state.isr) < min_isr:
             return _partition_error(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=plog.log_start_offset)
     try:
-        result = broker.append_records(topic, index, records, transactional_id=transactional_id)
+        # Produce v12+ (a transaction.version 2 producer) adds the partition to its transaction.
+        result = broker.append_records(topic, index, records, transactional_id=transactional_id,
+                                       transaction_operation=produce_operation(ctx.api_version))
     except RecordValidationError as exc:
         return _partition_error(index, ErrorCode[exc.error_name], log_start_offset=plog.log_start_offset,
                                 message=str(exc),

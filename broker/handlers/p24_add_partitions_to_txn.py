@@ -1,7 +1,9 @@
 """AddPartitionsToTxn (24): a transactional producer adds partitions to its transaction.
 
 v0-3 carry one producer's transaction; v4 (KIP-890, sent by partition leaders) carries several,
-each either added or, with `verify_only`, only checked. As in Kafka's KafkaApis: partitions of
+each either added (as a transaction.version 2 transaction: Kafka's leaders send that for Produce
+v12 and TxnOffsetCommit v5) or, with `verify_only`, only checked (a partition not in the
+transaction answers TRANSACTION_ABORTABLE from v5, INVALID_TXN_STATE before). As in Kafka's KafkaApis: partitions of
 unknown topics fail with UNKNOWN_TOPIC_OR_PARTITION and the others of that transaction with
 OPERATION_NOT_ATTEMPTED; clients older than v2 get INVALID_PRODUCER_EPOCH for PRODUCER_FENCED.
 Clients (v0-3) need WRITE on the transactional id and on each topic; a v4 batch comes from another
@@ -31,7 +33,10 @@ def add_partitions(broker, transactional_id: str, producer_id: int, producer_epo
     if unknown:
         return {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
                 for tp in partitions}
-    error = broker.transactions.handle_add_partitions(transactional_id, producer_id, producer_epoch, partitions)
+    # Kafka's TransactionVersion.transactionVersionForAddPartitionsToTxn: v4+ comes from a leader
+    # adding for a transaction.version 2 client.
+    error = broker.transactions.handle_add_partitions(transactional_id, producer_id, producer_epoch, partitions,
+                                                      client_transaction_version=2 if version > 3 else 0)
     if error == ErrorCode.PRODUCER_FENCED and version < 2:
         error = ErrorCode.INVALID_PRODUCER_EPOCH
     return dict.fromkeys(partitions, error)
@@ -62,7 +67,8 @@ async def handle(broker, ctx, request):
         partitions = [(t.name, p) for t in txn.topics for p in t.partitions]
         if txn.verify_only:
             errors = broker.transactions.handle_verify_partitions(txn.transactional_id, txn.producer_id,
-                                                                  txn.producer_epoch, partitions)
+                                                                  txn.producer_epoch, partitions,
+                                                                  abortable=version >= 5)
         else:
             errors = add_partitions(broker, txn.transactional_id, txn.producer_id, txn.producer_epoch,
                                     partitions, version)

@@ -1,5 +1,9 @@
 """EndTxn (26): commit or abort the producer's transaction (markers are written to every partition
-before the answer; clients older than v2 get INVALID_PRODUCER_EPOCH for PRODUCER_FENCED)."""
+before the answer; clients older than v2 get INVALID_PRODUCER_EPOCH for PRODUCER_FENCED).
+
+v5 is a transaction.version 2 client (Kafka's TransactionVersion.transactionVersionForEndTxn): the
+coordinator bumps the epoch on every commit and abort and the answer carries the producer id and
+epoch the producer goes on with (-1 on errors)."""
 
 from __future__ import annotations
 
@@ -15,8 +19,11 @@ async def handle(broker, ctx, request):
     if not broker.authorizer.authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
                                        request.transactional_id):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)}
-    error = broker.transactions.handle_end_transaction(request.transactional_id, request.producer_id,
-                                                       request.producer_epoch, request.committed)
+    result = broker.transactions.end_transaction(request.transactional_id, request.producer_id,
+                                                 request.producer_epoch, request.committed,
+                                                 client_transaction_version=2 if ctx.api_version > 4 else 0)
+    error = result.error
     if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 2:
         error = ErrorCode.INVALID_PRODUCER_EPOCH
-    return {"throttle_time_ms": 0, "error_code": int(error)}
+    return {"throttle_time_ms": 0, "error_code": int(error), "producer_id": result.producer_id,
+            "producer_epoch": result.producer_epoch}

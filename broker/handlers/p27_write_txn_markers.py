@@ -3,7 +3,7 @@
 Kafka's transaction coordinators send it to partition leaders. On a single node ours writes
 markers to its own partitions directly, so this handler serves a tool that asks; in a cluster the
 coordinators of other brokers send it here for the partitions this broker leads (the others are
-answered NOT_LEADER_OR_FOLLOWER).
+answered NOT_LEADER_OR_FOLLOWER). v2 says each marker's transaction version (KIP-1228).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ async def handle(broker, ctx, request):
             errors = dict.fromkeys(partitions, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         else:
             errors = broker.write_txn_markers(marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
-                                              marker.transaction_result, partitions)
+                                              marker.transaction_result, partitions,
+                                              marker.transaction_version if ctx.api_version >= 2 else 0)
         by_topic: dict[str, list[dict]] = {}
         for (topic, partition), error in errors.items():
             by_topic.setdefault(topic, []).append({"partition_index": partition, "error_code": int(error)})

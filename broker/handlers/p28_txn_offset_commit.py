@@ -1,13 +1,16 @@
 """TxnOffsetCommit (28): offsets committed inside a transaction, visible once it commits.
 
-As Kafka 3.x: partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION; the group's
+As Kafka: partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION; the group's
 __consumer_offsets partition must be in the transaction (AddOffsetsToTxn) before the first write
-there (KIP-890 verification); then the group coordinator stores the offsets as pending.
+there (KIP-890 verification; not added answers INVALID_TXN_STATE, TRANSACTION_ABORTABLE from v4);
+v5 comes from a transaction.version 2 producer, which sends no AddOffsetsToTxn: the first write
+adds the partition to the transaction. Then the group coordinator stores the offsets as pending.
 """
 
 from __future__ import annotations
 
 from coordinator.offsets_store import OFFSETS_TOPIC
+from coordinator.transaction_coordinator import txn_offset_commit_operation
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
@@ -49,7 +52,7 @@ async def handle(broker, ctx, request):
             # was not called, CONCURRENT_TRANSACTIONS, PRODUCER_FENCED, ...).
             error = broker.transactions.verify_transactional_write(
                 request.transactional_id, request.producer_id, request.producer_epoch, OFFSETS_TOPIC, partition,
-                broker.partition_log(OFFSETS_TOPIC, partition))
+                broker.partition_log(OFFSETS_TOPIC, partition), txn_offset_commit_operation(ctx.api_version))
         if error != ErrorCode.NONE:
             errors.update(((t, p), error) for t, p, *_ in offsets)
         else:

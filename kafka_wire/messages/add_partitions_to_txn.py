@@ -1,7 +1,8 @@
 """AddPartitionsToTxn (key 24): a transactional producer adds partitions to its transaction.
 
-Versions 0-4: v3 is flexible; v4 (KIP-890) is the broker-to-coordinator form that verifies several
-transactions at once (`transactions`), while v0-3 carry one producer's transaction (`v3_and_below_*`).
+Versions 0-5: v3 is flexible; v4 (KIP-890) is the broker-to-coordinator form that verifies several
+transactions at once (`transactions`), while v0-3 carry one producer's transaction (`v3_and_below_*`);
+v5 may answer TRANSACTION_ABORTABLE (the same bytes as v4).
 """
 
 from ..schema import BOOL, INT16, INT32, INT64, STRING, Api, Array, Field, StructType
@@ -21,7 +22,7 @@ ADD_PARTITIONS_TO_TXN_TOPIC_RESULT = StructType("AddPartitionsToTxnTopicResult",
 ])
 
 API = Api(
-    24, "AddPartitionsToTxn", versions="0-4", flexible="3+",
+    24, "AddPartitionsToTxn", versions="0-5", flexible="3+",
     request=[
         Field("transactions", Array("AddPartitionsToTxnTransaction", [
             Field("transactional_id", STRING, "4+"),

@@ -1,13 +1,15 @@
 """TxnOffsetCommit (key 28): commit offsets as part of a transaction.
 
-Versions 0-3: v2 adds the committed leader epoch, v3 is flexible and adds the group member's
-identity (KIP-447) so the coordinator can fence zombie producers.
+Versions 0-5: v2 adds the committed leader epoch, v3 is flexible and adds the group member's
+identity (KIP-447) so the coordinator can fence zombie producers, v4 may answer
+TRANSACTION_ABORTABLE, v5 (transaction.version 2, KIP-890 part 2) also adds the group's
+__consumer_offsets partition to the transaction, in place of AddOffsetsToTxn. v4 and v5 are v3's bytes.
 """
 
 from ..schema import INT16, INT32, INT64, STRING, Api, Array, Field
 
 API = Api(
-    28, "TxnOffsetCommit", versions="0-3", flexible="3+",
+    28, "TxnOffsetCommit", versions="0-5", flexible="3+",
     request=[
         Field("transactional_id", STRING),
         Field("group_id", STRING),

@@ -1,12 +1,14 @@
 """WriteTxnMarkers (key 27): the transaction coordinator has partition leaders write markers.
 
-Versions 0-1: v1 is flexible. transaction_result: false = ABORT, true = COMMIT.
+Versions 0-2: v1 is flexible, v2 adds each marker's transaction version (KIP-1228: 0/1 legacy,
+2 = a TV2 transaction, whose marker epoch is one above its records'). transaction_result: false =
+ABORT, true = COMMIT. (Kafka 4 removed v0; it is the same as v1 without flexible encoding.)
 """
 
-from ..schema import BOOL, INT16, INT32, INT64, STRING, Api, Array, Field
+from ..schema import BOOL, INT8, INT16, INT32, INT64, STRING, Api, Array, Field
 
 API = Api(
-    27, "WriteTxnMarkers", versions="0-1", flexible="1+",
+    27, "WriteTxnMarkers", versions="0-2", flexible="1+",
     request=[
         Field("markers", Array("WritableTxnMarker", [
             Field("producer_id", INT64),
@@ -17,6 +19,7 @@ API = Api(
                 Field("partition_indexes", Array(INT32)),
             ])),
             Field("coordinator_epoch", INT32),
+            Field("transaction_version", INT8, "2+", default=0, ignorable=True),
         ])),
     ],
     response=[

@@ -12,6 +12,12 @@
   (the producer is still there) or is aborted by the coordinator's timeout, and read_committed
   consumers never see part of it.
 
+The broker finalizes transaction.version 2, so Java 4.3.0 runs these with KIP-890 part 2 (an epoch
+bump per transaction, partitions added by Produce v12 and TxnOffsetCommit v5, EndTxn v5) and
+Java 3.9.0 with the protocol before it (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn v4 or older):
+the Java tests count the broker's requests by API and version (its Prometheus endpoint) to show
+which protocol each client used.
+
 The Java side is tests/clients/java/TxnCheck.java, compiled at test time against each version.
 """
 
@@ -20,13 +26,16 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import time
+import urllib.request
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
-from broker.testing import BrokerProcess
+from broker.testing import BrokerProcess, free_port, running_broker
 from broker.wire_client import ClusterClient, LATEST_TIMESTAMP
 
 JAVA_SOURCE = Path(__file__).resolve().parent.parent / "clients" / "java" / "TxnCheck.java"
@@ -51,6 +60,67 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 2) -> None:
 class Produced:
     committed: list[str] = field(default_factory=list)
     aborted: list[str] = field(default_factory=list)
+
+
+# == which transaction protocol a client used, from the broker's request counts ====================
+
+@pytest.fixture(scope="module")
+def metered_broker(tmp_path_factory):
+    """A broker with its Prometheus endpoint, for the Java clients' tests."""
+    port = free_port()
+    with running_broker(tmp_path_factory.mktemp("txn-metered"), config={"metrics.port": port}) as broker:
+        broker.metrics_port = port
+        yield broker
+
+
+def requests_by_version(metrics_port: int) -> Counter:
+    """{(api, version): requests handled} from kafka_wire_requests_total."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    counts = Counter()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "kafka_wire_requests_total":
+                counts[(sample.labels["api"], int(sample.labels["version"]))] += int(sample.value)
+    return counts
+
+
+def versions_of(counts: Counter, api: str) -> dict[int, int]:
+    return {version: n for (name, version), n in sorted(counts.items()) if name == api and n > 0}
+
+
+def assert_transaction_protocol(counts: Counter, java_version: str, *, offsets: bool = False,
+                                ended: bool = True) -> None:
+    """Java 4.3.0 used transaction.version 2, 3.9.0 the protocol before it (counts: the requests
+    the client's run made)."""
+    end_txn, produce = versions_of(counts, "EndTxn"), versions_of(counts, "Produce")
+    if java_version == "4.3.0":
+        assert versions_of(counts, "AddPartitionsToTxn") == {}, counts
+        assert any(v >= 12 for v in produce), f"no Produce v12+ (TV2 adds partitions there): {produce}"
+        if ended:
+            assert set(end_txn) == {5}, f"EndTxn versions {end_txn}"
+        if offsets:
+            assert versions_of(counts, "AddOffsetsToTxn") == {}, counts
+            assert set(versions_of(counts, "TxnOffsetCommit")) == {5}, counts
+    else:
+        assert versions_of(counts, "AddPartitionsToTxn"), f"no AddPartitionsToTxn: {counts}"
+        assert all(v <= 11 for v in produce), f"Produce versions {produce}"
+        if ended:
+            assert end_txn and max(end_txn) < 5, f"EndTxn versions {end_txn}"
+        if offsets:
+            assert versions_of(counts, "AddOffsetsToTxn"), counts
+            assert max(versions_of(counts, "TxnOffsetCommit")) < 5, counts
+
+
+class RequestCounts:
+    """Requests a block of a test made to a metered broker."""
+
+    def __init__(self, broker) -> None:
+        self.port = broker.metrics_port
+        self.before = requests_by_version(self.port)
+
+    def made(self) -> Counter:
+        return requests_by_version(self.port) - self.before
 
 
 # == Java ==========================================================================================
@@ -263,12 +333,15 @@ READERS = {
 # == transactional producers ========================================================================
 
 @pytest.mark.parametrize("client", [*PRODUCERS, *(f"java-{v}" for v in JAVA_VERSIONS)])
-def test_transactional_producer_commits_and_aborts(shared_broker, txn_check, client):
+def test_transactional_producer_commits_and_aborts(shared_broker, metered_broker, txn_check, client):
     bootstrap = shared_broker.bootstrap
     topic = unique(f"txn-{client}")
     if client.startswith("java-"):
+        bootstrap = metered_broker.bootstrap
         command = txn_check(client.removeprefix("java-"))
+        counts = RequestCounts(metered_broker)
         produced = java_produce(command, bootstrap, topic)
+        assert_transaction_protocol(counts.made(), client.removeprefix("java-"))
         read = java_read_both(command, bootstrap, topic)
         committed, everything = read["read_committed"], read["read_uncommitted"]
     else:
@@ -346,9 +419,11 @@ def test_list_offsets_read_committed_is_the_last_stable_offset(shared_broker, tx
 # == fencing ==========================================================================================
 
 @pytest.mark.parametrize("version", JAVA_VERSIONS)
-def test_java_zombie_producer_is_fenced(shared_broker, txn_check, version):
-    lines = run_java([*txn_check(version), "zombie", shared_broker.bootstrap, unique("zombie"), unique("ztx")])
+def test_java_zombie_producer_is_fenced(metered_broker, txn_check, version):
+    counts = RequestCounts(metered_broker)
+    lines = run_java([*txn_check(version), "zombie", metered_broker.bootstrap, unique("zombie"), unique("ztx")])
     assert any(line.startswith("OK zombie fenced") for line in lines), lines
+    assert_transaction_protocol(counts.made(), version)
 
 
 def test_confluent_zombie_producer_is_fenced(shared_broker):
@@ -392,10 +467,10 @@ def read_lines_until(process: subprocess.Popen, marker: str, timeout: float) -> 
 
 
 @pytest.mark.parametrize("version", JAVA_VERSIONS)
-def test_consume_transform_produce_killed_mid_transaction(shared_broker, txn_check, version):
+def test_consume_transform_produce_killed_mid_transaction(metered_broker, txn_check, version):
     from confluent_kafka import Producer
 
-    bootstrap = shared_broker.bootstrap
+    bootstrap = metered_broker.bootstrap
     source, sink = unique("ctp-in"), unique("ctp-out")
     create_topic(bootstrap, source)
     create_topic(bootstrap, sink)
@@ -404,6 +479,7 @@ def test_consume_transform_produce_killed_mid_transaction(shared_broker, txn_che
     for i in range(total):
         plain.produce(source, key=b"%d" % i, value=b"v%d" % i, partition=i % 2)
     plain.flush(30)
+    counts = RequestCounts(metered_broker)
     command = [*txn_check(version), "copy", bootstrap, source, sink, unique("ctp-group"), unique("ctp-txn"),
                str(total)]
     # The first run stops in transaction 3, its records sent and flushed, not committed.
@@ -416,6 +492,7 @@ def test_consume_transform_produce_killed_mid_transaction(shared_broker, txn_che
         first.wait(10)
     again = subprocess.run(command, capture_output=True, text=True, timeout=150, stdin=subprocess.DEVNULL)
     assert again.returncode == 0 and "DONE" in again.stdout, again.stdout + again.stderr
+    assert_transaction_protocol(counts.made(), version, offsets=True)
 
     expected = sorted(f"copy-v{i}" for i in range(total))
     assert sorted(confluent_read(bootstrap, sink, "read_committed", total)) == expected
@@ -429,11 +506,14 @@ def test_consume_transform_produce_killed_mid_transaction(shared_broker, txn_che
 @pytest.fixture
 def txn_broker(tmp_path):
     """A broker of its own (these tests kill it) that looks for timed-out transactions often."""
+    port = free_port()
     broker = BrokerProcess(tmp_path / "broker", config={
         "transaction.abort.timed.out.transaction.cleanup.interval.ms": 300,
         "offsets.topic.num.partitions": 5,
         "transaction.state.log.num.partitions": 5,
+        "metrics.port": port,
     })
+    broker.metrics_port = port
     broker.start()
     yield broker
     problems = broker.finish()
@@ -454,12 +534,15 @@ def start_holder(command: list[str], bootstrap: str, topic: str, timeout_ms: int
     return holder
 
 
-def test_broker_killed_mid_transaction_then_committed(txn_broker, txn_check):
+@pytest.mark.parametrize("version", JAVA_VERSIONS)
+def test_broker_killed_mid_transaction_then_committed(txn_broker, txn_check, version):
     bootstrap = txn_broker.bootstrap
     topic = unique("held")
-    command = txn_check("3.9.0")
+    command = txn_check(version)
     holder = start_holder(command, bootstrap, topic, 60000)
     try:
+        # The counts go with the process: the writes before the kill, the commit after it.
+        assert_transaction_protocol(requests_by_version(txn_broker.metrics_port), version, ended=False)
         txn_broker.kill()
         txn_broker.start()
         # Recovered: the open transaction still bounds what read_committed consumers see.
@@ -471,6 +554,11 @@ def test_broker_killed_mid_transaction_then_committed(txn_broker, txn_check):
     finally:
         holder.kill()
     assert holder.returncode == 0 and "OK committed" in output, output
+    end_txn = versions_of(requests_by_version(txn_broker.metrics_port), "EndTxn")
+    if version == "4.3.0":
+        assert set(end_txn) == {5}, end_txn
+    else:
+        assert end_txn and max(end_txn) < 5, end_txn
     held = sorted(f"held-{i}" for i in range(4))
     assert sorted(java_read(command, bootstrap, topic, "read_committed")) == sorted(before + held)
 
@@ -480,6 +568,7 @@ def test_broker_killed_mid_transaction_then_aborted_by_timeout(txn_broker, txn_c
     topic = unique("held")
     command = txn_check("4.3.0")
     holder = start_holder(command, bootstrap, topic, 4000)
+    assert_transaction_protocol(requests_by_version(txn_broker.metrics_port), "4.3.0", ended=False)
     holder.kill()  # the producer is gone for good
     holder.wait(10)
     txn_broker.kill()

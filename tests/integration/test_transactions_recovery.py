@@ -16,6 +16,7 @@ import pytest
 from broker.config import BrokerConfig
 from broker.node import Broker
 from coordinator.offsets_store import OFFSETS_TOPIC
+from coordinator.transaction_coordinator import ADD_PARTITION
 from coordinator.txn_metadata import TransactionState
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch
@@ -49,15 +50,17 @@ def transactional_batch(producer_id: int, epoch: int, sequence: int, values: lis
                                  is_transactional=True))
 
 
-def open_transaction(broker: Broker) -> tuple[int, int]:
-    """A transaction with data in orders-0 and orders-1 and an offset commit of group g."""
+def open_transaction(broker: Broker, transaction_version: int = 0) -> tuple[int, int]:
+    """A transaction with data in orders-0 and orders-1 and an offset commit of group g; with
+    transaction_version 2 its partitions are added as Produce v12 / TxnOffsetCommit v5 add them."""
     coordinator = broker.transactions
     result = coordinator.handle_init_producer_id(TXID, 60000)
     assert result.error == ErrorCode.NONE
     pid, epoch = result.producer_id, result.producer_epoch
     offsets_partition = broker.groups.partition_for("g")
     partitions = [(TOPIC, 0), (TOPIC, 1), (OFFSETS_TOPIC, offsets_partition)]
-    assert coordinator.handle_add_partitions(TXID, pid, epoch, partitions) == ErrorCode.NONE
+    assert coordinator.handle_add_partitions(TXID, pid, epoch, partitions,
+                                             client_transaction_version=transaction_version) == ErrorCode.NONE
     for partition in (0, 1):
         broker.append_records(TOPIC, partition, transactional_batch(pid, epoch, 0, [b"a", b"b"]), transactional_id=TXID)
     errors = broker.groups.commit_transactional_offsets(
@@ -74,7 +77,7 @@ def committed_offset(broker: Broker) -> int:
 
 
 def fail_markers(broker: Broker) -> None:
-    broker.transactions.write_markers = lambda pid, epoch, ce, committed, partitions: dict.fromkeys(
+    broker.transactions.write_markers = lambda pid, epoch, ce, committed, partitions, tv=0: dict.fromkeys(
         partitions, ErrorCode.KAFKA_STORAGE_ERROR)
 
 
@@ -82,14 +85,19 @@ def read_committed(broker: Broker, partition: int):
     return broker.read_partition(TOPIC, partition, 0, max_bytes=1 << 20, min_one=True, read_committed=True)
 
 
+@pytest.mark.parametrize("transaction_version", [0, 2], ids=["tv0", "tv2"])
 @pytest.mark.parametrize("commit", [True, False], ids=["commit", "abort"])
-def test_prepared_transaction_is_completed_after_a_crash(tmp_path, commit):
+def test_prepared_transaction_is_completed_after_a_crash(tmp_path, commit, transaction_version):
     async def scenario():
         broker = await started_broker(tmp_path)
         broker.create_topic(TOPIC, 2, 1, {})
-        pid, epoch = open_transaction(broker)
+        pid, epoch = open_transaction(broker, transaction_version)
         fail_markers(broker)
-        assert broker.transactions.handle_end_transaction(TXID, pid, epoch, commit) == ErrorCode.NONE
+        ended = broker.transactions.end_transaction(TXID, pid, epoch, commit,
+                                                    client_transaction_version=transaction_version)
+        # TV2 (EndTxn v5) answers the bumped epoch the producer goes on with.
+        assert (ended.error, ended.producer_id, ended.producer_epoch) == (
+            (ErrorCode.NONE, pid, epoch + 1) if transaction_version == 2 else (ErrorCode.NONE, -1, -1))
         prepared = TransactionState.PREPARE_COMMIT if commit else TransactionState.PREPARE_ABORT
         assert broker.transactions.transactions[TXID].state == prepared
         # Nothing of the transaction is visible yet, on either partition, nor its offsets.
@@ -107,8 +115,22 @@ def test_prepared_transaction_is_completed_after_a_crash(tmp_path, commit):
                 assert read.records is not None
                 assert read.aborted_transactions == ([] if commit else [{"producer_id": pid, "first_offset": 0}])
             assert committed_offset(restarted) == (2 if commit else -1)
-            # The producer carries on with its next epoch.
-            assert restarted.transactions.handle_init_producer_id(TXID, 60000).producer_epoch == epoch + 1
+            if transaction_version == 2:
+                # The markers carried the bumped epoch: the producer's old epoch is fenced, and it
+                # carries on at the new one with no InitProducerId.
+                with pytest.raises(Exception) as refused:
+                    restarted.append_records(TOPIC, 0, transactional_batch(pid, epoch, 2, [b"late"]),
+                                             transactional_id=TXID)
+                assert getattr(refused.value, "error_name", None) == "INVALID_PRODUCER_EPOCH"
+                restarted.append_records(TOPIC, 0, transactional_batch(pid, epoch + 1, 0, [b"next"]),
+                                         transactional_id=TXID, transaction_operation=ADD_PARTITION)
+                assert restarted.transactions.transactions[TXID].partitions == {(TOPIC, 0)}
+                assert restarted.transactions.end_transaction(TXID, pid, epoch + 1, True, 2).producer_epoch == \
+                    epoch + 2
+                assert read_committed(restarted, 0).last_stable_offset == 5
+            else:
+                # The producer carries on with its next epoch.
+                assert restarted.transactions.handle_init_producer_id(TXID, 60000).producer_epoch == epoch + 1
         finally:
             await crash(restarted)
             restarted.close()

@@ -61,16 +61,18 @@ class Markers:
 
     def __init__(self):
         self.written: list[tuple] = []
+        self.versions: list[int] = []  # the transaction version of each marker written
         self.failing: set = set()
         self.error = ErrorCode.KAFKA_STORAGE_ERROR
 
-    def __call__(self, producer_id, producer_epoch, coordinator_epoch, committed, partitions):
+    def __call__(self, producer_id, producer_epoch, coordinator_epoch, committed, partitions, transaction_version=0):
         results = {}
         for tp in partitions:
             if tp in self.failing:
                 results[tp] = self.error
             else:
                 self.written.append((producer_id, producer_epoch, coordinator_epoch, committed, tp))
+                self.versions.append(transaction_version)
                 results[tp] = ErrorCode.NONE
         return results
 
@@ -451,3 +453,154 @@ def test_illegal_transitions_are_refused():
     assert metadata.state == S.ONGOING and metadata.txn_start_timestamp == 5
     with pytest.raises(IllegalTransition):
         metadata.complete_transition(transit)  # nothing pending
+
+
+# -- transaction.version 2 (KIP-890 part 2), as Kafka 4.3's coordinator ------------------------------
+
+def tv2_transaction(coordinator, partitions=(("t", 0), ("t", 1)), txid=TXID):
+    """A producer's TV2 transaction: InitProducerId, then its partitions added by the leaders
+    (Produce v12 / TxnOffsetCommit v5 send AddPartitionsToTxn v5, client transaction version 2)."""
+    result = init(coordinator, txid)
+    assert coordinator.handle_add_partitions(txid, result.producer_id, result.producer_epoch, partitions,
+                                             client_transaction_version=2) == ErrorCode.NONE
+    assert coordinator.transactions[txid].client_transaction_version == 2
+    return result
+
+
+def end_v2(coordinator, producer_id, epoch, committed, txid=TXID):
+    result = coordinator.end_transaction(txid, producer_id, epoch, committed, client_transaction_version=2)
+    return result.error, result.producer_id, result.producer_epoch
+
+
+def test_tv2_commit_bumps_the_epoch_and_answers_it(coordinator, markers, log):
+    tv2_transaction(coordinator)
+    assert end_v2(coordinator, 1000, 0, True) == (ErrorCode.NONE, 1000, 1)
+    # The markers carry the new epoch (which fences the producer's older writes) and say TV2.
+    assert markers.written == [(1000, 1, 7, True, ("t", 0)), (1000, 1, 7, True, ("t", 1))]
+    assert markers.versions == [2, 2]
+    metadata = coordinator.transactions[TXID]
+    assert (metadata.state, metadata.producer_epoch, metadata.last_producer_epoch) == (S.COMPLETE_COMMIT, 1, 0)
+    assert log.states(TXID) == ["Empty", "Ongoing", "PrepareCommit", "CompleteCommit"]
+    # The next transaction runs at epoch 1 with no InitProducerId in between.
+    assert coordinator.handle_add_partitions(TXID, 1000, 1, [("t", 2)], client_transaction_version=2) == ErrorCode.NONE
+    assert end_v2(coordinator, 1000, 1, False) == (ErrorCode.NONE, 1000, 2)
+    assert markers.written[-1] == (1000, 2, 7, False, ("t", 2))
+
+
+def test_tv2_retries_are_told_apart_by_the_epoch(coordinator, markers):
+    tv2_transaction(coordinator)
+    assert end_v2(coordinator, 1000, 0, True) == (ErrorCode.NONE, 1000, 1)
+    written = len(markers.written)
+    # The same commit again (its answer was lost): done, with the epoch to go on with.
+    assert end_v2(coordinator, 1000, 0, True) == (ErrorCode.NONE, 1000, 1)
+    assert end_v2(coordinator, 1000, 0, False) == (ErrorCode.INVALID_TXN_STATE, -1, -1)
+    # At the current epoch a commit with nothing in the transaction is invalid ...
+    assert end_v2(coordinator, 1000, 1, True) == (ErrorCode.INVALID_TXN_STATE, -1, -1)
+    # ... while an abort is allowed and bumps again (no partitions: no markers).
+    assert end_v2(coordinator, 1000, 1, False) == (ErrorCode.NONE, 1000, 2)
+    assert len(markers.written) == written
+    assert coordinator.transactions[TXID].state == S.COMPLETE_ABORT
+    assert end_v2(coordinator, 1000, 1, False) == (ErrorCode.NONE, 1000, 2)  # a retry of that abort
+    assert end_v2(coordinator, 1000, 0, False) == (ErrorCode.PRODUCER_FENCED, -1, -1)
+    assert end_v2(coordinator, 1000, 3, False) == (ErrorCode.PRODUCER_FENCED, -1, -1)
+    assert end_v2(coordinator, 999, 2, False) == (ErrorCode.INVALID_PRODUCER_ID_MAPPING, -1, -1)
+
+
+def test_tv2_empty_abort_and_commit(coordinator):
+    init(coordinator)
+    assert end_v2(coordinator, 1000, 0, True) == (ErrorCode.INVALID_TXN_STATE, -1, -1)
+    assert end_v2(coordinator, 1000, 0, False) == (ErrorCode.NONE, 1000, 1)
+
+
+def test_tv2_used_up_epoch_moves_to_the_next_producer_id(coordinator, markers, log):
+    tv2_transaction(coordinator)
+    coordinator.transactions[TXID].producer_epoch = 32766  # Short.MaxValue - 1: the last usable epoch
+    assert end_v2(coordinator, 1000, 32766, True) == (ErrorCode.NONE, 1001, 0)
+    # The markers still close producer 1000's records, at the last epoch.
+    assert markers.written[-1] == (1000, 32767, 7, True, ("t", 1))
+    metadata = coordinator.transactions[TXID]
+    assert (metadata.producer_id, metadata.producer_epoch, metadata.last_producer_id) == (1001, 0, 1000)
+    assert metadata.next_producer_id == -1
+    # A retry naming the old id and its last epoch gets the new id.
+    assert end_v2(coordinator, 1000, 32766, True) == (ErrorCode.NONE, 1001, 0)
+    assert coordinator.handle_add_partitions(TXID, 1001, 0, [("t", 0)], client_transaction_version=2) == ErrorCode.NONE
+
+
+def test_tv2_fence_and_timeout_follow_the_finalized_version(coordinator, markers, clock):
+    coordinator.transaction_version = lambda: 2
+    tv2_transaction(coordinator)
+    # InitProducerId of a new instance aborts the ongoing transaction with the next epoch ...
+    assert init(coordinator).error == ErrorCode.CONCURRENT_TRANSACTIONS
+    assert markers.written == [(1000, 1, 7, False, ("t", 0)), (1000, 1, 7, False, ("t", 1))]
+    assert markers.versions == [2, 2]
+    # ... and the instance's retry gets the one after.
+    again = init(coordinator)
+    assert (again.error, again.producer_id, again.producer_epoch) == (ErrorCode.NONE, 1000, 2)
+    assert coordinator.handle_add_partitions(TXID, 1000, 2, [("t", 0)], client_transaction_version=2) == ErrorCode.NONE
+    clock.now += 60001
+    assert coordinator.abort_timed_out_transactions() == [TXID]
+    assert markers.written[-1] == (1000, 3, 7, False, ("t", 0))
+    assert coordinator.transactions[TXID].producer_epoch == 3
+
+
+def test_tv1_clients_keep_their_rules_when_tv2_is_finalized(coordinator, markers):
+    coordinator.transaction_version = lambda: 2
+    result = start_transaction(coordinator)
+    assert coordinator.handle_end_transaction(TXID, result.producer_id, result.producer_epoch, True) == ErrorCode.NONE
+    assert markers.written == [(1000, 0, 7, True, ("t", 0)), (1000, 0, 7, True, ("t", 1))]
+    assert markers.versions == [0, 0]
+    assert coordinator.transactions[TXID].producer_epoch == 0
+
+
+def test_log_value_version_follows_the_finalized_version_and_replays_tv2_state(log, markers, clock):
+    coordinator = make_coordinator(log, markers, clock)
+    coordinator.transaction_version = lambda: 2
+    tv2_transaction(coordinator)
+    coordinator.transactions[TXID].producer_epoch = 32766
+    markers.failing = {("t", 1)}  # the commit stays prepared
+    assert end_v2(coordinator, 1000, 32766, True) == (ErrorCode.NONE, 1001, 0)
+    key, value = log.partitions[coordinator.partition_for(TXID)][-1]
+    assert int.from_bytes(value[:2], "big") == 1  # TransactionLogValue v1
+    # A new coordinator (a restart) replays PrepareCommit with its next producer id and TV2 ...
+    again = make_coordinator(log, Markers(), clock)
+    metadata = again.transactions[TXID]
+    assert (metadata.state, metadata.producer_epoch, metadata.next_producer_id,
+            metadata.client_transaction_version) == (S.PREPARE_COMMIT, 32767, 1001, 2)
+    # ... and completes it onto the next producer id.
+    again.complete_prepared_transactions()
+    assert again.write_markers.versions == [2, 2]
+    assert (metadata.state, metadata.producer_id, metadata.producer_epoch) == (S.COMPLETE_COMMIT, 1001, 0)
+    # With transaction.version 0, values stay at v0.
+    v0 = make_coordinator(MemoryStateLog(), Markers(), clock)
+    init(v0)
+    value = next(iter(p for p in v0.state_log.partitions.values() if p))[-1][1]
+    assert int.from_bytes(value[:2], "big") == 0
+
+
+def test_leaders_add_partitions_for_tv2_writes(coordinator):
+    from coordinator.transaction_coordinator import (
+        ADD_PARTITION,
+        GENERIC_ERROR_SUPPORTED,
+        produce_operation,
+        txn_offset_commit_operation,
+    )
+
+    assert [produce_operation(v) for v in (9, 10, 11, 12, 13)] == [0, 0, 1, 2, 2]
+    assert [txn_offset_commit_operation(v) for v in (3, 4, 5)] == [0, 1, 2]
+    result = init(coordinator)
+    pid, epoch = result.producer_id, result.producer_epoch
+    verify = coordinator.produce_verification_error
+    # Verification (Produce v11) says TRANSACTION_ABORTABLE for a partition not added ...
+    assert verify(TXID, pid, epoch, "t", 0, None, GENERIC_ERROR_SUPPORTED) == ErrorCode.TRANSACTION_ABORTABLE
+    # ... Produce v12 adds it, as a TV2 transaction, even with verification turned off.
+    coordinator.config = {"transaction.partition.verification.enable": False}
+    assert verify(TXID, pid, epoch, "t", 0, None, ADD_PARTITION) == ErrorCode.NONE
+    metadata = coordinator.transactions[TXID]
+    assert (metadata.state, metadata.partitions, metadata.client_transaction_version) == (
+        S.ONGOING, {("t", 0)}, 2)
+    assert verify(TXID, pid, epoch + 1, "t", 1, None, ADD_PARTITION) == ErrorCode.INVALID_PRODUCER_EPOCH
+    # While the commit completes, a TV2 producer hears CONCURRENT_TRANSACTIONS itself.
+    coordinator.write_markers = Markers()
+    coordinator.write_markers.failing = {("t", 0)}
+    assert end_v2(coordinator, pid, epoch, True) == (ErrorCode.NONE, pid, epoch + 1)
+    assert verify(TXID, pid, epoch + 1, "t", 0, None, ADD_PARTITION) == ErrorCode.CONCURRENT_TRANSACTIONS
