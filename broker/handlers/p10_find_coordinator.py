@@ -1,9 +1,15 @@
 """FindCoordinator (10): which broker coordinates a group or a transactional id (this one, on a single node).
 
-v0-3 ask for one key, v4 for several (`coordinator_keys`, one `coordinators` entry each). Key type
-0 is a group, 1 a transactional id (the transaction coordinator lives here too); any other type is
-INVALID_REQUEST. Kafka puts the error's message in `error_message`: "NONE" on success at v1-3, an
-empty string for a found coordinator at v4.
+v0-3 ask for one key, v4-6 for several (`coordinator_keys`, one `coordinators` entry each). Key
+type 0 is a group, 1 a transactional id (the transaction coordinator lives here too). Key type 2
+(v6, KIP-932) names a share group's state: kafka-wire serves no share groups, so it is
+INVALID_REQUEST, Kafka's answer when it has no share coordinator (and its answer below v6); as
+Kafka, it first needs CLUSTER_ACTION on the cluster. Any other key type fails the whole request
+with INVALID_REQUEST.
+
+`error_message`: at v1-3 Kafka puts the error's message there, "NONE" on success. At v4+ a key's
+own answer has an empty message; a whole-request failure (an unknown key type, a share key without
+CLUSTER_ACTION) puts the error's message in every key's entry.
 """
 
 from __future__ import annotations
@@ -11,12 +17,14 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..security.authorizer import AclOperation, ResourceType
+from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["FindCoordinator"]
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+SHARE_KEY_TYPE = 2
+SHARE_VERSION = 6
 
 
 def _error_message(error: ErrorCode) -> str:
@@ -27,7 +35,7 @@ def _error_message(error: ErrorCode) -> str:
 def find_coordinator(broker, ctx, key_type: int, key: str) -> tuple[ErrorCode, int, str, int]:
     """(error, node id, host, port) of the coordinator for a key of this type (in a cluster, the
     leader of the key's partition of __consumer_offsets or __transaction_state)."""
-    if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
+    if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):  # share groups are not served
         return ErrorCode.INVALID_REQUEST, -1, "", -1
     if key_type == GROUP_KEY_TYPE and not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE,
                                                                        ResourceType.GROUP, key):
@@ -40,14 +48,28 @@ def find_coordinator(broker, ctx, key_type: int, key: str) -> tuple[ErrorCode, i
     return broker.coordinator_for(key_type, key, ctx.listener)
 
 
+def _request_error(broker, ctx, key_type: int) -> ErrorCode | None:
+    """An error of the whole request (Kafka's getErrorResponse), or None."""
+    if key_type == SHARE_KEY_TYPE and ctx.api_version >= SHARE_VERSION and not broker.authorizer.authorize(
+            ctx, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE):
+        return ErrorCode.INVALID_REQUEST
+    return None
+
+
 async def handle(broker, ctx, request):
     if ctx.api_version >= 4:
+        failed = _request_error(broker, ctx, request.key_type)
         coordinators = []
         for key in request.coordinator_keys:
+            if failed is not None:
+                coordinators.append({"key": key, "node_id": -1, "host": "", "port": -1,
+                                     "error_code": int(failed), "error_message": _error_message(failed)})
+                continue
             error, node_id, host, port = find_coordinator(broker, ctx, request.key_type, key)
             coordinators.append({"key": key, "node_id": node_id, "host": host, "port": port,
-                                 "error_code": int(error),
-                                 "error_message": _error_message(error) if error != ErrorCode.NONE else ""})
+                                 "error_code": int(error), "error_message": ""})
         return {"throttle_time_ms": 0, "coordinators": coordinators}
     error, node_id, host, port = find_coordinator(broker, ctx, request.key_type, request.key)
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": _error_message(error),

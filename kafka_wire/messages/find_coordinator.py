@@ -1,13 +1,15 @@
 """FindCoordinator (key 10): which broker coordinates a group or a transactional id.
 
-Versions 0-4: v1 adds the key type (0 group, 1 transaction) and an error message, v3 is flexible,
-v4 asks for several keys at once (`coordinator_keys`) and answers one `coordinators` entry per key.
+Versions 0-6: v1 adds the key type (0 group, 1 transaction) and an error message, v3 is flexible,
+v4 asks for several keys at once (`coordinator_keys`) and answers one `coordinators` entry per key,
+v5 may answer TRANSACTION_ABORTABLE (KIP-890), v6 adds key type 2, a share group's state
+("groupId:topicId:partition", KIP-932). v5 and v6 are v4's bytes.
 """
 
 from ..schema import INT16, INT32, INT8, STRING, Api, Array, Field
 
 API = Api(
-    10, "FindCoordinator", versions="0-4", flexible="3+",
+    10, "FindCoordinator", versions="0-6", flexible="3+",
     request=[
         Field("key", STRING, "0-3"),
         Field("key_type", INT8, "1+"),

@@ -38,7 +38,7 @@ from kafka_wire.schema import (
 EXPECTED_RANGES = {
     "CreateTopics": (19, 2, 7, 5), "DeleteTopics": (20, 1, 6, 4), "CreatePartitions": (37, 0, 3, 2),
     "DescribeConfigs": (32, 1, 4, 4), "AlterConfigs": (33, 0, 2, 2),
-    "IncrementalAlterConfigs": (44, 0, 1, 1), "FindCoordinator": (10, 0, 4, 3),
+    "IncrementalAlterConfigs": (44, 0, 1, 1), "FindCoordinator": (10, 0, 6, 3),
     "JoinGroup": (11, 0, 9, 6), "Heartbeat": (12, 0, 4, 4), "LeaveGroup": (13, 0, 5, 4),
     "SyncGroup": (14, 0, 5, 4), "DescribeGroups": (15, 0, 5, 5), "ListGroups": (16, 0, 5, 3),
     "OffsetCommit": (8, 2, 10, 8), "OffsetFetch": (9, 1, 10, 6), "DeleteGroups": (42, 0, 2, 2),
@@ -231,6 +231,10 @@ def test_find_coordinator_v4_vectors():
         + b"\x00"
     )
     check_vector(api.response, 4, resp, expected)
+    # v5 (TRANSACTION_ABORTABLE) and v6 (key type 2, share groups) are v4's bytes.
+    for version in (5, 6):
+        check_vector(api.response, version, resp, expected)
+        check_vector(api.request, version, req, b"\x00" + b"\x03" + cs("g1") + cs("g2") + b"\x00")
 
 
 def test_create_topics_v5_tagged_field_vector():

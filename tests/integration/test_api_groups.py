@@ -1,5 +1,6 @@
-"""OffsetCommit and OffsetFetch v10 (topics by id, KIP-848's follow-up), as Apache Kafka 4.3 answers
-them, request by request (answers compared with a Kafka 4.3.0 broker through the wire client).
+"""Group APIs at Apache Kafka 4.3's versions, request by request, as Kafka 4.3 answers them
+(answers compared with a Kafka 4.3.0 broker through the wire client): FindCoordinator v5-6,
+OffsetCommit and OffsetFetch v10 (topics by id, KIP-848's follow-up).
 """
 
 from __future__ import annotations
@@ -47,6 +48,34 @@ def _fetch(client, version: int, group: str, topics: list[dict] | None):
                                                                 "member_epoch": -1, "topics": topics}],
                                                     "require_stable": False})
     return response.groups[0]
+
+
+INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
+                           "the message was sent to an incompatible broker. See the broker logs for more details.")
+
+
+@pytest.mark.parametrize("version", [4, 5, 6])
+def test_find_coordinator_v5_v6(client, version):
+    """v5 and v6 are v4's bytes. A group or transactional id finds this broker (empty message); a
+    share group's key (type 2, v6) is INVALID_REQUEST: kafka-wire serves no share groups, which is
+    Kafka's answer without a share coordinator and below v6 (Kafka 4.3, which runs one even with
+    share.version 0, answers COORDINATOR_NOT_AVAILABLE and creates __share_group_state); an unknown
+    key type fails the whole request, with the error's message in every entry."""
+    group = _group(client)
+    for key_type, key in ((0, group), (1, unique("txn"))):
+        deadline = time.monotonic() + 20
+        while True:
+            [found] = client.call("FindCoordinator", version, {"key_type": key_type, "coordinator_keys": [key]}).coordinators
+            if found.error_code == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert (found.key, found.error_code, found.node_id, found.error_message) == (key, 0, 1, "")
+    share = client.call("FindCoordinator", version, {"key_type": 2, "coordinator_keys": [
+        "share-group:AAAAAAAAAAAAAAAAAAAAAQ:0", "not-a-share-key"]}).coordinators
+    assert [(c.error_code, c.node_id, c.host, c.port, c.error_message) for c in share] == [(42, -1, "", -1, "")] * 2
+    unknown = client.call("FindCoordinator", version, {"key_type": 3, "coordinator_keys": ["a", "b"]}).coordinators
+    assert [(c.key, error_name(c.error_code), c.error_message) for c in unknown] == \
+        [("a", "INVALID_REQUEST", INVALID_REQUEST_MESSAGE), ("b", "INVALID_REQUEST", INVALID_REQUEST_MESSAGE)]
 
 
 def test_v10_commits_and_fetches_by_topic_id(client):
