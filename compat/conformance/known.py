@@ -104,6 +104,15 @@ KNOWN: tuple[Known, ...] = (
           "answers every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) with log_start_offset -1; we "
           "append the non-control one (NONE) and answer the control one INVALID_RECORD (87). Fix in "
           "broker/handlers/p00_produce.py before the append (being edited for transaction v2 right now)."),
+    Known("produce_batch_shapes@v* :: partition 0 twice :: responses[[]0[]].partition_responses*", OPEN,
+          "Produce naming one partition twice: Kafka (KafkaApis.handleProduceRequest collects partitions into a "
+          "map) appends only the batch named last and answers the partition once; we append both and answer "
+          "twice. Fix in broker/handlers/p00_produce.py (being edited for transaction v2 right now); "
+          "p21_delete_records does the same collecting already."),
+    Known("fetch_several_partitions_max_bytes@v* :: partition 1 twice :: responses[[]0[]].partitions", OPEN,
+          "Fetch naming one partition twice: Kafka answers it once (the request's partitions become a map in "
+          "FetchSession/FetchRequest.fetchData); we read and answer it twice. Fix in p01_fetch._read_all "
+          "(being raised to v18 right now)."),
     Known("produce_null_records@v* :: null records :: *", KEPT,
           "A Produce whose partition carries null records: Kafka 4.3 never answers it (the client times out); "
           "we answer that partition INVALID_RECORD, as Kafka answers empty records."),

@@ -242,3 +242,15 @@ def test_a_negative_current_leader_epoch_other_than_minus_one_is_fenced(client):
     assert (error_name(answer.error_code), answer.leader_epoch, answer.end_offset) == ("FENCED_LEADER_EPOCH", -1, -1)
     fetched = fetch(client, topic, 0, current_leader_epoch=-5)
     assert fetched.error_code == 0
+
+
+def test_delete_records_answers_a_partition_named_twice_once_with_the_last_offset(client):
+    """KafkaApis.handleDeleteRecordsRequest collects the request into a map keyed by partition: the
+    offset named last wins and the answer has one entry per partition, one per topic."""
+    topic, _ = _ten_records(client)
+    response = client.call("DeleteRecords", 2, {"topics": [
+        {"name": topic, "partitions": [{"partition_index": 0, "offset": 3}, {"partition_index": 0, "offset": 2}]},
+        {"name": topic, "partitions": [{"partition_index": 0, "offset": 4}]}], "timeout_ms": 5000})
+    assert [(t.name, [(p.partition_index, p.low_watermark, p.error_code) for p in t.partitions])
+            for t in response.topics] == [(topic, [(0, 4, 0)])]
+    assert list_offset(client, topic, EARLIEST).offset == 4

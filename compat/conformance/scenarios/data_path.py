@@ -511,3 +511,68 @@ def produce_topic_compression(s: Session, v: int):
         s.record(f"{topic} topic's batches", [
             {"compression": header.attributes & 7, "base_offset": header.base_offset,
              "records": [(r.key, r.value) for r in records]} for header, records in decode_batches(data)])
+
+
+# -- more shapes of requests ---------------------------------------------------------------------------
+
+
+@scenario("Fetch", versions=ALL)
+def fetch_several_partitions_max_bytes(s: Session, v: int):
+    """Three partitions of two batches each: max_bytes across them (only the first non-empty partition may
+    exceed it, KIP-74), partition_max_bytes 0, and one partition named twice."""
+    s.create_topic(s.topic(), partitions=3)
+    for p in range(3):
+        five_records(s, partition=p)
+    one_batch = len(batch(["a", "b", "c"]))
+
+    def body(max_bytes: int, partition_max_bytes: int, partitions=(0, 1, 2)) -> dict:
+        request = fetch_body(s, v, s.topic(), 0, max_bytes=max_bytes)
+        request["topics"][0]["partitions"] = [
+            {"partition": p, "current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1,
+             "log_start_offset": -1, "partition_max_bytes": partition_max_bytes} for p in partitions]
+        return request
+
+    s.call("Fetch", v, body(one_batch + 20, 1 << 20), label="max_bytes a batch and a bit", wait=1.0)
+    s.call("Fetch", v, body(1 << 20, 20), label="partition_max_bytes 20", wait=1.0)
+    s.call("Fetch", v, body(1 << 20, 0), label="partition_max_bytes 0", wait=1.0)
+    s.call("Fetch", v, body(1 << 20, 1 << 20, partitions=(1, 1)), label="partition 1 twice", wait=1.0)
+
+
+@scenario("Produce", versions=(3, 8, 9, 13), covers=["INVALID_RECORD"])
+def produce_batch_shapes(s: Session, v: int):
+    """Two batches in one records field, a partition named twice, a batch whose base offset and leader
+    epoch the client set (the broker assigns both)."""
+    s.create_topic(s.topic())
+    key = (s.topic(), 0)
+    produce(s, v, {key: batch(["a"]) + batch(["b", "c"])}, label="two batches in one records field")
+    s.create_topic(s.topic("twice"))
+    body = produce_body(s, v, {(s.topic("twice"), 0): batch(["d"])})
+    body["topic_data"][0]["partition_data"].append({"index": 0, "records": batch(["e", "f"])})
+    s.call("Produce", v, body, label="partition 0 twice")
+    produce(s, v, {key: batch(["g"], base_offset=1000, partition_leader_epoch=42)},
+            label="base offset 1000, leader epoch 42")
+    fetch(s, 12, s.topic(), 0, label="what the log holds")
+
+
+@scenario("DeleteRecords", versions=ALL, covers=["POLICY_VIOLATION"])
+def delete_records_compacted_topic(s: Session, v: int):
+    """A compacted topic (cleanup.policy compact) refuses DeleteRecords; compact,delete accepts it."""
+    s.create_topic(s.topic("compact"), configs={"cleanup.policy": "compact"})
+    s.create_topic(s.topic("both"), configs={"cleanup.policy": "compact,delete"})
+    for suffix in ("compact", "both"):
+        s.produce(s.topic(suffix), 0, [(b"k0", b"a"), (b"k1", b"b")])
+        delete_records(s, v, s.topic(suffix), {0: 1}, label=f"cleanup.policy {suffix}")
+    s.call("DeleteRecords", v, {"topics": [{"name": s.topic("both"), "partitions": [
+        {"partition_index": 0, "offset": 2}, {"partition_index": 0, "offset": 1}]}], "timeout_ms": 10000},
+        label="partition named twice")
+
+
+@scenario("OffsetForLeaderEpoch", versions=ALL)
+def offset_for_leader_epoch_after_delete_records(s: Session, v: int):
+    """The end offset of epoch 0 after DeleteRecords to the log end, and on an empty partition."""
+    s.create_topic(s.topic(), partitions=2)
+    five_records(s)
+    delete_records(s, 2, s.topic(), {0: 5}, setup=True)
+    s.call("OffsetForLeaderEpoch", v, {"replica_id": -1, "topics": [{"topic": s.topic(), "partitions": [
+        {"partition": p, "current_leader_epoch": 0, "leader_epoch": 0} for p in (0, 1)]}]},
+        label="epoch 0 of both partitions")
