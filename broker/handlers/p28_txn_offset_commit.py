@@ -49,10 +49,14 @@ async def handle(broker, ctx, request):
         else:
             partition = groups.partition_for(request.group_id)
             # Kafka passes the coordinator's answer on (INVALID_TXN_STATE when AddOffsetsToTxn
-            # was not called, CONCURRENT_TRANSACTIONS, PRODUCER_FENCED, ...).
+            # was not called, CONCURRENT_TRANSACTIONS, ...), except that a fenced producer hears
+            # INVALID_PRODUCER_EPOCH (AddPartitionsToTxnManager's mapping; Kafka 4.3 answers it at
+            # every version).
             error = broker.transactions.verify_transactional_write(
                 request.transactional_id, request.producer_id, request.producer_epoch, OFFSETS_TOPIC, partition,
                 broker.partition_log(OFFSETS_TOPIC, partition), txn_offset_commit_operation(ctx.api_version))
+            if error == ErrorCode.PRODUCER_FENCED:
+                error = ErrorCode.INVALID_PRODUCER_EPOCH
         if error != ErrorCode.NONE:
             errors.update(((t, p), error) for t, p, *_ in offsets)
         else:

@@ -263,7 +263,7 @@ def test_transactional_write_verification(coordinator):
     assert verify(TXID, pid, epoch, "t", 0, None) == ErrorCode.NONE
     assert verify(TXID, pid, epoch, "t", 1, None) == ErrorCode.INVALID_TXN_STATE
     assert verify(TXID, pid, epoch - 1, "t", 0, None) == ErrorCode.INVALID_PRODUCER_EPOCH
-    # TxnOffsetCommit passes the coordinator's answer on as it is.
+    # The coordinator's own answer (TxnOffsetCommit then says INVALID_PRODUCER_EPOCH, as Produce does).
     assert coordinator.verify_transactional_write(TXID, pid, epoch - 1, "t", 0, None) == ErrorCode.PRODUCER_FENCED
     # While markers are pending, Produce says NOT_ENOUGH_REPLICAS (older clients retry it).
     coordinator.write_markers = lambda *args: dict.fromkeys(args[4], ErrorCode.KAFKA_STORAGE_ERROR)
