@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 
 import pytest
 
@@ -194,3 +195,36 @@ def test_cluster_keeps_features_in_zookeeper(zookeeper_installed, tmp_path, kafk
 
         cluster.brokers[other].restart()
         assert features(bootstrap[other])[1:] == ({"transaction.version": tv}, 1)
+
+
+# == transaction.version drives the Java client's transaction protocol ============================
+
+def test_java_4_3_follows_the_finalized_transaction_version(tmp_path, java_kafka_clients):
+    from test_transactions import JAVA_SOURCE, Produced, java_produce, java_read_both, requests_by_version, \
+        versions_of
+
+    from broker.testing import free_port
+
+    command = java_kafka_clients("4.3.0").program(JAVA_SOURCE)
+    port = free_port()
+    broker = BrokerProcess(tmp_path / "broker", config={"metrics.port": port})
+    broker.start()
+    try:
+        bootstrap = broker.bootstrap
+        for level, upgrade_type in ((1, 2), (2, 1)):
+            assert update(bootstrap, 2, "transaction.version", level, upgrade_type).error_code == 0
+            before = requests_by_version(port)
+            topic = f"tv{level}-{uuid.uuid4().hex[:8]}"
+            produced: Produced = java_produce(command, bootstrap, topic)
+            made = requests_by_version(port) - before
+            if level == 1:
+                assert versions_of(made, "AddPartitionsToTxn") and max(versions_of(made, "EndTxn")) == 4, made
+                assert max(versions_of(made, "Produce")) <= 11, made
+            else:
+                assert not versions_of(made, "AddPartitionsToTxn") and set(versions_of(made, "EndTxn")) == {5}, made
+            read = java_read_both(command, bootstrap, topic)
+            assert sorted(read["read_committed"]) == sorted(produced.committed) and len(produced.aborted) == 10
+            assert sorted(read["read_uncommitted"]) == sorted(produced.committed + produced.aborted)
+    finally:
+        problems = broker.finish()
+    assert not problems, "\n".join(problems) + broker.log_report()
