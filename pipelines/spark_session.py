@@ -1,7 +1,7 @@
 """The SparkSession the pipelines run in, with Spark's Kafka connector on its classpath.
 
 Spark's Kafka source and sink live in the connector spark-sql-kafka-0-10, which pyspark does not
-ship. Three ways to provide it, the first that applies wins:
+ship. Four ways to provide it, the first that applies wins:
 
 1. spark-submit --packages org.apache.spark:spark-sql-kafka-0-10_2.13:<pyspark version> ...
    (or --jars): Spark resolves it before the job starts; nothing to do here.
@@ -9,8 +9,11 @@ ship. Three ways to provide it, the first that applies wins:
    path separator, put on the classpath through spark.jars. The connector needs four:
    spark-sql-kafka-0-10_2.13-<v>.jar, spark-token-provider-kafka-0-10_2.13-<v>.jar,
    kafka-clients-<the version the connector was built on>.jar, commons-pool2-<v>.jar.
+   Set to an empty value, it turns 4. off.
 3. --packages on the pipeline's command line: Maven coordinates set as spark.jars.packages;
    Spark downloads them (with their dependencies) from Maven Central on first use.
+4. In a checkout: .deps/java/spark-kafka-<pyspark version>/, the jars --packages would add,
+   which scripts/setup-tests.sh resolves from Maven Central (pipelines/connector/pom.xml).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import os
 from pathlib import Path
 
 JARS_ENV = "KAFKA_WIRE_SPARK_JARS"
+CHECKOUT_DEPS = Path(__file__).resolve().parent.parent / ".deps"
 SCALA_BINARY_VERSION = "2.13"  # pyspark 4 is built for Scala 2.13 only
 
 
@@ -31,10 +35,24 @@ def connector_coordinates(spark_version: str | None = None) -> str:
     return f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY_VERSION}:{spark_version}"
 
 
+def checkout_connector_folder(spark_version: str | None = None) -> Path:
+    """Where scripts/setup-tests.sh resolves the connector's jars for this pyspark (they need not be there)."""
+    if spark_version is None:
+        import pyspark
+
+        spark_version = pyspark.__version__
+    return CHECKOUT_DEPS / "java" / f"spark-kafka-{spark_version}"
+
+
 def connector_jars(value: str | None = None) -> list[str]:
     """The jar files KAFKA_WIRE_SPARK_JARS (or `value`) names; a folder stands for the jars in it.
+    With the variable unset, the jars setup-tests.sh resolved into this checkout, if any.
     FileNotFoundError names what is missing, so a typo is not a "kafka source not found" later."""
-    value = os.environ.get(JARS_ENV, "") if value is None else value
+    if value is None:
+        value = os.environ.get(JARS_ENV)
+        if value is None:
+            folder = checkout_connector_folder()
+            return sorted(str(jar) for jar in folder.glob("*.jar")) if folder.is_dir() else []
     jars: list[str] = []
     for item in (part.strip() for part in value.replace(os.pathsep, ",").split(",")):
         if not item:
@@ -76,14 +94,29 @@ def session_config(*, app_name: str, master: str | None = None, packages: str | 
 def build_session(*, app_name: str, master: str | None = None, packages: str | None = None,
                   extra: dict[str, str] | None = None):
     """A SparkSession (the running one under spark-submit) with the connector jars from
-    KAFKA_WIRE_SPARK_JARS and the `packages` given."""
+    KAFKA_WIRE_SPARK_JARS and the `packages` given; with neither, and not under spark-submit
+    (which brings its own), the jars setup-tests.sh resolved into this checkout."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
     for key, value in session_config(app_name=app_name, master=master, packages=packages,
-                                     jars=connector_jars(), extra=extra).items():
+                                     jars=session_jars(packages), extra=extra).items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def session_jars(packages: str | None = None) -> list[str]:
+    """The jars for spark.jars: KAFKA_WIRE_SPARK_JARS's when set; else the checkout's, unless
+    --packages or spark-submit provides the connector."""
+    if JARS_ENV in os.environ or not (packages or under_spark_submit()):
+        return connector_jars()
+    return []
+
+
+def under_spark_submit() -> bool:
+    """spark-submit (or the pyspark shell) started this Python and its JVM: pyspark connects to
+    that JVM through the gateway port it was given, and spark.jars is spark-submit's to set."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
 def is_missing_kafka_source(error: BaseException) -> bool:
@@ -97,4 +130,5 @@ def missing_connector_help() -> str:
             f"  spark-submit --packages {connector_coordinates()} ...\n"
             f"or add --packages {connector_coordinates()} to this command (Spark downloads it from Maven Central),\n"
             f"or set {JARS_ENV} to the connector's jars (spark-sql-kafka-0-10, spark-token-provider-kafka-0-10,\n"
-            f"kafka-clients, commons-pool2), comma-separated files or a folder.")
+            f"kafka-clients, commons-pool2), comma-separated files or a folder,\n"
+            f"or, in a checkout, run scripts/setup-tests.sh: it resolves them into {checkout_connector_folder()}.")

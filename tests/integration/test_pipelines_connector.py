@@ -1,21 +1,17 @@
 """End to end with Spark's own Kafka connector: broker + pipeline jobs + spark-sql-kafka-0-10.
 
-Runs only when the connector's jars are on this machine, named by KAFKA_WIRE_SPARK_JARS
-(comma-separated jar files or folders holding them):
+The connector's jars are the ones `--packages org.apache.spark:spark-sql-kafka-0-10_2.13:<pyspark
+version>` adds: scripts/setup-tests.sh resolves them from Maven Central (pipelines/connector/pom.xml)
+into .deps/java/spark-kafka-<pyspark version>/, where the jobs find them with nothing set
+(KAFKA_WIRE_SPARK_JARS overrides). Without them the tests are skipped locally and fail under
+CI=true. The jobs run as a user runs them: `python -m pipelines.<job> ...` in their own
+processes, each starting its own Spark (local[2]) in the test's scratch directory.
 
-    spark-sql-kafka-0-10_2.13-<pyspark version>.jar
-    spark-token-provider-kafka-0-10_2.13-<pyspark version>.jar
-    kafka-clients-3.9.0.jar (what Spark 4.0.0's connector is built on; .deps/java/kafka-3.9.0/ has it)
-    commons-pool2-2.12.0.jar (or whichever version that Spark release depends on)
-
-and is skipped, saying which are missing, otherwise (they are not in the registries the test
-setup installs from). The jobs run as a user runs them: `python -m pipelines.<job> ...` in their
-own processes, each starting its own Spark (local[2]) in the test's scratch directory.
-
-The acceptance check: the streaming job over 100k orders, killed (SIGKILL) once mid-way and
+The acceptance check: the streaming job, killed (SIGKILL, driver and JVM) once mid-way and
 restarted on its checkpoint, produces the same compacted view as an uninterrupted run, and both
 equal the totals computed directly from what was produced. Then the replay job recomputes the
-view over a timestamp range and over per-partition offsets.
+view over a timestamp range and over per-partition offsets. CI runs 20k orders; KW_SLOW=1 runs
+100k with Spark's default settings (see SLOW below).
 """
 
 from __future__ import annotations
@@ -30,7 +26,14 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.spark_session import JARS_ENV, connector_jars, missing_connector_jars
+from pipelines.spark_session import (
+    JARS_ENV,
+    checkout_connector_folder,
+    connector_coordinates,
+    connector_jars,
+    missing_connector_jars,
+)
+from tests.conftest import missing_tool
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 pytest.importorskip("pyspark")
@@ -38,29 +41,40 @@ pytest.importorskip("pyspark")
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-N_ORDERS = 100_000
+# CI's short form: 20k orders, the killed job in 5 micro-batches, Spark with 2 shuffle partitions
+# (a stateful micro-batch over Spark's default 200 costs ~20 s on 2 loaded cores, and the Kafka
+# side is the same). KW_SLOW=1: 100k orders in 10 micro-batches, Spark's defaults as users run it.
+SLOW = os.environ.get("KW_SLOW") == "1"
+N_ORDERS = 100_000 if SLOW else 20_000
+KILLED_RUN_BATCHES = 10 if SLOW else 5
+UNINTERRUPTED_RUN_BATCHES = 4 if SLOW else 2
+SPARK_SUBMIT_ARGS = "pyspark-shell" if SLOW else "--conf spark.sql.shuffle.partitions=2 pyspark-shell"
 N_CUSTOMERS = 2_000
 PARTITIONS = 3
 BASE_MS = 1_700_000_000_000
 JOB_TIMEOUT = 600
 
-pytestmark = [pytest.mark.clients, pytest.mark.timeout(3 * JOB_TIMEOUT)]
+pytestmark = [pytest.mark.clients, pytest.mark.slow, pytest.mark.timeout(3 * JOB_TIMEOUT)]
 
 
 @pytest.fixture(scope="module")
 def connector_env():
-    """The environment the jobs run in: the connector's jars, Spark on loopback only."""
+    """The environment the jobs run in: Spark on loopback only. The jobs find the connector's jars
+    as a user's checkout does: KAFKA_WIRE_SPARK_JARS when set, else the ones scripts/setup-tests.sh
+    resolved from Maven Central into .deps/java/spark-kafka-<pyspark version>/."""
     try:
         jars = connector_jars()
     except FileNotFoundError as error:
-        pytest.skip(f"{JARS_ENV} names something that is not there: {error}")
+        pytest.fail(f"{JARS_ENV} names something that is not there: {error}", pytrace=False)
     missing = missing_connector_jars(jars)
     if missing:
-        pytest.skip(f"Spark's Kafka connector jars are not available ({JARS_ENV} "
-                    f"{'is not set' if not jars else 'lacks ' + ', '.join(missing)}); they are not in PyPI, npm or "
-                    f"Debian. Set {JARS_ENV} to spark-sql-kafka-0-10, spark-token-provider-kafka-0-10, kafka-clients "
-                    f"and commons-pool2 jars to run this test")
-    return dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYTHONUNBUFFERED="1", **{JARS_ENV: ",".join(jars)})
+        where = f"{JARS_ENV} lacks" if JARS_ENV in os.environ else f"{checkout_connector_folder()} lacks"
+        missing_tool(f"Spark's Kafka connector ({where} {', '.join(missing)}; setup-tests.sh resolves "
+                     f"{connector_coordinates()} from Maven Central)")
+    # PYSPARK_SUBMIT_ARGS: what pyspark hands spark-submit when it starts the JVM; the console
+    # progress bar is off so that a failing job's log tail shows its errors.
+    submit_args = f"--conf spark.ui.showConsoleProgress=false --conf spark.ui.enabled=false {SPARK_SUBMIT_ARGS}"
+    return dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYTHONUNBUFFERED="1", PYSPARK_SUBMIT_ARGS=submit_args)
 
 
 def job(name: str, *args: str) -> list[str]:
@@ -75,7 +89,7 @@ def run_job(command: list[str], env: dict, log: Path) -> None:
 
 
 def produce_orders(bootstrap: str) -> list[tuple[str, int, int, int, int]]:
-    """100k orders; returns (customer, cents, timestamp ms, partition, offset) of each, as acked."""
+    """N_ORDERS orders; returns (customer, cents, timestamp ms, partition, offset) of each, as acked."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for future in admin.create_topics([NewTopic("orders", PARTITIONS, 1)]).values():
         future.result(30)
@@ -140,13 +154,13 @@ def test_streaming_job_killed_and_restarted_gives_the_uninterrupted_view(broker,
                    "--changelog-topic", view, "--checkpoint-dir", str(checkpoint),
                    "--trigger", "available-now", "--max-offsets-per-trigger", str(per_trigger))
 
-    run_job(stream("view-uninterrupted", tmp_path / "ck-uninterrupted", 25_000), connector_env,
-            tmp_path / "uninterrupted.log")
+    run_job(stream("view-uninterrupted", tmp_path / "ck-uninterrupted", N_ORDERS // UNINTERRUPTED_RUN_BATCHES),
+            connector_env, tmp_path / "uninterrupted.log")
 
     # The same job, SIGKILLed (driver and its JVM) once two micro-batches have committed, then
     # started again on the same checkpoint.
     checkpoint, log = tmp_path / "ck-killed", tmp_path / "killed.log"
-    command = stream("view-killed", checkpoint, 10_000)
+    command = stream("view-killed", checkpoint, N_ORDERS // KILLED_RUN_BATCHES)
     with open(log, "ab") as out:
         process = subprocess.Popen(command, cwd=tmp_path, env=connector_env, stdout=out, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL, start_new_session=True)
@@ -161,7 +175,7 @@ def test_streaming_job_killed_and_restarted_gives_the_uninterrupted_view(broker,
         os.killpg(process.pid, signal.SIGKILL)  # the group this test started: the driver and its JVM
         process.wait(30)
     committed_before_kill = len(list((checkpoint / "commits").glob("[0-9]*")))
-    assert committed_before_kill < N_ORDERS // 10_000, "the job had finished: the kill tested nothing"
+    assert committed_before_kill < KILLED_RUN_BATCHES, "the job had finished: the kill tested nothing"
     run_job(command, connector_env, log)
 
     view_uninterrupted, _ = read_view(bootstrap, "view-uninterrupted")
@@ -174,21 +188,23 @@ def test_replay_job_recomputes_the_view_over_a_time_range_and_an_offset_range(br
     bootstrap = broker.bootstrap
     produced = produce_orders(bootstrap)
 
-    # By time: [BASE_MS + 20_000, BASE_MS + 70_000) on every partition.
-    start_ms, end_ms = BASE_MS + 20_000, BASE_MS + 70_000
+    # By time: the orders from 20% to 70% of the run (order i has timestamp BASE_MS + i), on every partition.
+    start_ms, end_ms = BASE_MS + N_ORDERS // 5, BASE_MS + N_ORDERS * 7 // 10
     run_job(job("order_totals_replay", "--bootstrap-servers", bootstrap, "--topic", "orders",
                 "--starting-timestamp", str(start_ms), "--ending-timestamp", str(end_ms),
                 "--changelog-topic", "view-by-time", "--show", "0"), connector_env, tmp_path / "by-time.log")
     view, _ = read_view(bootstrap, "view-by-time")
     assert view == totals([o for o in produced if start_ms <= o[2] < end_ms])
 
-    # By offsets: partition 0 from offset 1000 to 5000, the others whole (-2 earliest, -1 latest).
-    offsets = json.dumps({"orders": {"0": 1000, "1": -2, "2": -2}})
-    until = json.dumps({"orders": {"0": 5000, "1": -1, "2": -1}})
+    # By offsets: partition 0 from offset 1000 to 5000 (100k orders; 200 to 1000 of 20k), the
+    # others whole (-2 earliest, -1 latest).
+    first, end = N_ORDERS // 100, N_ORDERS // 20
+    offsets = json.dumps({"orders": {"0": first, "1": -2, "2": -2}})
+    until = json.dumps({"orders": {"0": end, "1": -1, "2": -1}})
     output = tmp_path / "by-offsets"
     run_job(job("order_totals_replay", "--bootstrap-servers", bootstrap, "--topic", "orders",
                 "--starting-offsets", offsets, "--ending-offsets", until, "--output-path", str(output),
                 "--show", "0"), connector_env, tmp_path / "by-offsets.log")
     rows = [json.loads(line) for part in sorted(output.glob("part-*.json")) for line in part.read_text().splitlines()]
-    selected = [o for o in produced if o[3] != 0 or 1000 <= o[4] < 5000]
+    selected = [o for o in produced if o[3] != 0 or first <= o[4] < end]
     assert {r["customer"]: r for r in rows} == totals(selected)

@@ -15,13 +15,16 @@ from pipelines.kafka_options import (
     range_options,
     subscription_options,
 )
+from pipelines import spark_session
 from pipelines.spark_session import (
     JARS_ENV,
+    checkout_connector_folder,
     connector_coordinates,
     connector_jars,
     is_missing_kafka_source,
     missing_connector_jars,
     session_config,
+    session_jars,
 )
 
 # --- offset ranges ---------------------------------------------------------------------------
@@ -182,6 +185,30 @@ def test_connector_jars_from_files_and_folders(tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         connector_jars(str(tmp_path / "nope.jar"))
     assert connector_jars("") == []
+
+
+def test_connector_jars_default_to_the_ones_setup_resolved_into_the_checkout(tmp_path, monkeypatch):
+    monkeypatch.setattr(spark_session, "CHECKOUT_DEPS", tmp_path)
+    monkeypatch.delenv(JARS_ENV, raising=False)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    assert connector_jars() == [] and session_jars() == []  # not resolved: the job says how to add it
+    folder = checkout_connector_folder()
+    assert folder == tmp_path / "java" / f"spark-kafka-{connector_coordinates().rsplit(':', 1)[1]}"
+    folder.mkdir(parents=True)
+    for name in ("spark-sql-kafka-0-10_2.13-4.0.0.jar", "kafka-clients-3.9.0.jar"):
+        (folder / name).write_text("x")
+    resolved = [str(folder / "kafka-clients-3.9.0.jar"), str(folder / "spark-sql-kafka-0-10_2.13-4.0.0.jar")]
+    assert connector_jars() == session_jars() == resolved
+    assert session_jars("g:a:v") == []  # --packages brings the connector
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "4040")
+    assert session_jars() == []  # so does spark-submit
+    own = tmp_path / "commons-pool2-2.12.0.jar"
+    own.write_text("x")
+    monkeypatch.setenv(JARS_ENV, str(own))
+    assert session_jars() == session_jars("g:a:v") == [str(own)]  # the variable overrides
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT")
+    monkeypatch.setenv(JARS_ENV, "")
+    assert session_jars() == []  # set but empty: the checkout's jars are not used
 
 
 def test_session_config():
