@@ -627,6 +627,7 @@ def test_handlers_answer_every_version(tmp_path, api_name):
 
     api = APIS_BY_NAME[api_name]
     handler = HANDLERS[api.key]
+    topic_ids = {}  # OffsetCommit v10 names the topic by id
 
     def request_for(version):
         cls = api.request.cls
@@ -640,7 +641,7 @@ def test_handlers_answer_every_version(tmp_path, api_name):
             "LeaveGroup": lambda: dict(group_id="g", member_id="nobody",
                                        members=[cls.MemberIdentity(member_id="nobody")]),
             "OffsetCommit": lambda: dict(group_id="g", generation_id_or_member_epoch=-1, member_id="", topics=[
-                cls.OffsetCommitRequestTopic(name="t", partitions=[
+                cls.OffsetCommitRequestTopic(name="t", topic_id=topic_ids["t"], partitions=[
                     cls.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
                         partition_index=0, committed_offset=3, committed_metadata=None)])]),
             "OffsetFetch": lambda: dict(group_id="g", topics=[cls.OffsetFetchRequestTopic(
@@ -659,6 +660,7 @@ def test_handlers_answer_every_version(tmp_path, api_name):
     async def scenario():
         async with running(tmp_path) as c:
             c.offsets_topic.broker.create_topic("t", 1, 1, {})
+            topic_ids["t"] = c.offsets_topic.broker.metadata.topic("t").topic_id
             for version in range(handler.min_version, handler.max_version + 1):
                 ctx = RequestContext(api.key, version, 1, "client", "PLAINTEXT", ("127.0.0.1", 5555), 1)
                 response = await handler.handle(c.offsets_topic.broker, ctx, request_for(version))
