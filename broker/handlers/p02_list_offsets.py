@@ -5,8 +5,8 @@ for a topic without remote storage: earliest local (-4) is the log start offset,
 and earliest pending upload (-6) are -1 with no error. v10's timeout for remote lookups has nothing
 to wait for here.
 
-A partition named twice in one request is INVALID_REQUEST in every place it appears (Kafka's
-ListOffsetsRequest.duplicatePartitions). A consumer (replica id -1) reads up to the high
+A partition named twice in one request is INVALID_REQUEST (Kafka's
+ListOffsetsRequest.duplicatePartitions), answered once: Kafka 4.3 collects the answers by partition. A consumer (replica id -1) reads up to the high
 watermark, or the last stable offset under read_committed; a replica up to the log end offset.
 """
 
@@ -40,6 +40,7 @@ async def handle(broker, ctx, request):
     read_committed = ctx.api_version >= 2 and request.isolation_level == 1
     counts = Counter((topic.name, p.partition_index) for topic in request.topics for p in topic.partitions)
     topics = []
+    answered_twice: set[tuple[str, int]] = set()
     describable = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
                                                       (t.name for t in request.topics))
     for topic in request.topics:
@@ -50,6 +51,9 @@ async def handle(broker, ctx, request):
             if topic.name not in describable:
                 entry["error_code"] = int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             elif counts[(topic.name, p.partition_index)] > 1:
+                if (topic.name, p.partition_index) in answered_twice:
+                    continue
+                answered_twice.add((topic.name, p.partition_index))
                 entry["error_code"] = int(ErrorCode.INVALID_REQUEST)
             elif unsupported_timestamp(p.timestamp, ctx.api_version):
                 entry["error_code"] = int(ErrorCode.UNSUPPORTED_VERSION)

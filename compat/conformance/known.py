@@ -113,6 +113,11 @@ KNOWN: tuple[Known, ...] = (
           "Fetch naming one partition twice: Kafka answers it once (the request's partitions become a map in "
           "FetchSession/FetchRequest.fetchData); we read and answer it twice. Fix in p01_fetch._read_all "
           "(being raised to v18 right now)."),
+    Known("fetch_isolation_levels@v* :: isolation level 2 :: *", OPEN,
+          "Fetch with isolation_level 2 (neither read_uncommitted nor read_committed): Kafka 4.3 fails the "
+          "request (IsolationLevel.forId throws) and answers UNKNOWN_SERVER_ERROR (-1) at the top (v7+) and for "
+          "every partition (offsets -1, aborted_transactions []); we read as read_uncommitted. Fix in "
+          "broker/handlers/p01_fetch.py (being raised to v18 right now)."),
     Known("produce_null_records@v* :: null records :: *", KEPT,
           "A Produce whose partition carries null records: Kafka 4.3 never answers it (the client times out); "
           "we answer that partition INVALID_RECORD, as Kafka answers empty records."),

@@ -262,6 +262,9 @@ def fetch_isolation_levels(s: Session, v: int):
     five_records(s)
     fetch(s, v, s.topic(), 0, isolation=0, label="read_uncommitted")
     fetch(s, v, s.topic(), 0, isolation=1, label="read_committed")
+    client = s.conn("isolation-2")
+    s.raw(client.frame("Fetch", v, fetch_body(s, v, s.topic(), 0, isolation=2)), conn="isolation-2",
+          label="isolation level 2", api="Fetch", version=v, wait=2.0)
 
 
 @scenario("Fetch", versions=ALL, covers=["FETCH_SESSION_ID_NOT_FOUND", "INVALID_FETCH_SESSION_EPOCH"])
@@ -337,14 +340,17 @@ def list_offsets_empty_partition(s: Session, v: int):
         list_offsets(s, v, s.topic(), [ts], label=what)
 
 
-@scenario("ListOffsets", versions=ALL, covers=["UNKNOWN_TOPIC_OR_PARTITION"])
+@scenario("ListOffsets", versions=ALL, covers=["UNKNOWN_TOPIC_OR_PARTITION", "INVALID_REQUEST"])
 def list_offsets_unknown(s: Session, v: int):
-    """A topic that does not exist and a partition past the topic's."""
+    """A topic that does not exist, a partition past the topic's, a partition named twice."""
     s.create_topic(s.topic())
     list_offsets(s, v, s.topic("missing"), [-1], label="unknown topic")
     list_offsets(s, v, s.topic(), [-1], partition=3, label="unknown partition")
     list_offsets(s, v, s.topic(), [-3], partition=3, label="unknown partition, max timestamp")
     list_offsets(s, v, s.topic(), [-7], partition=3, label="unknown partition, timestamp -7")
+    s.call("ListOffsets", v, {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": s.topic(), "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": ts}
+                                           for ts in (-1, -2)]}]}, label="partition 0 twice")
 
 
 @scenario("ListOffsets", versions=ALL)
@@ -467,7 +473,7 @@ def produce_refused_batches(s: Session, v: int):
             label="transactional batch, no transactional id")
 
 
-@scenario("Produce", versions=(3, 9, 13))
+@scenario("Produce", versions=(3, 9, 13), quick=False)
 def produce_null_records(s: Session, v: int):
     """A partition whose records field is null: Kafka 4.3 never answers (the client times out)."""
     s.create_topic(s.topic())
