@@ -901,7 +901,7 @@ class GroupCoordinator(ConsumerGroupProtocol):
 
     # == DescribeGroups / ListGroups =================================================================
 
-    def describe_group(self, group_id: str) -> dict:
+    def describe_group(self, group_id: str, api_version: int = 5) -> dict:
         """A DescribeGroups entry: members' metadata only while Stable; their assignments in every
         state (Kafka's describeNoMetadata keeps the assignment of the last generation)."""
         error = self._validate_group(group_id, allow_empty=True)
@@ -910,9 +910,14 @@ class GroupCoordinator(ConsumerGroupProtocol):
                     "protocol_data": "", "members": []}
         group = self.groups.get(group_id)
         if group is None or isinstance(group, ConsumerGroup):
-            # DescribeGroups v0-5 describes a consumer group as Kafka does: not a classic group, Dead.
-            return {"error_code": 0, "group_id": group_id, "group_state": str(DEAD), "protocol_type": "",
-                    "protocol_data": "", "members": []}
+            # Not a classic group: Dead, and from v6 (KIP-1043) GROUP_ID_NOT_FOUND with Kafka's message.
+            entry = {"error_code": 0, "group_id": group_id, "group_state": str(DEAD), "protocol_type": "",
+                     "protocol_data": "", "members": []}
+            if api_version >= 6:
+                entry["error_code"] = int(ErrorCode.GROUP_ID_NOT_FOUND)
+                entry["error_message"] = (f"Group {group_id} not found." if group is None
+                                          else f"Group {group_id} is not a classic group.")
+            return entry
         stable = group.is_in(STABLE)
         members = [
             {

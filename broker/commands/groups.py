@@ -112,7 +112,8 @@ def describe_group(cluster, group_id: str):
         return coordinator, consumer_group
     response = coordinator.request("DescribeGroups", {"groups": [group_id], "include_authorized_operations": False})
     described = response.groups[0]
-    if described.error_code:
+    # A group that does not exist is Dead; from v6 also GROUP_ID_NOT_FOUND (KIP-1043).
+    if described.error_code and described.error_code != ErrorCode.GROUP_ID_NOT_FOUND:
         raise KafkaError(described.error_code, f"describe group {group_id}")
     return coordinator, described
 

@@ -1,6 +1,8 @@
 """DescribeGroups (15): state, protocol and members of groups (metadata and assignments when Stable).
 
-A group this broker does not know is described as Dead with no error (v0-5, as Kafka does).
+A group this broker does not know, or a KIP-848 consumer group, is described as Dead with no error
+at v0-5; from v6 (KIP-1043) it is GROUP_ID_NOT_FOUND with Kafka's message ("Group g not found.",
+"Group g is not a classic group."), still Dead.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ async def handle(broker, ctx, request):
             entry = {"error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE), "group_id": group_id,
                      "group_state": "", "protocol_type": "", "protocol_data": "", "members": []}
         else:
-            entry = groups.describe_group(group_id)
+            entry = groups.describe_group(group_id, ctx.api_version)
         entry["authorized_operations"] = operations if operations == AUTHORIZED_OPERATIONS_OMITTED else \
             broker.authorizer.authorized_operations(ctx, ResourceType.GROUP, group_id)
         described.append(entry)

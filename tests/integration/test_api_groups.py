@@ -1,6 +1,6 @@
 """Group APIs at Apache Kafka 4.3's versions, request by request, as Kafka 4.3 answers them
 (answers compared with a Kafka 4.3.0 broker through the wire client): FindCoordinator v5-6,
-OffsetCommit and OffsetFetch v10 (topics by id, KIP-848's follow-up).
+DescribeGroups v6, OffsetCommit and OffsetFetch v10 (topics by id, KIP-848's follow-up).
 """
 
 from __future__ import annotations
@@ -76,6 +76,34 @@ def test_find_coordinator_v5_v6(client, version):
     unknown = client.call("FindCoordinator", version, {"key_type": 3, "coordinator_keys": ["a", "b"]}).coordinators
     assert [(c.key, error_name(c.error_code), c.error_message) for c in unknown] == \
         [("a", "INVALID_REQUEST", INVALID_REQUEST_MESSAGE), ("b", "INVALID_REQUEST", INVALID_REQUEST_MESSAGE)]
+
+
+@pytest.mark.parametrize("version", [5, 6])
+def test_describe_groups_v6_says_group_id_not_found(client, version):
+    """KIP-1043: from v6 a group that does not exist, or a KIP-848 consumer group (not a classic
+    group), is GROUP_ID_NOT_FOUND with Kafka's message, still Dead; v5 says Dead with no error. A
+    classic group with only committed offsets is Empty at every version."""
+    topic = unique("describe")
+    create_topic(client, topic)
+    empty, consumer_group, missing = _group(client), unique("kip848"), unique("missing")
+    assert _commit(client, 9, empty, [{"name": topic, "partitions": [_partition(0, 1)]}]).topics[0] \
+        .partitions[0].error_code == 0
+    joined = client.call("ConsumerGroupHeartbeat", 1, {
+        "group_id": consumer_group, "member_id": str(uuid.uuid4()), "member_epoch": 0, "instance_id": None,
+        "rack_id": None, "rebalance_timeout_ms": 30000, "subscribed_topic_names": [topic],
+        "subscribed_topic_regex": None, "server_assignor": None, "topic_partitions": []})
+    assert joined.error_code == 0
+    response = client.call("DescribeGroups", version, {"groups": [missing, consumer_group, empty],
+                                                       "include_authorized_operations": False})
+    answers = [(g.group_id, error_name(g.error_code), g.error_message, g.group_state, g.members) for g in response.groups]
+    if version >= 6:
+        assert answers == [(missing, "GROUP_ID_NOT_FOUND", f"Group {missing} not found.", "Dead", []),
+                           (consumer_group, "GROUP_ID_NOT_FOUND", f"Group {consumer_group} is not a classic group.",
+                            "Dead", []),
+                           (empty, "NONE", None, "Empty", [])]
+    else:
+        assert answers == [(missing, "NONE", None, "Dead", []), (consumer_group, "NONE", None, "Dead", []),
+                           (empty, "NONE", None, "Empty", [])]
 
 
 def test_v10_commits_and_fetches_by_topic_id(client):

@@ -40,7 +40,7 @@ EXPECTED_RANGES = {
     "DescribeConfigs": (32, 1, 4, 4), "AlterConfigs": (33, 0, 2, 2),
     "IncrementalAlterConfigs": (44, 0, 1, 1), "FindCoordinator": (10, 0, 6, 3),
     "JoinGroup": (11, 0, 9, 6), "Heartbeat": (12, 0, 4, 4), "LeaveGroup": (13, 0, 5, 4),
-    "SyncGroup": (14, 0, 5, 4), "DescribeGroups": (15, 0, 5, 5), "ListGroups": (16, 0, 5, 3),
+    "SyncGroup": (14, 0, 5, 4), "DescribeGroups": (15, 0, 6, 5), "ListGroups": (16, 0, 5, 3),
     "OffsetCommit": (8, 2, 10, 8), "OffsetFetch": (9, 1, 10, 6), "DeleteGroups": (42, 0, 2, 2),
     "OffsetDelete": (47, 0, 0, None), "AddPartitionsToTxn": (24, 0, 4, 3),
     "AddOffsetsToTxn": (25, 0, 3, 3), "EndTxn": (26, 0, 3, 3), "WriteTxnMarkers": (27, 0, 1, 1),
