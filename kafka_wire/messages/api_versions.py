@@ -1,15 +1,15 @@
 """ApiVersions (key 18): the APIs and version ranges this broker serves, and its features.
 
-Versions 0-3: v1 adds the throttle time, v3 is flexible (the request names the client software;
+Versions 0-4: v1 adds the throttle time, v3 is flexible (the request names the client software;
 the answer carries supported and finalized features as tagged fields; up to v3, features whose
-minimum version is 0 are left out, KAFKA-17011). Whatever the version, the response header is v0,
+minimum version is 0 are left out), v4 lists those too (KAFKA-17011). Whatever the version, the response header is v0,
 so that a client that does not know our versions yet can read it.
 """
 
 from ..schema import BOOL, INT16, INT32, INT64, STRING, Api, Array, Field
 
 API = Api(
-    18, "ApiVersions", versions="0-3", flexible="3+",
+    18, "ApiVersions", versions="0-4", flexible="3+",
     request=[
         Field("client_software_name", STRING, "3+"),
         Field("client_software_version", STRING, "3+"),

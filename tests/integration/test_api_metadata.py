@@ -220,7 +220,7 @@ def test_describe_cluster_endpoint_types(client, endpoint_type, expected):
 # -- ApiVersions ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", [0, 1, 2, 3])
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
 def test_api_versions_table_is_the_registered_handlers(client, version):
     response = client.call("ApiVersions", version, {"client_software_name": "wire-tests",
                                                     "client_software_version": "1.0"})
