@@ -138,12 +138,13 @@ class ReferenceKafka:
 
     def __init__(self, version: str, data_dir: Path, port: int | None = None,
                  config: Mapping[str, object] | None = None, startup_timeout: float = 120.0,
-                 jvm_options: tuple[str, ...] = SERVER_JVM_OPTIONS, format_args: tuple[str, ...] = ()):
+                 jvm_options: tuple[str, ...] = SERVER_JVM_OPTIONS, format_args: tuple[str, ...] = (),
+                 controller_port: int | None = None):
         self.version = version
         self.format_args = tuple(format_args)  # e.g. ("--add-scram", "SCRAM-SHA-256=[name=admin,password=pw]")
         self.data_dir = Path(data_dir)
         self.port = port or _free_port()
-        self.controller_port = _free_port()
+        self.controller_port = controller_port or _free_port()  # given when `config` names its own listeners
         self.config = dict(config or {})
         self.startup_timeout = startup_timeout
         self.jvm_options = jvm_options
@@ -158,7 +159,10 @@ class ReferenceKafka:
     def _cluster_id() -> str:
         import base64
 
-        return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        while True:  # as Kafka's Uuid.randomUuid: never one that begins with "-" (read as an option)
+            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            if not cluster_id.startswith("-"):
+                return cluster_id
 
     @property
     def bootstrap(self) -> str:
@@ -297,12 +301,14 @@ def run_tool(version: str, main_class: str, *args: str, input: str | None = None
 def running_reference_kafka(version: str = KAFKA_4, data_dir: str | os.PathLike | None = None,
                             port: int | None = None, config: Mapping[str, object] | None = None,
                             jvm_options: tuple[str, ...] = SERVER_JVM_OPTIONS,
-                            format_args: tuple[str, ...] = ()) -> Iterator[ReferenceKafka]:
+                            format_args: tuple[str, ...] = (),
+                            controller_port: int | None = None) -> Iterator[ReferenceKafka]:
     """A started reference Kafka for the block (installed first when needed); stopped after."""
     install(version)
     own_dir = data_dir is None
     folder = Path(tempfile.mkdtemp(prefix=f"reference-kafka-{version}-")) if own_dir else Path(data_dir)
-    kafka = ReferenceKafka(version, folder, port=port, config=config, jvm_options=jvm_options, format_args=format_args)
+    kafka = ReferenceKafka(version, folder, port=port, config=config, jvm_options=jvm_options, format_args=format_args,
+                           controller_port=controller_port)
     failed = False
     try:
         kafka.start()
