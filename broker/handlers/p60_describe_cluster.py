@@ -2,7 +2,10 @@
 
 As Kafka's AuthHelper.computeDescribeClusterResponse on a broker: v1 may ask for another kind of
 endpoint; an unknown kind is UNSUPPORTED_ENDPOINT_TYPE and the controllers' kind (2) is
-MISMATCHED_ENDPOINT_TYPE (both INVALID_REQUEST at v0, which has no endpoint type).
+MISMATCHED_ENDPOINT_TYPE (both INVALID_REQUEST at v0, which has no endpoint type). v2 (KIP-1073)
+may ask for fenced brokers too: a KRaft controller fences a registered broker that stops
+heartbeating, but here, as in Kafka's ZooKeeper mode, a broker is registered and alive or gone, so
+no broker is fenced and the answer is the same.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ async def handle(broker, ctx, request):
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "endpoint_type": BROKERS_ENDPOINT, "cluster_id": broker.metadata.cluster_id,
             "controller_id": broker.controller_id(),
-            "brokers": [{"broker_id": node_id, "host": host, "port": port, "rack": rack}
+            "brokers": [{"broker_id": node_id, "host": host, "port": port, "rack": rack, "is_fenced": False}
                         for node_id, host, port, rack in broker.live_brokers(ctx.listener)],
             "cluster_authorized_operations": broker.authorizer.authorized_operations(
                 ctx, ResourceType.CLUSTER, CLUSTER_NAME) if request.include_cluster_authorized_operations

@@ -197,12 +197,16 @@ def test_listener_host_0_0_0_0_is_advertised_as_a_reachable_address(tmp_path):
 # -- DescribeCluster ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", [0, 1])
-def test_describe_cluster(client, version):
+@pytest.mark.parametrize("include_fenced", [False, True])
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_describe_cluster(client, version, include_fenced):
+    """v2 (KIP-1073) may ask for fenced brokers too and says for each whether it is fenced: no
+    broker here is ever fenced (a registered broker is alive), so Kafka 4.3's single node answers
+    alike, with or without them."""
     response = client.call("DescribeCluster", version, {"include_cluster_authorized_operations": False,
-                                                        "endpoint_type": 1})
+                                                        "endpoint_type": 1, "include_fenced_brokers": include_fenced})
     assert (response.error_code, response.controller_id) == (0, 1)
-    assert response.cluster_id and len(response.brokers) == 1
+    assert response.cluster_id and [(b.broker_id, b.is_fenced) for b in response.brokers] == [(1, False)]
     assert response.cluster_id == metadata(client, None).cluster_id
     assert response.cluster_authorized_operations == -2147483648
 
