@@ -200,6 +200,11 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("sasl.server.max.receive.size", I, 524288, minimum=1),
         ConfigKey("connections.max.reauth.ms", L, 0, minimum=0),
         ConfigKey("connection.failed.authentication.delay.ms", I, 100, minimum=0),
+        # Delegation tokens (KIP-48): on when the secret key is set; every broker needs the same one.
+        ConfigKey("delegation.token.secret.key", ConfigType.PASSWORD, None, sensitive=True),
+        ConfigKey("delegation.token.max.lifetime.ms", L, 7 * 24 * 3600 * 1000, minimum=1),
+        ConfigKey("delegation.token.expiry.time.ms", L, 24 * 3600 * 1000, minimum=1),
+        ConfigKey("delegation.token.expiry.check.interval.ms", L, 3600 * 1000, minimum=1),
         ConfigKey("max.connections.per.ip.overrides", S, ""),
         ConfigKey("ssl.keystore.type", S, "JKS", choices=("JKS", "PKCS12", "PEM")),
         ConfigKey("ssl.keystore.location", S, None),

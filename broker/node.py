@@ -252,6 +252,8 @@ class Broker:
             asyncio.create_task(self._every(60000, self._checkpoint_recovery_points, "checkpoint")),
             asyncio.create_task(self.logs.cleaner.run(cfg["log.cleaner.enable"], int(cfg["log.cleaner.backoff.ms"]))),
             asyncio.create_task(self.logs.mover.run()),  # AlterReplicaLogDirs
+            asyncio.create_task(self._every(int(cfg["delegation.token.expiry.check.interval.ms"]),
+                                            self._sweep_expired_tokens, "delegation token expiry")),
         ]
 
     @staticmethod
@@ -275,6 +277,9 @@ class Broker:
         if pending:
             await asyncio.wait([asyncio.wrap_future(f) for f in pending])
         await self._checkpoint(RECOVERY_POINT_CHECKPOINT)
+
+    async def _sweep_expired_tokens(self) -> None:
+        self.tokens.sweep_expired()
 
     async def _flush_dirty_logs(self) -> None:
         """flush.ms, and the log start offset checkpoint when DeleteRecords or retention moved one."""

@@ -194,6 +194,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.peer: tuple = ("?", 0)
         self.transport: asyncio.Transport | None = None
         self.principal = "User:ANONYMOUS"
+        # The delegation token this connection logged in with, if any, and when its session ends.
+        self.token_id: str | None = None
+        self.token_expiry_ms: int | None = None
         # The SASL exchange that must complete before other requests (SASL_* listeners), else None.
         self._authenticator = None
         self._counted = False  # counted in the connection quotas
@@ -246,7 +249,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 self.abort()
                 return
             self._authenticator = self.security.authenticator(
-                self.server.broker.credentials, HANDLERS[API_VERSIONS_KEY].supports, str(self.connection_id))
+                self.server.broker.credentials, HANDLERS[API_VERSIONS_KEY].supports, str(self.connection_id),
+                tokens=getattr(self.server.broker, "tokens", None))
         sock = transport.get_extra_info("socket")
         if sock is not None:
             self._configure_socket(sock)
@@ -438,6 +442,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         step = self._authenticator.receive(frame)
         if self._authenticator.complete:
             self.principal = self._authenticator.principal
+            self.token_id = self._authenticator.token_id
+            self.token_expiry_ms = self._authenticator.token_expiry_ms
         if step.dispatch:
             return True
         if step.delay:
@@ -473,6 +479,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if handler is None:
             log.warning("closing connection %d from %s: unknown API key %d", conn_id, peer, api_key)
             raise CloseConnection
+        if self.token_expiry_ms is not None and time.time() * 1000 > self.token_expiry_ms:
+            # Kafka ends a token's session at the token's expiry (KIP-368's session lifetime) and
+            # its clients re-authenticate; without re-authentication here, they connect again.
+            log.info("closing connection %d from %s: its delegation token session expired", conn_id, peer)
+            raise CloseConnection
         if not handler.supports(version):
             if api_key == API_VERSIONS_KEY:
                 self._queue(self._unsupported_api_versions(correlation_id))
@@ -490,6 +501,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             raise CloseConnection
         ctx = RequestContext(api_key, version, correlation_id, header.client_id, self.listener, peer, conn_id,
                              self.principal)
+        if self.token_id is not None:
+            ctx.extra["token_authenticated"] = True
         what = (api, version, correlation_id, header.client_id, time.monotonic(), len(frame) + _SIZE)
         coro = handler.handle(self.server.broker, ctx, request)
         try:

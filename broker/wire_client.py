@@ -325,9 +325,11 @@ class WireClient:
 
     # -- SASL ------------------------------------------------------------------------------------
 
-    def sasl_authenticate(self, mechanism: str, username: str, password: str) -> None:
+    def sasl_authenticate(self, mechanism: str, username: str, password: str, *, token: bool = False) -> None:
         """Log in as Kafka's clients do: ApiVersions, SaslHandshake, then the mechanism's tokens in
-        SaslAuthenticate requests. Raises AuthenticationFailed with the broker's message."""
+        SaslAuthenticate requests. Raises AuthenticationFailed with the broker's message. With
+        token=True (SCRAM only) the login is a delegation token's: its id as user name, its HMAC in
+        base64 as password, and the tokenauth=true extension."""
         context = f"SASL authentication to {self.address}"
         handshake = self.request("SaslHandshake", {"mechanism": mechanism}, lowest=1)
         if handshake.error_code == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
@@ -348,7 +350,8 @@ class WireClient:
         if mechanism == PLAIN:
             exchange(plain_token(username, password))
             return
-        scram = ScramClient(SCRAM_MECHANISMS[mechanism], username, password)
+        scram = ScramClient(SCRAM_MECHANISMS[mechanism], username, password,
+                            extensions={"tokenauth": "true"} if token else None)
         server_first = exchange(scram.first())
         try:
             client_final = scram.final(server_first)

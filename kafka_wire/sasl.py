@@ -226,10 +226,17 @@ class ScramServer:
     """The server side of one SCRAM exchange: two client messages, two answers."""
 
     def __init__(self, mechanism: ScramMechanism, lookup: Callable[[str], ScramCredential | None],
-                 server_nonce: str | None = None) -> None:
+                 server_nonce: str | None = None,
+                 token_lookup: Callable[[str], tuple[ScramCredential, str, int] | None] | None = None) -> None:
         self.mechanism = mechanism
         self.mechanism_name = mechanism.name
         self._lookup = lookup
+        # Delegation tokens (KIP-48): with the `tokenauth=true` extension the user name is a token
+        # id; `token_lookup` gives the token's credential, its owner (who becomes the principal)
+        # and its expiry timestamp (when the session ends).
+        self._token_lookup = token_lookup
+        self.token_owner: str | None = None
+        self.token_expiry_ms: int | None = None
         self._server_nonce = server_nonce or secrets.token_urlsafe(24)
         self._state = "client-first"
         self._client_first: ClientFirstMessage | None = None
@@ -255,9 +262,15 @@ class ScramServer:
             first = parse_client_first(token)
         except _Malformed as exc:
             raise self._fail(f"invalid client-first-message: {exc}") from None
-        credential = self._lookup(first.username)
-        if credential is None:
-            raise self._fail(f"unknown user {first.username!r}")
+        if first.extensions.get("tokenauth", "").lower() == "true":
+            found = self._token_lookup(first.username) if self._token_lookup is not None else None
+            if found is None:
+                raise self._fail(f"Token Authentication failed: Invalid tokenId : {first.username}")
+            credential, self.token_owner, self.token_expiry_ms = found
+        else:
+            credential = self._lookup(first.username)
+            if credential is None:
+                raise self._fail(f"unknown user {first.username!r}")
         if first.authorization_id and first.authorization_id != first.username:
             raise self._fail("authorization id differs from username", "Authentication failed: Client requested "
                              "an authorization id that is different from username")
@@ -347,12 +360,15 @@ class PlainServer:
 class ScramClient:
     """The client side of SCRAM: first(), final(server_first), verify(server_final)."""
 
-    def __init__(self, mechanism: ScramMechanism, username: str, password: str, nonce: str | None = None) -> None:
+    def __init__(self, mechanism: ScramMechanism, username: str, password: str, nonce: str | None = None,
+                 extensions: dict[str, str] | None = None) -> None:
         self.mechanism = mechanism
         self.username = username
         self.password = password
         self.nonce = nonce or secrets.token_urlsafe(24)
-        self._bare = f"n={encode_saslname(username)},r={self.nonce}"
+        # Extensions follow the nonce (RFC 5802), e.g. tokenauth=true for a delegation token login.
+        extra = "".join(f",{key}={value}" for key, value in (extensions or {}).items())
+        self._bare = f"n={encode_saslname(username)},r={self.nonce}{extra}"
         self._server_signature = b""
 
     def first(self) -> bytes:

@@ -31,11 +31,13 @@ from log.errors import OffsetOutOfRange
 from ..dynamic_broker_config import apply_dynamic_broker_configs
 from ..features import TRANSACTION_VERSION
 from ..node import Broker, PartitionRead
+from ..security.delegation_tokens import DelegationTokenManager
 from .controller import Controller, controlled_shutdown_moves
 from .group_failover import ReplicatedGroupCoordinator
 from .replica_assignment import InvalidReplicationFactor
 from .replica_manager import ReplicaManager
 from .transaction_failover import ReplicatedTransactionCoordinator
+from .zk_delegation_tokens import ZkTokenStore
 from .zk_metadata import (
     BROKER_IDS_PATH,
     FeaturesChanged,
@@ -87,6 +89,10 @@ class ClusterBroker(Broker):
                              or self.config["zookeeper.session.timeout.ms"]) / 1000
         self.zk.start(timeout=connect_timeout)
         self.zk.add_listener(self._on_zk_state)
+        # Delegation tokens are the cluster's: in ZooKeeper, as Kafka's ZooKeeper mode kept them.
+        self.tokens = DelegationTokenManager.from_config(self.config, ZkTokenStore(self.zk, self._loop))
+        if self.tokens.enabled:
+            self.tokens.store.load()
         self.logs.load()
         self.metadata.load()
         self.bootstrap_features()
@@ -207,6 +213,7 @@ class ClusterBroker(Broker):
     def close(self) -> None:
         if self.zk.connected:
             self.metadata.close()
+            self.tokens.store.close()
             self._close_zk()
         super().close()
 

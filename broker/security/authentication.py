@@ -11,7 +11,8 @@ It follows Kafka's SaslServerAuthenticator, fed whole frames by the server:
 - a failed exchange is answered SASL_AUTHENTICATION_FAILED with Kafka's message, after
   `connection.failed.authentication.delay.ms`, and the connection closed (a raw-token exchange
   is just closed: that framing has no place for an error);
-- once complete, the connection's principal is User:<name> and requests go to the handlers.
+- once complete, the connection's principal is User:<name> and requests go to the handlers; a
+  SCRAM login with a delegation token (`tokenauth=true`) is its owner's, and `token_id` says so.
 
 Frames are capped at `sasl.server.max.receive.size` until then. No re-authentication (KIP-368):
 SessionLifetimeMs is 0, so clients never start one.
@@ -75,9 +76,10 @@ class SaslAuthenticator:
 
     def __init__(self, mechanisms: list[str], credentials, *, api_versions_supported: Callable[[int], bool],
                  max_receive_size: int = 524288, failed_authentication_delay_ms: int = 100,
-                 connection: str = "") -> None:
+                 connection: str = "", tokens=None) -> None:
         self.mechanisms = list(dict.fromkeys(mechanisms))
         self.credentials = credentials
+        self.tokens = tokens  # delegation tokens (security/delegation_tokens.py), for SCRAM
         self.api_versions_supported = api_versions_supported
         self.max_receive_size = max_receive_size
         self.failure_delay = failed_authentication_delay_ms / 1000
@@ -86,6 +88,10 @@ class SaslAuthenticator:
         self.raw_tokens = False
         self.mechanism: str | None = None
         self.principal: str | None = None
+        # The delegation token the connection logged in with (SCRAM with tokenauth=true), if any,
+        # and its expiry timestamp then: the session ends there.
+        self.token_id: str | None = None
+        self.token_expiry_ms: int | None = None
         self._server = None
 
     @property
@@ -134,7 +140,8 @@ class SaslAuthenticator:
         if self.mechanism == PLAIN:
             self._server = PlainServer(self.credentials.verify_plain)
         else:
-            self._server = ScramServer(SCRAM_MECHANISMS[self.mechanism], self.credentials.lookup(self.mechanism))
+            self._server = ScramServer(SCRAM_MECHANISMS[self.mechanism], self.credentials.lookup(self.mechanism),
+                                       token_lookup=self.tokens.scram_lookup(self.mechanism) if self.tokens else None)
         self.state = SaslState.AUTHENTICATE
         return Step(reply=_response_frame(SASL_HANDSHAKE, version, correlation_id,
                                           {"error_code": 0, "mechanisms": self.mechanisms}))
@@ -173,7 +180,11 @@ class SaslAuthenticator:
 
     def _check_complete(self) -> None:
         if self._server.complete:
-            self.principal = f"User:{self._server.username}"
+            owner = getattr(self._server, "token_owner", None)
+            if owner is not None:
+                self.token_id = self._server.username
+                self.token_expiry_ms = self._server.token_expiry_ms
+            self.principal = f"User:{owner if owner is not None else self._server.username}"
             self.state = SaslState.COMPLETE
             self._server = None
             log.debug("connection %s authenticated as %s with %s", self.connection, self.principal, self.mechanism)

@@ -39,13 +39,15 @@ class ListenerSecurity:
     def uses_sasl(self) -> bool:
         return self.protocol.startswith("SASL_")
 
-    def authenticator(self, credentials, api_versions_supported, connection: str) -> SaslAuthenticator | None:
+    def authenticator(self, credentials, api_versions_supported, connection: str,
+                      tokens=None) -> SaslAuthenticator | None:
         """A fresh SASL exchange for a new connection, or None on a listener without SASL."""
         if not self.uses_sasl:
             return None
         return SaslAuthenticator(list(self.mechanisms), credentials, api_versions_supported=api_versions_supported,
                                  max_receive_size=self.max_receive_size,
-                                 failed_authentication_delay_ms=self.failure_delay_ms, connection=connection)
+                                 failed_authentication_delay_ms=self.failure_delay_ms, connection=connection,
+                                 tokens=tokens)
 
     def transport_principal(self, transport) -> str:
         """The principal a connection has before (or without) SASL: on an SSL listener the client
