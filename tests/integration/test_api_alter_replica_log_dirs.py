@@ -202,3 +202,66 @@ def test_needs_alter_on_the_cluster(acl_broker):
         assert alter(alice, [((topic, 0), path)]) == [(topic, 0, "CLUSTER_AUTHORIZATION_FAILED")]
         grant(admin, Res.CLUSTER, "kafka-cluster", Op.ALTER)
         assert alter(alice, [((topic, 0), path)]) == [(topic, 0, "NONE")]
+
+
+def test_replicas_move_between_log_dirs_in_a_cluster(zookeeper_installed, tmp_path):
+    """Kafka's ZooKeeper mode served AlterReplicaLogDirs too: each broker moves its own replica.
+    The leader's and a follower's replicas move while acks=all writes go on; the ISR stays whole
+    and every acknowledged record is there."""
+    from broker.cluster.testing import Cluster
+
+    cluster = Cluster(tmp_path, 3, {"auto.leader.rebalance.enable": "false"})
+    for broker in cluster.brokers.values():
+        broker.config["log.dirs"] = f"{broker.log_dir}-a,{broker.log_dir}-b"
+    cluster.start()
+    try:
+        topic = "moving-replicas"
+        cluster.create_topic(topic, partitions=1, replication_factor=3)
+        leader = cluster.wait_for_leader(topic, 0)
+        follower = next(n for n in cluster.brokers if n != leader)
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "linger.ms": 2})
+        acked: list[bytes] = []
+        stop = threading.Event()
+
+        def write():
+            n = 0
+            while not stop.is_set():
+                producer.produce(topic, f"r{n}".encode(), partition=0,
+                                 on_delivery=lambda e, m: e is None and acked.append(m.value()))
+                n += 1
+                producer.poll(0.001)
+            producer.flush(30)
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        try:
+            while len(acked) < 2000:
+                time.sleep(0.05)
+            for node_id in (follower, leader):
+                broker = cluster.brokers[node_id]
+                dirs = [f"{broker.log_dir}-a", f"{broker.log_dir}-b"]
+                with WireClient(broker.bootstrap) as client:
+                    current = placement(client, topic)[(0, False)][0]
+                    target = next(d for d in dirs if d != current)
+                    assert alter(client, [((topic, 0), target)]) == [(topic, 0, "NONE")]
+                    wait_moved(client, topic, 0, target)
+            moved_at = len(acked)
+            while len(acked) < moved_at + 1000:
+                time.sleep(0.05)
+        finally:
+            stop.set()
+            writer.join(60)
+        cluster.wait_for_isr(topic, 0, set(cluster.brokers))
+        consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": unique("replica-dirs"),
+                             "enable.auto.commit": False})
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        values: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(values) < len(acked) and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                values.append(message.value())
+        consumer.close()
+        assert set(acked) <= set(values)
+    finally:
+        cluster.stop()
