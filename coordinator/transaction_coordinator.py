@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -86,6 +87,20 @@ def produce_operation(version: int) -> int:
 
 def txn_offset_commit_operation(version: int) -> int:
     return ADD_PARTITION if version > 4 else GENERIC_ERROR_SUPPORTED if version > 3 else DEFAULT_ERROR
+
+
+def produce_error_of(error: ErrorCode, operation: int) -> ErrorCode:
+    """What Produce answers for the coordinator's answer to a transactional write (Kafka's
+    AddPartitionsToTxnManager and ReplicaManager mappings)."""
+    if error in (ErrorCode.NETWORK_EXCEPTION, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                 ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR) or (
+            error == ErrorCode.CONCURRENT_TRANSACTIONS and operation != ADD_PARTITION):
+        # Kafka answers these as NOT_ENOUGH_REPLICAS so that older clients retry the write;
+        # TV2 clients get CONCURRENT_TRANSACTIONS itself (common while a commit completes).
+        return ErrorCode.NOT_ENOUGH_REPLICAS
+    if error == ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return error
 
 
 def _wall_clock_ms() -> int:
@@ -436,17 +451,8 @@ class TransactionCoordinator:
                                    topic: str, partition: int, plog, operation: int = DEFAULT_ERROR) -> ErrorCode:
         """`verify_transactional_write` as Produce answers it (Kafka's AddPartitionsToTxnManager and
         ReplicaManager mappings)."""
-        error = self.verify_transactional_write(transactional_id, producer_id, producer_epoch, topic, partition, plog,
-                                                operation)
-        if error in (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                     ErrorCode.NOT_COORDINATOR) or (error == ErrorCode.CONCURRENT_TRANSACTIONS
-                                                   and operation != ADD_PARTITION):
-            # Kafka answers these as NOT_ENOUGH_REPLICAS so that older clients retry the write;
-            # TV2 clients get CONCURRENT_TRANSACTIONS itself (common while a commit completes).
-            return ErrorCode.NOT_ENOUGH_REPLICAS
-        if error == ErrorCode.PRODUCER_FENCED:
-            return ErrorCode.INVALID_PRODUCER_EPOCH
-        return error
+        return produce_error_of(self.verify_transactional_write(transactional_id, producer_id, producer_epoch, topic,
+                                                                partition, plog, operation), operation)
 
     def verify_produce(self, topic: str, partition: int, plog, records, transactional_id: str,
                        operation: int = DEFAULT_ERROR) -> None:
@@ -461,6 +467,22 @@ class TransactionCoordinator:
             raise TransactionVerificationFailed(
                 error, "Partition was not added to the transaction" if error == ErrorCode.INVALID_TXN_STATE
                 else f"transaction verification failed: {error.name}")
+
+    # The handlers' entry points; a cluster's coordinator (cluster/transaction_failover.py) may have
+    # to ask the coordinator of the transactional id on another broker, hence async.
+
+    async def produce_write_error(self, transactional_id: str, topic: str, partition: int, records, plog,
+                                  operation: int) -> ErrorCode:
+        """The check Produce makes before appending a transactional batch, when it is not made by
+        the append itself: here, where this broker leads every partition and coordinates every
+        transactional id, `verify_produce` runs inside Broker.append_records."""
+        return ErrorCode.NONE
+
+    async def transactional_write_error(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                                        topic: str, partition: int, plog, operation: int) -> ErrorCode:
+        """`verify_transactional_write` for TxnOffsetCommit."""
+        return self.verify_transactional_write(transactional_id, producer_id, producer_epoch, topic, partition, plog,
+                                               operation)
 
     # == EndTxn ======================================================================================
 
@@ -762,13 +784,25 @@ class TransactionCoordinator:
                      topics=[{"topic": t, "partitions": ps} for t, ps in by_topic.items()])
         return entry
 
-    def list_transactions(self, state_filters: Iterable[str] = (), producer_id_filters: Iterable[int] = ()
-                          ) -> dict:
-        """A ListTransactions response body (filters empty = everything)."""
+    def list_transactions(self, state_filters: Iterable[str] = (), producer_id_filters: Iterable[int] = (),
+                          duration_filter_ms: int = -1, transactional_id_pattern: str | None = None) -> dict:
+        """A ListTransactions response body (filters empty = everything), as Kafka's
+        TransactionStateManager.listTransactionStates: a duration >= 0 keeps transactions that
+        started longer ago than that (one that never started, start -1, always qualifies, as in
+        Kafka), a non-empty pattern keeps transactional ids it matches whole (INVALID_REGULAR_EXPRESSION
+        when it does not compile)."""
         error = self.coordinator_error()
         if error is not None:
             return {"throttle_time_ms": 0, "error_code": int(error), "unknown_state_filters": [],
                     "transaction_states": []}
+        pattern = None
+        if transactional_id_pattern:
+            try:
+                pattern = re.compile(transactional_id_pattern)
+            except re.error:
+                return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REGULAR_EXPRESSION),
+                        "unknown_state_filters": [], "transaction_states": []}
+        now = self.clock_ms()
         states = set()
         unknown = []
         for name in state_filters:
@@ -786,6 +820,10 @@ class TransactionCoordinator:
                 continue
             if state_filters and metadata.state not in states:
                 continue
+            if duration_filter_ms >= 0 and now - metadata.txn_start_timestamp <= duration_filter_ms:
+                continue
+            if pattern is not None and not pattern.fullmatch(metadata.transactional_id):
+                continue
             listed.append({"transactional_id": metadata.transactional_id, "producer_id": metadata.producer_id,
                            "transaction_state": metadata.state.display_name})
         return {"throttle_time_ms": 0, "error_code": 0, "unknown_state_filters": unknown,
@@ -794,4 +832,4 @@ class TransactionCoordinator:
 
 __all__ = ["TransactionCoordinator", "TransactionVerificationFailed", "InitProducerIdResult", "EndTxnResult",
            "DEFAULT_ERROR", "GENERIC_ERROR_SUPPORTED", "ADD_PARTITION", "produce_operation",
-           "txn_offset_commit_operation"]
+           "txn_offset_commit_operation", "produce_error_of"]

@@ -29,7 +29,6 @@ from kafka_wire.errors import ErrorCode
 from log.errors import OffsetOutOfRange
 
 from ..dynamic_broker_config import apply_dynamic_broker_configs
-from ..features import TRANSACTION_VERSION
 from ..node import Broker, PartitionRead
 from ..security.delegation_tokens import DelegationTokenManager
 from .controller import Controller, controlled_shutdown_moves
@@ -247,16 +246,6 @@ class ClusterBroker(Broker):
         if self.controller is None or not self.controller.active:
             return None
         return self.controller.elect_leaders(election_type, requested)
-
-    def supported_features(self) -> dict[str, tuple[int, int]]:
-        """As a single node's, except transaction.version stops at 1: a transaction.version 2
-        client's Produce v12 / TxnOffsetCommit v5 make the partition leader add the partition at the
-        transaction coordinator, which in a cluster is another broker, and that request from leader
-        to coordinator is not implemented yet (see transaction_failover.py)."""
-        supported = dict(super().supported_features())
-        low, high = supported[TRANSACTION_VERSION]
-        supported[TRANSACTION_VERSION] = (low, min(high, 1))
-        return supported
 
     def update_features(self, updates, validate_only: bool) -> ErrorCode:
         """UpdateFeatures: the controller writes /feature (conditionally: a write that lost a race

@@ -8,9 +8,11 @@ again. Markers go to each partition's leader (TransactionMarkerChannel): appende
 broker leads the partition, otherwise sent with WriteTxnMarkers in the background; the
 coordinator's marker retry collects the answers.
 
-Not here (yet): KIP-890's produce-time verification, which in a cluster needs a request from the
-partition leader to the coordinator; cluster mode skips that check, as Kafka does with
-`transaction.partition.verification.enable=false`.
+A transaction's first write to a partition (Produce, TxnOffsetCommit) is checked at its
+coordinator by the partition's leader before the append, as Kafka's AddPartitionsToTxnManager does:
+verified (KIP-890 part 1) or, for a transaction.version 2 producer (Produce v12, TxnOffsetCommit
+v5), the partition added to the transaction (part 2). Here when this broker coordinates the
+transactional id; otherwise with AddPartitionsToTxn v5 to the broker that does.
 """
 
 from __future__ import annotations
@@ -18,16 +20,25 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from coordinator.transaction_coordinator import EndTxnResult, InitProducerIdResult, TransactionCoordinator
+from coordinator.transaction_coordinator import (
+    ADD_PARTITION,
+    DEFAULT_ERROR,
+    EndTxnResult,
+    InitProducerIdResult,
+    TransactionCoordinator,
+    produce_error_of,
+)
 from coordinator.offsets_store import AppendFailed
 from coordinator.txn_log import TRANSACTION_STATE_TOPIC, TransactionStateTopic
 from kafka_wire.errors import ErrorCode
+from kafka_wire.records import read_batch_header
 
 from .replica_fetcher import BrokerConnection
 
 log = logging.getLogger("kafka_wire.cluster.transactions")
 
 WRITE_TXN_MARKERS_VERSION = 2  # v2 carries the transaction version (KIP-1228)
+ADD_PARTITIONS_TO_TXN_VERSION = 5  # a leader's verify-or-add batch (KIP-890), TRANSACTION_ABORTABLE known
 PREPARED = ("PrepareCommit", "PrepareAbort")
 
 
@@ -193,10 +204,74 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
             return EndTxnResult(ErrorCode.NOT_COORDINATOR)
         return super().end_transaction(transactional_id, producer_id, producer_epoch, committed, *args, **kwargs)
 
-    # -- produce-time verification (KIP-890) needs the coordinator, which may be elsewhere ----
+    # -- a transaction's first write to a partition, checked at its coordinator (KIP-890) --------
 
     def verify_transactional_write(self, *args, **kwargs) -> ErrorCode:
-        return ErrorCode.NONE
+        return ErrorCode.NONE  # made before the append (produce_write_error / transactional_write_error)
 
     def verify_produce(self, *args, **kwargs) -> None:
         return None
+
+    async def produce_write_error(self, transactional_id: str, topic: str, partition: int, records, plog,
+                                  operation: int) -> ErrorCode:
+        header = read_batch_header(records)
+        if not header.is_transactional or plog is None or not self.channel.broker.replicas.is_leader(topic, partition):
+            return ErrorCode.NONE  # (the append answers NOT_LEADER_OR_FOLLOWER)
+        error = await self._check_write(transactional_id, header.producer_id, header.producer_epoch, topic,
+                                        partition, plog, operation)
+        return produce_error_of(error, operation)
+
+    async def transactional_write_error(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                                        topic: str, partition: int, plog, operation: int) -> ErrorCode:
+        return await self._check_write(transactional_id, producer_id, producer_epoch, topic, partition, plog,
+                                       operation)
+
+    async def _check_write(self, transactional_id: str, producer_id: int, producer_epoch: int, topic: str,
+                           partition: int, plog, operation: int) -> ErrorCode:
+        if not self._not_coordinator(transactional_id):
+            return TransactionCoordinator.verify_transactional_write(
+                self, transactional_id, producer_id, producer_epoch, topic, partition, plog, operation)
+        if operation != ADD_PARTITION and not self._cfg("transaction.partition.verification.enable"):
+            return ErrorCode.NONE
+        entry = plog.producer_state.last_entry(producer_id) if plog is not None else None
+        if entry is not None and entry.current_txn_first_offset is not None and entry.producer_epoch == producer_epoch:
+            return ErrorCode.NONE  # the transaction is open here at this epoch: checked before
+        return await self._ask_coordinator(transactional_id, producer_id, producer_epoch, topic, partition, operation)
+
+    async def _ask_coordinator(self, transactional_id: str, producer_id: int, producer_epoch: int, topic: str,
+                               partition: int, operation: int) -> ErrorCode:
+        """AddPartitionsToTxn v5 to the coordinator's broker, its answer as Kafka's
+        AddPartitionsToTxnManager passes it on."""
+        broker = self.channel.broker
+        state = broker.metadata.leader_and_isr(TRANSACTION_STATE_TOPIC, self.partition_for(transactional_id))
+        info = broker.metadata.brokers.get(state.leader) if state is not None and state.leader >= 0 else None
+        endpoint = info.endpoint(broker.inter_broker_listener()) if info is not None else None
+        if endpoint is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        connection = BrokerConnection(endpoint[0], endpoint[1], f"broker-{broker.node_id}-add-partitions")
+        try:
+            await connection.connect(10)
+            response = await connection.call("AddPartitionsToTxn", ADD_PARTITIONS_TO_TXN_VERSION, {"transactions": [{
+                "transactional_id": transactional_id, "producer_id": producer_id, "producer_epoch": producer_epoch,
+                "verify_only": operation != ADD_PARTITION,
+                "topics": [{"name": topic, "partitions": [partition]}]}]}, 30)
+        except (OSError, ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError) as exc:
+            log.info("asking the transaction coordinator (broker %d) about %s failed: %s", state.leader,
+                     transactional_id, exc)
+            return ErrorCode.NETWORK_EXCEPTION
+        finally:
+            connection.close()
+        if response.error_code != 0:
+            # The client is not told of CLUSTER_AUTHORIZATION_FAILED between brokers.
+            error = ErrorCode.from_code(response.error_code)
+            return ErrorCode.INVALID_TXN_STATE if error == ErrorCode.CLUSTER_AUTHORIZATION_FAILED else error
+        for result in response.results_by_transaction:
+            for topic_result in result.topic_results:
+                for partition_result in topic_result.results_by_partition:
+                    error = ErrorCode.from_code(partition_result.partition_error_code)
+                    if error == ErrorCode.PRODUCER_FENCED:
+                        return ErrorCode.INVALID_PRODUCER_EPOCH  # what producers expect here
+                    if error == ErrorCode.TRANSACTION_ABORTABLE and operation == DEFAULT_ERROR:
+                        return ErrorCode.INVALID_TXN_STATE  # older clients do not know it
+                    return error
+        return ErrorCode.NONE

@@ -103,6 +103,19 @@ def append_partition(broker, ctx, topic: str, index: int, records, acks: int, tr
             "record_errors": [], "error_message": None}
 
 
+async def transactional_write_error(broker, transactional_id: str, topic: str, index: int, records,
+                                    version: int) -> dict | None:
+    """In a cluster the transaction coordinator may be another broker: the leader asks it (verify,
+    or for Produce v12 add the partition) before the append. None when the write may go on; on a
+    single node the append itself checks (Broker.append_records)."""
+    plog = broker.partition_log(topic, index)
+    error = await broker.transactions.produce_write_error(transactional_id, topic, index, records, plog,
+                                                          produce_operation(version))
+    if error == ErrorCode.NONE:
+        return None
+    return _partition_error(index, error, log_start_offset=plog.log_start_offset if plog is not None else -1)
+
+
 async def _await_in_sync_replicas(broker, timeout_ms: int, responses: list[tuple[str | None, dict]]) -> None:
     """acks=all in a cluster (Kafka's DelayedProduce): answer once the in-sync replicas have the
     appended batches; REQUEST_TIMED_OUT after the request's timeout, NOT_ENOUGH_REPLICAS_AFTER_APPEND
@@ -156,6 +169,9 @@ async def handle(broker, ctx, request):
                 entry = _partition_error(pd.index, checked[0])
             elif not valid_acks:
                 entry = _partition_error(pd.index, ErrorCode.INVALID_REQUIRED_ACKS)
+            elif request.transactional_id is not None and (verified := await transactional_write_error(
+                    broker, request.transactional_id, name, pd.index, checked[1], version)) is not None:
+                entry = verified
             else:
                 entry = append_partition(broker, ctx, name, pd.index, checked[1], acks,
                                          request.transactional_id)

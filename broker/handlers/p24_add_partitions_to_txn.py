@@ -29,7 +29,10 @@ def topic_results(errors: dict[tuple[str, int], ErrorCode]) -> list[dict]:
 
 def add_partitions(broker, transactional_id: str, producer_id: int, producer_epoch: int,
                    partitions: list[tuple[str, int]], version: int) -> dict[tuple[str, int], ErrorCode]:
-    unknown = {tp for tp in partitions if broker.partition_log(*tp) is None}
+    # Known to the cluster (Kafka's metadataCache.contains): in a cluster the coordinator need not
+    # host the partition.
+    unknown = {(t, p) for t, p in partitions
+               if (meta := broker.metadata.topic(t)) is None or not 0 <= p < meta.partitions}
     if unknown:
         return {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
                 for tp in partitions}

@@ -52,7 +52,7 @@ async def handle(broker, ctx, request):
             # was not called, CONCURRENT_TRANSACTIONS, ...), except that a fenced producer hears
             # INVALID_PRODUCER_EPOCH (AddPartitionsToTxnManager's mapping; Kafka 4.3 answers it at
             # every version).
-            error = broker.transactions.verify_transactional_write(
+            error = await broker.transactions.transactional_write_error(
                 request.transactional_id, request.producer_id, request.producer_epoch, OFFSETS_TOPIC, partition,
                 broker.partition_log(OFFSETS_TOPIC, partition), txn_offset_commit_operation(ctx.api_version))
             if error == ErrorCode.PRODUCER_FENCED:
