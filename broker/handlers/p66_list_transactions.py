@@ -1,5 +1,6 @@
 """ListTransactions (66): the transactional ids this coordinator knows, filtered by state and producer id
-(unknown state names are echoed back in unknown_state_filters, KIP-664).
+(unknown state names are echoed back in unknown_state_filters, KIP-664), from v1 by how long they have
+been running (KIP-994), from v2 by a regular expression over the ids (KIP-1152).
 
 As in Kafka's KafkaApis, only the ids the principal may DESCRIBE are listed; the others are
 left out silently (no error).
@@ -15,7 +16,8 @@ API = APIS_BY_NAME["ListTransactions"]
 
 
 async def handle(broker, ctx, request):
-    response = broker.transactions.list_transactions(request.state_filters or [], request.producer_id_filters or [])
+    response = broker.transactions.list_transactions(request.state_filters or [], request.producer_id_filters or [],
+                                                     request.duration_filter, request.transactional_id_pattern)
     listed = response["transaction_states"]
     if listed:
         visible = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID,

@@ -293,6 +293,34 @@ def test_describe_list_transactions_and_producers(client):
 
 # -- WriteTxnMarkers ---------------------------------------------------------------------------------
 
+
+def test_list_transactions_by_duration_and_pattern(client):
+    """v1 (KIP-994) keeps transactions running longer than duration_filter ms; an id that never
+    started one (Empty, start -1) always qualifies, as Kafka 4.3 answers. v2 (KIP-1152) keeps the
+    ids a regular expression matches whole; one that does not compile is INVALID_REGULAR_EXPRESSION."""
+    topic = unique("txn")
+    create_topic(client, topic)
+    txid, pid, epoch = begin(client, topic)
+    idle = f"{txid}-idle"
+    assert init(client, idle).error_code == 0
+    time.sleep(0.3)
+
+    def listed(version, **filters):
+        body = {"state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+                "transactional_id_pattern": None, **filters}
+        answer = client.call("ListTransactions", version, body)
+        return answer.error_code, sorted((t.transactional_id, t.transaction_state) for t in answer.transaction_states
+                                         if t.transactional_id.startswith(txid))
+
+    both = (0, [(txid, "Ongoing"), (idle, "Empty")])
+    assert listed(0) == listed(1, duration_filter=100) == both
+    assert listed(1, duration_filter=600_000) == (0, [(idle, "Empty")])
+    assert listed(2, transactional_id_pattern=f"{txid}-i.*") == (0, [(idle, "Empty")])
+    assert listed(2, transactional_id_pattern="idle") == (0, [])
+    assert listed(2, transactional_id_pattern="") == both
+    assert listed(2, transactional_id_pattern="txn[") == (ErrorCode.INVALID_REGULAR_EXPRESSION, [])
+    assert end_txn(client, txid, pid, epoch, False) == ErrorCode.NONE
+
 def test_write_txn_markers_closes_a_transaction_on_the_partition(client):
     topic = unique("txn")
     create_topic(client, topic)

@@ -45,7 +45,7 @@ EXPECTED_RANGES = {
     "OffsetDelete": (47, 0, 0, None), "AddPartitionsToTxn": (24, 0, 4, 3),
     "AddOffsetsToTxn": (25, 0, 3, 3), "EndTxn": (26, 0, 3, 3), "WriteTxnMarkers": (27, 0, 1, 1),
     "TxnOffsetCommit": (28, 0, 3, 3), "DescribeProducers": (61, 0, 0, 0),
-    "DescribeTransactions": (65, 0, 0, 0), "ListTransactions": (66, 0, 0, 0),
+    "DescribeTransactions": (65, 0, 0, 0), "ListTransactions": (66, 0, 2, 0),
 }
 
 

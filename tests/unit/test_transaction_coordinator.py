@@ -440,6 +440,27 @@ def test_describe_and_list(coordinator):
     assert [t["transactional_id"] for t in by_producer["transaction_states"]] == ["idle"]
 
 
+def test_list_transactions_by_duration_and_pattern(coordinator, clock):
+    """ListTransactions v1 keeps transactions running longer than the duration (one that never
+    started, start -1, always qualifies, as Kafka 4.3 answers); v2 keeps the ids the pattern
+    matches whole, and a pattern that does not compile is INVALID_REGULAR_EXPRESSION."""
+    start_transaction(coordinator)
+    init(coordinator, "idle")
+    clock.now += 1000
+
+    def listed(**filters):
+        return sorted(t["transactional_id"] for t in coordinator.list_transactions(**filters)["transaction_states"])
+
+    assert listed(duration_filter_ms=-1) == listed(duration_filter_ms=999) == sorted([TXID, "idle"])
+    assert listed(duration_filter_ms=1000) == ["idle"]
+    assert listed(transactional_id_pattern="id.*") == ["idle"]
+    assert listed(transactional_id_pattern="id") == []
+    assert listed(transactional_id_pattern="") == sorted([TXID, "idle"])
+    bad = coordinator.list_transactions(["Bogus"], transactional_id_pattern="id[")
+    assert (bad["error_code"], bad["unknown_state_filters"], bad["transaction_states"]) == \
+        (ErrorCode.INVALID_REGULAR_EXPRESSION, [], [])
+
+
 # -- the state machine itself -------------------------------------------------------------------------
 
 def test_illegal_transitions_are_refused():
