@@ -70,7 +70,9 @@ def describe_log_dir(broker, log_dir: str, wanted: set[tuple[str, int]] | None) 
         })
     topics = [{"name": topic, "partitions": sorted(parts, key=lambda p: (p["partition_index"], p["is_future_key"]))}
               for topic, parts in sorted(by_topic.items())]
-    return {"error_code": 0, "log_dir": path, "topics": topics, "total_bytes": total, "usable_bytes": usable}
+    # v5: no log dir is ever cordoned here (KIP-1066's cordoned.log.dirs is not implemented).
+    return {"error_code": 0, "log_dir": path, "topics": topics, "total_bytes": total, "usable_bytes": usable,
+            "is_cordoned": False}
 
 
 async def handle(broker, ctx, request):

@@ -78,6 +78,11 @@ def test_topic_filter_and_versions(client):
         old = _describe(client, [{"topic": topic, "partitions": [0]}], version=version)
         assert [(r.total_bytes, r.usable_bytes) for r in old.results] == [(-1, -1), (-1, -1)]
         assert {tp for r in old.results for tp in _partitions(r)} == {(topic, 0)}
+    # v5 says whether each dir is cordoned (KIP-1066): none is here, as on Kafka 4.3 without cordoned.log.dirs.
+    latest = _describe(client, [{"topic": topic, "partitions": [0]}], version=5)
+    assert [r.is_cordoned for r in latest.results] == [False, False]
+    assert all(r.total_bytes > 0 for r in latest.results)
+    assert {tp for r in latest.results for tp in _partitions(r)} == {(topic, 0)}
 
 
 def test_unreadable_dir_is_a_storage_error(two_dir_broker, client):
