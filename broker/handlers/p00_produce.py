@@ -26,6 +26,7 @@ from kafka_wire.records import InvalidRecordBatch, UnsupportedMagic, iter_batch_
 from ..client_quotas import produce_throttle_ms
 from ..leader_hints import LeaderHints
 from ..log_errors import error_code_of
+from ..metadata_store import topic_names_of
 from ..produce_validation import RecordValidationError
 from ..security.authorizer import AclOperation, ResourceType
 
@@ -131,22 +132,12 @@ async def _await_in_sync_replicas(broker, timeout_ms: int, responses: list[tuple
             appended[tp]["error_code"] = int(error)
 
 
-def _resolve_topics(broker, request, version: int) -> list[str | None]:
-    """Each requested topic's name; at v13+ looked up by id (None for an id this broker does not know)."""
-    if version < TOPIC_IDS_VERSION:
-        return [topic.name for topic in request.topic_data]
-    resolved = []
-    for topic in request.topic_data:
-        meta = broker.metadata.topic_by_id(topic.topic_id)
-        resolved.append(meta.name if meta is not None else None)
-    return resolved
-
-
 async def handle(broker, ctx, request):
     version = ctx.api_version
     acks = request.acks
     valid_acks = acks in (-1, 0, 1)
-    names = _resolve_topics(broker, request, version)
+    names = (topic_names_of(broker.metadata, (t.topic_id for t in request.topic_data)) if version >= TOPIC_IDS_VERSION
+             else [t.name for t in request.topic_data])
     responses: list[tuple[str | None, dict]] = []
     failed = False
     writable = broker.authorizer.filter_authorized(ctx, AclOperation.WRITE, ResourceType.TOPIC,
