@@ -29,9 +29,10 @@ from . import scenarios as scenarios_package
 from .compare import Difference, compare_transcripts
 from .known import explain
 from .normalize import normalise_transcript
-from .profiles import PROFILES, Profile
+from .profiles import PROFILES, Ports, Profile
 from .scenario import ALL, REGISTRY, Case, CaseFailed, Session, Target
 
+SLOW_CASE_SECONDS = 20.0  # a case slower than this is named as it finishes (they are meant to take well under 1 s)
 REPORT_PATH = Path(__file__).resolve().parent.parent / "CONFORMANCE.md"
 
 
@@ -79,21 +80,49 @@ class Brokers:
         return self.targets[profile_name]
 
     def _start(self, profile: Profile) -> tuple[Target, Target]:
-        from broker.testing import running_broker
+        from broker.testing import free_port, running_broker
+        from broker.wire_client import ClientSecurity
         from compat.reference_kafka import running_reference_kafka
 
         print(f"conformance: starting Apache Kafka {self.version} and kafka-wire (profile {profile.name})",
               flush=True)
+        ports = Ports(*(free_port() for _ in range(5)))
+        kafka_config, our_config = profile.client_listener(ports) if profile.client_listener else ({}, {})
+        our_dir = self.work_dir / f"kafka-wire-{profile.name}"
+        if profile.scram_users:
+            _add_scram_users(our_dir / "logs", profile.scram_users)  # broker.testing's log.dirs
         kafka = self.stack.enter_context(running_reference_kafka(
-            self.version, data_dir=self.work_dir / f"kafka-{profile.name}",
-            config={**profile.common, **profile.kafka_only}, format_args=profile.kafka_format_args))
+            self.version, data_dir=self.work_dir / f"kafka-{profile.name}", port=ports.kafka,
+            controller_port=ports.kafka_controller,
+            config={**profile.common, **profile.kafka_only, **kafka_config},
+            format_args=profile.kafka_format_args + tuple(
+                arg for name, password in profile.scram_users.items()
+                for arg in ("--add-scram", f"SCRAM-SHA-256=[name={name},password={password}]"))))
         ours = self.stack.enter_context(running_broker(
-            self.work_dir / f"kafka-wire-{profile.name}", config={**profile.common, **profile.ours_only},
+            our_dir, port=ports.ours, config={**profile.common, **profile.ours_only, **our_config},
             require_clean_exit=False))
-        return (Target("kafka", kafka.bootstrap, self.version), Target("kafka-wire", ours.bootstrap, "kafka-wire"))
+        if not profile.client_listener:
+            return (Target("kafka", kafka.bootstrap, self.version), Target("kafka-wire", ours.bootstrap, "kafka-wire"))
+        security = None
+        if profile.client_login:
+            mechanism, user = profile.client_login
+            security = ClientSecurity("SASL_PLAINTEXT", None, mechanism, user, profile.scram_users[user])
+        return (Target("kafka", f"127.0.0.1:{ports.kafka_client}", self.version, security,
+                       {"plaintext": kafka.bootstrap}),
+                Target("kafka-wire", f"127.0.0.1:{ports.ours_client}", "kafka-wire", security,
+                       {"plaintext": ours.bootstrap}))
 
     def close(self) -> None:
         self.stack.close()
+
+
+def _add_scram_users(data_dir: Path, users: dict) -> None:
+    from broker.security.credentials import CredentialStore
+    from kafka_wire.sasl import SCRAM_MECHANISMS
+
+    store = CredentialStore(data_dir)
+    for name, password in users.items():
+        store.set_password(name, password, SCRAM_MECHANISMS["SCRAM-SHA-256"])
 
 
 def advertised_versions(bootstrap: str) -> dict[int, tuple[int, int]]:
@@ -207,6 +236,8 @@ def main(version: str, quick: bool = False, scenarios: str | None = None, report
                     results.append(result)
                     mark = {"identical": ".", "kept": "k", "open": "o", "unexplained": "X"}[result.status]
                     print(mark, end="", flush=True)
+                    if result.seconds > SLOW_CASE_SECONDS:
+                        print(f"\nconformance: {result.case} took {result.seconds:.1f} s", flush=True)
             print()
         finally:
             brokers.close()
