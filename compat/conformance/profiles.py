@@ -7,7 +7,21 @@ settings whose defaults differ between the two, or that a scenario needs, appear
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Ports:
+    """The free ports the runner picked for a profile's brokers: each broker's PLAINTEXT listener (its
+    own: readiness checks, Kafka's inter-broker traffic), Kafka's controller listener, and the
+    listener the scenarios' clients use when the profile has one of its own."""
+
+    kafka: int
+    kafka_controller: int
+    kafka_client: int
+    ours: int
+    ours_client: int
 
 
 @dataclass(frozen=True)
@@ -17,6 +31,13 @@ class Profile:
     kafka_only: dict = field(default_factory=dict)  # the reference Kafka's way of doing the same
     ours_only: dict = field(default_factory=dict)  # kafka-wire's way of doing the same
     kafka_format_args: tuple = ()  # extra `kafka-storage format` arguments (e.g. --add-scram)
+    # A client listener of the profile's own: Ports -> (Kafka's settings, kafka-wire's settings); the
+    # scenarios then talk to kafka_client/ours_client, logged in as `client_login` (a user of scram_users).
+    client_listener: Callable[[Ports], tuple[dict, dict]] | None = None
+    client_login: tuple[str, str] | None = None  # (SASL mechanism, user)
+    # SCRAM-SHA-256 users on both brokers (Kafka: `kafka-storage format --add-scram`; kafka-wire: its
+    # credential store, written before it starts): {name: password}.
+    scram_users: dict = field(default_factory=dict)
     doc: str = ""
 
 
@@ -52,3 +73,39 @@ PROFILES: dict[str, Profile] = {
                                    "group.consumer.assignment.interval.ms (1 s) after the heartbeat that changed "
                                    "the group; kafka-wire computes it in that heartbeat, which is Kafka with 0"),
 }
+
+
+# -- secure: SASL_PLAINTEXT for clients, ACLs ---------------------------------------------------------------
+SECURE_USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
+
+
+def _secure_listeners(ports: Ports) -> tuple[dict, dict]:
+    """Clients on SASL_PLAINTEXT; each broker keeps its PLAINTEXT listener (Kafka's inter-broker and
+    controller traffic is User:ANONYMOUS there, a super user on both so that both answer the same)."""
+    kafka_listeners = f"PLAINTEXT://127.0.0.1:{ports.kafka},SASL_PLAINTEXT://127.0.0.1:{ports.kafka_client}"
+    plain_users = " ".join(f'user_{name}="{password}"' for name, password in SECURE_USERS.items())
+    kafka = {
+        "listeners": f"{kafka_listeners},CONTROLLER://127.0.0.1:{ports.kafka_controller}",
+        "advertised.listeners": kafka_listeners,
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name": "PLAINTEXT",
+        # Kafka's PLAIN users are the listener's JAAS users; kafka-wire checks PLAIN against the SCRAM store.
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+            f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};",
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config":
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+    }
+    ours = {"listeners": f"PLAINTEXT://127.0.0.1:{ports.ours},SASL_PLAINTEXT://127.0.0.1:{ports.ours_client}"}
+    return kafka, ours
+
+
+PROFILES["secure"] = Profile(
+    "secure", dict(COMMON, **{
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:admin;User:ANONYMOUS",
+        "sasl.enabled.mechanisms": "SCRAM-SHA-256,PLAIN",
+        "allow.everyone.if.no.acl.found": False,
+    }),
+    client_listener=_secure_listeners, client_login=("SCRAM-SHA-256", "admin"), scram_users=dict(SECURE_USERS),
+    doc="clients on SASL_PLAINTEXT (SCRAM-SHA-256 and PLAIN; users admin, alice, bob), Kafka's StandardAuthorizer, "
+        "super user admin; the scenarios log in as admin unless they say otherwise")
