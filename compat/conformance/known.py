@@ -38,6 +38,19 @@ _MIGRATION = ("Kafka 4.3 (group.consumer.migration.policy=bidirectional by defau
               "coordinator/consumer_group_coordinator.py (a feature, not a local fix)")
 
 KNOWN: tuple[Known, ...] = (
+    # APIs Kafka 4.3 advertises that kafka-wire does not serve: README "APIs served" says why, key by key.
+    *(Known(f"api_versions*:: ApiVersions v* :: api_keys.{key}", KEPT, why) for key, why in (
+        (55, "DescribeQuorum is KRaft only (the controller quorum; no Raft quorum here): README, APIs served"),
+        (64, "UnregisterBroker is KRaft only: README, APIs served"),
+        (80, "AddRaftVoter is KRaft only: README, APIs served"),
+        (81, "RemoveRaftVoter is KRaft only: README, APIs served"),
+        *((k, "share groups (KIP-932) are not implemented yet: README, APIs served")
+          for k in (76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92)),
+        *((k, "streams groups (KIP-1071) are not implemented yet: README, APIs served") for k in (88, 89)),
+    )),
+    Known("api_versions*:: ApiVersions v* :: api_keys.0.min_version", KEPT,
+          "Produce v0-2 (message formats v0 and v1) are not served: Kafka 4.3 still lists v0 but refuses the old "
+          "formats (KIP-896); kafka-wire writes RecordBatch v2 only"),
     Known("consumer_*@v* :: * :: member_epoch", OPEN, _EPOCHS),
     Known("consumer_*@v* :: * :: groups[[]*[]].group_epoch", OPEN, _EPOCHS),
     Known("consumer_*@v* :: * :: groups[[]*[]].assignment_epoch", OPEN, _EPOCHS),
