@@ -178,6 +178,10 @@ async def handle(broker, ctx, request):
         checked = [Checked(c.topic, ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH)
                    if c.topic.name != CLUSTER_METADATA_TOPIC else Checked(c.topic, c.error, c.message)
                    for c in checked]
+    # Kafka's controller shows a created topic's settings only to who may describe its configs; the
+    # others get TOPIC_AUTHORIZATION_FAILED in topic_config_error_code (v5+) and -1 partitions/replicas.
+    describable = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC,
+                                                      [c.topic.name for c in checked if c.error == ErrorCode.NONE])
     results = []
     for c in checked:
         if c.error != ErrorCode.NONE:
@@ -188,6 +192,11 @@ async def handle(broker, ctx, request):
         else:
             topic_id = broker.create_topic(c.topic.name, c.partitions, c.replication, c.configs,
                                            assignment=c.assignment).topic_id
+        if c.topic.name not in describable:
+            results.append({"name": c.topic.name, "topic_id": topic_id, "error_code": 0, "error_message": None,
+                            "topic_config_error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                            "num_partitions": -1, "replication_factor": -1, "configs": []})
+            continue
         results.append({"name": c.topic.name, "topic_id": topic_id, "error_code": 0, "error_message": None,
                         "num_partitions": c.partitions, "replication_factor": c.replication,
                         "configs": config_entries(broker, c.configs)})

@@ -1,6 +1,8 @@
 """DescribeAcls (29): the ACL bindings matching a filter, grouped by resource pattern.
 
-Needs DESCRIBE on the cluster; without an authorizer Kafka answers SECURITY_DISABLED.
+A filter with an UNKNOWN element (or a code Kafka does not define) makes the request unparseable
+and the connection is closed, as Kafka 4.3 does (DescribeAclsRequest.validate). Then DESCRIBE on the
+cluster is needed; without an authorizer Kafka answers SECURITY_DISABLED.
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ def _error(error: ErrorCode, message: str | None) -> dict:
 
 
 async def handle(broker, ctx, request):
+    flt = AclBindingFilter.from_request(request)
+    if flt.unknown_elements():
+        from ..server import CloseConnection  # the server imports the handlers
+
+        raise CloseConnection
     authorizer = broker.authorizer
     if not authorizer.enabled:
         return _error(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     if not authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
         return _error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message)
-    flt = AclBindingFilter.from_request(request)
-    if flt.unknown_elements():
-        return _error(ErrorCode.INVALID_REQUEST, "The filter contains UNKNOWN elements")
     by_resource: dict[tuple, list] = {}
     for acl in authorizer.acls(flt):
         by_resource.setdefault((acl.resource_type, acl.resource_name, acl.pattern_type), []).append(acl)
@@ -39,4 +43,4 @@ async def handle(broker, ctx, request):
                       "permission_type": int(a.permission_type)}
                      for a in sorted(acls, key=lambda a: (a.principal, a.host, a.operation, a.permission_type))],
         })
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "resources": resources}
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": "", "resources": resources}

@@ -1,7 +1,8 @@
 """DeleteAcls (31): remove the bindings each filter matches, and say which ones went.
 
-Needs ALTER on the cluster; without an authorizer every filter is SECURITY_DISABLED. A filter
-with an element Kafka does not know is INVALID_REQUEST.
+A filter with an UNKNOWN element (or a code Kafka does not define) makes the request unparseable
+and the connection is closed, as Kafka 4.3 does (DeleteAclsRequest.normalizeAndValidate). Then
+ALTER on the cluster is needed; without an authorizer every filter is SECURITY_DISABLED.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ def _failed(error: ErrorCode, message: str) -> dict:
 
 
 async def handle(broker, ctx, request):
+    filters = [AclBindingFilter.from_request(item) for item in request.filters]
+    if any(flt.unknown_elements() for flt in filters):
+        from ..server import CloseConnection  # the server imports the handlers
+
+        raise CloseConnection
     authorizer = broker.authorizer
     if not authorizer.enabled:
         return {"throttle_time_ms": 0, "filter_results": [
@@ -27,14 +33,9 @@ async def handle(broker, ctx, request):
         return {"throttle_time_ms": 0, "filter_results": [
             _failed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message)
             for _ in request.filters]}
-    filters = [AclBindingFilter.from_request(item) for item in request.filters]
-    valid = [flt for flt in filters if not flt.unknown_elements()]
-    removed = iter(authorizer.delete(valid) if valid else [])
+    removed = iter(authorizer.delete(filters) if filters else [])
     results = []
     for flt in filters:
-        if flt.unknown_elements():
-            results.append(_failed(ErrorCode.INVALID_REQUEST, "The filter contains UNKNOWN elements"))
-            continue
         results.append({"error_code": 0, "error_message": None, "matching_acls": [
             {"error_code": 0, "error_message": None, "resource_type": int(acl.resource_type),
              "resource_name": acl.resource_name, "pattern_type": int(acl.pattern_type),

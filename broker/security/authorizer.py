@@ -147,6 +147,12 @@ class AclBinding:
         if ":" not in self.principal:
             raise InvalidAcl(f"Could not parse principal from `{self.principal}` (no colon is present "
                              "separating the principal type from the principal name)")
+        if self.resource_type == ResourceType.CLUSTER and self.resource_name != CLUSTER_NAME:
+            raise InvalidAcl(f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}")
+
+    def unknown_elements(self) -> bool:
+        """Kafka's AclBinding.isUnknown: such a binding makes CreateAcls unparseable."""
+        return UNKNOWN_CODE in (self.resource_type, self.pattern_type, self.operation, self.permission_type)
 
     def to_json(self) -> dict:
         return {k: (v.name if isinstance(v, IntEnum) else v) for k, v in asdict(self).items()}

@@ -151,6 +151,25 @@ def test_create_topics_needs_create_on_cluster_or_topic(admin, alice):
     assert alice.call("CreateTopics", 7, body).topics[0].error_code == 0
 
 
+def test_create_topics_answer_hides_configs_without_describe_configs(admin, alice):
+    """CreateTopics v5+: a principal that may create the topic but not describe its configs gets the topic
+    created with topic_config_error_code TOPIC_AUTHORIZATION_FAILED, -1 partitions and replication factor
+    and no configs, as Kafka 4.3's controller answers (ReplicationControlManager's describable topics)."""
+    body = {"topics": [{"name": "alice-creates-blind", "num_partitions": 2, "replication_factor": 1}],
+            "timeout_ms": 5000}
+    grant(admin, Res.TOPIC, "alice-creates-", Op.CREATE, pattern=PatternType.PREFIXED)
+    created = alice.call("CreateTopics", 7, body).topics[0]
+    assert (created.error_code, created.topic_config_error_code, created.num_partitions,
+            created.replication_factor, list(created.configs)) == (0, TOPIC_AUTH, -1, -1, [])
+    assert created.topic_id.int != 0  # created all the same
+    grant(admin, Res.TOPIC, "alice-creates-", Op.DESCRIBE_CONFIGS, pattern=PatternType.PREFIXED)
+    body["topics"][0]["name"] = "alice-creates-seen"
+    seen = alice.call("CreateTopics", 7, body).topics[0]
+    assert (seen.error_code, seen.topic_config_error_code, seen.num_partitions, seen.replication_factor) == \
+        (0, 0, 2, 1)
+    assert any(c.name == "retention.ms" for c in seen.configs)
+
+
 def test_delete_topics_needs_delete_on_the_topic(admin, alice):
     create_topic(admin, "acl-delete")
     body = {"topic_names": ["acl-delete"], "topics": [{"name": "acl-delete"}], "timeout_ms": 5000}
