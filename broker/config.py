@@ -134,7 +134,6 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("log.message.timestamp.type", S, "CreateTime", choices=("CreateTime", "LogAppendTime")),
         ConfigKey("log.message.timestamp.before.max.ms", L, LONG_MAX, minimum=0),
         ConfigKey("log.message.timestamp.after.max.ms", L, LONG_MAX, minimum=0),
-        ConfigKey("log.message.timestamp.difference.max.ms", L, LONG_MAX, minimum=0),
         ConfigKey("compression.type", S, "producer",
                   choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
         ConfigKey("compression.gzip.level", I, -1, minimum=-1, maximum=9),
@@ -252,7 +251,6 @@ TOPIC_TO_BROKER = {
     "message.timestamp.type": "log.message.timestamp.type",
     "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
     "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
-    "message.timestamp.difference.max.ms": "log.message.timestamp.difference.max.ms",
     "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
     "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
     "min.insync.replicas": "min.insync.replicas",
@@ -287,18 +285,20 @@ def broker_synonyms(name: str) -> tuple[str, ...]:
 
 # Broker configs that AlterConfigs/IncrementalAlterConfigs may change at run time (Kafka's
 # DynamicBrokerConfig.AllDynamicConfigs, limited to those this broker applies live): the broker
-# defaults of topic configs (every synonym, as Kafka's DynamicLogConfig) and the connection quotas.
+# defaults of topic configs and the connection quotas. Of a topic config's broker synonyms only the
+# first is dynamic (Kafka's DynamicLogConfig.ReconfigurableConfigs takes ServerTopicConfigSynonyms'
+# first synonyms): log.retention.ms, log.roll.ms, log.roll.jitter.ms are; log.retention.hours,
+# log.retention.minutes, log.roll.hours, log.roll.jitter.hours are read-only, as in Kafka 4.3.
 DYNAMIC_BROKER_KEYS = frozenset({
     *TOPIC_TO_BROKER.values(),
-    "log.roll.hours", "log.roll.jitter.hours", "log.retention.minutes", "log.retention.hours",
     "log.flush.scheduler.interval.ms",
     "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
 })
 
 
-def scala_set(names) -> str:
-    """A set of names as Kafka's messages print a Scala Set: Set(a, b)."""
-    return "Set(" + ", ".join(names) + ")"
+def java_set(names) -> str:
+    """A set of names as Kafka 4.x's messages print a Java Set: [a, b]."""
+    return "[" + ", ".join(names) + "]"
 
 
 def validate_dynamic_broker_configs(props: dict[str, str | None]) -> None:
@@ -308,7 +308,7 @@ def validate_dynamic_broker_configs(props: dict[str, str | None]) -> None:
     Keys this broker does not know are refused too: it could not apply them."""
     fixed = [name for name in props if name not in DYNAMIC_BROKER_KEYS]
     if fixed:
-        raise ConfigError(f"Cannot update these configs dynamically: {scala_set(fixed)}")
+        raise ConfigError(f"Cannot update these configs dynamically: {java_set(fixed)}")
     for name, raw in props.items():
         BROKER_KEYS[name].parse(raw)
 

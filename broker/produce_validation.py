@@ -45,11 +45,8 @@ class RecordValidationError(Exception):
 
 
 def timestamp_bounds(config: LogConfig) -> tuple[int, int]:
-    """(before, after) max ms; the deprecated message.timestamp.difference.max.ms stands in for
-    either one left at its default, as in Kafka 3.6+."""
-    difference = config["message.timestamp.difference.max.ms"]
-    before, after = config["message.timestamp.before.max.ms"], config["message.timestamp.after.max.ms"]
-    return (before if before != LONG_MAX else difference), (after if after != LONG_MAX else difference)
+    """(before, after) max ms (message.timestamp.difference.max.ms, deprecated by KIP-937, is gone in Kafka 4.0)."""
+    return config["message.timestamp.before.max.ms"], config["message.timestamp.after.max.ms"]
 
 
 def validate_and_convert(batch, config: LogConfig, now_ms: int, topic_partition: str):

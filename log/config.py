@@ -113,84 +113,207 @@ def _defs(*defs: TopicConfigDef) -> dict[str, TopicConfigDef]:
     return {d.name: d for d in defs}
 
 
-# Kafka 3.x topic configs (LogConfig.CONFIG), defaults and validators as Kafka declares them.
+# Kafka 4.3's topic configs (LogConfig.CONFIG): names, defaults, validators and documentation as Kafka
+# declares them (DescribeConfigs with include_documentation answers the same text). Kafka 4.0 removed
+# message.format.version and message.downconversion.enable (message formats v0/v1, KIP-724) and
+# message.timestamp.difference.max.ms (deprecated by KIP-937): setting one is INVALID_CONFIG
+# "Unknown topic config name: ...", as for any unknown name.
 TOPIC_CONFIGS: dict[str, TopicConfigDef] = _defs(
     TopicConfigDef("cleanup.policy", "LIST", ["delete"],
-                   "Retention policy of old log segments: delete, compact, or both.",
+                   "This config designates the retention policy to use on log segments. The \"delete\" policy (which "
+                   "is the default) will discard old segments when their retention time or size limit has been "
+                   "reached. The \"compact\" policy will enable <a href=\"#compaction\">log compaction</a>, which "
+                   "retains the latest value for each key. It is also possible to specify both policies in a "
+                   "comma-separated list (e.g. \"delete,compact\"). In this case, old segments will be discarded per "
+                   "the retention time and size configuration, while retained segments will be compacted. An empty "
+                   "list means infinite retention - no cleanup policies will be applied and log segments will be "
+                   "retained indefinitely. Note that with remote storage enabled, local retention limits "
+                   "(log.local.retention.ms and log.local.retention.bytes) are still applied to local segments.",
                    choices=("compact", "delete")),
-    TopicConfigDef("compression.type", "STRING", "producer",
-                   "Codec of the topic's batches; producer keeps the producer's codec.",
-                   choices=COMPRESSION_TYPES),
     TopicConfigDef("compression.gzip.level", "INT", -1,
-                   "Compression level when the topic's codec is gzip (-1: the codec's default).",
+                   "The compression level to use if compression.type is set to <code>gzip</code>.",
                    minimum=-1, maximum=9),
     TopicConfigDef("compression.lz4.level", "INT", 9,
-                   "Compression level when the topic's codec is lz4.", minimum=1, maximum=17),
+                   "The compression level to use if compression.type is set to <code>lz4</code>.",
+                   minimum=1, maximum=17),
+    TopicConfigDef("compression.type", "STRING", "producer",
+                   "Specify the final compression type for a given topic. This configuration accepts the standard "
+                   "compression codecs ('gzip', 'snappy', 'lz4', 'zstd'). It additionally accepts 'uncompressed' "
+                   "which is equivalent to no compression; and 'producer' which means retain the original "
+                   "compression codec set by the producer.",
+                   choices=COMPRESSION_TYPES),
     TopicConfigDef("compression.zstd.level", "INT", 3,
-                   "Compression level when the topic's codec is zstd.", minimum=-131072, maximum=22),
+                   "The compression level to use if compression.type is set to <code>zstd</code>.",
+                   minimum=-131_072, maximum=22),
     TopicConfigDef("delete.retention.ms", "LONG", 86_400_000,
-                   "How long delete tombstones are kept in a compacted topic.", minimum=0),
+                   "The amount of time to retain delete tombstone markers for <a href=\"#compaction\">log "
+                   "compacted</a> topics. This setting also gives a bound on the time in which a consumer must "
+                   "complete a read if they begin from offset 0 to ensure that they get a valid snapshot of the "
+                   "final stage (otherwise delete tombstones may be collected before they complete their scan).",
+                   minimum=0),
     TopicConfigDef("file.delete.delay.ms", "LONG", 60_000,
-                   "Time to wait before deleting a file from the filesystem.", minimum=0),
+                   "The time to wait before deleting a file from the filesystem",
+                   minimum=0),
     TopicConfigDef("flush.messages", "LONG", LONG_MAX,
-                   "Number of messages after which the log is fsynced.", minimum=1),
+                   "This setting allows specifying an interval at which we will force an fsync of data written to "
+                   "the log. For example if this was set to 1 we would fsync after every message; if it were 5 we "
+                   "would fsync after every five messages. In general we recommend you not set this and use "
+                   "replication for durability and allow the operating system's background flush capabilities as it "
+                   "is more efficient. This setting can be overridden on a per-topic basis (see <a "
+                   "href=\"#topicconfigs\">the per-topic configuration section</a>).",
+                   minimum=1),
     TopicConfigDef("flush.ms", "LONG", LONG_MAX,
-                   "Time after which the log is fsynced.", minimum=0),
+                   "This setting allows specifying a time interval at which we will force an fsync of data written "
+                   "to the log. For example if this was set to 1000 we would fsync after 1000 ms had passed. Note "
+                   "that this setting depends on the broker-level configuration "
+                   "<code>log.flush.scheduler.interval.ms</code>, which controls how frequently the flush check "
+                   "occurs. In general we recommend you not set this and use replication for durability and allow "
+                   "the operating system's background flush capabilities as it is more efficient.",
+                   minimum=0),
     TopicConfigDef("follower.replication.throttled.replicas", "LIST", [],
-                   "Replicas whose follower replication is throttled."),
+                   "A list of replicas for which log replication should be throttled on the follower side. The list "
+                   "should describe a set of replicas in the form "
+                   "[PartitionId]:[BrokerId],[PartitionId]:[BrokerId]:... or alternatively the wildcard '*' can be "
+                   "used to throttle all replicas for this topic."),
     TopicConfigDef("index.interval.bytes", "INT", 4096,
-                   "Bytes of log between two offset index entries.", minimum=0),
+                   "This setting controls how frequently Kafka adds entries to its offset index and, conditionally, "
+                   "to its time index. The default setting ensures that we index a message roughly every 4096 bytes."
+                   " More frequent indexing allows reads to jump closer to the exact position in the log but results"
+                   " in larger index files. You probably don't need to change this.<p> Note: the time index will be "
+                   "inserted only when the timestamp is greater than the last indexed timestamp.</p>",
+                   minimum=0),
     TopicConfigDef("leader.replication.throttled.replicas", "LIST", [],
-                   "Replicas whose leader replication is throttled."),
+                   "A list of replicas for which log replication should be throttled on the leader side. The list "
+                   "should describe a set of replicas in the form "
+                   "[PartitionId]:[BrokerId],[PartitionId]:[BrokerId]:... or alternatively the wildcard '*' can be "
+                   "used to throttle all replicas for this topic."),
     TopicConfigDef("local.retention.bytes", "LONG", -2,
-                   "Bytes kept locally before tiered storage deletes them (-2: retention.bytes).",
+                   "The maximum size of local log segments that can grow for a partition before it deletes the old "
+                   "segments. Default value is -2, it represents <code>retention.bytes</code> value to be used. The "
+                   "effective value should always be less than or equal to <code>retention.bytes</code> value.",
                    minimum=-2),
     TopicConfigDef("local.retention.ms", "LONG", -2,
-                   "Time kept locally before tiered storage deletes it (-2: retention.ms).", minimum=-2),
+                   "The number of milliseconds to keep the local log segment before it gets deleted. Default value "
+                   "is -2, it represents <code>retention.ms</code> value is to be used. The effective value should "
+                   "always be less than or equal to <code>retention.ms</code> value.",
+                   minimum=-2),
     TopicConfigDef("max.compaction.lag.ms", "LONG", LONG_MAX,
-                   "Longest time a message stays ineligible for compaction.", minimum=1),
+                   "The maximum time a message will remain ineligible for compaction in the log. Only applicable for"
+                   " logs that are being compacted.",
+                   minimum=1),
     TopicConfigDef("max.message.bytes", "INT", 1_048_588,
-                   "Largest record batch size the topic accepts.", minimum=0),
-    TopicConfigDef("message.downconversion.enable", "BOOLEAN", True,
-                   "Whether old consumers get batches down-converted to their format."),
-    # Kafka 3.x still accepts this topic config and ignores it: the inter-broker protocol is
-    # 3.0 or later, so every batch is written in the v2 format (it was removed in Kafka 4.0).
-    TopicConfigDef("message.format.version", "STRING", "3.0-IV1",
-                   "Deprecated and ignored: batches are always written as RecordBatch v2."),
+                   "The largest record batch size allowed by Kafka (after compression if compression is enabled).",
+                   minimum=0),
     TopicConfigDef("message.timestamp.after.max.ms", "LONG", LONG_MAX,
-                   "How far after the broker's clock a CreateTime timestamp may be.", minimum=0),
+                   "This configuration sets the allowable timestamp difference between the message timestamp and the"
+                   " broker's timestamp. The message timestamp can be later than or equal to the broker's timestamp,"
+                   " with the maximum allowable difference determined by the value set in this configuration. If "
+                   "message.timestamp.type=CreateTime, the message will be rejected if the difference in timestamps "
+                   "exceeds this specified threshold. This configuration is ignored if "
+                   "message.timestamp.type=LogAppendTime.",
+                   minimum=0),
     TopicConfigDef("message.timestamp.before.max.ms", "LONG", LONG_MAX,
-                   "How far before the broker's clock a CreateTime timestamp may be.", minimum=0),
-    TopicConfigDef("message.timestamp.difference.max.ms", "LONG", LONG_MAX,
-                   "Deprecated: largest difference between a CreateTime timestamp and the broker's clock.",
+                   "This configuration sets the allowable timestamp difference between the broker's timestamp and "
+                   "the message timestamp. The message timestamp can be earlier than or equal to the broker's "
+                   "timestamp, with the maximum allowable difference determined by the value set in this "
+                   "configuration. If message.timestamp.type=CreateTime, the message will be rejected if the "
+                   "difference in timestamps exceeds this specified threshold. This configuration is ignored if "
+                   "message.timestamp.type=LogAppendTime.",
                    minimum=0),
     TopicConfigDef("message.timestamp.type", "STRING", "CreateTime",
-                   "Whether records keep the producer's timestamp or get the append time.",
+                   "Define whether the timestamp in the message is message create time or log append time.",
                    choices=("CreateTime", "LogAppendTime")),
     TopicConfigDef("min.cleanable.dirty.ratio", "DOUBLE", 0.5,
-                   "Dirty share of the log above which compaction runs.", minimum=0, maximum=1),
+                   "This configuration controls how frequently the log compactor will attempt to clean the log "
+                   "(assuming <a href=\"#compaction\">log compaction</a> is enabled). By default we will avoid "
+                   "cleaning a log where more than 50% of the log has been compacted. This ratio bounds the maximum "
+                   "space wasted in the log by duplicates (at 50% at most 50% of the log could be duplicates). A "
+                   "higher ratio will mean fewer, more efficient cleanings but will mean more wasted space in the "
+                   "log. If the max.compaction.lag.ms or the min.compaction.lag.ms configurations are also "
+                   "specified, then the log compactor considers the log to be eligible for compaction as soon as "
+                   "either: (i) the dirty ratio threshold has been met and the log has had dirty (uncompacted) "
+                   "records for at least the min.compaction.lag.ms duration, or (ii) if the log has had dirty "
+                   "(uncompacted) records for at most the max.compaction.lag.ms period.",
+                   minimum=0, maximum=1),
     TopicConfigDef("min.compaction.lag.ms", "LONG", 0,
-                   "Shortest time a message stays uncompacted.", minimum=0),
+                   "The minimum time a message will remain uncompacted in the log. Only applicable for logs that are"
+                   " being compacted.",
+                   minimum=0),
     TopicConfigDef("min.insync.replicas", "INT", 1,
-                   "In-sync replicas needed for an acks=all write to succeed.", minimum=1),
+                   "Specifies the <i>minimum</i> number of in-sync replicas (including the leader) required for a "
+                   "write to succeed when a producer sets <code>acks</code> to \"all\" (or \"-1\"). In the "
+                   "<code>acks=all</code> case, every in-sync replica must acknowledge a write for it to be "
+                   "considered successful. E.g., if a topic has <code>replication.factor</code> of 3 and the ISR set"
+                   " includes all three replicas, then all three replicas must acknowledge an <code>acks=all</code> "
+                   "write for it to succeed, even if <code>min.insync.replicas</code> happens to be less than 3. If "
+                   "<code>acks=all</code> and the current ISR set contains fewer than "
+                   "<code>min.insync.replicas</code> members, then the producer will raise an exception (either "
+                   "<code>NotEnoughReplicas</code> or <code>NotEnoughReplicasAfterAppend</code>).<br> Regardless of "
+                   "the <code>acks</code> setting, the messages will not be visible to the consumers until they are "
+                   "replicated to all in-sync replicas and the <code>min.insync.replicas</code> condition is "
+                   "met.<br> When used together, <code>min.insync.replicas</code> and <code>acks</code> allow you to"
+                   " enforce greater durability guarantees. A typical scenario would be to create a topic with a "
+                   "replication factor of 3, set <code>min.insync.replicas</code> to 2, and produce with "
+                   "<code>acks</code> of \"all\". This ensures that a majority of replicas must persist a write before"
+                   " it's considered successful by the producer and it's visible to consumers.<p>Note that when the "
+                   "Eligible Leader Replicas feature is enabled, the semantics of this config changes. Please refer "
+                   "to <a href=\"#eligible_leader_replicas\">the ELR section</a> for more info.</p>",
+                   minimum=1),
     TopicConfigDef("preallocate", "BOOLEAN", False,
-                   "Whether new segment files are preallocated."),
+                   "True if we should preallocate the file on disk when creating a new log segment."),
+    TopicConfigDef("remote.log.copy.disable", "BOOLEAN", False,
+                   "Determines whether tiered data for a topic should become read only, and no more data uploading "
+                   "on a topic. Once this config is set to true, the local retention configuration (i.e. "
+                   "local.retention.ms/bytes) becomes irrelevant, and all data expiration follows the topic-wide "
+                   "retention configuration(i.e. retention.ms/bytes)."),
+    TopicConfigDef("remote.log.delete.on.disable", "BOOLEAN", False,
+                   "Determines whether tiered data for a topic should be deleted after tiered storage is disabled on"
+                   " a topic. This configuration should be enabled when trying to set "
+                   "<code>remote.storage.enable</code> from true to false"),
     TopicConfigDef("remote.storage.enable", "BOOLEAN", False,
-                   "Whether the topic uses tiered storage."),
+                   "To enable tiered storage for a topic, set this configuration to true. To disable tiered storage "
+                   "for a topic that has it enabled, set this configuration to false. When disabling, you must also "
+                   "set <code>remote.log.delete.on.disable</code> to true."),
     TopicConfigDef("retention.bytes", "LONG", -1,
-                   "Size a partition may grow to before old segments are deleted (-1: no limit)."),
+                   "This configuration controls the maximum size a partition (which consists of log segments) can "
+                   "grow to before we will discard old log segments to free up space if we are using the \"delete\" "
+                   "retention policy. By default there is no size limit only a time limit. Since this limit is "
+                   "enforced at the partition level, multiply it by the number of partitions to compute the topic "
+                   "retention in bytes. Additionally, retention.bytes configuration operates independently of "
+                   "\"segment.ms\" and \"segment.bytes\" configurations. Moreover, it triggers the rolling of new "
+                   "segment if the retention.bytes is configured to zero."),
     TopicConfigDef("retention.ms", "LONG", 604_800_000,
-                   "Age after which old segments are deleted (-1: no limit).", minimum=-1),
+                   "This configuration controls the maximum time we will retain a log before we will discard old log"
+                   " segments to free up space if we are using the \"delete\" retention policy. This represents an SLA"
+                   " on how soon consumers must read their data. If set to -1, no time limit is applied. "
+                   "Additionally, retention.ms configuration operates independently of \"segment.ms\" and "
+                   "\"segment.bytes\" configurations. Moreover, it triggers the rolling of new segment if the "
+                   "retention.ms condition is satisfied.",
+                   minimum=-1),
     TopicConfigDef("segment.bytes", "INT", 1_073_741_824,
-                   "Size of one log segment file.", minimum=MIN_SEGMENT_BYTES),
+                   "This configuration controls the segment file size for the log. Retention and cleaning is always "
+                   "done a file at a time so a larger segment size means fewer files but less granular control over "
+                   "retention.",
+                   minimum=MIN_SEGMENT_BYTES),
     TopicConfigDef("segment.index.bytes", "INT", 10_485_760,
-                   "Size of the offset index of one segment.", minimum=MIN_SEGMENT_INDEX_BYTES),
+                   "This configuration controls the size of the index that maps offsets to file positions. We "
+                   "preallocate this index file and shrink it only after log rolls. You generally should not need to"
+                   " change this setting.",
+                   minimum=MIN_SEGMENT_INDEX_BYTES),
     TopicConfigDef("segment.jitter.ms", "LONG", 0,
-                   "Random jitter subtracted from segment.ms.", minimum=0),
+                   "The maximum random jitter subtracted from the scheduled segment roll time to avoid thundering "
+                   "herds of segment rolling",
+                   minimum=0),
     TopicConfigDef("segment.ms", "LONG", 604_800_000,
-                   "Time after which the active segment is rolled.", minimum=1),
+                   "This configuration controls the period of time after which Kafka will force the log to roll even"
+                   " if the segment file isn't full to ensure that retention can delete or compact old data.",
+                   minimum=1),
     TopicConfigDef("unclean.leader.election.enable", "BOOLEAN", False,
-                   "Whether an out-of-sync replica may become leader."),
+                   "Indicates whether to enable replicas not in the ISR set to be elected as leader as a last "
+                   "resort, even though doing so may result in data loss.<p>Note: In KRaft mode, when enabling this "
+                   "config dynamically, it needs to wait for the unclean leader electionthread to trigger election "
+                   "periodically (default is 5 minutes). Please run <code>kafka-leader-election.sh</code> with "
+                   "<code>unclean</code> option to trigger the unclean leader election immediately if needed.</p>"),
 )
 
 

@@ -131,6 +131,20 @@ KNOWN: tuple[Known, ...] = (
           "request (IsolationLevel.forId throws) and answers UNKNOWN_SERVER_ERROR (-1) at the top (v7+) and for "
           "every partition (offsets -1, aborted_transactions []); we read as read_uncommitted. Fix in "
           "broker/handlers/p01_fetch.py (being raised to v18 right now)."),
+    # -- configs (scenarios/admin_configs.py) ------------------------------------------------------------------
+    *(Known(pattern, OPEN,
+            "AlterConfigs/IncrementalAlterConfigs of a broker config name Kafka 4.3 does not know (here the broker "
+            "synonyms of the topic configs Kafka 4.0 removed: log.message.format.version, "
+            "log.message.downconversion.enable, log.message.timestamp.difference.max.ms) on the default broker "
+            "\"\" or broker 1: Kafka accepts it (DynamicBrokerConfig.validateConfigs refuses only KafkaConfig's "
+            "own non-dynamic names; unknown ones are stored for plugins), we refuse every name we do not declare "
+            "(INVALID_REQUEST \"Cannot update these configs dynamically: [...]\"; librdkafka's 0081 meets the same "
+            "with sasl.kerberos.min.time.before.relogin, a Kafka dynamic key). Fix: "
+            "broker/config.validate_dynamic_broker_configs refuses only Kafka 4.3's non-dynamic broker names (the "
+            "whole list: DescribeConfigs of the reference broker, read_only=true), and "
+            "broker/dynamic_broker_config.py stores and describes unknown names as Kafka does.")
+      for pattern in ("incremental_alter_broker_configs@v* :: broker *: SET log.message.* :: *",
+                      "alter_broker_configs@v* :: broker *: log.message.* :: *")),
     Known("produce_null_records@v* :: null records :: *", KEPT,
           "A Produce whose partition carries null records: Kafka 4.3 never answers it (the client times out); "
           "we answer that partition INVALID_RECORD, as Kafka answers empty records."),

@@ -68,33 +68,33 @@ def configured(tmp_path):
 def test_default_and_per_broker_configs_sources_and_synonyms(configured):
     with WireClient(configured.bootstrap) as client:
         assert describe_broker(client, "") == {}
-        assert incremental(client, "", [("log.retention.hours", SET, "50"), ("log.segment.bytes", SET, "2000000")]) \
+        assert incremental(client, "", [("log.retention.ms", SET, "180000000"), ("log.segment.bytes", SET, "2000000")]) \
             == ("NONE", None)
-        assert incremental(client, "1", [("log.retention.hours", SET, "10")]) == ("NONE", None)
+        assert incremental(client, "1", [("log.retention.ms", SET, "36000000")]) == ("NONE", None)
         # The default broker lists only its own dynamic configs, with only their default synonyms.
         assert describe_broker(client, "") == {
-            "log.retention.hours": ("50", DYNAMIC_DEFAULT_BROKER_CONFIG, False,
-                                    [("log.retention.hours", "50", DYNAMIC_DEFAULT_BROKER_CONFIG)]),
+            "log.retention.ms": ("180000000", DYNAMIC_DEFAULT_BROKER_CONFIG, False,
+                                 [("log.retention.ms", "180000000", DYNAMIC_DEFAULT_BROKER_CONFIG)]),
             "log.segment.bytes": ("2000000", DYNAMIC_DEFAULT_BROKER_CONFIG, False,
                                   [("log.segment.bytes", "2000000", DYNAMIC_DEFAULT_BROKER_CONFIG)]),
         }
         mine = describe_broker(client, "1", ["log.retention.hours", "log.retention.ms", "log.segment.bytes",
                                              "log.dirs", "num.partitions"])
-        assert mine["log.retention.hours"] == ("10", DYNAMIC_BROKER_CONFIG, False, [
-            ("log.retention.hours", "10", DYNAMIC_BROKER_CONFIG),
-            ("log.retention.hours", "50", DYNAMIC_DEFAULT_BROKER_CONFIG),
+        assert mine["log.retention.ms"] == ("36000000", DYNAMIC_BROKER_CONFIG, False, [
+            ("log.retention.ms", "36000000", DYNAMIC_BROKER_CONFIG),
+            ("log.retention.ms", "180000000", DYNAMIC_DEFAULT_BROKER_CONFIG),
             ("log.retention.hours", "100", STATIC_BROKER_CONFIG),
             ("log.retention.hours", "168", DEFAULT_CONFIG)])
-        assert mine["log.retention.ms"][1:] == (DEFAULT_CONFIG, False, [])
+        # Only a topic config's first broker synonym is dynamic (Kafka's DynamicLogConfig).
+        assert mine["log.retention.hours"][:3] == ("100", STATIC_BROKER_CONFIG, True)
         assert mine["log.segment.bytes"][:2] == ("2000000", DYNAMIC_DEFAULT_BROKER_CONFIG)
         assert mine["log.dirs"][2] is True and mine["num.partitions"][2] is True
         # A topic without overrides takes its defaults from there.
         topic = unique("dyn")
         create_topic(client, topic)
         configs = describe_topic_configs(client, topic, ["retention.ms", "segment.bytes"])
-        # (Kafka names a topic config's source after its first broker synonym, log.retention.ms,
-        # which no layer sets here: DEFAULT_CONFIG, though the value comes from log.retention.hours.)
-        assert configs["retention.ms"].value == str(10 * 3_600_000)
+        assert (configs["retention.ms"].value, configs["retention.ms"].config_source) == (
+            str(10 * 3_600_000), DYNAMIC_BROKER_CONFIG)
         assert (configs["segment.bytes"].value, configs["segment.bytes"].config_source) == (
             "2000000", DYNAMIC_DEFAULT_BROKER_CONFIG)
         assert [(s.name, s.value, s.source) for s in configs["segment.bytes"].synonyms] == [
@@ -107,9 +107,9 @@ def test_default_and_per_broker_configs_sources_and_synonyms(configured):
             ("log.segment.bytes", "2000000", DYNAMIC_DEFAULT_BROKER_CONFIG),
             ("log.segment.bytes", "1073741824", DEFAULT_CONFIG)]
         # DELETE goes back to the next layer.
-        assert incremental(client, "1", [("log.retention.hours", DELETE, None)]) == ("NONE", None)
-        assert describe_broker(client, "1", ["log.retention.hours"])["log.retention.hours"][:2] == (
-            "50", DYNAMIC_DEFAULT_BROKER_CONFIG)
+        assert incremental(client, "1", [("log.retention.ms", DELETE, None)]) == ("NONE", None)
+        assert describe_broker(client, "1", ["log.retention.ms"])["log.retention.ms"][:2] == (
+            "180000000", DYNAMIC_DEFAULT_BROKER_CONFIG)
         # The legacy AlterConfigs replaces a resource's whole set.
         assert alter(client, "", {"log.cleanup.policy": "compact"}) == ("NONE", None)
         assert set(describe_broker(client, "")) == {"log.cleanup.policy"}
@@ -126,9 +126,9 @@ def test_default_and_per_broker_configs_sources_and_synonyms(configured):
 def test_refused_changes_as_kafka(configured):
     with WireClient(configured.bootstrap) as client:
         assert incremental(client, "", [("log.dirs", SET, "/elsewhere")]) == (
-            "INVALID_REQUEST", "Cannot update these configs dynamically: Set(log.dirs)")
+            "INVALID_REQUEST", "Cannot update these configs dynamically: [log.dirs]")
         assert incremental(client, "1", [("no.such.config", SET, "1")]) == (
-            "INVALID_REQUEST", "Cannot update these configs dynamically: Set(no.such.config)")
+            "INVALID_REQUEST", "Cannot update these configs dynamically: [no.such.config]")
         assert incremental(client, "", [("log.retention.ms", SET, "soon")])[0] == "INVALID_REQUEST"
         assert incremental(client, "", [("log.segment.bytes", APPEND, "1")]) == (
             "INVALID_CONFIG", "Config value append is not allowed for config key: log.segment.bytes")
@@ -141,8 +141,26 @@ def test_refused_changes_as_kafka(configured):
         assert incremental(client, "one", [("log.retention.ms", SET, "1")]) == (
             "INVALID_REQUEST", "Node id must be an integer, but it is: one")
         assert alter(client, "", {"num.io.threads": "4"}) == (
-            "INVALID_REQUEST", "Cannot update these configs dynamically: Set(num.io.threads)")
+            "INVALID_REQUEST", "Cannot update these configs dynamically: [num.io.threads]")
         assert describe_broker(client, "") == {}
+
+
+@pytest.mark.parametrize("name, value", [("log.retention.hours", "10"), ("log.retention.minutes", "600"),
+                                         ("log.roll.hours", "10"), ("log.roll.jitter.hours", "1")])
+def test_only_the_first_broker_synonym_of_a_topic_config_is_dynamic(configured, name, value):
+    """Kafka 4.3 (DynamicLogConfig.ReconfigurableConfigs: ServerTopicConfigSynonyms' first synonyms)
+    refuses log.retention.hours/minutes, log.roll.hours, log.roll.jitter.hours at run time and
+    describes them read-only; log.retention.ms, log.roll.ms, log.roll.jitter.ms are dynamic."""
+    refused = ("INVALID_REQUEST", f"Cannot update these configs dynamically: [{name}]")
+    with WireClient(configured.bootstrap) as client:
+        for resource in ("", "1"):
+            assert incremental(client, resource, [(name, SET, value)]) == refused
+            assert alter(client, resource, {name: value}) == refused
+        assert describe_broker(client, "") == {}
+        assert describe_broker(client, "1", [name])[name][2] is True
+        first = {"log.roll.hours": "log.roll.ms", "log.roll.jitter.hours": "log.roll.jitter.ms"}.get(
+            name, "log.retention.ms")
+        assert describe_broker(client, "1", [first])[first][2] is False
 
 
 def test_dynamic_retention_deletes_old_segments_and_survives_restart(configured):
@@ -189,7 +207,7 @@ def test_java_admin_incremental_alter_and_describe(configured, java_kafka_client
         "max.connections.per.ip=500@DYNAMIC_BROKER_CONFIG max.connections.per.ip=2147483647@DEFAULT_CONFIG",
     ]
     refused = java("alter-broker", "", "SET", "log.dirs", "/x")
-    assert refused == ["ERROR InvalidRequestException Cannot update these configs dynamically: Set(log.dirs)"]
+    assert refused == ["ERROR InvalidRequestException Cannot update these configs dynamically: [log.dirs]"]
 
 
 def test_dynamic_connection_limit_applies_to_new_connections(configured):

@@ -286,18 +286,43 @@ def test_confluent_admin_sees_what_it_changed(shared_broker):
     assert entries["segment.bytes"].source == admin_module.ConfigSource.DEFAULT_CONFIG.value
 
 
-def test_deprecated_message_format_version_is_accepted_and_ignored(shared_broker):
-    """Kafka 3.9 accepts message.format.version on a topic (librdkafka's 0092_mixed_msgver sets
-    it to 0.10.0.0) and ignores it; batches stay RecordBatch v2."""
+@pytest.mark.parametrize("name, value", [("message.format.version", "0.10.0.0"),
+                                         ("message.downconversion.enable", "true"),
+                                         ("message.timestamp.difference.max.ms", "1000")])
+def test_topic_configs_kafka_4_removed_are_unknown(shared_broker, name, value):
+    """Kafka 4.0 removed these topic configs: Kafka 4.3 answers INVALID_CONFIG "Unknown topic config
+    name" to CreateTopics, AlterConfigs and IncrementalAlterConfigs setting one (so librdkafka's
+    0092_mixed_msgver, which sets message.format.version=0.10.0.0, fails against Kafka 4.3 too)."""
     from broker.wire_client import WireClient
 
-    topic = "deprecated-format-version"
+    topic = unique("removed-config")
+    unknown = (40, f"Unknown topic config name: {name}")
     with WireClient(shared_broker.bootstrap) as client:
         created = client.call("CreateTopics", 7, {"topics": [
             {"name": topic, "num_partitions": 1, "replication_factor": 1,
-             "configs": [{"name": "message.format.version", "value": "0.10.0.0"}]}], "timeout_ms": 5000})
-        assert created.topics[0].error_code == 0
+             "configs": [{"name": name, "value": value}]}], "timeout_ms": 5000})
+        assert (created.topics[0].error_code, created.topics[0].error_message) == unknown
+        create_topic(client, topic)
         altered = client.call("AlterConfigs", 2, {"resources": [
+            {"resource_type": 2, "resource_name": topic, "configs": [{"name": name, "value": value}]}]})
+        assert (altered.responses[0].error_code, altered.responses[0].error_message) == unknown
+        incremental = client.call("IncrementalAlterConfigs", 1, {"resources": [
             {"resource_type": 2, "resource_name": topic,
-             "configs": [{"name": "message.format.version", "value": "0.9.0"}]}]})
-        assert altered.responses[0].error_code == 0
+             "configs": [{"name": name, "config_operation": 0, "value": value}]}]})
+        assert (incremental.responses[0].error_code, incremental.responses[0].error_message) == unknown
+        assert name not in describe_topic_configs(client, topic, [])
+
+
+def test_topic_config_table_is_kafka_4_3s(client):
+    """Every config Kafka 4.3 lists for a topic, tiered storage's remote.log.* (KIP-950) included, with
+    Kafka's documentation text."""
+    topic = unique("kafka-43-table")
+    create_topic(client, topic)
+    configs = describe_topic_configs(client, topic, [], documentation=True)
+    assert {"remote.log.copy.disable", "remote.log.delete.on.disable"} <= set(configs)
+    copy = configs["remote.log.copy.disable"]
+    assert (copy.value, copy.config_type, copy.config_source, copy.read_only) == ("false", BOOLEAN, 5, False)
+    assert copy.documentation.startswith("Determines whether tiered data for a topic should become read only")
+    assert configs["retention.ms"].documentation.startswith(
+        "This configuration controls the maximum time we will retain a log")
+    assert len(configs) == 33

@@ -79,3 +79,84 @@ def alter_topic_configs(s: Session, v: int):
     alter("unknown topic", [{"name": "segment.ms", "value": "600000"}], name=s.topic("missing"))
     _describe(s, 4, [{"resource_type": TOPIC, "resource_name": s.topic(),
                       "configuration_keys": ["retention.ms", "cleanup.policy", "segment.ms"]}], label="after")
+
+
+@scenario("DescribeConfigs", versions=(3, 4))
+def describe_topic_configs_documentation(s: Session, v: int):
+    """Every config of a topic without overrides, with documentation: the whole topic config table
+    (names, defaults, types, documentation) beside Kafka's."""
+    s.create_topic(s.topic())
+    _describe(s, v, [{"resource_type": TOPIC, "resource_name": s.topic(), "configuration_keys": None}],
+              synonyms=False, documentation=True, label="all keys with documentation")
+
+
+# Topic configs Kafka 4.0 removed (KIP-724, KIP-896) and their broker synonyms.
+_REMOVED_TOPIC_CONFIGS = {"message.format.version": "3.0-IV1", "message.downconversion.enable": "true",
+                          "message.timestamp.difference.max.ms": "1000"}
+# Values are Kafka 3.x's defaults: harmless on a broker that accepts them.
+_REMOVED_BROKER_CONFIGS = {"log.message.format.version": "3.0-IV1", "log.message.downconversion.enable": "true",
+                           "log.message.timestamp.difference.max.ms": "9223372036854775807"}
+
+
+@scenario("CreateTopics", versions=(7,), covers=["INVALID_CONFIG"])
+def removed_topic_configs(s: Session, v: int):
+    """Setting a topic config Kafka 4.0 removed: CreateTopics, IncrementalAlterConfigs, AlterConfigs (as
+    librdkafka's test 0092 sets message.format.version=0.10.0.0), and describing them by name."""
+    for name, value in _REMOVED_TOPIC_CONFIGS.items():
+        s.call("CreateTopics", v, {"topics": [{"name": s.topic(name), "num_partitions": 1, "replication_factor": 1,
+                                               "assignments": [], "configs": [{"name": name, "value": value}]}],
+                                   "timeout_ms": 30000, "validate_only": False}, label=f"create with {name}")
+    s.create_topic(s.topic())
+    topic = {"resource_type": TOPIC, "resource_name": s.topic()}
+    for name, value in _REMOVED_TOPIC_CONFIGS.items():
+        s.call("IncrementalAlterConfigs", 1, {"resources": [{**topic, "configs": [
+            {"name": name, "config_operation": 0, "value": value}]}], "validate_only": False},
+            label=f"IncrementalAlterConfigs SET {name}")
+    s.call("AlterConfigs", 0, {"resources": [{**topic, "configs": [{"name": "message.format.version",
+                                                                    "value": "0.10.0.0"}]}],
+                               "validate_only": False}, label="AlterConfigs message.format.version=0.10.0.0")
+    _describe(s, 4, [{**topic, "configuration_keys": [*_REMOVED_TOPIC_CONFIGS, "remote.log.copy.disable",
+                                                      "remote.log.delete.on.disable"]}],
+              label="described by name")
+    _describe(s, 4, [{"resource_type": BROKER, "resource_name": "1",
+                      "configuration_keys": list(_REMOVED_BROKER_CONFIGS)}], label="broker synonyms described")
+
+
+# Broker configs that are synonyms of a topic config's broker default, but not the first one (Kafka's
+# ServerTopicConfigSynonyms): not dynamic in Kafka. Values are the defaults, harmless if accepted.
+_STATIC_SYNONYMS = {"log.retention.hours": "168", "log.retention.minutes": "10080", "log.roll.hours": "168",
+                    "log.roll.jitter.hours": "0"}
+
+
+@scenario("IncrementalAlterConfigs", versions=ALL, covers=["INVALID_REQUEST"])
+def incremental_alter_broker_configs(s: Session, v: int):
+    """SET on the default broker ("") and on broker 1: a dynamic key, each static synonym of a topic config's
+    broker default, the broker synonyms of removed topic configs (validate only but the refused synonyms)."""
+    keys = {"log.retention.ms": "604800000", **_STATIC_SYNONYMS, **_REMOVED_BROKER_CONFIGS}
+    for resource_name in ("", "1"):
+        for name, value in keys.items():
+            s.call("IncrementalAlterConfigs", v, {"resources": [{
+                "resource_type": BROKER, "resource_name": resource_name,
+                "configs": [{"name": name, "config_operation": 0, "value": value}]}],
+                "validate_only": name not in _STATIC_SYNONYMS}, label=f"broker {resource_name!r}: SET {name}")
+    _describe(s, 4, [{"resource_type": BROKER, "resource_name": "1", "configuration_keys": list(_STATIC_SYNONYMS)}],
+              label="after")
+
+
+@scenario("AlterConfigs", versions=ALL, covers=["INVALID_REQUEST"])
+def alter_broker_configs(s: Session, v: int):
+    """The legacy AlterConfigs on the default broker ("") and broker 1: a dynamic key, each static synonym of
+    a topic config's broker default, the broker synonyms of removed topic configs (validate only but the
+    refused synonyms)."""
+    keys = {"log.retention.ms": "604800000", **_STATIC_SYNONYMS, **_REMOVED_BROKER_CONFIGS}
+    for resource_name in ("", "1"):
+        for name, value in keys.items():
+            configs = [{"name": name, "value": value}]
+            if resource_name == "":
+                # The whole set of the default broker's dynamic configs: Kafka 4.3 keeps a cluster-level
+                # min.insync.replicas there (KIP-966) and refuses a set without it (INVALID_CONFIG).
+                configs.append({"name": "min.insync.replicas", "value": "1"})
+            s.call("AlterConfigs", v, {"resources": [{"resource_type": BROKER, "resource_name": resource_name,
+                                                      "configs": configs}],
+                                       "validate_only": name not in _STATIC_SYNONYMS},
+                   label=f"broker {resource_name!r}: {name}")
