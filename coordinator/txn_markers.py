@@ -46,7 +46,8 @@ def write_txn_markers(broker, producer_id: int, producer_epoch: int, coordinator
         batch = bytearray(build_control_batch(committed, producer_id, producer_epoch, coordinator_epoch,
                                               timestamp=now_ms))
         try:
-            plog.append(batch, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR)
+            plog.append(batch, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR,
+                        transaction_version=transaction_version)
         except (LogError, InvalidRecordBatch, OSError) as exc:
             log.warning("could not write the %s marker of producer %d (epoch %d) to %s-%d: %s",
                         "COMMIT" if committed else "ABORT", producer_id, producer_epoch, topic, partition, exc)

@@ -309,6 +309,7 @@ class PartitionLog:
         leader_epoch: int,
         assign_offsets: bool = True,
         origin: AppendOrigin = AppendOrigin.CLIENT,
+        transaction_version: int = 0,
     ) -> AppendInfo:
         """Validate, number and write whole batches; raise before anything is written if one is bad.
 
@@ -318,7 +319,8 @@ class PartitionLog:
         and epochs in the batches are kept and must continue the log.
         Raises InvalidRecordBatch/CorruptBatch (CORRUPT_MESSAGE), InvalidRecord, RecordTooLarge,
         RecordBatchTooLarge, OutOfOrderSequence, InvalidProducerEpoch, InvalidTxnState,
-        UnexpectedAppendOffset or KafkaStorageError.
+        UnexpectedAppendOffset or KafkaStorageError. `transaction_version` is that of the markers
+        among the batches (WriteTxnMarkers v2): a TV2 marker must be above the producer's epoch.
         """
         if not assign_offsets:
             origin = AppendOrigin.REPLICATION
@@ -367,7 +369,7 @@ class PartitionLog:
             if header.max_timestamp > max_timestamp:
                 max_timestamp, offset_of_max_timestamp = header.max_timestamp, header.last_offset
 
-        producer_append = self.producer_state.begin_append(origin)
+        producer_append = self.producer_state.begin_append(origin, transaction_version)
         for _, header in headers:
             if header.producer_id == NO_PRODUCER_ID:
                 continue

@@ -36,6 +36,7 @@ from log.errors import InvalidProducerEpoch, InvalidTxnState, OutOfOrderSequence
 
 NUM_BATCHES_TO_RETAIN = 5
 INT32_MAX = 2**31 - 1
+SHORT_MAX = 2**15 - 1  # Short.MAX_VALUE, the epoch a broken TV2 transaction may be aborted at
 SNAPSHOT_SUFFIX = ".snapshot"
 
 logger = logging.getLogger(__name__)
@@ -124,9 +125,12 @@ class ProducerAppend:
     """The producer-state side of one append: validated batch by batch, applied only on commit,
     so a rejected batch leaves no trace of the batches before it (Kafka's ProducerAppendInfo)."""
 
-    def __init__(self, manager: "ProducerStateManager", origin: AppendOrigin):
+    def __init__(self, manager: "ProducerStateManager", origin: AppendOrigin, transaction_version: int = 0):
         self._manager = manager
         self._origin = origin
+        # Of the markers in this append (WriteTxnMarkers v2, KIP-1228): 2 means the coordinator
+        # bumped the epoch for them, so one not above the producer's epoch here is late.
+        self._transaction_version = transaction_version
         self._staged: dict[int, ProducerStateEntry] = {}
         # (producer id, first offset, marker offset) of each transaction a marker closed here;
         # a transaction with no data in this partition spans only its marker (as in Kafka).
@@ -160,6 +164,17 @@ class ProducerAppend:
             if self._origin is not AppendOrigin.REPLICATION:
                 raise InvalidProducerEpoch(message)
             logger.warning("%s", message)
+
+        if header.is_control and self._transaction_version >= 2 and self._origin is not AppendOrigin.REPLICATION \
+                and header.producer_epoch == staged.producer_epoch and staged.current_txn_first_offset is not None \
+                and header.producer_epoch != SHORT_MAX:
+            # A TV2 marker at the epoch of the open transaction belongs to an earlier transaction
+            # (a late or repeated marker): it must not end this one. At the same epoch with no
+            # transaction open it is a retry of a marker already written, and harmless (Kafka's
+            # ProducerAppendInfo.checkProducerEpoch, KAFKA-19999).
+            raise InvalidProducerEpoch(
+                f"producer {producer_id}: transaction marker at epoch {header.producer_epoch} (transaction "
+                f"version {self._transaction_version}) is not above the epoch of its open transaction")
 
         if header.is_control:
             # A transaction marker: it closes the producer's open transaction. Which (commit or
@@ -215,8 +230,8 @@ class ProducerStateManager:
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         return self.entries.get(producer_id)
 
-    def begin_append(self, origin: AppendOrigin = AppendOrigin.CLIENT) -> ProducerAppend:
-        return ProducerAppend(self, origin)
+    def begin_append(self, origin: AppendOrigin = AppendOrigin.CLIENT, transaction_version: int = 0) -> ProducerAppend:
+        return ProducerAppend(self, origin, transaction_version)
 
     def check_and_record(
         self, header: BatchHeader, origin: AppendOrigin = AppendOrigin.CLIENT

@@ -272,3 +272,33 @@ def test_expired_producers_are_forgotten(tmp_path):
     state.check_and_record(read_batch_header(batch(0, pid=5, timestamp=5000)))
     assert state.remove_expired_producers(now_ms=7000, expiration_ms=3000) == [PID]
     assert state.last_entry(PID) is None and state.last_entry(5) is not None
+
+
+def marker(committed: bool, *, epoch: int, pid: int = PID) -> bytearray:
+    return bytearray(build_control_batch(committed, pid, epoch, 0, timestamp=1000))
+
+
+def test_tv2_markers_must_be_above_the_epoch_of_the_open_transaction(tmp_path):
+    """KIP-1228: a transaction.version 2 marker carries the bumped epoch; one at the epoch of the
+    producer's open transaction is a late marker of an earlier transaction and must not end it."""
+    log = open_log(tmp_path)
+    append(log, batch(0, epoch=3, transactional=True))
+    with pytest.raises(InvalidProducerEpoch):
+        append(log, marker(True, epoch=3), origin=AppendOrigin.COORDINATOR, transaction_version=2)
+    # TV0/1 markers at the transaction's own epoch are how those transactions end.
+    append(log, marker(False, epoch=3), origin=AppendOrigin.COORDINATOR, transaction_version=0)
+    assert log.producer_state.last_entry(PID).current_txn_first_offset is None
+    append(log, batch(1, epoch=3, transactional=True))
+    append(log, marker(True, epoch=4), origin=AppendOrigin.COORDINATOR, transaction_version=2)
+    entry = log.producer_state.last_entry(PID)
+    assert (entry.producer_epoch, entry.current_txn_first_offset) == (4, None)
+    # The same marker again (a coordinator retrying after a restart): harmless, no transaction is open.
+    append(log, marker(True, epoch=4), origin=AppendOrigin.COORDINATOR, transaction_version=2)
+    # The producer goes on at epoch 4 from sequence 0; an older marker is fenced.
+    append(log, batch(0, epoch=4, transactional=True))
+    with pytest.raises(InvalidProducerEpoch):
+        append(log, marker(True, epoch=3), origin=AppendOrigin.COORDINATOR, transaction_version=2)
+    with pytest.raises(InvalidProducerEpoch):
+        append(log, marker(True, epoch=4), origin=AppendOrigin.COORDINATOR, transaction_version=2)
+    append(log, marker(False, epoch=5), origin=AppendOrigin.COORDINATOR, transaction_version=2)
+    log.close()
