@@ -5,7 +5,8 @@ It follows Kafka's SaslServerAuthenticator, fed whole frames by the server:
 - first ApiVersions (at most once; the server's dispatcher answers it) and/or SaslHandshake; any
   other request closes the connection unanswered;
 - SaslHandshake names a mechanism: an enabled one is accepted (the answer lists the enabled
-  mechanisms); any other is answered UNSUPPORTED_SASL_MECHANISM and the connection closed;
+  mechanisms, in the order Kafka's HashSet of them iterates); any other is answered
+  UNSUPPORTED_SASL_MECHANISM and the connection closed;
 - after SaslHandshake v1, tokens come in SaslAuthenticate requests (KIP-152); after v0, as raw
   frames (4-byte size and the token, no request header) and are answered the same way;
 - a failed exchange is answered SASL_AUTHENTICATION_FAILED with Kafka's message, after
@@ -63,6 +64,30 @@ CLOSE = Step(close=True)
 DISPATCH = Step(dispatch=True)
 
 
+def _java_string_hash(text: str) -> int:
+    units = text.encode("utf-16-be")
+    h = 0
+    for (unit,) in struct.iter_unpack(">H", units):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h
+
+
+def hash_set_order(names) -> list[str]:
+    """The enabled mechanisms in the order SaslHandshake lists them: Kafka's SaslServerAuthenticator
+    copies sasl.enabled.mechanisms through a java.util.HashSet, so clients see them in that set's
+    iteration order (bucket of String.hashCode spread as HashMap.hash, then insertion order), not
+    in the configured order ("SCRAM-SHA-256,PLAIN" is answered [PLAIN, SCRAM-SHA-256])."""
+    unique = list(dict.fromkeys(names))
+    wanted = max(int(len(unique) / 0.75) + 1, 16)  # new HashSet<>(collection)'s initial capacity
+    capacity = 1 << (wanted - 1).bit_length()  # HashMap.tableSizeFor
+
+    def bucket(name: str) -> int:
+        h = _java_string_hash(name)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(unique, key=bucket)  # stable: one bucket's entries keep their insertion order
+
+
 def _response_frame(api, version: int, correlation_id: int, body: dict) -> bytes:
     w = Writer()
     encode_response_header(w, correlation_id, api.key, api.is_flexible(version))
@@ -77,7 +102,7 @@ class SaslAuthenticator:
     def __init__(self, mechanisms: list[str], credentials, *, api_versions_supported: Callable[[int], bool],
                  max_receive_size: int = 524288, failed_authentication_delay_ms: int = 100,
                  connection: str = "", tokens=None) -> None:
-        self.mechanisms = list(dict.fromkeys(mechanisms))
+        self.mechanisms = hash_set_order(mechanisms)
         self.credentials = credentials
         self.tokens = tokens  # delegation tokens (security/delegation_tokens.py), for SCRAM
         self.api_versions_supported = api_versions_supported
@@ -166,7 +191,7 @@ class SaslAuthenticator:
             return Step(reply=reply, close=True, delay=self.failure_delay)
         self._check_complete()
         return Step(reply=_response_frame(SASL_AUTHENTICATE, version, correlation_id, {
-            "error_code": 0, "error_message": None, "auth_bytes": token, "session_lifetime_ms": 0}))
+            "error_code": 0, "error_message": "", "auth_bytes": token, "session_lifetime_ms": 0}))
 
     def _raw_token(self, token: bytes) -> Step:
         try:

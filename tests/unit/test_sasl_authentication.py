@@ -72,9 +72,30 @@ def test_scram_login_with_sasl_authenticate(store, mechanism, auth_version):
     step, first = authenticate(auth, client.first(), auth_version)
     assert first.error_code == 0 and not auth.complete
     step, final = authenticate(auth, client.final(first.auth_bytes), auth_version)
-    assert final.error_code == 0 and final.error_message is None and not step.close
+    assert final.error_code == 0 and final.error_message == "" and not step.close  # Kafka's default, not null
     assert client.verify(final.auth_bytes)
     assert auth.complete and auth.principal == "User:alice"
+
+
+@pytest.mark.parametrize("configured, answered", [
+    (("SCRAM-SHA-256", "PLAIN"), ["PLAIN", "SCRAM-SHA-256"]),
+    (("PLAIN", "SCRAM-SHA-256"), ["PLAIN", "SCRAM-SHA-256"]),
+    (("SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"), ["SCRAM-SHA-512", "PLAIN", "SCRAM-SHA-256"]),
+    (("PLAIN", "PLAIN"), ["PLAIN"])])
+def test_handshake_lists_mechanisms_in_kafkas_hash_set_order(store, configured, answered):
+    """Kafka 4.3 answered [PLAIN, SCRAM-SHA-256] for sasl.enabled.mechanisms=SCRAM-SHA-256,PLAIN
+    (SaslServerAuthenticator keeps them in a java.util.HashSet); the UNSUPPORTED_SASL_MECHANISM answer too."""
+    _, accepted = handshake(authenticator(store, configured), "PLAIN")
+    assert accepted.mechanisms == answered
+    _, refused = handshake(authenticator(store, configured), "GSSAPI")
+    assert (refused.error_code, refused.mechanisms) == (ErrorCode.UNSUPPORTED_SASL_MECHANISM, answered)
+
+
+def test_plain_login_answers_an_empty_error_message(store):
+    auth = authenticator(store)
+    handshake(auth, "PLAIN")
+    _, answer = authenticate(auth, plain_token("alice", "alice-secret"))
+    assert (answer.error_code, answer.error_message, answer.session_lifetime_ms) == (0, "", 0)
 
 
 def test_wrong_password_is_answered_then_closed_after_the_delay(store):
