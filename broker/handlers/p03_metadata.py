@@ -15,7 +15,7 @@ from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.primitives import ZERO_UUID
 
 from ..metadata_store import INTERNAL_TOPICS, validate_topic_name
-from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType, cluster_authorized_operations
 
 API = APIS_BY_NAME["Metadata"]
 
@@ -130,8 +130,7 @@ async def handle(broker, ctx, request):
         "cluster_id": broker.metadata.cluster_id,
         "controller_id": broker.controller_id(),
         "topics": topics,
-        "cluster_authorized_operations": broker.authorizer.authorized_operations(
-            ctx, ResourceType.CLUSTER, CLUSTER_NAME) if include_cluster_operations
-        else AUTHORIZED_OPERATIONS_OMITTED,
+        "cluster_authorized_operations": cluster_authorized_operations(broker.authorizer, ctx)
+        if include_cluster_operations else AUTHORIZED_OPERATIONS_OMITTED,
         "error_code": 0,  # v13 (KIP-1102): Kafka's broker never asks clients to rebootstrap
     }

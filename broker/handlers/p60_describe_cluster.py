@@ -13,7 +13,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..security.authorizer import CLUSTER_NAME, ResourceType
+from ..security.authorizer import cluster_authorized_operations
 
 API = APIS_BY_NAME["DescribeCluster"]
 
@@ -41,6 +41,5 @@ async def handle(broker, ctx, request):
             "controller_id": broker.controller_id(),
             "brokers": [{"broker_id": node_id, "host": host, "port": port, "rack": rack, "is_fenced": False}
                         for node_id, host, port, rack in broker.live_brokers(ctx.listener)],
-            "cluster_authorized_operations": broker.authorizer.authorized_operations(
-                ctx, ResourceType.CLUSTER, CLUSTER_NAME) if request.include_cluster_authorized_operations
-            else AUTHORIZED_OPERATIONS_OMITTED}
+            "cluster_authorized_operations": cluster_authorized_operations(broker.authorizer, ctx)
+            if request.include_cluster_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED}

@@ -219,6 +219,15 @@ def from_code(cls, code: int):
         return cls(UNKNOWN_CODE)
 
 
+def cluster_authorized_operations(authorizer, ctx) -> int:
+    """The cluster's authorized operations as Metadata v8-10 and DescribeCluster answer them: Kafka
+    (KafkaApis.handleTopicMetadataRequest, AuthHelper.computeDescribeClusterResponse) reveals them only
+    to a principal that may DESCRIBE the cluster, and answers 0 to the others."""
+    if not authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        return 0
+    return authorizer.authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME)
+
+
 def parse_super_users(value: str | None) -> frozenset[str]:
     """`super.users`: principals separated by semicolons (User:alice;User:bob)."""
     return frozenset(p.strip() for p in (value or "").split(";") if p.strip())

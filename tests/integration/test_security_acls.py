@@ -266,3 +266,21 @@ def test_configs_and_coordinators_need_their_permissions(admin, alice):
     assert found.error_code == GROUP_AUTH
     grant(admin, Res.GROUP, "coordinated-group", Op.DESCRIBE)
     assert alice.call("FindCoordinator", 3, {"key": "coordinated-group", "key_type": 0}).error_code == 0
+
+
+def test_cluster_authorized_operations_need_describe_on_the_cluster(admin, acl_broker):
+    """Metadata v8-10 and DescribeCluster reveal the cluster's authorized operations only to a principal that
+    may DESCRIBE the cluster (0 to the others, whatever else they may do), as Kafka 4.3 answers."""
+    def cluster_operations(client):
+        metadata = client.call("Metadata", 10, {"topics": [], "allow_auto_topic_creation": False,
+                                                "include_cluster_authorized_operations": True,
+                                                "include_topic_authorized_operations": False})
+        described = client.call("DescribeCluster", 1, {"include_cluster_authorized_operations": True})
+        return metadata.cluster_authorized_operations, described.cluster_authorized_operations
+
+    grant(admin, Res.CLUSTER, "kafka-cluster", Op.ALTER_CONFIGS, principal="User:erin")
+    with login(acl_broker, "erin") as erin:
+        assert cluster_operations(erin) == (0, 0)
+        grant(admin, Res.CLUSTER, "kafka-cluster", Op.DESCRIBE, principal="User:erin")
+        bits = (1 << Op.DESCRIBE) | (1 << Op.DESCRIBE_CONFIGS) | (1 << Op.ALTER_CONFIGS)
+        assert cluster_operations(erin) == (bits, bits)
