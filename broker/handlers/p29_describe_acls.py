@@ -14,7 +14,8 @@ from ..security.authorizer import CLUSTER_NAME, AclBindingFilter, AclOperation, 
 
 API = APIS_BY_NAME["DescribeAcls"]
 
-NO_AUTHORIZER = "No Authorizer is configured."
+# Kafka 4.3's words (AclApis): DescribeAcls and CreateAcls say "on the broker", DeleteAcls does not.
+NO_AUTHORIZER = "No Authorizer is configured on the broker"
 
 
 def _error(error: ErrorCode, message: str | None) -> dict:

@@ -24,6 +24,7 @@ from ..security.authorizer import (
     ResourceType,
     from_code,
 )
+from .p29_describe_acls import NO_AUTHORIZER
 
 API = APIS_BY_NAME["CreateAcls"]
 
@@ -47,7 +48,7 @@ async def handle(broker, ctx, request):
         raise CloseConnection
     authorizer = broker.authorizer
     if not authorizer.enabled:
-        error, message = ErrorCode.SECURITY_DISABLED, "No Authorizer is configured."
+        error, message = ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
     elif not authorizer.authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
         error, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message
     elif any(_unbuildable(b) for b in bindings):
