@@ -27,17 +27,18 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
 def validate_topic_name(name: str) -> str | None:
-    """Kafka's Topic.validate: None when legal, else the reason (INVALID_TOPIC_EXCEPTION)."""
+    """Kafka 4.3's Topic.validate: None when legal, else the reason (INVALID_TOPIC_EXCEPTION),
+    worded as Kafka's brokers word it ("Topic name is invalid: ...", Topic.detectInvalidTopic)."""
+    reason = None
     if not name:
-        return "Topic name is illegal, it can't be empty"
-    if name in (".", ".."):
-        return "Topic name cannot be \".\" or \"..\""
-    if len(name) > MAX_TOPIC_NAME:
-        return f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters, topic name: {name}"
-    if not _LEGAL_TOPIC.match(name):
-        return (f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, "
-                "'.', '_' and '-'")
-    return None
+        reason = "the empty string is not allowed"
+    elif name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name.encode("utf-16-le")) // 2 > MAX_TOPIC_NAME:  # Java's String.length()
+        reason = f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME}"
+    elif not _LEGAL_TOPIC.match(name):
+        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None if reason is None else f"Topic name is invalid: {reason}"
 
 
 def random_cluster_id() -> str:

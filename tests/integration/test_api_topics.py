@@ -92,11 +92,23 @@ def test_invalid_counts(client, partitions, replication, expected):
     assert not _exists(client, topic)
 
 
-@pytest.mark.parametrize("name", ["bad name!", "x" * 250, ".", "..", "", "tab\tbed"])
-def test_invalid_topic_names(client, name):
+_CHARACTERS = "contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("bad name!", f"'bad name!' {_CHARACTERS}"),
+    ("x" * 250, f"the length of '{'x' * 250}' is longer than the max allowed length 249"),
+    (".", "'.' is not allowed"),
+    ("..", "'..' is not allowed"),
+    ("", "the empty string is not allowed"),
+    ("tab\tbed", f"'tab\tbed' {_CHARACTERS}"),
+])
+def test_invalid_topic_names(client, name, reason):
+    """Kafka 4.3's words (Topic.validate), which kafka-topics.sh prints after "Error while executing
+    topic command : "."""
     [answer] = _create(client, {"name": name})
     assert error_name(answer.error_code) == "INVALID_TOPIC_EXCEPTION"
-    assert answer.error_message
+    assert answer.error_message == f"Topic name is invalid: {reason}"
 
 
 def test_dot_and_underscore_collision(client):
