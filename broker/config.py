@@ -133,7 +133,7 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("log.cleaner.backoff.ms", L, 15000, minimum=0),
         ConfigKey("log.message.timestamp.type", S, "CreateTime", choices=("CreateTime", "LogAppendTime")),
         ConfigKey("log.message.timestamp.before.max.ms", L, LONG_MAX, minimum=0),
-        ConfigKey("log.message.timestamp.after.max.ms", L, LONG_MAX, minimum=0),
+        ConfigKey("log.message.timestamp.after.max.ms", L, 3600000, minimum=0),  # Kafka 4.3: 1 hour
         ConfigKey("compression.type", S, "producer",
                   choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
         ConfigKey("compression.gzip.level", I, -1, minimum=-1, maximum=9),
@@ -288,10 +288,10 @@ def broker_synonyms(name: str) -> tuple[str, ...]:
 # defaults of topic configs and the connection quotas. Of a topic config's broker synonyms only the
 # first is dynamic (Kafka's DynamicLogConfig.ReconfigurableConfigs takes ServerTopicConfigSynonyms'
 # first synonyms): log.retention.ms, log.roll.ms, log.roll.jitter.ms are; log.retention.hours,
-# log.retention.minutes, log.roll.hours, log.roll.jitter.hours are read-only, as in Kafka 4.3.
+# log.retention.minutes, log.roll.hours, log.roll.jitter.hours, log.flush.scheduler.interval.ms are
+# read-only, as in Kafka 4.3.
 DYNAMIC_BROKER_KEYS = frozenset({
     *TOPIC_TO_BROKER.values(),
-    "log.flush.scheduler.interval.ms",
     "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
 })
 

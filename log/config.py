@@ -204,7 +204,7 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = _defs(
     TopicConfigDef("max.message.bytes", "INT", 1_048_588,
                    "The largest record batch size allowed by Kafka (after compression if compression is enabled).",
                    minimum=0),
-    TopicConfigDef("message.timestamp.after.max.ms", "LONG", LONG_MAX,
+    TopicConfigDef("message.timestamp.after.max.ms", "LONG", 3_600_000,
                    "This configuration sets the allowable timestamp difference between the message timestamp and the"
                    " broker's timestamp. The message timestamp can be later than or equal to the broker's timestamp,"
                    " with the maximum allowable difference determined by the value set in this configuration. If "

@@ -146,11 +146,13 @@ def test_refused_changes_as_kafka(configured):
 
 
 @pytest.mark.parametrize("name, value", [("log.retention.hours", "10"), ("log.retention.minutes", "600"),
-                                         ("log.roll.hours", "10"), ("log.roll.jitter.hours", "1")])
+                                         ("log.roll.hours", "10"), ("log.roll.jitter.hours", "1"),
+                                         ("log.flush.scheduler.interval.ms", "1000")])
 def test_only_the_first_broker_synonym_of_a_topic_config_is_dynamic(configured, name, value):
     """Kafka 4.3 (DynamicLogConfig.ReconfigurableConfigs: ServerTopicConfigSynonyms' first synonyms)
-    refuses log.retention.hours/minutes, log.roll.hours, log.roll.jitter.hours at run time and
-    describes them read-only; log.retention.ms, log.roll.ms, log.roll.jitter.ms are dynamic."""
+    refuses log.retention.hours/minutes, log.roll.hours, log.roll.jitter.hours,
+    log.flush.scheduler.interval.ms at run time and describes them read-only; log.retention.ms,
+    log.roll.ms, log.roll.jitter.ms, log.flush.interval.ms are dynamic."""
     refused = ("INVALID_REQUEST", f"Cannot update these configs dynamically: [{name}]")
     with WireClient(configured.bootstrap) as client:
         for resource in ("", "1"):
@@ -158,8 +160,8 @@ def test_only_the_first_broker_synonym_of_a_topic_config_is_dynamic(configured, 
             assert alter(client, resource, {name: value}) == refused
         assert describe_broker(client, "") == {}
         assert describe_broker(client, "1", [name])[name][2] is True
-        first = {"log.roll.hours": "log.roll.ms", "log.roll.jitter.hours": "log.roll.jitter.ms"}.get(
-            name, "log.retention.ms")
+        first = {"log.roll.hours": "log.roll.ms", "log.roll.jitter.hours": "log.roll.jitter.ms",
+                 "log.flush.scheduler.interval.ms": "log.flush.interval.ms"}.get(name, "log.retention.ms")
         assert describe_broker(client, "1", [first])[first][2] is False
 
 

@@ -19,8 +19,8 @@ from broker.wire_client import ConnectionClosed, WireClient
 from kafka_wire.compression import CompressionType
 
 from wire_cases import (
-    batch, batches_of, consumed, create_topic, error_name, fetch, init_producer_id, log_end_offset, metadata,
-    now_ms, produce, read_all, topic_id, unique,
+    batch, batches_of, consumed, create_topic, describe_topic_configs, error_name, fetch, init_producer_id,
+    log_end_offset, metadata, now_ms, produce, read_all, topic_id, unique,
 )
 
 
@@ -277,6 +277,19 @@ def test_timestamp_after_max_ms(client):
     assert error_name(future.error_code) == "INVALID_TIMESTAMP"
     assert [e.batch_index for e in future.record_errors] == [1]
     assert produce(client, topic, batch([b"soon"], timestamps=[now + 1000])).error_code == 0
+
+
+def test_timestamp_after_max_ms_defaults_to_one_hour(client):
+    """Kafka 4.3's default message.timestamp.after.max.ms (log.message.timestamp.after.max.ms) is one
+    hour: a CreateTime two hours ahead is INVALID_TIMESTAMP on a topic without overrides."""
+    topic = unique("ts-after-default")
+    create_topic(client, topic)
+    [config] = describe_topic_configs(client, topic, ["message.timestamp.after.max.ms"]).values()
+    assert (config.value, config.config_source) == ("3600000", 5)
+    now = now_ms()
+    future = produce(client, topic, batch([b"later"], timestamps=[now + 2 * 3_600_000]))
+    assert error_name(future.error_code) == "INVALID_TIMESTAMP"
+    assert produce(client, topic, batch([b"soon"], timestamps=[now + 1_800_000])).error_code == 0
 
 
 def test_compacted_topic_needs_keys(client):

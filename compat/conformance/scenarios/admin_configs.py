@@ -125,7 +125,7 @@ def removed_topic_configs(s: Session, v: int):
 # Broker configs that are synonyms of a topic config's broker default, but not the first one (Kafka's
 # ServerTopicConfigSynonyms): not dynamic in Kafka. Values are the defaults, harmless if accepted.
 _STATIC_SYNONYMS = {"log.retention.hours": "168", "log.retention.minutes": "10080", "log.roll.hours": "168",
-                    "log.roll.jitter.hours": "0"}
+                    "log.roll.jitter.hours": "0", "log.flush.scheduler.interval.ms": "9223372036854775807"}
 
 
 @scenario("IncrementalAlterConfigs", versions=ALL, covers=["INVALID_REQUEST"])
