@@ -103,7 +103,7 @@ def _placement(broker, topic) -> tuple[int, int, dict[int, list[int]] | None]:
         raise TopicRefused(ErrorCode.INVALID_REPLICATION_FACTOR,
                            f"Unable to replicate the partition {replication} time(s): The target replication "
                            f"factor of {replication} cannot be reached because only {len(live_brokers)} "
-                           "broker(s) are registered.")
+                           "broker(s) are registered or some brokers have all their log directories cordoned.")
     return partitions, replication, None
 
 

@@ -92,6 +92,15 @@ def test_invalid_counts(client, partitions, replication, expected):
     assert not _exists(client, topic)
 
 
+def test_replication_factor_above_the_broker_count(client):
+    """Kafka 4.3's message (KIP-1066 added the cordoned log directories), as kafka-topics.sh prints it."""
+    [answer] = _create(client, {"name": unique("rf"), "replication_factor": 3})
+    assert error_name(answer.error_code) == "INVALID_REPLICATION_FACTOR"
+    assert answer.error_message == ("Unable to replicate the partition 3 time(s): The target replication factor of 3 "
+                                    "cannot be reached because only 1 broker(s) are registered or some brokers have "
+                                    "all their log directories cordoned.")
+
+
 _CHARACTERS = "contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
 
 
