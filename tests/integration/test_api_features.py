@@ -228,3 +228,28 @@ def test_java_4_3_follows_the_finalized_transaction_version(tmp_path, java_kafka
     finally:
         problems = broker.finish()
     assert not problems, "\n".join(problems) + broker.log_report()
+
+
+# == kafka-wire features: kafka-features.sh in Python ===========================================
+
+def kafka_wire_features(bootstrap: str, *args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "broker.cli", "features", args[0], "--bootstrap-server", bootstrap,
+                           *args[1:]], capture_output=True, text=True, timeout=60)
+
+
+def test_kafka_wire_features_prints_what_kafka_features_prints(feature_broker, kafka_features):
+    bootstrap = feature_broker.bootstrap
+    for args in (["describe"], ["upgrade", "--feature", "transaction.version=3", "--dry-run"],
+                 ["downgrade", "--feature", "transaction.version=1", "--dry-run"],
+                 ["disable", "--feature", "group.version"], ["describe"],
+                 ["upgrade", "--feature", "group.version=1"], ["describe"]):
+        ours = kafka_wire_features(bootstrap, *args)
+        kafkas = kafka_features(bootstrap, *args)
+        # Kafka's tool prints a failure's summary line on stderr; ours as "Error: ...".
+        assert (ours.returncode, ours.stdout) == (kafkas.returncode, kafkas.stdout), (args, ours, kafkas)
+        if kafkas.returncode:
+            assert ours.stderr.strip() == f"Error: {kafkas.stderr.strip()}"
+    assert features(bootstrap)[1:] == ({"transaction.version": 2, "group.version": 1}, 2)
