@@ -19,8 +19,12 @@ class Known:
     pattern: str
     kind: str
     reason: str
+    # Only against these Kafka versions (shell-style patterns, e.g. "3.9.*"); empty: against any.
+    kafka_versions: tuple[str, ...] = ()
 
-    def matches(self, where: str) -> bool:
+    def matches(self, where: str, kafka_version: str | None = None) -> bool:
+        if self.kafka_versions and not any(fnmatch.fnmatchcase(kafka_version or "", v) for v in self.kafka_versions):
+            return False
         return fnmatch.fnmatchcase(where, self.pattern)
 
 
@@ -165,8 +169,8 @@ KNOWN: tuple[Known, ...] = (
 )
 
 
-def explain(where: str) -> Known | None:
+def explain(where: str, kafka_version: str | None = None) -> Known | None:
     for known in KNOWN:
-        if known.matches(where):
+        if known.matches(where, kafka_version):
             return known
     return None

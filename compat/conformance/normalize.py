@@ -28,11 +28,13 @@ class Rule:
     reason: str
     apis: tuple[str, ...] = ()  # only in these APIs' answers (empty: everywhere)
     same_as: str | None = None  # SAME: shares the placeholders of this field (the same kind of id)
+    not_apis: tuple[str, ...] = ()  # never in these APIs' answers (where the name means something else)
 
 
 NORMALISED: tuple[Rule, ...] = (
     Rule("cluster_id", SAME, "a cluster id is random: chosen at `kafka-storage format` (Kafka) or first start (kafka-wire)"),
-    Rule("host", SAME, "each broker listens on its own address"),
+    Rule("host", SAME, "each broker listens on its own address (an ACL's host is the client's choice, compared)",
+         not_apis=("DescribeAcls", "DeleteAcls")),
     Rule("port", SAME, "each broker listens on its own (free, random) port"),
     Rule("topic_id", SAME, "topic ids are random UUIDs (KIP-516)"),
     Rule("producer_id", SAME, "each cluster allocates producer ids its own way (Kafka: blocks of 1000 from the "
@@ -90,7 +92,8 @@ def _keyed(field: str | None, items: list):
 
 
 def _rules_for(api: str | None) -> dict[str, Rule]:
-    return {rule.field: rule for rule in NORMALISED if not rule.apis or (api and api in rule.apis)}
+    return {rule.field: rule for rule in NORMALISED
+            if (not rule.apis or (api and api in rule.apis)) and api not in rule.not_apis}
 
 
 def decode_records_field(value):

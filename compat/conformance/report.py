@@ -50,7 +50,8 @@ def _errors_seen(steps: list[dict]) -> set[str]:
     return seen
 
 
-def summarise(version: str, results, our_versions, kafka_versions, seconds: float, quick: bool, subset: bool) -> dict:
+def summarise(version: str, results, our_versions, kafka_versions, seconds: float, quick: bool, subset: bool,
+              not_comparable: list[str] = ()) -> dict:
     from kafka_wire.messages import APIS
 
     per_api: dict[str, dict] = {}
@@ -83,14 +84,15 @@ def summarise(version: str, results, our_versions, kafka_versions, seconds: floa
         "version": version, "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": _commit(), "form": "quick (CI)" if quick else "full", "subset": subset,
         "seconds": round(seconds, 1), "cases": len(results), **counts, "apis": per_api, "errors": errors,
+        "not_comparable": sorted(not_comparable),
         "differences": [{"case": r.case, "api": r.api, "status": r.status, "kafka_failure": r.kafka_failure,
                          "our_failure": r.our_failure, "differences": r.differences} for r in results if r.differences],
     }
 
 
 def write_report(path: Path, version: str, results, our_versions, kafka_versions, seconds: float,
-                 quick: bool = False, subset: bool = False) -> dict:
-    summary = summarise(version, results, our_versions, kafka_versions, seconds, quick, subset)
+                 quick: bool = False, subset: bool = False, not_comparable: list[str] = ()) -> dict:
+    summary = summarise(version, results, our_versions, kafka_versions, seconds, quick, subset, not_comparable)
     json_path = path.with_suffix(".json")
     try:
         everything = json.loads(json_path.read_text())
@@ -158,6 +160,10 @@ def render(everything: dict) -> str:
         others = sorted(set(errors) - set(REQUIRED_ERRORS))
         if others:
             lines += ["", "Other errors seen: " + ", ".join(others) + "."]
+        if s.get("not_comparable"):
+            lines += ["", f"Not played: {len(s['not_comparable'])} cases at API versions kafka-wire serves and Apache "
+                      f"Kafka {version} does not (see the ranges above): " + ", ".join(s["not_comparable"][:40])
+                      + (" …" if len(s["not_comparable"]) > 40 else "") + "."]
         lines += ["", "### Differences", ""]
         if not s["differences"]:
             lines.append("None.")
@@ -170,7 +176,7 @@ def render(everything: dict) -> str:
         lines.append("")
     lines += ["## Normalised fields", "", "| field | how | only in | why |", "| --- | --- | --- | --- |"]
     for rule in NORMALISED:
-        lines.append(f"| `{rule.field}` | {rule.mode} | {', '.join(rule.apis) or 'every API'} | {rule.reason} |")
+        lines.append(f"| `{rule.field}` | {rule.mode} | {', '.join(rule.apis) or 'every API'}{' but ' + ', '.join(rule.not_apis) if rule.not_apis else ''} | {rule.reason} |")
     lines += ["", "## Explained differences (compat/conformance/known.py)", ""]
     if not KNOWN:
         lines.append("None.")
