@@ -132,21 +132,33 @@ def advertised_versions(bootstrap: str) -> dict[int, tuple[int, int]]:
         return client.negotiate()
 
 
-def expand(selected, our_versions: dict[int, tuple[int, int]]) -> list[Case]:
+def expand(selected, our_versions: dict[int, tuple[int, int]],
+           kafka_versions: dict[int, tuple[int, int]] | None = None) -> tuple[list[Case], list[str]]:
+    """The cases to play, and the ones left out because the reference Kafka does not serve that
+    version of the API (an answer it cannot give is not compared; the report's API table shows
+    both sides' ranges)."""
     from kafka_wire.messages import APIS_BY_NAME
 
-    cases = []
+    cases, not_comparable = [], []
     for item in selected:
         if item.versions is None:
             cases.append(Case(item, None))
             continue
+        key = APIS_BY_NAME[item.api].key
         if item.versions == ALL:
-            low, high = our_versions.get(APIS_BY_NAME[item.api].key, (0, -1))
+            low, high = our_versions.get(key, (0, -1))
             versions = range(low, high + 1)
         else:
             versions = item.versions
-        cases += [Case(item, v) for v in versions]
-    return cases
+        for version in versions:
+            case = Case(item, version)
+            served = (kafka_versions or {}).get(key)
+            if kafka_versions is not None and item.api != "ApiVersions" and \
+                    (served is None or not served[0] <= version <= served[1]):
+                not_comparable.append(case.name)
+                continue
+            cases.append(case)
+    return cases, not_comparable
 
 
 def play(case: Case, target: Target) -> tuple[list[dict], str | None]:
@@ -167,6 +179,7 @@ def play(case: Case, target: Target) -> tuple[list[dict], str | None]:
 
 
 def run_case(case: Case, kafka: Target, ours: Target) -> CaseResult:
+    """Plays `case` on both brokers and compares (differences explained against kafka.version)."""
     started = time.monotonic()
     kafka_steps, kafka_failure = play(case, kafka)
     our_steps, our_failure = play(case, ours)
@@ -179,7 +192,7 @@ def run_case(case: Case, kafka: Target, ours: Target) -> CaseResult:
         differences.append(Difference(case.name, "case", "failure", _first_line(kafka_failure),
                                       _first_line(our_failure)))
     for difference in differences:
-        known = explain(difference.where)
+        known = explain(difference.where, kafka.version)
         result.differences.append({"where": difference.where, "kafka": difference.kafka, "ours": difference.ours,
                                    "kind": known.kind if known else "unexplained",
                                    "reason": known.reason if known else ""})
@@ -222,6 +235,7 @@ def main(version: str, quick: bool = False, scenarios: str | None = None, report
     with tempfile.TemporaryDirectory(prefix="conformance-") as work:
         brokers = Brokers(version, Path(work))
         our_versions = kafka_versions = None
+        not_comparable: list[str] = []
         try:
             by_profile: dict[str, list] = {}
             for item in chosen:
@@ -231,7 +245,9 @@ def main(version: str, quick: bool = False, scenarios: str | None = None, report
                 if our_versions is None:
                     our_versions = advertised_versions(ours.bootstrap)
                     kafka_versions = advertised_versions(kafka.bootstrap)
-                for case in expand(items, our_versions):
+                cases, skipped = expand(items, our_versions, kafka_versions)
+                not_comparable += skipped
+                for case in cases:
                     result = run_case(case, kafka, ours)
                     results.append(result)
                     mark = {"identical": ".", "kept": "k", "open": "o", "unexplained": "X"}[result.status]
@@ -242,7 +258,8 @@ def main(version: str, quick: bool = False, scenarios: str | None = None, report
         finally:
             brokers.close()
     summary = write_report(report_path, version, results, our_versions or {}, kafka_versions or {},
-                           time.monotonic() - started, quick=quick, subset=bool(scenarios))
+                           time.monotonic() - started, quick=quick, subset=bool(scenarios),
+                           not_comparable=not_comparable)
     for result in results:
         if result.status == "unexplained":
             for difference in result.differences:
