@@ -73,7 +73,7 @@ from log.errors import (
 )
 from log.leader_epoch import LeaderEpochCache
 from log.producer_state import AppendOrigin, ProducerStateManager
-from log.transaction_index import AbortedTxn, PartitionTransactionIndex, marker_is_abort
+from log.transaction_index import AbortedTxn, PartitionTransactionIndex, marker_coordinator_epoch, marker_is_abort
 from log.segment import (
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
@@ -370,10 +370,11 @@ class PartitionLog:
                 max_timestamp, offset_of_max_timestamp = header.max_timestamp, header.last_offset
 
         producer_append = self.producer_state.begin_append(origin, transaction_version)
-        for _, header in headers:
+        for position, header in headers:
             if header.producer_id == NO_PRODUCER_ID:
                 continue
-            duplicate = producer_append.check_and_record(header)
+            duplicate = producer_append.check_and_record(
+                header, marker_coordinator_epoch(buf, position) if header.is_control else None)
             if duplicate is not None:
                 return AppendInfo(
                     base_offset=duplicate.first_offset,
@@ -1038,10 +1039,12 @@ class PartitionLog:
             if found is None:
                 continue
             for position, header in segment.iter_headers(found[0]):
-                completed = self.producer_state.replay(header)
+                marker = segment.read_batch(position, header.size) if header.is_control else None
+                completed = self.producer_state.replay(
+                    header, marker_coordinator_epoch(marker) if marker is not None else None)
                 # Aborts since the snapshot are indexed again (skipped when already there).
                 for producer_id, first_offset, marker_offset in completed:
-                    if marker_is_abort(segment.read_batch(position, header.size)):
+                    if marker_is_abort(marker):
                         self._index_aborted_transaction(segment.base_offset, producer_id, first_offset, marker_offset)
         self.producer_state.map_end_offset = leo
 

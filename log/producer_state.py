@@ -136,8 +136,9 @@ class ProducerAppend:
         # a transaction with no data in this partition spans only its marker (as in Kafka).
         self.completed_transactions: list[tuple[int, int, int]] = []
 
-    def check_and_record(self, header: BatchHeader) -> BatchMetadata | None:
-        """Validate a batch (offsets already assigned) and stage its metadata.
+    def check_and_record(self, header: BatchHeader, coordinator_epoch: int | None = None) -> BatchMetadata | None:
+        """Validate a batch (offsets already assigned) and stage its metadata. For a transaction
+        marker, `coordinator_epoch` is the one its record carries (what DescribeProducers reports).
 
         Returns the cached metadata of the original batch when this one is a retry of it (client
         appends only); raises InvalidProducerEpoch, OutOfOrderSequence or InvalidTxnState.
@@ -178,8 +179,11 @@ class ProducerAppend:
 
         if header.is_control:
             # A transaction marker: it closes the producer's open transaction. Which (commit or
-            # abort) and the coordinator epoch are in the marker record, read by the transaction layer.
+            # abort) is in the marker record, read by the transaction layer; the producer keeps the
+            # marker's coordinator epoch (Kafka's ProducerAppendInfo.appendEndTxnMarker).
             staged.update_epoch(header.producer_epoch)
+            if coordinator_epoch is not None:
+                staged.coordinator_epoch = coordinator_epoch
             first_offset = staged.current_txn_first_offset
             self.completed_transactions.append(
                 (producer_id, header.base_offset if first_offset is None else first_offset, header.base_offset))
@@ -244,14 +248,14 @@ class ProducerStateManager:
             self.map_end_offset = max(self.map_end_offset, header.next_offset)
         return duplicate
 
-    def replay(self, header: BatchHeader) -> list[tuple[int, int, int]]:
+    def replay(self, header: BatchHeader, coordinator_epoch: int | None = None) -> list[tuple[int, int, int]]:
         """Apply a batch already in the log (recovery): nothing is validated or rejected.
         Returns the transactions it completed (a marker), as ProducerAppend.completed_transactions."""
         completed = []
         if header.producer_id != NO_PRODUCER_ID:
             append = ProducerAppend(self, AppendOrigin.REPLICATION)
             try:
-                append.check_and_record(header)
+                append.check_and_record(header, coordinator_epoch)
             except InvalidTxnState:
                 # The log is the truth; a marker the transaction layer wrote may be missing here.
                 pass

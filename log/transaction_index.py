@@ -29,7 +29,8 @@ import os
 import struct
 from dataclasses import dataclass
 
-from kafka_wire.record_codec import ControlRecordType, InvalidRecord, decode_control_key, decode_records
+from kafka_wire.record_codec import (ControlRecordType, InvalidRecord, decode_control_key, decode_end_transaction_marker,
+                                     decode_records)
 from kafka_wire.records import InvalidRecordBatch
 from log.checkpoints import fsync_directory, write_file_atomically
 
@@ -60,6 +61,15 @@ def marker_is_abort(buf, position: int = 0) -> bool:
         return bool(records) and decode_control_key(records[0].key)[1] == ControlRecordType.ABORT
     except (InvalidRecord, InvalidRecordBatch):
         return False
+
+
+def marker_coordinator_epoch(buf, position: int = 0) -> int | None:
+    """The coordinator epoch an ABORT or COMMIT marker at `position` carries (None when unreadable)."""
+    try:
+        _, records = decode_records(buf, position)
+        return decode_end_transaction_marker(records[0].value)[1] if records else None
+    except (InvalidRecord, InvalidRecordBatch):
+        return None
 
 
 def index_file_name(base_offset: int) -> str:

@@ -41,8 +41,8 @@ def write(log: PartitionLog, data) -> int:
     return info.base_offset
 
 
-def marker(log: PartitionLog, producer_id: int, commit: bool, epoch: int = 0) -> int:
-    info = log.append(bytearray(build_control_batch(commit, producer_id, epoch, 0, timestamp=1000)),
+def marker(log: PartitionLog, producer_id: int, commit: bool, epoch: int = 0, coordinator_epoch: int = 0) -> int:
+    info = log.append(bytearray(build_control_batch(commit, producer_id, epoch, coordinator_epoch, timestamp=1000)),
                       leader_epoch=0, origin=AppendOrigin.COORDINATOR)
     log.high_watermark = log.log_end_offset
     return info.base_offset
@@ -177,6 +177,22 @@ def test_a_lost_index_is_rebuilt_after_a_crash(tmp_path):
     reopened = open_log(tmp_path, high_watermark=6)
     assert reopened.transaction_index.all_entries() == entries
     assert reopened.last_stable_offset == 2  # B is still open
+
+
+def test_a_producer_keeps_the_coordinator_epoch_of_its_last_marker(tmp_path):
+    """DescribeProducers' coordinator epoch (kafka-transactions.sh describe-producers' LatestCoordinatorEpoch)
+    is the last marker's, as Kafka's ProducerAppendInfo keeps it; -1 before any marker; rebuilt after a crash."""
+    log = open_log(tmp_path)
+    a = Producer(A)
+    write(log, a.batch())
+    assert log.producer_state.last_entry(A).coordinator_epoch == -1
+    marker(log, A, commit=True, coordinator_epoch=3)
+    write(log, a.batch())
+    marker(log, A, commit=False, coordinator_epoch=5)
+    assert log.producer_state.last_entry(A).coordinator_epoch == 5
+    log.close_without_flush()  # no producer snapshot: the state is replayed from the log
+    reopened = open_log(tmp_path, high_watermark=4)
+    assert reopened.producer_state.last_entry(A).coordinator_epoch == 5
 
 
 def test_a_torn_index_entry_is_cut_and_the_rest_rebuilt(tmp_path):
