@@ -42,9 +42,9 @@ EXPECTED_RANGES = {
     "JoinGroup": (11, 0, 9, 6), "Heartbeat": (12, 0, 4, 4), "LeaveGroup": (13, 0, 5, 4),
     "SyncGroup": (14, 0, 5, 4), "DescribeGroups": (15, 0, 6, 5), "ListGroups": (16, 0, 5, 3),
     "OffsetCommit": (8, 2, 10, 8), "OffsetFetch": (9, 1, 10, 6), "DeleteGroups": (42, 0, 2, 2),
-    "OffsetDelete": (47, 0, 0, None), "AddPartitionsToTxn": (24, 0, 4, 3),
-    "AddOffsetsToTxn": (25, 0, 3, 3), "EndTxn": (26, 0, 3, 3), "WriteTxnMarkers": (27, 0, 1, 1),
-    "TxnOffsetCommit": (28, 0, 3, 3), "DescribeProducers": (61, 0, 0, 0),
+    "OffsetDelete": (47, 0, 0, None), "AddPartitionsToTxn": (24, 0, 5, 3),
+    "AddOffsetsToTxn": (25, 0, 4, 3), "EndTxn": (26, 0, 5, 3), "WriteTxnMarkers": (27, 0, 2, 1),
+    "TxnOffsetCommit": (28, 0, 5, 3), "DescribeProducers": (61, 0, 0, 0),
     "DescribeTransactions": (65, 0, 0, 0), "ListTransactions": (66, 0, 2, 0),
 }
 
