@@ -151,6 +151,10 @@ class Normaliser:
         if isinstance(value, dict):
             return {key: self._value(inner, rules, key) for key, inner in value.items()}
         if isinstance(value, list):
+            if field not in ORDERED_LISTS and value and all(isinstance(i, (dict, list)) for i in value):
+                # Placeholders are numbered in order of appearance: visit the entries in an order that
+                # does not depend on the normalised values themselves, so both sides number alike.
+                value = sorted(value, key=lambda item: _sort_key(_masked(item, rules)))
             items = [self._value(inner, rules, field) for inner in value]
             keyed = _keyed(field, items)
             if keyed is not None:
@@ -170,6 +174,15 @@ class Normaliser:
         if rule.mode == TEXT:
             return "<text>" if value else value
         raise ValueError(rule.mode)
+
+
+def _masked(value, rules: dict[str, Rule]):
+    """`value` with every normalised field's value blanked (a sort key independent of them)."""
+    if isinstance(value, dict):
+        return {k: ("" if k in rules and not isinstance(v, (dict, list)) else _masked(v, rules)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, rules) for v in value]
+    return value
 
 
 def _sort_key(item) -> str:
