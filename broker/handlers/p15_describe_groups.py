@@ -25,9 +25,12 @@ async def handle(broker, ctx, request):
     described = []
     for group_id in request.groups:
         if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
-            entry = {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "group_id": group_id,
-                     "group_state": "", "protocol_type": "", "protocol_data": "", "members": []}
-        elif groups is None:
+            # Kafka's refused entry keeps the schema's default: no authorized operations.
+            described.append({"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "group_id": group_id,
+                              "group_state": "", "protocol_type": "", "protocol_data": "", "members": [],
+                              "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED})
+            continue
+        if groups is None:
             entry = {"error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE), "group_id": group_id,
                      "group_state": "", "protocol_type": "", "protocol_data": "", "members": []}
         else:

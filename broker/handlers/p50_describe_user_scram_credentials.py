@@ -17,8 +17,12 @@ API = APIS_BY_NAME["DescribeUserScramCredentials"]
 
 async def handle(broker, ctx, request):
     if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
-        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
-                "error_message": ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message, "results": []}
+        # Kafka 4.3's getErrorResponse: no message, and one nameless result per user asked about (for users
+        # null Kafka's own refusal throws and never answers; we answer with no results).
+        refused = int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        return {"throttle_time_ms": 0, "error_code": refused, "error_message": None,
+                "results": [{"user": "", "error_code": refused, "error_message": None, "credential_infos": []}
+                            for _ in request.users or ()]}
     known = broker.credentials.users()
     requested: dict[str, bool] = {}  # user -> named more than once
     if not request.users:

@@ -284,3 +284,11 @@ def test_cluster_authorized_operations_need_describe_on_the_cluster(admin, acl_b
         grant(admin, Res.CLUSTER, "kafka-cluster", Op.DESCRIBE, principal="User:erin")
         bits = (1 << Op.DESCRIBE) | (1 << Op.DESCRIBE_CONFIGS) | (1 << Op.ALTER_CONFIGS)
         assert cluster_operations(erin) == (bits, bits)
+
+
+def test_describe_groups_refused_group_has_no_authorized_operations(admin, alice):
+    """A group alice may not describe: GROUP_AUTHORIZATION_FAILED with the authorized operations left at the
+    schema's default (-2147483648), as Kafka 4.3 answers, not 0."""
+    described = alice.call("DescribeGroups", 5, {"groups": ["nobody-describes-this"],
+                                                 "include_authorized_operations": True}).groups[0]
+    assert (described.error_code, described.authorized_operations) == (GROUP_AUTH, -2147483648)

@@ -290,6 +290,11 @@ def test_alter_validates_as_kafka_does(tmp_path):
 def test_scram_credential_apis_need_cluster_permissions(tmp_path):
     broker = _broker(tmp_path, **{"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
     assert _call("DescribeUserScramCredentials", broker, {"users": None}).error_code == 31
+    # Kafka 4.3's refusal: no message, one nameless result per user asked about.
+    refused = _call("DescribeUserScramCredentials", broker, {"users": [{"name": "a"}, {"name": "b"}]})
+    assert (refused.error_code, refused.error_message) == (31, None)
+    assert [(r.user, r.error_code, r.error_message, list(r.credential_infos)) for r in refused.results] == \
+        [("", 31, None, []), ("", 31, None, [])]
     altered = _call("AlterUserScramCredentials", broker, {"deletions": [], "upsertions": [_upsertion("a")]})
     assert [(r.user, r.error_code) for r in altered.results] == [("a", 31)]
     assert broker.credentials.users() == {}
