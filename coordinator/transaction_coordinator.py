@@ -89,18 +89,22 @@ def txn_offset_commit_operation(version: int) -> int:
     return ADD_PARTITION if version > 4 else GENERIC_ERROR_SUPPORTED if version > 3 else DEFAULT_ERROR
 
 
-def produce_error_of(error: ErrorCode, operation: int) -> ErrorCode:
-    """What Produce answers for the coordinator's answer to a transactional write (Kafka's
-    AddPartitionsToTxnManager and ReplicaManager mappings)."""
+def produce_error_of(error: ErrorCode, operation: int) -> tuple[ErrorCode, str | None]:
+    """What Produce answers for the coordinator's answer to a transactional write, and the
+    error_message with it (Kafka's AddPartitionsToTxnManager and ReplicaManager mappings: only
+    the errors it replaces with its own exception carry a message)."""
     if error in (ErrorCode.NETWORK_EXCEPTION, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
                  ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR) or (
             error == ErrorCode.CONCURRENT_TRANSACTIONS and operation != ADD_PARTITION):
         # Kafka answers these as NOT_ENOUGH_REPLICAS so that older clients retry the write;
         # TV2 clients get CONCURRENT_TRANSACTIONS itself (common while a commit completes).
-        return ErrorCode.NOT_ENOUGH_REPLICAS
+        return ErrorCode.NOT_ENOUGH_REPLICAS, ("Unable to verify the partition has been added to the "
+                                               f"transaction. Underlying error: {error.name}")
     if error == ErrorCode.PRODUCER_FENCED:
-        return ErrorCode.INVALID_PRODUCER_EPOCH
-    return error
+        return ErrorCode.INVALID_PRODUCER_EPOCH, None
+    if error == ErrorCode.INVALID_TXN_STATE:
+        return error, "Partition was not added to the transaction"
+    return error, None
 
 
 def _wall_clock_ms() -> int:
@@ -109,11 +113,13 @@ def _wall_clock_ms() -> int:
 
 class TransactionVerificationFailed(Exception):
     """A transactional write to a partition its transaction does not hold; `error_name` is the
-    Kafka error the Produce response carries (broker/log_errors.py reads it)."""
+    Kafka error the Produce response carries (broker/log_errors.py reads it), `custom_message` the
+    error_message Kafka puts beside it (None for most errors)."""
 
-    def __init__(self, error: ErrorCode, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, error: ErrorCode, custom_message: str | None) -> None:
+        super().__init__(custom_message or f"transaction verification failed: {error.name}")
         self.error_name = error.name
+        self.custom_message = custom_message
 
 
 @dataclass
@@ -418,7 +424,7 @@ class TransactionCoordinator:
                                  ) -> dict[TopicPartition, ErrorCode]:
         """AddPartitionsToTxn v4+ verify_only: whether each partition is in the ongoing transaction.
         One that is not answers TRANSACTION_ABORTABLE (Kafka 4) when the asker understands it
-        (`abortable`: AddPartitionsToTxn v5, Produce v11, TxnOffsetCommit v4), else
+        (`abortable`: AddPartitionsToTxn v4+, Produce v11+, TxnOffsetCommit v4+), else
         INVALID_TXN_STATE, which is what Kafka's leaders turn it into for older clients."""
         partitions = list(partitions)
         error, metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
@@ -452,7 +458,7 @@ class TransactionCoordinator:
         """`verify_transactional_write` as Produce answers it (Kafka's AddPartitionsToTxnManager and
         ReplicaManager mappings)."""
         return produce_error_of(self.verify_transactional_write(transactional_id, producer_id, producer_epoch, topic,
-                                                                partition, plog, operation), operation)
+                                                                partition, plog, operation), operation)[0]
 
     def verify_produce(self, topic: str, partition: int, plog, records, transactional_id: str,
                        operation: int = DEFAULT_ERROR) -> None:
@@ -461,22 +467,20 @@ class TransactionCoordinator:
         header = read_batch_header(records)
         if not header.is_transactional:
             return
-        error = self.produce_verification_error(transactional_id, header.producer_id, header.producer_epoch,
-                                                topic, partition, plog, operation)
+        error, message = produce_error_of(self.verify_transactional_write(
+            transactional_id, header.producer_id, header.producer_epoch, topic, partition, plog, operation), operation)
         if error != ErrorCode.NONE:
-            raise TransactionVerificationFailed(
-                error, "Partition was not added to the transaction" if error == ErrorCode.INVALID_TXN_STATE
-                else f"transaction verification failed: {error.name}")
+            raise TransactionVerificationFailed(error, message)
 
     # The handlers' entry points; a cluster's coordinator (cluster/transaction_failover.py) may have
     # to ask the coordinator of the transactional id on another broker, hence async.
 
     async def produce_write_error(self, transactional_id: str, topic: str, partition: int, records, plog,
-                                  operation: int) -> ErrorCode:
+                                  operation: int) -> tuple[ErrorCode, str | None]:
         """The check Produce makes before appending a transactional batch, when it is not made by
-        the append itself: here, where this broker leads every partition and coordinates every
-        transactional id, `verify_produce` runs inside Broker.append_records."""
-        return ErrorCode.NONE
+        the append itself (error, error_message): here, where this broker leads every partition and
+        coordinates every transactional id, `verify_produce` runs inside Broker.append_records."""
+        return ErrorCode.NONE, None
 
     async def transactional_write_error(self, transactional_id: str, producer_id: int, producer_epoch: int,
                                         topic: str, partition: int, plog, operation: int) -> ErrorCode:

@@ -213,10 +213,10 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
         return None
 
     async def produce_write_error(self, transactional_id: str, topic: str, partition: int, records, plog,
-                                  operation: int) -> ErrorCode:
+                                  operation: int) -> tuple[ErrorCode, str | None]:
         header = read_batch_header(records)
         if not header.is_transactional or plog is None or not self.channel.broker.replicas.is_leader(topic, partition):
-            return ErrorCode.NONE  # (the append answers NOT_LEADER_OR_FOLLOWER)
+            return ErrorCode.NONE, None  # (the append answers NOT_LEADER_OR_FOLLOWER)
         error = await self._check_write(transactional_id, header.producer_id, header.producer_epoch, topic,
                                         partition, plog, operation)
         return produce_error_of(error, operation)

@@ -17,7 +17,7 @@ v10's bytes: TRANSACTION_ABORTABLE and the implicit AddPartitionsToTxn of transa
 
 from __future__ import annotations
 
-from coordinator.transaction_coordinator import produce_operation
+from coordinator.transaction_coordinator import TransactionVerificationFailed, produce_operation
 from kafka_wire.compression import CompressionType
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
@@ -88,6 +88,9 @@ def append_partition(broker, ctx, topic: str, index: int, records, acks: int, tr
         # Produce v12+ (a transaction.version 2 producer) adds the partition to its transaction.
         result = broker.append_records(topic, index, records, transactional_id=transactional_id,
                                        transaction_operation=produce_operation(ctx.api_version))
+    except TransactionVerificationFailed as exc:
+        # Refused before the log, as Kafka's ReplicaManager does: no log start offset.
+        return _partition_error(index, ErrorCode[exc.error_name], message=exc.custom_message)
     except RecordValidationError as exc:
         return _partition_error(index, ErrorCode[exc.error_name], log_start_offset=plog.log_start_offset,
                                 message=str(exc),
@@ -109,12 +112,11 @@ async def transactional_write_error(broker, transactional_id: str, topic: str, i
     """In a cluster the transaction coordinator may be another broker: the leader asks it (verify,
     or for Produce v12 add the partition) before the append. None when the write may go on; on a
     single node the append itself checks (Broker.append_records)."""
-    plog = broker.partition_log(topic, index)
-    error = await broker.transactions.produce_write_error(transactional_id, topic, index, records, plog,
-                                                          produce_operation(version))
+    error, message = await broker.transactions.produce_write_error(
+        transactional_id, topic, index, records, broker.partition_log(topic, index), produce_operation(version))
     if error == ErrorCode.NONE:
         return None
-    return _partition_error(index, error, log_start_offset=plog.log_start_offset if plog is not None else -1)
+    return _partition_error(index, error, message=message)  # refused before the log: no log start offset
 
 
 async def _await_in_sync_replicas(broker, timeout_ms: int, responses: list[tuple[str | None, dict]]) -> None:

@@ -3,7 +3,7 @@
 v0-3 carry one producer's transaction; v4 (KIP-890, sent by partition leaders) carries several,
 each either added (as a transaction.version 2 transaction: Kafka's leaders send that for Produce
 v12 and TxnOffsetCommit v5) or, with `verify_only`, only checked (a partition not in the
-transaction answers TRANSACTION_ABORTABLE from v5, INVALID_TXN_STATE before). As in Kafka's KafkaApis: partitions of
+transaction answers TRANSACTION_ABORTABLE, at v4 too, as Kafka 4.3 does). As in Kafka's KafkaApis: partitions of
 unknown topics fail with UNKNOWN_TOPIC_OR_PARTITION and the others of that transaction with
 OPERATION_NOT_ATTEMPTED; clients older than v2 get INVALID_PRODUCER_EPOCH for PRODUCER_FENCED.
 Clients (v0-3) need WRITE on the transactional id and on each topic; a v4 batch comes from another
@@ -71,7 +71,7 @@ async def handle(broker, ctx, request):
         if txn.verify_only:
             errors = broker.transactions.handle_verify_partitions(txn.transactional_id, txn.producer_id,
                                                                   txn.producer_epoch, partitions,
-                                                                  abortable=version >= 5)
+                                                                  abortable=True)
         else:
             errors = add_partitions(broker, txn.transactional_id, txn.producer_id, txn.producer_epoch,
                                     partitions, version)
