@@ -622,3 +622,161 @@ def authz_authorized_operations(s: Session, v: int):
         s.call("DescribeGroups", 5, {"groups": [group], "include_authorized_operations": True}, conn=conn,
                label=f"{user}: DescribeGroups v5")
     revoke(s, cluster)
+
+
+# -- more APIs as alice, each denied (and some then allowed) ---------------------------------------------------
+
+
+@scenario("DeleteRecords", versions=(2,), covers=["TOPIC_AUTHORIZATION_FAILED"], profile=SECURE)
+def authz_delete_records(s: Session, v: int):
+    """DeleteRecords as alice without DELETE on the topic, then with it."""
+    topic = s.topic()
+    _topic_with_data(s, topic)
+    alice = _as(s, "alice")
+    body = {"topics": [{"name": topic, "partitions": [{"partition_index": 0, "offset": 1}]}], "timeout_ms": 10000}
+    s.call("DeleteRecords", v, body, conn=alice, label="alice, no ACLs")
+    grant(s, _acl(Res.TOPIC, topic, Op.DELETE))
+    s.call("DeleteRecords", v, body, conn=alice, label="alice with DELETE")
+
+
+@scenario("CreatePartitions", versions=(3,), covers=["TOPIC_AUTHORIZATION_FAILED"], profile=SECURE)
+def authz_create_partitions(s: Session, v: int):
+    """CreatePartitions as alice without ALTER on the topic, then with it."""
+    topic = s.topic()
+    s.create_topic(topic)
+    alice = _as(s, "alice")
+    body = {"topics": [{"name": topic, "count": 2, "assignments": None}], "timeout_ms": 10000, "validate_only": False}
+    s.call("CreatePartitions", v, body, conn=alice, label="alice, no ACLs")
+    grant(s, _acl(Res.TOPIC, topic, Op.ALTER))
+    s.call("CreatePartitions", v, body, conn=alice, label="alice with ALTER")
+
+
+@scenario("OffsetForLeaderEpoch", versions=(4,), covers=["TOPIC_AUTHORIZATION_FAILED"], profile=SECURE)
+def authz_offset_for_leader_epoch(s: Session, v: int):
+    """OffsetForLeaderEpoch (a consumer's, replica id -1) as alice without DESCRIBE on the topic, then with it."""
+    topic = s.topic()
+    _topic_with_data(s, topic)
+    alice = _as(s, "alice")
+    body = {"replica_id": -1, "topics": [{"topic": topic, "partitions": [
+        {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]}
+    s.call("OffsetForLeaderEpoch", v, body, conn=alice, label="alice, no ACLs")
+    grant(s, _acl(Res.TOPIC, topic, Op.DESCRIBE))
+    s.call("OffsetForLeaderEpoch", v, body, conn=alice, label="alice with DESCRIBE")
+
+
+@scenario("DescribeProducers", versions=(0,), covers=["TOPIC_AUTHORIZATION_FAILED"], profile=SECURE)
+def authz_describe_producers(s: Session, v: int):
+    """DescribeProducers as alice without READ on the topic, then with it."""
+    topic = s.topic()
+    _topic_with_data(s, topic)
+    alice = _as(s, "alice")
+    body = {"topics": [{"name": topic, "partition_indexes": [0]}]}
+    s.call("DescribeProducers", v, body, conn=alice, label="alice, no ACLs")
+    grant(s, _acl(Res.TOPIC, topic, Op.READ))
+    s.call("DescribeProducers", v, body, conn=alice, label="alice with READ")
+
+
+@scenario("DescribeLogDirs", versions=(1, 4), covers=["CLUSTER_AUTHORIZATION_FAILED"], profile=SECURE)
+def authz_describe_log_dirs(s: Session, v: int):
+    """DescribeLogDirs as alice (no DESCRIBE on the cluster)."""
+    topic = s.topic()
+    s.create_topic(topic)
+    s.call("DescribeLogDirs", v, {"topics": [{"topic": topic, "partitions": [0]}]}, conn=_as(s, "alice"),
+           label="alice, no ACLs")
+
+
+@scenario("ElectLeaders", versions=(2,), covers=["CLUSTER_AUTHORIZATION_FAILED"], profile=SECURE)
+def authz_cluster_admin_apis(s: Session, v: int):
+    """Cluster operations as alice (no ACLs): ElectLeaders, List/AlterPartitionReassignments,
+    Describe/AlterUserScramCredentials; and DescribeUserScramCredentials of every user as admin."""
+    topic = s.topic()
+    s.create_topic(topic)
+    alice = _as(s, "alice")
+    s.call("ElectLeaders", v, {"election_type": 0, "timeout_ms": 10000, "topic_partitions": [
+        {"topic": topic, "partitions": [0]}]}, conn=alice, label="alice: ElectLeaders")
+    s.call("ListPartitionReassignments", 0, {"timeout_ms": 10000, "topics": None}, conn=alice,
+           label="alice: ListPartitionReassignments v0")
+    s.call("AlterPartitionReassignments", 0, {"timeout_ms": 10000, "topics": [
+        {"name": topic, "partitions": [{"partition_index": 0, "replicas": [1]}]}]}, conn=alice,
+           label="alice: AlterPartitionReassignments v0")
+    # Not users=None: Kafka 4.3's refusal of it throws (getErrorResponse walks the null list) and never answers.
+    s.call("DescribeUserScramCredentials", 0, {"users": [{"name": "bob"}]}, conn=alice,
+           label="alice: DescribeUserScramCredentials v0")
+    s.call("AlterUserScramCredentials", 0, {"deletions": [{"name": "carol", "mechanism": 1}], "upsertions": []},
+           conn=_as(s, "bob"), label="bob: AlterUserScramCredentials v0 (a user nobody has)")
+    s.call("DescribeUserScramCredentials", 0, {"users": None}, label="admin: every user")
+
+
+@scenario("DescribeGroups", versions=(5,), covers=["GROUP_AUTHORIZATION_FAILED"], profile=SECURE)
+def authz_group_apis(s: Session, v: int):
+    """A group with one member (admin's): as alice without ACLs DescribeGroups, Heartbeat, SyncGroup, LeaveGroup,
+    OffsetDelete, DeleteGroups, ListGroups (the group is not listed); then with DESCRIBE on the group."""
+    from .groups_classic import coordinator_ready, describe, heartbeat_body, stable_single_member, sync_body
+
+    group = s.group()
+    coordinator_ready(s, group)
+    member, generation = stable_single_member(s, 5, group, conn="main", record=False)
+    alice = _as(s, "alice")
+
+    def listed(label: str):
+        answer = s.call("ListGroups", 4, {"states_filter": []}, conn=alice, record=False)
+        s.record(label, {"error_code": answer.error_code,
+                         "groups": [g.to_dict() for g in answer.groups if g.group_id == group]})
+
+    describe(s, v, [group], "alice: DescribeGroups", conn=alice)
+    s.call("Heartbeat", 4, heartbeat_body(group, generation, member), conn=alice, label="alice: Heartbeat v4")
+    s.call("SyncGroup", 5, sync_body(group, generation, member), conn=alice, label="alice: SyncGroup v5")
+    s.call("LeaveGroup", 5, {"group_id": group, "members": [{"member_id": member, "group_instance_id": None,
+                                                             "reason": None}]}, conn=alice,
+           label="alice: LeaveGroup v5")
+    s.call("OffsetDelete", 0, {"group_id": group, "topics": [{"name": s.topic(), "partitions": [
+        {"partition_index": 0}]}]}, conn=alice, label="alice: OffsetDelete v0")
+    s.call("DeleteGroups", 2, {"groups_names": [group]}, conn=alice, label="alice: DeleteGroups v2")
+    listed("alice: ListGroups v4, this case's group")
+    grant(s, _acl(Res.GROUP, group, Op.DESCRIBE))
+    describe(s, v, [group], "alice with DESCRIBE: DescribeGroups", conn=alice)
+    listed("alice with DESCRIBE: ListGroups v4, this case's group")
+    s.call("DeleteGroups", 2, {"groups_names": [group]}, conn=alice, label="alice with DESCRIBE: DeleteGroups v2")
+
+
+@scenario("AddPartitionsToTxn", versions=(3,), covers=["TOPIC_AUTHORIZATION_FAILED", "GROUP_AUTHORIZATION_FAILED"],
+          profile=SECURE)
+def authz_transaction(s: Session, v: int):
+    """A transaction by alice, who may WRITE its transactional id: AddPartitionsToTxn of a topic she may not
+    write, then may; AddOffsetsToTxn of a group she may not read, then may; TxnOffsetCommit without READ on the
+    topic; EndTxn (abort); DescribeTransactions and ListTransactions as alice and as bob."""
+    topic, group, txn = s.topic(), s.group(), s.transactional_id()
+    s.create_topic(topic)
+    s.find_coordinator(txn, 1)
+    s.find_coordinator(group)
+    grant(s, _acl(Res.TRANSACTIONAL_ID, txn, Op.WRITE))
+    alice = _as(s, "alice")
+    init = {"transactional_id": txn, "transaction_timeout_ms": 10000, "producer_id": -1, "producer_epoch": -1}
+    s.wait_until(lambda: getattr(s.call("InitProducerId", 4, init, conn=alice, record=False), "error_code", -1) == 0,
+                 timeout=20, what="the transaction coordinator")
+    answer = s.call("InitProducerId", 4, init, conn=alice, label="alice: InitProducerId v4")
+    pid, epoch = answer.producer_id, answer.producer_epoch
+    add = {"v3_and_below_transactional_id": txn, "v3_and_below_producer_id": pid,
+           "v3_and_below_producer_epoch": epoch, "v3_and_below_topics": [{"name": topic, "partitions": [0]}]}
+    s.call("AddPartitionsToTxn", v, add, conn=alice, label="alice: AddPartitionsToTxn, no WRITE on the topic")
+    grant(s, _acl(Res.TOPIC, topic, Op.WRITE))
+    s.call("AddPartitionsToTxn", v, add, conn=alice, label="alice: AddPartitionsToTxn with WRITE")
+    offsets = {"transactional_id": txn, "producer_id": pid, "producer_epoch": epoch, "group_id": group}
+    s.call("AddOffsetsToTxn", 3, offsets, conn=alice, label="alice: AddOffsetsToTxn v3, no READ on the group")
+    grant(s, _acl(Res.GROUP, group, Op.READ))
+    s.call("AddOffsetsToTxn", 3, offsets, conn=alice, label="alice: AddOffsetsToTxn v3 with READ")
+    s.call("TxnOffsetCommit", 3, {"transactional_id": txn, "group_id": group, "producer_id": pid,
+                                  "producer_epoch": epoch, "generation_id": -1, "member_id": "",
+                                  "group_instance_id": None, "topics": [{"name": topic, "partitions": [
+                                      {"partition_index": 0, "committed_offset": 1, "committed_leader_epoch": -1,
+                                       "committed_metadata": ""}]}]}, conn=alice,
+           label="alice: TxnOffsetCommit v3, no READ on the topic")
+    s.call("DescribeTransactions", 0, {"transactional_ids": [txn]}, conn=_as(s, "bob"),
+           label="bob: DescribeTransactions")
+    answer = s.call("ListTransactions", 1, {"state_filters": [], "producer_id_filters": [pid],
+                                            "duration_filter": -1}, conn="bob", record=False)
+    s.record("bob: ListTransactions of the producer", {"error_code": answer.error_code,
+                                                       "transactional ids": [t.transactional_id
+                                                                             for t in answer.transaction_states]})
+    s.call("EndTxn", 3, {"transactional_id": txn, "producer_id": pid, "producer_epoch": epoch, "committed": False},
+           conn=alice, label="alice: EndTxn v3 (abort)")
