@@ -133,6 +133,7 @@ class Session:
         self.timeout = timeout
         self.steps: list[Step] = []
         self._connections: dict[str, WireClient] = {}
+        self._logins: dict[str, ClientSecurity | None] = {}  # the login each named connection opened with
 
     # -- names ----------------------------------------------------------------------------------
 
@@ -154,11 +155,16 @@ class Session:
     def conn(self, name: str = "main", *, security: ClientSecurity | None | bool = True,
              bootstrap: str | None = None, client_id: str = "conformance") -> WireClient:
         """The connection called `name` (opened on first use, logged in with the target's security
-        unless security=False, or with the one given)."""
+        unless security=False, or with the one given; opened again after the broker closed it, with
+        the login it had, so a closed connection of one user never comes back as another's)."""
         existing = self._connections.get(name)
         if existing is not None and not existing.closed:
             return existing
-        chosen = self.target.security if security is True else (None if security is False else security)
+        if security is True and name in self._logins:
+            chosen = self._logins[name]
+        else:
+            chosen = self.target.security if security is True else (None if security is False else security)
+        self._logins[name] = chosen
         client = WireClient(bootstrap or self.target.bootstrap, timeout=self.timeout, client_id=client_id,
                             security=chosen)
         self._connections[name] = client
