@@ -780,3 +780,35 @@ def authz_transaction(s: Session, v: int):
                                                                              for t in answer.transaction_states]})
     s.call("EndTxn", 3, {"transactional_id": txn, "producer_id": pid, "producer_epoch": epoch, "committed": False},
            conn=alice, label="alice: EndTxn v3 (abort)")
+
+
+@scenario("Metadata", versions=(1, 12), profile=SECURE)
+def authz_metadata_all_topics(s: Session, v: int):
+    """All topics as alice, who may DESCRIBE one of the case's two topics: only that one is listed (the other
+    hidden, not refused); recorded are the case's own topics."""
+    seen, hidden = s.topic("seen"), s.topic("hidden")
+    s.create_topic(seen)
+    s.create_topic(hidden)
+    grant(s, _acl(Res.TOPIC, seen, Op.DESCRIBE))
+    answer = s.call("Metadata", v, {"topics": None, "allow_auto_topic_creation": False,
+                                    "include_topic_authorized_operations": False}, conn=_as(s, "alice"), record=False)
+    data = answer.to_dict()
+    mine = sorted((t for t in data["topics"] if t["name"] and t["name"].startswith(s.topic())), key=lambda t: t["name"])
+    s.record("alice: all topics, this case's", {**{k: val for k, val in data.items() if k != "topics"}, "topics": mine})
+
+
+@scenario("CreateTopics", versions=(7,), covers=["TOPIC_AUTHORIZATION_FAILED"], profile=SECURE)
+def authz_create_topics_cluster(s: Session, v: int):
+    """CreateTopics as bob (PLAIN login) with CREATE on the cluster (any topic name), without and with
+    DESCRIBE_CONFIGS on the cluster (it does not stand for the topic's); the ACLs taken back after."""
+    s.conn("bob", security=login("bob", "PLAIN"))
+    create = _acl(Res.CLUSTER, "kafka-cluster", Op.CREATE, principal="User:bob")
+    configs = _acl(Res.CLUSTER, "kafka-cluster", Op.DESCRIBE_CONFIGS, principal="User:bob")
+    body = {"topics": [{"name": s.topic(), "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                        "configs": []}], "timeout_ms": 10000, "validate_only": True}
+    s.call("CreateTopics", v, body, conn="bob", label="bob, no ACLs")
+    grant(s, create)
+    s.call("CreateTopics", v, body, conn="bob", label="bob with CREATE on the cluster")
+    grant(s, configs)
+    s.call("CreateTopics", v, body, conn="bob", label="bob with CREATE and DESCRIBE_CONFIGS on the cluster")
+    revoke(s, create, configs)
