@@ -8,7 +8,9 @@ It follows Kafka's SaslServerAuthenticator, fed whole frames by the server:
   mechanisms, in the order Kafka's HashSet of them iterates); any other is answered
   UNSUPPORTED_SASL_MECHANISM and the connection closed;
 - after SaslHandshake v1, tokens come in SaslAuthenticate requests (KIP-152); after v0, as raw
-  frames (4-byte size and the token, no request header) and are answered the same way;
+  frames (4-byte size and the token, no request header) and are answered the same way; another
+  request there is answered with its error response (ILLEGAL_SASL_STATE: SaslHandshake, ApiVersions,
+  Metadata) or not at all, and the connection closed;
 - a failed exchange is answered SASL_AUTHENTICATION_FAILED with Kafka's message, after
   `connection.failed.authentication.delay.ms`, and the connection closed (a raw-token exchange
   is just closed: that framing has no place for an error);
@@ -29,7 +31,7 @@ from typing import Callable
 
 from kafka_wire.errors import ErrorCode
 from kafka_wire.headers import API_VERSIONS_KEY, decode_request_header, encode_response_header, peek_api
-from kafka_wire.messages import APIS_BY_NAME
+from kafka_wire.messages import APIS, APIS_BY_NAME
 from kafka_wire.primitives import DecodeError
 from kafka_wire.sasl import PLAIN, SCRAM_MECHANISMS, PlainServer, SaslAuthenticationFailed, ScramServer
 from kafka_wire.schema import Writer
@@ -94,6 +96,30 @@ def _response_frame(api, version: int, correlation_id: int, body: dict) -> bytes
     api.response.encode(body, version, w)
     data = w.to_bytes()
     return struct.pack(">i", len(data)) + data
+
+
+# Kafka's SaslServerAuthenticator answers a request other than SaslAuthenticate that comes after
+# SaslHandshake with that request's error response (AbstractRequest.getErrorResponse with
+# ILLEGAL_SASL_STATE), then closes the connection. The answers of the requests a confused client sends
+# there, as Kafka 4.3 gives them; any other request is closed unanswered (OPEN in the conformance suite).
+_ILLEGAL_STATE = int(ErrorCode.ILLEGAL_SASL_STATE)
+_ILLEGAL_STATE_ANSWERS: dict[str, Callable] = {
+    "SaslHandshake": lambda request: {"error_code": _ILLEGAL_STATE, "mechanisms": []},
+    "ApiVersions": lambda request: {"error_code": _ILLEGAL_STATE},
+    "Metadata": lambda request: {"topics": [
+        {"name": topic.name or "", "error_code": _ILLEGAL_STATE, "is_internal": False, "partitions": [],
+         **({"topic_id": topic.topic_id} if getattr(topic, "topic_id", None) is not None else {})}
+        for topic in request.topics or ()]},
+}
+
+
+def _illegal_state_answer(api_key: int, version: int, correlation_id: int, frame) -> bytes | None:
+    api = APIS.get(api_key)
+    if api is None or api.name not in _ILLEGAL_STATE_ANSWERS or not api.supports(version):
+        return None
+    _, pos = decode_request_header(frame, api.is_flexible(version))
+    request = api.request.decode(frame, version, pos, exact=False)
+    return _response_frame(api, version, correlation_id, _ILLEGAL_STATE_ANSWERS[api.name](request))
 
 
 class SaslAuthenticator:
@@ -177,7 +203,8 @@ class SaslAuthenticator:
             log.info("closing connection %s: API key %d v%d during SASL authentication", self.connection,
                      api_key, version)
             self.state = SaslState.FAILED
-            return CLOSE
+            reply = _illegal_state_answer(api_key, version, correlation_id, frame)
+            return Step(reply=reply, close=True, delay=self.failure_delay) if reply else CLOSE
         _, pos = decode_request_header(frame, SASL_AUTHENTICATE.is_flexible(version))
         request = SASL_AUTHENTICATE.request.decode(frame, version, pos, exact=False)
         try:

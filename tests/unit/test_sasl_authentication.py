@@ -375,3 +375,30 @@ def test_connection_quotas():
     quotas.close("10.0.0.1")
     assert quotas.open("10.0.0.2") is None
     assert quotas.total == 3 and dict(quotas.per_ip) == {"10.0.0.1": 1, "::1": 1, "10.0.0.2": 1}
+
+
+def test_requests_after_the_handshake_get_their_illegal_sasl_state_answer_then_close(store):
+    """After SaslHandshake v1 Kafka 4.3 answers a request other than SaslAuthenticate with the request's error
+    response (ILLEGAL_SASL_STATE) and closes the connection after the failed-authentication delay."""
+    def after_handshake(api_name, version, body):
+        auth = authenticator(store)
+        handshake(auth, "PLAIN")
+        step = auth.receive(frame(api_name, version, body))
+        assert step.close and step.delay == 0.1 and auth.state == SaslState.FAILED
+        return step
+
+    step = after_handshake("SaslHandshake", 1, {"mechanism": "PLAIN"})
+    answer = decode_reply("SaslHandshake", 1, step.reply)
+    assert (answer.error_code, answer.mechanisms) == (ErrorCode.ILLEGAL_SASL_STATE, [])
+    step = after_handshake("ApiVersions", 3, {"client_software_name": "x", "client_software_version": "1"})
+    answer = decode_reply("ApiVersions", 3, step.reply)
+    assert (answer.error_code, answer.api_keys) == (ErrorCode.ILLEGAL_SASL_STATE, [])
+    step = after_handshake("Metadata", 12, {"topics": [{"name": "t"}], "allow_auto_topic_creation": False,
+                                            "include_topic_authorized_operations": False})
+    answer = decode_reply("Metadata", 12, step.reply)
+    assert [(t.name, t.error_code, t.partitions) for t in answer.topics] == [("t", ErrorCode.ILLEGAL_SASL_STATE, [])]
+    assert (answer.brokers, answer.cluster_id, answer.controller_id) == ([], None, -1)
+    auth = authenticator(store)  # an API without such an answer here: closed unanswered
+    handshake(auth, "PLAIN")
+    step = auth.receive(frame("FindCoordinator", 3, {"key": "g", "key_type": 0}))
+    assert step.close and step.reply is None

@@ -812,3 +812,35 @@ def authz_create_topics_cluster(s: Session, v: int):
     grant(s, configs)
     s.call("CreateTopics", v, body, conn="bob", label="bob with CREATE and DESCRIBE_CONFIGS on the cluster")
     revoke(s, create, configs)
+
+
+def _raw_request(api_name: str, version: int, body_version: int, body: dict, correlation_id: int = 99) -> bytes:
+    """A request frame whose header says `version` and whose body is encoded at `body_version`."""
+    from kafka_wire.headers import encode_request_header
+    from kafka_wire.messages import APIS_BY_NAME
+    from kafka_wire.schema import Writer
+
+    api = APIS_BY_NAME[api_name]
+    w = Writer()
+    encode_request_header(w, api.key, version, correlation_id, "conformance", api.is_flexible(body_version))
+    api.request.encode(body, body_version, w)
+    return frame_with_size(w.to_bytes())
+
+
+@scenario("SaslAuthenticate", profile=SECURE)
+def sasl_unexpected_requests(s: Session):
+    """SaslHandshake and SaslAuthenticate at versions neither broker serves (v2, v3) before logging in; a second
+    SaslHandshake after the first; ApiVersions after SaslHandshake."""
+    s.raw(_raw_request("SaslHandshake", 2, 1, {"mechanism": "PLAIN"}), conn=_anonymous(s, "handshake v2"),
+          label="SaslHandshake v2")
+    conn = _anonymous(s, "authenticate v3")
+    _handshake(s, conn, "PLAIN", record=False)
+    s.raw(_raw_request("SaslAuthenticate", 3, 2, {"auth_bytes": plain_token("alice", SECURE_USERS["alice"])}),
+          conn=conn, label="SaslAuthenticate v3")
+    conn = _anonymous(s, "two handshakes")
+    _handshake(s, conn, "PLAIN", record=False)
+    s.call("SaslHandshake", 1, {"mechanism": "PLAIN"}, conn=conn, label="SaslHandshake again")
+    conn = _anonymous(s, "ApiVersions after handshake")
+    _handshake(s, conn, "PLAIN", record=False)
+    s.call("ApiVersions", 3, {"client_software_name": "conformance", "client_software_version": "1.0"}, conn=conn,
+           label="ApiVersions after SaslHandshake")
