@@ -7,8 +7,12 @@ for a session it no longer has.
 
 The first partition with data returns at least one whole batch even when it exceeds the byte
 limits (KIP-74); later partitions share what is left of max_bytes. As in Kafka's
-ReplicaManager.fetchMessages, the answer goes out at once when there are enough bytes, when any
-partition has an error, or when max_wait_ms is 0; otherwise appends wake the waiting fetch.
+ReplicaManager.fetchMessages, the answer goes out at once when there are enough bytes, when reading
+a partition fails (not leader, a leader epoch, an offset out of range, ...), or when max_wait_ms is
+0; otherwise appends wake the waiting fetch. The partitions KafkaApis turns away before reading
+(an unknown topic id, topic or partition, or a topic the principal may not read) get their error
+but do not cut the others' wait short (Kafka 4.3 still waits max_wait_ms); when no partition is
+left to read, the answer goes out at once.
 
 v13 names topics by id: an id this broker does not know is UNKNOWN_TOPIC_ID for its partitions.
 v15 carries a follower's id in the tagged replica state instead of replica_id. From v16 a partition
@@ -60,20 +64,32 @@ def _readable_topics(broker, ctx, names: list[str | None], replica_id: int) -> s
     return broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, names)
 
 
-def _read_all(broker, request, version: int, names: list[str | None], readable: set, replica_id: int):
+def _refused(broker, name: str | None, partition: int, readable: set) -> ErrorCode | None:
+    """KafkaApis.handleFetchRequest's checks before the read, in its order (None: read it)."""
+    if name is None:
+        return ErrorCode.UNKNOWN_TOPIC_ID
+    if name not in readable:
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    meta = broker.metadata.topic(name)
+    if meta is None or not 0 <= partition < meta.partitions:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return None
+
+
+def _read_all(broker, request, version: int, names: list[str | None], refused: dict, replica_id: int):
+    """(responses, bytes read, whether reading a partition failed)."""
     isolation = request.isolation_level if version >= 4 else 0
     remaining = request.max_bytes
     min_one = True
     total = 0
     has_error = False
     responses = []
-    for topic, name in zip(request.topics, names):
+    for i, (topic, name) in enumerate(zip(request.topics, names)):
         partitions = []
         for p in topic.partitions:
-            if name is None or name not in readable:
-                partitions.append(_partition_error(p.partition, ErrorCode.UNKNOWN_TOPIC_ID if name is None
-                                                   else ErrorCode.TOPIC_AUTHORIZATION_FAILED))
-                has_error = True
+            error = refused.get((i, p.partition))
+            if error is not None:
+                partitions.append(_partition_error(p.partition, error))
                 continue
             read = broker.read_partition(
                 name, p.partition, p.fetch_offset,
@@ -111,13 +127,15 @@ async def handle(broker, ctx, request):
     replica_id = _replica_id(request, version)
     names = (topic_names_of(broker.metadata, (t.topic_id for t in request.topics)) if version >= TOPIC_IDS_VERSION
              else [t.topic for t in request.topics])
-    watched = [(name, p.partition) for t, name in zip(request.topics, names) if name is not None
-               for p in t.partitions]
     readable = _readable_topics(broker, ctx, names, replica_id)
+    refused = {(i, p.partition): error for i, (t, name) in enumerate(zip(request.topics, names))
+               for p in t.partitions if (error := _refused(broker, name, p.partition, readable)) is not None}
+    watched = [(name, p.partition) for i, (t, name) in enumerate(zip(request.topics, names))
+               for p in t.partitions if (i, p.partition) not in refused]
     if replica_id < 0:
         request.max_bytes = fetch_max_bytes(broker, ctx, request.max_bytes)
     while True:
-        responses, total, has_error = _read_all(broker, request, version, names, readable, replica_id)
+        responses, total, has_error = _read_all(broker, request, version, names, refused, replica_id)
         if total >= request.min_bytes or has_error or not watched:
             break
         remaining = deadline - time.monotonic()

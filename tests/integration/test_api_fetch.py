@@ -79,18 +79,43 @@ def test_min_bytes_holds_the_answer_until_max_wait(client):
     assert [r[3] for r in consumed(part.records)] == [b"small"]
 
 
-def test_an_error_answers_a_long_poll_at_once(client):
-    """ReplicaManager.fetchMessages responds immediately when any partition has an error."""
-    topic = _topic_with(client, [])
+def test_an_error_reading_a_partition_answers_a_long_poll_at_once(client):
+    """ReplicaManager.fetchMessages responds immediately when reading a partition fails (here its
+    leader epoch check)."""
+    topic = _topic_with(client, [], partitions=2)
     request = fetch_request(topic, 0, max_wait_ms=5000, min_bytes=1)
-    request["topics"].append({"topic": unique("missing"), "partitions": [
-        {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1024, "current_leader_epoch": -1}]})
+    request["topics"][0]["partitions"].append(
+        {"partition": 1, "fetch_offset": 0, "partition_max_bytes": 1024, "current_leader_epoch": 3})
     started = time.monotonic()
     response = client.call("Fetch", 12, request, wait=5)
     assert time.monotonic() - started < 2.5
-    missing = response.responses[1].partitions[0]
-    assert error_name(missing.error_code) == "UNKNOWN_TOPIC_OR_PARTITION"
-    assert (missing.high_watermark, missing.last_stable_offset, missing.log_start_offset) == (-1, -1, -1)
+    ahead = response.responses[0].partitions[1]
+    assert (ahead.partition_index, error_name(ahead.error_code)) == (1, "UNKNOWN_LEADER_EPOCH")
+
+
+@pytest.mark.parametrize("version", [12, 13])
+def test_partitions_refused_before_reading_leave_the_long_poll_alone(client, version):
+    """KafkaApis answers an unknown topic (or topic id) or partition without reading it, and Kafka
+    4.3 still holds the answer for the partitions it reads, up to max_wait_ms; with nothing left to
+    read it answers at once."""
+    topic = _topic_with(client, [])
+    missing = {"topic": unique("missing"), "topic_id": uuid.uuid4(), "partitions": [
+        {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1024, "current_leader_epoch": -1}]}
+    request = fetch_request(topic, 0, max_wait_ms=1500, min_bytes=1)
+    request["topics"][0]["topic_id"] = topic_id(client, topic)
+    request["topics"][0]["partitions"].append({"partition": 5, "fetch_offset": 0, "partition_max_bytes": 1024})
+    request["topics"].append(missing)
+    started = time.monotonic()
+    response = client.call("Fetch", version, request, wait=5)
+    assert time.monotonic() - started >= 1.4
+    answers = [(p.partition_index, error_name(p.error_code), p.high_watermark)
+               for t in response.responses for p in t.partitions]
+    unknown_topic = "UNKNOWN_TOPIC_ID" if version >= 13 else "UNKNOWN_TOPIC_OR_PARTITION"
+    assert answers == [(0, "NONE", 0), (5, "UNKNOWN_TOPIC_OR_PARTITION", -1), (0, unknown_topic, -1)]
+    request["topics"] = [missing]
+    started = time.monotonic()
+    client.call("Fetch", version, request, wait=5)
+    assert time.monotonic() - started < 1
 
 
 # -- byte limits (KIP-74) ------------------------------------------------------------------------------------
@@ -226,15 +251,13 @@ def test_fetch_from_an_unknown_replica(client, replica_id, epoch, expected, vers
 
 def test_fetch_v13_names_topics_by_id(client):
     """KIP-516: from v13 topics go by id, in the request and the answer; an id the broker does not
-    know is UNKNOWN_TOPIC_ID with -1 offsets, and answers a long poll at once."""
+    know is UNKNOWN_TOPIC_ID with -1 offsets."""
     topic = _topic_with(client, [b"a", b"b"])
     known, unknown = topic_id(client, topic), uuid.uuid4()
-    request = fetch_request(topic, 1, max_wait_ms=5000, min_bytes=1 << 20)
+    request = fetch_request(topic, 1, max_wait_ms=0, min_bytes=1)
     request["topics"] = [{"topic_id": known, "partitions": [{"partition": 0, "fetch_offset": 1, "partition_max_bytes": 1 << 20}]},
                          {"topic_id": unknown, "partitions": [{"partition": 3, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]
-    started = time.monotonic()
-    response = client.call("Fetch", 13, request, wait=5)
-    assert time.monotonic() - started < 4
+    response = client.call("Fetch", 13, request)
     assert [t.topic_id for t in response.responses] == [known, unknown]
     found, missing = response.responses[0].partitions[0], response.responses[1].partitions[0]
     assert (found.error_code, found.high_watermark) == (0, 2)
