@@ -91,7 +91,10 @@ def run_job(command: list[str], env: dict, log: Path) -> None:
 def produce_orders(bootstrap: str) -> list[tuple[str, int, int, int, int]]:
     """N_ORDERS orders; returns (customer, cents, timestamp ms, partition, offset) of each, as acked."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic("orders", PARTITIONS, 1)]).values():
+    # The orders carry 2023 timestamps (BASE_MS): under the default 7-day retention the broker's
+    # first retention check (5 minutes after it started) would delete them all, as Kafka does, and a
+    # job still reading would fail with data loss. They are kept for good.
+    for future in admin.create_topics([NewTopic("orders", PARTITIONS, 1, config={"retention.ms": "-1"})]).values():
         future.result(30)
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
     acked: dict[int, tuple] = {}
