@@ -483,21 +483,23 @@ class Broker:
         return ErrorCode.NONE
 
     def append_records(self, topic: str, partition: int, records, *, transactional_id=None,
-                       transaction_operation: int = DEFAULT_ERROR) -> AppendResult:
+                       transaction_operation: int = DEFAULT_ERROR, verification_guard=None) -> AppendResult:
         """Append a client's batch as leader; on a single node the high watermark follows at once.
 
         The topic's record-level rules (timestamp bounds, keys on compacted topics, its codec)
         apply first; they raise produce_validation.RecordValidationError. `transaction_operation`
-        follows the Produce version (transaction_coordinator.produce_operation)."""
+        follows the Produce version (transaction_coordinator.produce_operation);
+        `verification_guard` is that of a verification made before (in a cluster, at another
+        broker's coordinator), None to verify here."""
         plog = self.logs.get(topic, partition)
         state = self.metadata.partition_state(topic, partition)
-        if transactional_id is not None and self.transactions is not None:
+        if transactional_id is not None and self.transactions is not None and verification_guard is None:
             # KIP-890: a transaction's first write to a partition must follow AddPartitionsToTxn
             # (part 1), or adds the partition itself (part 2, Produce v12).
-            self.transactions.verify_produce(topic, partition, plog, records, transactional_id,
-                                             transaction_operation)
+            verification_guard = self.transactions.verify_produce(topic, partition, plog, records, transactional_id,
+                                                                  transaction_operation)
         records = validate_and_convert(records, plog.config, int(time.time() * 1000), f"{topic}-{partition}")
-        info = plog.append(records, leader_epoch=state.leader_epoch)
+        info = plog.append(records, leader_epoch=state.leader_epoch, verification_guard=verification_guard)
         plog.high_watermark = plog.log_end_offset
         self.waiters.notify(topic, partition)
         return AppendResult(info.base_offset, info.log_append_time, plog.log_start_offset)

@@ -442,11 +442,30 @@ class TransactionCoordinator:
         with ADD_PARTITION (Produce v12, TxnOffsetCommit v5: a transaction.version 2 client) it adds
         the partition instead, whatever that setting. Later writes (the partition has the transaction
         open for this epoch) need neither. Returns the coordinator's answer."""
+        return self.start_write_verification(transactional_id, producer_id, producer_epoch, topic, partition, plog,
+                                             operation)[0]
+
+    def needs_write_verification(self, producer_id: int, producer_epoch: int, plog, operation: int) -> bool:
         if operation != ADD_PARTITION and not self._cfg("transaction.partition.verification.enable"):
-            return ErrorCode.NONE
-        entry = plog.producer_state.last_entry(producer_id) if plog is not None else None
-        if entry is not None and entry.current_txn_first_offset is not None and entry.producer_epoch == producer_epoch:
-            return ErrorCode.NONE
+            return False
+        return plog is None or not plog.producer_state.has_ongoing_transaction(producer_id, producer_epoch)
+
+    def start_write_verification(self, transactional_id: str, producer_id: int, producer_epoch: int, topic: str,
+                                 partition: int, plog, operation: int = DEFAULT_ERROR, sequence: int = -1
+                                 ) -> tuple[ErrorCode, object | None]:
+        """`verify_transactional_write`, and the verification's guard for the append (the partition
+        keeps a verification state from now until the producer's next transactional write there,
+        log/producer_state.py); (NONE, None) when no verification is needed."""
+        if not self.needs_write_verification(producer_id, producer_epoch, plog, operation):
+            return ErrorCode.NONE, None
+        guard = None if plog is None else plog.producer_state.start_verification(
+            producer_id, sequence, producer_epoch, operation == ADD_PARTITION, self.clock_ms())
+        return self.coordinator_answer(transactional_id, producer_id, producer_epoch, topic, partition,
+                                       operation), guard
+
+    def coordinator_answer(self, transactional_id: str, producer_id: int, producer_epoch: int, topic: str,
+                           partition: int, operation: int) -> ErrorCode:
+        """This coordinator's answer to a leader's verify (or TV2 add) of one partition."""
         if operation == ADD_PARTITION:
             return self.handle_add_partitions(transactional_id, producer_id, producer_epoch, [(topic, partition)],
                                               client_transaction_version=2)
@@ -461,26 +480,30 @@ class TransactionCoordinator:
                                                                 partition, plog, operation), operation)[0]
 
     def verify_produce(self, topic: str, partition: int, plog, records, transactional_id: str,
-                       operation: int = DEFAULT_ERROR) -> None:
+                       operation: int = DEFAULT_ERROR) -> object | None:
         """The Produce-side check (or, for TV2, the implicit AddPartitionsToTxn) of a transactional
-        batch; raises TransactionVerificationFailed."""
+        batch; its verification guard for the append (None when none was needed). Raises
+        TransactionVerificationFailed."""
         header = read_batch_header(records)
         if not header.is_transactional:
-            return
-        error, message = produce_error_of(self.verify_transactional_write(
-            transactional_id, header.producer_id, header.producer_epoch, topic, partition, plog, operation), operation)
+            return None
+        error, guard = self.start_write_verification(transactional_id, header.producer_id, header.producer_epoch,
+                                                     topic, partition, plog, operation, header.base_sequence)
+        error, message = produce_error_of(error, operation)
         if error != ErrorCode.NONE:
             raise TransactionVerificationFailed(error, message)
+        return guard
 
     # The handlers' entry points; a cluster's coordinator (cluster/transaction_failover.py) may have
     # to ask the coordinator of the transactional id on another broker, hence async.
 
     async def produce_write_error(self, transactional_id: str, topic: str, partition: int, records, plog,
-                                  operation: int) -> tuple[ErrorCode, str | None]:
+                                  operation: int) -> tuple[ErrorCode, str | None, object | None]:
         """The check Produce makes before appending a transactional batch, when it is not made by
-        the append itself (error, error_message): here, where this broker leads every partition and
-        coordinates every transactional id, `verify_produce` runs inside Broker.append_records."""
-        return ErrorCode.NONE, None
+        the append itself (error, error_message, verification guard): here, where this broker leads
+        every partition and coordinates every transactional id, `verify_produce` runs inside
+        Broker.append_records."""
+        return ErrorCode.NONE, None, None
 
     async def transactional_write_error(self, transactional_id: str, producer_id: int, producer_epoch: int,
                                         topic: str, partition: int, plog, operation: int) -> ErrorCode:

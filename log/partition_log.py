@@ -65,6 +65,8 @@ from kafka_wire.records import (
 from log.checkpoints import fsync_directory, fsync_directory_if_exists, fsync_file_if_exists
 from log.config import LogConfig
 from log.errors import (
+    InvalidProducerEpoch,
+    InvalidTxnState,
     KafkaStorageError,
     OffsetOutOfRange,
     RecordBatchTooLarge,
@@ -310,6 +312,7 @@ class PartitionLog:
         assign_offsets: bool = True,
         origin: AppendOrigin = AppendOrigin.CLIENT,
         transaction_version: int = 0,
+        verification_guard: object | None = None,
     ) -> AppendInfo:
         """Validate, number and write whole batches; raise before anything is written if one is bad.
 
@@ -321,6 +324,10 @@ class PartitionLog:
         RecordBatchTooLarge, OutOfOrderSequence, InvalidProducerEpoch, InvalidTxnState,
         UnexpectedAppendOffset or KafkaStorageError. `transaction_version` is that of the markers
         among the batches (WriteTxnMarkers v2): a TV2 marker must be above the producer's epoch.
+        `verification_guard` is what the transaction verification this append waited for returned
+        (ProducerStateManager.start_verification): a transactional batch that opens a transaction
+        must still hold the producer's current one, or it is refused with INVALID_TXN_STATE (a marker
+        ended the verification meanwhile), as Kafka's UnifiedLog does.
         """
         if not assign_offsets:
             origin = AppendOrigin.REPLICATION
@@ -373,6 +380,14 @@ class PartitionLog:
         for position, header in headers:
             if header.producer_id == NO_PRODUCER_ID:
                 continue
+            if verification_guard is not None and header.is_transactional and not header.is_control \
+                    and not self.producer_state.has_ongoing_transaction(header.producer_id, header.producer_epoch):
+                entry = self.producer_state.last_entry(header.producer_id)
+                if entry is not None and header.producer_epoch < entry.producer_epoch:
+                    raise InvalidProducerEpoch(f"epoch of producer {header.producer_id} is {header.producer_epoch}, "
+                                               f"which is smaller than the last seen epoch {entry.producer_epoch}")
+                if self.producer_state.verification_guard(header.producer_id) is not verification_guard:
+                    raise InvalidTxnState("Record was not part of an ongoing transaction")
             duplicate = producer_append.check_and_record(
                 header, marker_coordinator_epoch(buf, position) if header.is_control else None)
             if duplicate is not None:

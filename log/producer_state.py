@@ -121,6 +121,29 @@ def _in_sequence(last_seq: int, next_seq: int) -> bool:
     return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
 
 
+@dataclass
+class VerificationState:
+    """A producer's transaction verification in progress here (Kafka's VerificationStateEntry,
+    KIP-890): started when a transactional batch arrives with no transaction open at its epoch,
+    before the coordinator is asked, and ended by the producer's next transactional append. The
+    `guard` ties an append to the verification it waited for (a marker in between ends the
+    verification, so the late batch cannot open a transaction nobody will close); while it
+    lasts, a batch may not start above the lowest sequence it was started with."""
+
+    timestamp: int
+    lowest_sequence: int
+    epoch: int
+    supports_epoch_bump: bool
+    guard: object = field(default_factory=object)
+
+    def update(self, sequence: int, epoch: int) -> None:
+        """Kafka's maybeUpdateLowestSequenceAndEpoch."""
+        if epoch == self.epoch and sequence < self.lowest_sequence:
+            self.lowest_sequence = sequence
+        if epoch > self.epoch:
+            self.epoch, self.lowest_sequence = epoch, sequence
+
+
 class ProducerAppend:
     """The producer-state side of one append: validated batch by batch, applied only on commit,
     so a rejected batch leaves no trace of the batches before it (Kafka's ProducerAppendInfo)."""
@@ -131,6 +154,8 @@ class ProducerAppend:
         # Of the markers in this append (WriteTxnMarkers v2, KIP-1228): 2 means the coordinator
         # bumped the epoch for them, so one not above the producer's epoch here is late.
         self._transaction_version = transaction_version
+        # Producers with a transactional batch here: None for data, the epoch of a marker.
+        self._transactional: dict[int, int | None] = {}
         self._staged: dict[int, ProducerStateEntry] = {}
         # (producer id, first offset, marker offset) of each transaction a marker closed here;
         # a transaction with no data in this partition spans only its marker (as in Kafka).
@@ -177,6 +202,9 @@ class ProducerAppend:
                 f"producer {producer_id}: transaction marker at epoch {header.producer_epoch} (transaction "
                 f"version {self._transaction_version}) is not above the epoch of its open transaction")
 
+        if header.is_transactional:
+            self._transactional[producer_id] = header.producer_epoch if header.is_control else None
+
         if header.is_control:
             # A transaction marker: it closes the producer's open transaction. Which (commit or
             # abort) is in the marker record, read by the transaction layer; the producer keeps the
@@ -193,6 +221,16 @@ class ProducerAppend:
 
         if self._origin is AppendOrigin.CLIENT:
             first_seq = header.base_sequence
+            verification = self._manager.verification_states.get(producer_id)
+            if verification is not None:
+                if verification.supports_epoch_bump and first_seq != 0 and current is None:
+                    raise OutOfOrderSequence(
+                        f"producer {producer_id}: sequence {first_seq} at offset {header.base_offset}; a "
+                        "transaction version 2 producer with no state here must start at sequence 0")
+                if first_seq > verification.lowest_sequence:
+                    raise OutOfOrderSequence(
+                        f"producer {producer_id}: sequence {first_seq} at offset {header.base_offset} is above "
+                        f"{verification.lowest_sequence}, the earliest sequence seen while verifying its transaction")
             if header.producer_epoch != staged.producer_epoch:
                 if first_seq != 0 and staged.producer_epoch != NO_PRODUCER_EPOCH:
                     raise OutOfOrderSequence(
@@ -218,6 +256,14 @@ class ProducerAppend:
     def commit(self) -> None:
         self._manager.entries.update(self._staged)
         self._staged = {}
+        for producer_id, marker_epoch in self._transactional.items():
+            # A transactional write opened the transaction (or a marker closed it): the verification
+            # is over, except after a TV2 marker at the epoch the next transaction verifies with.
+            verification = self._manager.verification_states.get(producer_id)
+            if verification is not None and not (verification.supports_epoch_bump
+                                                 and marker_epoch == verification.epoch):
+                del self._manager.verification_states[producer_id]
+        self._transactional = {}
 
 
 class ProducerStateManager:
@@ -228,11 +274,32 @@ class ProducerStateManager:
         self.entries: dict[int, ProducerStateEntry] = {}
         # The offset up to which the state reflects the log (exclusive): what a snapshot is named by.
         self.map_end_offset = 0
+        # Transaction verifications in progress, by producer id (in memory only, as in Kafka).
+        self.verification_states: dict[int, VerificationState] = {}
 
     # -- appends ----------------------------------------------------------------------------------
 
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         return self.entries.get(producer_id)
+
+    def has_ongoing_transaction(self, producer_id: int, producer_epoch: int) -> bool:
+        entry = self.entries.get(producer_id)
+        return entry is not None and entry.current_txn_first_offset is not None and entry.producer_epoch == producer_epoch
+
+    def start_verification(self, producer_id: int, sequence: int, epoch: int, supports_epoch_bump: bool,
+                           now_ms: int) -> object:
+        """The guard of the producer's verification, started now unless one is in progress
+        (Kafka's maybeCreateVerificationStateEntry)."""
+        state = self.verification_states.get(producer_id)
+        if state is None:
+            state = self.verification_states[producer_id] = VerificationState(now_ms, sequence, epoch,
+                                                                               supports_epoch_bump)
+        state.update(sequence, epoch)
+        return state.guard
+
+    def verification_guard(self, producer_id: int) -> object | None:
+        state = self.verification_states.get(producer_id)
+        return state.guard if state is not None else None
 
     def begin_append(self, origin: AppendOrigin = AppendOrigin.CLIENT, transaction_version: int = 0) -> ProducerAppend:
         return ProducerAppend(self, origin, transaction_version)
@@ -278,6 +345,8 @@ class ProducerStateManager:
         ]
         for pid in expired:
             del self.entries[pid]
+        for pid in [pid for pid, state in self.verification_states.items() if now_ms - state.timestamp >= expiration_ms]:
+            del self.verification_states[pid]
         return expired
 
     def truncate_fully(self, start_offset: int) -> None:

@@ -213,30 +213,31 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
         return None
 
     async def produce_write_error(self, transactional_id: str, topic: str, partition: int, records, plog,
-                                  operation: int) -> tuple[ErrorCode, str | None]:
+                                  operation: int) -> tuple[ErrorCode, str | None, object | None]:
         header = read_batch_header(records)
         if not header.is_transactional or plog is None or not self.channel.broker.replicas.is_leader(topic, partition):
-            return ErrorCode.NONE, None  # (the append answers NOT_LEADER_OR_FOLLOWER)
-        error = await self._check_write(transactional_id, header.producer_id, header.producer_epoch, topic,
-                                        partition, plog, operation)
-        return produce_error_of(error, operation)
+            return ErrorCode.NONE, None, None  # (the append answers NOT_LEADER_OR_FOLLOWER)
+        error, guard = await self._check_write(transactional_id, header.producer_id, header.producer_epoch, topic,
+                                               partition, plog, operation, header.base_sequence)
+        return (*produce_error_of(error, operation), guard)
 
     async def transactional_write_error(self, transactional_id: str, producer_id: int, producer_epoch: int,
                                         topic: str, partition: int, plog, operation: int) -> ErrorCode:
-        return await self._check_write(transactional_id, producer_id, producer_epoch, topic, partition, plog,
-                                       operation)
+        return (await self._check_write(transactional_id, producer_id, producer_epoch, topic, partition, plog,
+                                        operation))[0]
 
     async def _check_write(self, transactional_id: str, producer_id: int, producer_epoch: int, topic: str,
-                           partition: int, plog, operation: int) -> ErrorCode:
+                           partition: int, plog, operation: int, sequence: int = -1) -> tuple[ErrorCode, object | None]:
+        """(the coordinator's answer, the verification guard for the append)."""
         if not self._not_coordinator(transactional_id):
-            return TransactionCoordinator.verify_transactional_write(
-                self, transactional_id, producer_id, producer_epoch, topic, partition, plog, operation)
-        if operation != ADD_PARTITION and not self._cfg("transaction.partition.verification.enable"):
-            return ErrorCode.NONE
-        entry = plog.producer_state.last_entry(producer_id) if plog is not None else None
-        if entry is not None and entry.current_txn_first_offset is not None and entry.producer_epoch == producer_epoch:
-            return ErrorCode.NONE  # the transaction is open here at this epoch: checked before
-        return await self._ask_coordinator(transactional_id, producer_id, producer_epoch, topic, partition, operation)
+            return TransactionCoordinator.start_write_verification(
+                self, transactional_id, producer_id, producer_epoch, topic, partition, plog, operation, sequence)
+        if not self.needs_write_verification(producer_id, producer_epoch, plog, operation):
+            return ErrorCode.NONE, None  # the transaction is open here at this epoch: checked before
+        guard = None if plog is None else plog.producer_state.start_verification(
+            producer_id, sequence, producer_epoch, operation == ADD_PARTITION, self.clock_ms())
+        return await self._ask_coordinator(transactional_id, producer_id, producer_epoch, topic, partition,
+                                           operation), guard
 
     async def _ask_coordinator(self, transactional_id: str, producer_id: int, producer_epoch: int, topic: str,
                                partition: int, operation: int) -> ErrorCode:

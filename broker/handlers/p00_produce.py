@@ -71,7 +71,8 @@ def whole_batch(records, version: int) -> tuple[ErrorCode | None, object]:
     return None, records if size == len(records) else records[:size]
 
 
-def append_partition(broker, ctx, topic: str, index: int, records, acks: int, transactional_id) -> dict:
+def append_partition(broker, ctx, topic: str, index: int, records, acks: int, transactional_id,
+                     verification_guard=None) -> dict:
     meta = broker.metadata.topic(topic)
     if meta.internal and ctx.client_id != ADMIN_CLIENT_ID:
         return _partition_error(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
@@ -87,7 +88,8 @@ def append_partition(broker, ctx, topic: str, index: int, records, acks: int, tr
     try:
         # Produce v12+ (a transaction.version 2 producer) adds the partition to its transaction.
         result = broker.append_records(topic, index, records, transactional_id=transactional_id,
-                                       transaction_operation=produce_operation(ctx.api_version))
+                                       transaction_operation=produce_operation(ctx.api_version),
+                                       verification_guard=verification_guard)
     except TransactionVerificationFailed as exc:
         # Refused before the log, as Kafka's ReplicaManager does: no log start offset.
         return _partition_error(index, ErrorCode[exc.error_name], message=exc.custom_message)
@@ -107,16 +109,17 @@ def append_partition(broker, ctx, topic: str, index: int, records, acks: int, tr
             "record_errors": [], "error_message": None}
 
 
-async def transactional_write_error(broker, transactional_id: str, topic: str, index: int, records,
-                                    version: int) -> dict | None:
+async def transactional_write_check(broker, transactional_id: str, topic: str, index: int, records,
+                                    version: int) -> tuple[dict | None, object | None]:
     """In a cluster the transaction coordinator may be another broker: the leader asks it (verify,
-    or for Produce v12 add the partition) before the append. None when the write may go on; on a
-    single node the append itself checks (Broker.append_records)."""
-    error, message = await broker.transactions.produce_write_error(
+    or for Produce v12 add the partition) before the append. (the partition's error entry, or None
+    when the write may go on; the verification's guard for the append). On a single node the
+    append itself checks (Broker.append_records)."""
+    error, message, guard = await broker.transactions.produce_write_error(
         transactional_id, topic, index, records, broker.partition_log(topic, index), produce_operation(version))
     if error == ErrorCode.NONE:
-        return None
-    return _partition_error(index, error, message=message)  # refused before the log: no log start offset
+        return None, guard
+    return _partition_error(index, error, message=message), None  # refused before the log: no log start offset
 
 
 async def _await_in_sync_replicas(broker, timeout_ms: int, responses: list[tuple[str | None, dict]]) -> None:
@@ -162,12 +165,14 @@ async def handle(broker, ctx, request):
                 entry = _partition_error(pd.index, checked[0])
             elif not valid_acks:
                 entry = _partition_error(pd.index, ErrorCode.INVALID_REQUIRED_ACKS)
-            elif request.transactional_id is not None and (verified := await transactional_write_error(
-                    broker, request.transactional_id, name, pd.index, checked[1], version)) is not None:
-                entry = verified
             else:
-                entry = append_partition(broker, ctx, name, pd.index, checked[1], acks,
-                                         request.transactional_id)
+                entry, guard = None, None
+                if request.transactional_id is not None:
+                    entry, guard = await transactional_write_check(broker, request.transactional_id, name, pd.index,
+                                                                   checked[1], version)
+                if entry is None:
+                    entry = append_partition(broker, ctx, name, pd.index, checked[1], acks,
+                                             request.transactional_id, guard)
             failed = failed or entry["error_code"] != 0
             partitions.append(entry)
         responses.append((name, {"name": topic.name, "topic_id": topic.topic_id, "partition_responses": partitions}))

@@ -302,3 +302,35 @@ def test_tv2_markers_must_be_above_the_epoch_of_the_open_transaction(tmp_path):
         append(log, marker(True, epoch=4), origin=AppendOrigin.COORDINATOR, transaction_version=2)
     append(log, marker(False, epoch=5), origin=AppendOrigin.COORDINATOR, transaction_version=2)
     log.close()
+
+
+def test_transaction_verification_state(tmp_path):
+    """Kafka's VerificationStateEntry (KIP-890): started before the coordinator is asked, ended
+    by the producer's next transactional write; its guard must still be current at the append."""
+    log = open_log(tmp_path)
+    state = log.producer_state
+    # A first write at epoch 1 (verification starts, then the write opens the transaction).
+    guard = state.start_verification(PID, 0, 1, False, now_ms=1000)
+    append(log, batch(0, 2, epoch=1, transactional=True), verification_guard=guard)
+    assert state.verification_guard(PID) is None and state.has_ongoing_transaction(PID, 1)
+    append(log, marker(False, epoch=1), origin=AppendOrigin.COORDINATOR)
+    # A batch at a higher epoch was refused by the coordinator, but its verification stays: the
+    # producer's next batch above that lowest sequence is out of order, as Kafka answers.
+    state.start_verification(PID, 0, 2, False, now_ms=2000)
+    with pytest.raises(OutOfOrderSequence):
+        append(log, batch(2, epoch=1, transactional=True))
+    # A verification overtaken by a marker: the late batch holds a guard no longer current.
+    stale = state.start_verification(PID, 0, 3, False, now_ms=3000)
+    append(log, marker(False, epoch=3), origin=AppendOrigin.COORDINATOR)
+    with pytest.raises(InvalidTxnState):
+        append(log, batch(0, epoch=3, transactional=True), verification_guard=stale)
+    assert not state.has_ongoing_transaction(PID, 3)
+    # TV2: a producer with no state here starts at sequence 0.
+    other = PID + 1
+    state.start_verification(other, 3, 0, True, now_ms=4000)
+    with pytest.raises(OutOfOrderSequence):
+        append(log, batch(3, pid=other, transactional=True))
+    # Old verifications expire with the producers.
+    state.remove_expired_producers(now_ms=10**9, expiration_ms=1000)
+    assert state.verification_guard(other) is None
+    log.close()
