@@ -94,21 +94,24 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def reference_kafka(tmp_path_factory):
     """Factory: reference_kafka("4.3.0") -> a running Apache Kafka of that version (KRaft single node,
-    compat/reference_kafka.py), started once per session and version, stopped at the end."""
+    compat/reference_kafka.py), started once per session and version, stopped at the end.
+    reference_kafka("4.3.0", config={...}) -> one with those server properties on top, started once per
+    session, version and config (tests that ask for the same settings share it)."""
     from compat.reference_kafka import ReferenceKafka, ReferenceKafkaUnavailable, install
 
-    started: dict[str, ReferenceKafka] = {}
+    started: dict[tuple, ReferenceKafka] = {}
 
-    def get(version: str) -> ReferenceKafka:
-        if version not in started:
+    def get(version: str, config: dict | None = None) -> ReferenceKafka:
+        key = (version, tuple(sorted((str(k), str(v)) for k, v in (config or {}).items())))
+        if key not in started:
             try:
                 install(version)
             except ReferenceKafkaUnavailable as error:
                 missing_tool(f"Apache Kafka {version} ({error})")
-            kafka = ReferenceKafka(version, tmp_path_factory.mktemp(f"reference-kafka-{version}"))
+            kafka = ReferenceKafka(version, tmp_path_factory.mktemp(f"reference-kafka-{version}"), config=config)
             kafka.start()
-            started[version] = kafka
-        kafka = started[version]
+            started[key] = kafka
+        kafka = started[key]
         if not kafka.is_running():
             pytest.fail(f"the reference Kafka {version} is not running\n{kafka.log_report()}", pytrace=False)
         return kafka
