@@ -35,7 +35,10 @@ async def handle(broker, ctx, request):
                      "group_state": "", "protocol_type": "", "protocol_data": "", "members": []}
         else:
             entry = groups.describe_group(group_id, ctx.api_version)
-        entry["authorized_operations"] = operations if operations == AUTHORIZED_OPERATIONS_OMITTED else \
-            broker.authorizer.authorized_operations(ctx, ResourceType.GROUP, group_id)
+        # An error entry (v6's GROUP_ID_NOT_FOUND) keeps the schema's default, as Kafka 4.3 answers it.
+        if operations == AUTHORIZED_OPERATIONS_OMITTED or entry.get("error_code"):
+            entry["authorized_operations"] = AUTHORIZED_OPERATIONS_OMITTED
+        else:
+            entry["authorized_operations"] = broker.authorizer.authorized_operations(ctx, ResourceType.GROUP, group_id)
         described.append(entry)
     return {"throttle_time_ms": 0, "groups": described}

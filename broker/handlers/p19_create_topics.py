@@ -28,6 +28,7 @@ CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 # (QuorumController.MAX_RECORDS_PER_USER_OP): one per topic, per partition and per config.
 MAX_RECORDS_PER_USER_OP = 10_000
 EXCESSIVE_BATCH = "Unable to perform excessively large batch operation."
+EXCESSIVE_PARTITIONS = "Excessively large number of partitions per request."
 
 
 class TopicRefused(Exception):
@@ -174,8 +175,11 @@ async def handle(broker, ctx, request):
             checked.append(Checked(topic, refused.error, refused.message))
     records = sum(1 + c.partitions + len(c.configs) for c in checked if c.error == ErrorCode.NONE)
     if records > MAX_RECORDS_PER_USER_OP:
-        # The controller fails the whole operation; every topic it was given gets the error.
-        checked = [Checked(c.topic, ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH)
+        # The controller fails the whole operation; every topic it was given gets the error. Kafka
+        # 4.3 names the partition count when that alone is over the limit.
+        partitions = sum(c.partitions for c in checked if c.error == ErrorCode.NONE)
+        message = EXCESSIVE_PARTITIONS if partitions > MAX_RECORDS_PER_USER_OP else EXCESSIVE_BATCH
+        checked = [Checked(c.topic, ErrorCode.POLICY_VIOLATION, message)
                    if c.topic.name != CLUSTER_METADATA_TOPIC else Checked(c.topic, c.error, c.message)
                    for c in checked]
     # Kafka's controller shows a created topic's settings only to who may describe its configs; the

@@ -56,7 +56,9 @@ async def handle(broker, ctx, request):
     checked = []
     for topic in request.topics:
         if counts[topic.name] > 1:
-            checked.append((topic, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+            # Kafka collects the request by name: a duplicated topic is answered once.
+            if not any(t.name == topic.name for t, _, _ in checked):
+                checked.append((topic, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
         elif not broker.authorizer.authorize(ctx, AclOperation.ALTER, ResourceType.TOPIC, topic.name):
             checked.append((topic, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None))
         else:

@@ -154,7 +154,7 @@ class Normaliser:
             if field not in ORDERED_LISTS and value and all(isinstance(i, (dict, list)) for i in value):
                 # Placeholders are numbered in order of appearance: visit the entries in an order that
                 # does not depend on the normalised values themselves, so both sides number alike.
-                value = sorted(value, key=lambda item: _sort_key(_masked(item, rules)))
+                value = sorted(value, key=lambda item: _sort_key(_masked(item, rules, field)))
             items = [self._value(inner, rules, field) for inner in value]
             keyed = _keyed(field, items)
             if keyed is not None:
@@ -176,12 +176,15 @@ class Normaliser:
         raise ValueError(rule.mode)
 
 
-def _masked(value, rules: dict[str, Rule]):
-    """`value` with every normalised field's value blanked (a sort key independent of them)."""
+def _masked(value, rules: dict[str, Rule], field: str | None = None):
+    """`value` with every normalised field's value blanked and its unordered lists sorted: a sort
+    key that depends neither on the normalised values nor on the order a broker listed things in."""
     if isinstance(value, dict):
-        return {k: ("" if k in rules and not isinstance(v, (dict, list)) else _masked(v, rules)) for k, v in value.items()}
+        return {k: ("" if k in rules and not isinstance(v, (dict, list)) else _masked(v, rules, k))
+                for k, v in value.items()}
     if isinstance(value, list):
-        return [_masked(v, rules) for v in value]
+        items = [_masked(v, rules, field) for v in value]
+        return items if field in ORDERED_LISTS else sorted(items, key=_sort_key)
     return value
 
 

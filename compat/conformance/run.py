@@ -101,6 +101,8 @@ class Brokers:
         ours = self.stack.enter_context(running_broker(
             our_dir, port=ports.ours, config={**profile.common, **profile.ours_only, **our_config},
             require_clean_exit=False))
+        for bootstrap in (kafka.bootstrap, ours.bootstrap):
+            _warm_up_coordinators(bootstrap)
         if not profile.client_listener:
             return (Target("kafka", kafka.bootstrap, self.version), Target("kafka-wire", ours.bootstrap, "kafka-wire"))
         security = None
@@ -123,6 +125,39 @@ def _add_scram_users(data_dir: Path, users: dict) -> None:
     store = CredentialStore(data_dir)
     for name, password in users.items():
         store.set_password(name, password, SCRAM_MECHANISMS["SCRAM-SHA-256"])
+
+
+WARM_UP_SECONDS = 240.0
+
+
+def _warm_up_coordinators(bootstrap: str) -> None:
+    """Waits until the group and transaction coordinators answer on a fresh broker. Kafka creates
+    __consumer_offsets and __transaction_state (50 partitions each) on the first FindCoordinator and
+    loads them; on a busy machine that outlasts a case's patience, and the first group or
+    transaction case would then see it. Nothing here is recorded: both brokers start warm."""
+    from broker.wire_client import WireClient
+
+    deadline = time.monotonic() + WARM_UP_SECONDS
+    for key_type, key in ((0, "conformance-warm-up"), (1, "conformance-warm-up")):
+        while True:
+            try:
+                with WireClient(bootstrap) as client:
+                    answer = client.call("FindCoordinator", 3, {"key": key, "key_type": key_type})
+                    if answer.error_code == 0:
+                        if key_type == 0:
+                            described = client.call("DescribeGroups", 5, {"groups": [key],
+                                                                          "include_authorized_operations": False})
+                            ready = described.groups[0].error_code == 0
+                        else:
+                            described = client.call("DescribeTransactions", 0, {"transactional_ids": [key]})
+                            ready = described.transaction_states[0].error_code in (0, 105)  # not found: loaded
+                        if ready:
+                            break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the coordinators on {bootstrap} did not come up within {WARM_UP_SECONDS:.0f}s")
+            time.sleep(0.5)
 
 
 def advertised_versions(bootstrap: str) -> dict[int, tuple[int, int]]:

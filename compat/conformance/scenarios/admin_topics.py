@@ -22,7 +22,7 @@ def _create(s: Session, v: int, topics: list[dict], validate_only: bool = False,
 
 
 @scenario("CreateTopics", versions=ALL, covers=["INVALID_PARTITIONS", "INVALID_REPLICATION_FACTOR", "INVALID_CONFIG",
-                                                "INVALID_TOPIC_EXCEPTION", "TOPIC_ALREADY_EXISTS"])
+                                                "INVALID_TOPIC_EXCEPTION", "TOPIC_ALREADY_EXISTS", "POLICY_VIOLATION"])
 def create_topics(s: Session, v: int):
     """Created with configs; then each error: exists, 0 and -5 partitions, replication factor 3 on one
     broker, an unknown and an invalid config value, illegal names; validate_only."""
@@ -41,6 +41,9 @@ def create_topics(s: Session, v: int):
     if v >= 4:
         _create(s, v, [_creatable(s.topic("defaults"), -1, -1)], label="broker defaults (-1)")
     _create(s, v, [_creatable(s.topic("dup")), _creatable(s.topic("dup"))], label="the same name twice")
+    _create(s, v, [_creatable(s.topic("huge"), 10_005)], label="more than 10000 partitions")
+    _create(s, v, [_creatable(s.topic("huge2"), 20_000), _creatable(s.topic("small"))],
+            label="more than 10000 partitions beside a small topic")
 
 
 @scenario("CreateTopics", versions=(5, 7), covers=["INVALID_REPLICA_ASSIGNMENT"])
@@ -87,7 +90,8 @@ def delete_illegal_topic_name(s: Session, v: int):
     s.call("DeleteTopics", v, {"topic_names": ["bad name!"], "timeout_ms": 30000})
 
 
-@scenario("CreatePartitions", versions=ALL, covers=["INVALID_PARTITIONS", "UNKNOWN_TOPIC_OR_PARTITION"])
+@scenario("CreatePartitions", versions=ALL, covers=["INVALID_PARTITIONS", "UNKNOWN_TOPIC_OR_PARTITION",
+                                                    "POLICY_VIOLATION"])
 def create_partitions(s: Session, v: int):
     """Grow 1 -> 3; then shrink, same count, unknown topic, validate_only, an assignment to an unknown broker."""
     s.create_topic(s.topic())
@@ -105,6 +109,7 @@ def create_partitions(s: Session, v: int):
     grow("wrong number of assignments", [{"name": s.topic(), "count": 5, "assignments": [{"broker_ids": [1]}]}])
     grow("twice in one request", [{"name": s.topic(), "count": 6, "assignments": None},
                                   {"name": s.topic(), "count": 7, "assignments": None}])
+
     s.wait_for_leaders(s.topic(), 3)
 
 
@@ -119,3 +124,13 @@ def describe_topic_partitions(s: Session, v: int):
                                               "cursor": {"topic_name": first.next_cursor.topic_name,
                                                          "partition_index": first.next_cursor.partition_index}},
                label="next page")
+
+
+@scenario("CreatePartitions", versions=(0, 3), quick=False)
+def create_partitions_over_the_operation_limit(s: Session, v: int):
+    """More than 10,000 new partitions in one CreatePartitions (Kafka's records-per-operation limit)."""
+    s.create_topic(s.topic())
+    for validate_only in (True, False):
+        s.call("CreatePartitions", v, {"topics": [{"name": s.topic(), "count": 10_005, "assignments": None}],
+                                       "timeout_ms": 30000, "validate_only": validate_only},
+               label=f"10,005 partitions{' (validate only)' if validate_only else ''}")
