@@ -66,7 +66,7 @@ KNOWN: tuple[Known, ...] = (
           ("eligible.leader.replicas.version", "eligible leader replicas (KIP-966) are not implemented"),
           ("share.version", "share groups (KIP-932) are not implemented"),
           ("streams.version", "streams groups (KIP-1071) are not implemented"))),
-    Known("create_partitions_over_the_operation_limit*:: 10,005 partitions* :: results[0].error_*", KEPT,
+    Known("create_partitions_over_the_operation_limit*:: 10,005 partitions :: results[[]0].error_*", KEPT,
           "Kafka 4.3 fails a CreatePartitions over its 10,000-records-per-operation limit with UNKNOWN_SERVER_ERROR "
           "and no message (an exception its controller does not map); kafka-wire answers POLICY_VIOLATION with the "
           "limit named, as Kafka's CreateTopics does for the same limit"),

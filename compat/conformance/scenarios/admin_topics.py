@@ -126,11 +126,10 @@ def describe_topic_partitions(s: Session, v: int):
                label="next page")
 
 
-@scenario("CreatePartitions", versions=(0, 3), quick=False)
+@scenario("CreatePartitions", versions=(3,), quick=False)
 def create_partitions_over_the_operation_limit(s: Session, v: int):
-    """More than 10,000 new partitions in one CreatePartitions (Kafka's records-per-operation limit)."""
+    """More than 10,000 new partitions in one CreatePartitions (Kafka's records-per-operation limit),
+    validate only (the real request leaves Kafka 4.3 busy for minutes)."""
     s.create_topic(s.topic())
-    for validate_only in (True, False):
-        s.call("CreatePartitions", v, {"topics": [{"name": s.topic(), "count": 10_005, "assignments": None}],
-                                       "timeout_ms": 30000, "validate_only": validate_only},
-               label=f"10,005 partitions{' (validate only)' if validate_only else ''}")
+    s.call("CreatePartitions", v, {"topics": [{"name": s.topic(), "count": 10_005, "assignments": None}],
+                                   "timeout_ms": 30000, "validate_only": True}, label="10,005 partitions")
