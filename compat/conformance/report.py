@@ -73,6 +73,10 @@ def summarise(version: str, results, our_versions, kafka_versions, seconds: floa
             entry["versions_covered"].add(result.version)
         else:
             entry["once"] += 1
+        # An API is also covered at each version any case's recorded request used.
+        for step in result.our_steps:
+            if step.get("api") and step.get("version") is not None and step["api"] in per_api:
+                per_api[step["api"]]["versions_covered"].add(step["version"])
         for side, steps in (("kafka", result.kafka_steps), ("ours", result.our_steps)):
             for name in _errors_seen(steps):
                 errors.setdefault(name, {"kafka": [], "ours": []})[side].append(result.case)
@@ -143,7 +147,7 @@ def render(everything: dict) -> str:
                   f"{' (a subset of scenarios)' if s.get('subset') else ''}, {s['seconds']} s: "
                   f"**{s['cases']} cases: {s['identical']} identical, {s['kept']} kept, {s['open']} open, "
                   f"{s['unexplained']} unexplained.**", "",
-                  "| key | API | kafka-wire | Kafka | versions played | cases | identical | kept | open | unexplained |",
+                  "| key | API | kafka-wire | Kafka | versions played (any case) | cases of its own | identical | kept | open | unexplained |",
                   "| ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
         for name, a in sorted(s["apis"].items(), key=lambda item: (item[1]["key"] is None, item[1]["key"] or 0)):
             lines.append(f"| {a['key'] if a['key'] is not None else ''} | {name} | {a['ours']} | {a['kafka']} | "
