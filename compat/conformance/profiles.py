@@ -38,6 +38,9 @@ class Profile:
     # SCRAM-SHA-256 users on both brokers (Kafka: `kafka-storage format --add-scram`; kafka-wire: its
     # credential store, written before it starts): {name: password}.
     scram_users: dict = field(default_factory=dict)
+    # False: the scenarios meet the brokers as they start, before any group or transaction coordinator
+    # exists (run.py otherwise waits for both coordinators first).
+    warm: bool = True
     doc: str = ""
 
 
@@ -109,3 +112,6 @@ PROFILES["secure"] = Profile(
     client_listener=_secure_listeners, client_login=("SCRAM-SHA-256", "admin"), scram_users=dict(SECURE_USERS),
     doc="clients on SASL_PLAINTEXT (SCRAM-SHA-256 and PLAIN; users admin, alice, bob), Kafka's StandardAuthorizer, "
         "super user admin; the scenarios log in as admin unless they say otherwise")
+
+PROFILES["cold"] = Profile("cold", dict(COMMON), warm=False,
+                           doc="brokers no client has used yet: no __consumer_offsets, no __transaction_state")

@@ -101,7 +101,7 @@ class Brokers:
         ours = self.stack.enter_context(running_broker(
             our_dir, port=ports.ours, config={**profile.common, **profile.ours_only, **our_config},
             require_clean_exit=False))
-        for bootstrap in (kafka.bootstrap, ours.bootstrap):
+        for bootstrap in (kafka.bootstrap, ours.bootstrap) if profile.warm else ():
             _warm_up_coordinators(bootstrap)
         if not profile.client_listener:
             return (Target("kafka", kafka.bootstrap, self.version), Target("kafka-wire", ours.bootstrap, "kafka-wire"))
