@@ -213,6 +213,9 @@ def play(case: Case, target: Target) -> tuple[list[dict], str | None]:
     return [step.as_dict() for step in session.steps], failure
 
 
+USED_KNOWN: set[str] = set()  # known.py patterns that explained some difference in this run
+
+
 def run_case(case: Case, kafka: Target, ours: Target) -> CaseResult:
     """Plays `case` on both brokers and compares (differences explained against kafka.version)."""
     started = time.monotonic()
@@ -228,6 +231,8 @@ def run_case(case: Case, kafka: Target, ours: Target) -> CaseResult:
                                       _first_line(our_failure)))
     for difference in differences:
         known = explain(difference.where, kafka.version)
+        if known is not None:
+            USED_KNOWN.add(known.pattern)
         result.differences.append({"where": difference.where, "kafka": difference.kafka, "ours": difference.ours,
                                    "kind": known.kind if known else "unexplained",
                                    "reason": known.reason if known else ""})
@@ -292,6 +297,13 @@ def main(version: str, quick: bool = False, scenarios: str | None = None, report
             print()
         finally:
             brokers.close()
+    if not scenarios and not quick:
+        from .known import KNOWN
+
+        unused = [k.pattern for k in KNOWN if k.pattern not in USED_KNOWN
+                  and (not k.kafka_versions or any(__import__("fnmatch").fnmatchcase(version, v) for v in k.kafka_versions))]
+        for pattern in unused:
+            print(f"conformance: known.py entry explained nothing in this run (stale?): {pattern}", flush=True)
     summary = write_report(report_path, version, results, our_versions or {}, kafka_versions or {},
                            time.monotonic() - started, quick=quick, subset=bool(scenarios),
                            not_comparable=not_comparable)
