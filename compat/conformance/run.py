@@ -14,6 +14,7 @@ and the exit status is 1 when U > 0 or a case could not be run on one side but c
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import importlib
 import json
 import os
@@ -301,7 +302,7 @@ def main(version: str, quick: bool = False, scenarios: str | None = None, report
         from .known import KNOWN
 
         unused = [k.pattern for k in KNOWN if k.pattern not in USED_KNOWN
-                  and (not k.kafka_versions or any(__import__("fnmatch").fnmatchcase(version, v) for v in k.kafka_versions))]
+                  and (not k.kafka_versions or any(fnmatch.fnmatchcase(version, v) for v in k.kafka_versions))]
         for pattern in unused:
             print(f"conformance: known.py entry explained nothing in this run (stale?): {pattern}", flush=True)
     summary = write_report(report_path, version, results, our_versions or {}, kafka_versions or {},
