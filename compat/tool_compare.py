@@ -66,7 +66,8 @@ class Rule:
     - DROP: the value becomes `<name>` (only that it is there is compared);
     - DELETE: the match goes (lines that are not the tool's output);
     - SORT: the lines after the first (a table's rows under its header) are sorted;
-    - BLOCKS: the blocks (separated by blank lines) are sorted, and each block's lines after its first.
+    - BLOCKS: the blocks (a heading line and the tab-indented lines under it) are sorted, and each block's
+      indented lines.
     """
     name: str
     pattern: str
@@ -148,9 +149,7 @@ class Normaliser:
                 text = "\n".join([head, *sorted(r for r in rows if r)]) + ("\n" if text.endswith("\n") else "")
                 continue
             if rule.mode == BLOCKS:
-                blocks = ["\n".join([first, *sorted(rest)]) for first, *rest in
-                          (block.split("\n") for block in text.split("\n\n") if block.strip())]
-                text = "\n\n".join(sorted(blocks))
+                text = "\n\n".join(sorted("\n".join([head, *sorted(entries)]) for head, entries in _blocks(text)))
                 continue
 
             def replace(match: re.Match, rule=rule) -> str:
@@ -187,6 +186,17 @@ class Normaliser:
                     cells[i] = self.placeholder(rule.name, cell) if rule.mode == SAME else f"<{rule.name}>"
             out.append("\t".join(cells))
         return "\n".join(out)
+
+
+def _blocks(text: str) -> list[tuple[str, list[str]]]:
+    """A listing's blocks: a heading line and the tab-indented lines under it."""
+    blocks: list[tuple[str, list[str]]] = []
+    for line in text.split("\n"):
+        if line.startswith("\t") and blocks:
+            blocks[-1][1].append(line)
+        elif line.strip():
+            blocks.append((line, []))
+    return blocks
 
 
 # Columns of kafka-transactions.sh's tables whose values legitimately differ (cells padded to the
@@ -292,9 +302,10 @@ class ToolSession:
         classpath = f"{self._classes()}:{libs_dir(self.version) / '*'}"
         command = [java(), *TOOL_JVM_OPTIONS, f"-Dlog4j2.configurationFile={TOOLS_LOG4J_CONFIG}", "-cp", classpath,
                    "ToolSession"]
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        text=True, encoding="utf-8", start_new_session=True,
-                                        preexec_fn=_die_with_parent)
+        # The tools' own stderr is captured per run (ToolSession.java); the JVM's is not needed.
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True, encoding="utf-8",
+                                        start_new_session=True, preexec_fn=_die_with_parent)
         self._answers = []
         threading.Thread(target=self._read, args=(self.process,), daemon=True).start()
         self._next_answer(120.0)  # {"ready": true}

@@ -13,6 +13,8 @@ import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -22,8 +24,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * Requests on stdin, one JSON object a line: {"main": class, "args": [...], "stdin": text or null}.
  * Answers on stdout, one a line: {"exit": status, "stdout": text, "stderr": text}. A tool's
- * Exit.exit(status) ends the invocation with that status; returning from main is status 0.
- * Shutdown hooks a tool registers through Exit (Ctrl-C handling) are not run.
+ * Exit.exit(status) ends the invocation with that status; returning from main is status 0. Then the
+ * shutdown hooks the tool registered through Exit run, as they would when its JVM exits (the console
+ * producer closes, and so flushes, its producer in one).
  */
 public final class ToolSession {
     private static final class ExitCalled extends RuntimeException {
@@ -56,7 +59,12 @@ public final class ToolSession {
         };
         Exit.setExitProcedure(exit);
         Exit.setHaltProcedure(exit);
-        Exit.setShutdownHookAdder((name, hook) -> { });
+        List<Runnable> hooks = new ArrayList<>();
+        Exit.setShutdownHookAdder((name, hook) -> {
+            synchronized (hooks) {
+                hooks.add(hook);
+            }
+        });
         protocol.println("{\"ready\": true}");
         String line;
         while ((line = requests.readLine()) != null) {
@@ -88,6 +96,9 @@ public final class ToolSession {
                 status = 1;
             } finally {
                 if (exited.get() != null) status = exited.get();
+                System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+                System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+                runShutdownHooks(hooks);
                 System.out.flush();
                 System.err.flush();
                 System.setOut(protocol);
@@ -102,5 +113,31 @@ public final class ToolSession {
             protocol.println(json.writeValueAsString(answer));
         }
         Runtime.getRuntime().halt(0);  // threads a tool left behind do not keep the session alive
+    }
+
+    /** The hooks an invocation registered, each in a thread of its own as the JVM runs them; waits for them. */
+    private static void runShutdownHooks(List<Runnable> hooks) {
+        List<Thread> threads = new ArrayList<>();
+        synchronized (hooks) {
+            for (Runnable hook : hooks) {
+                Thread thread = new Thread(() -> {
+                    try {
+                        hook.run();
+                    } catch (ExitCalled ignored) {
+                        // a hook calling Exit.exit: the JVM would be exiting already
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+            hooks.clear();
+        }
+        for (Thread thread : threads) {
+            try {
+                thread.join(60_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 }

@@ -210,7 +210,7 @@ def test_kafka_configs_quotas(tool):
 @pytest.mark.xfail(strict=True, reason=(
     "kafka-configs.sh --entity-type brokers --entity-name 1 --alter --add-config log.cleaner.threads=2: Kafka "
     "4.3 prints 'Completed updating config for broker 1.' (the cleaner threads are resized live); kafka-wire "
-    "refuses with INVALID_REQUEST 'Cannot update these configs dynamically: Set(log.cleaner.threads)', as it "
+    "refuses with INVALID_REQUEST 'Cannot update these configs dynamically: [log.cleaner.threads]', as it "
     "refuses every broker config it does not apply live (broker/config.py DYNAMIC_BROKER_KEYS; the fix goes "
     "there once log/ can resize its cleaner)"))
 def test_kafka_configs_dynamic_cleaner_threads(tool):
@@ -283,15 +283,21 @@ def test_console_producer_and_consumer(tool):
     tool(CONSOLE_CONSUMER, *SERVER, "--topic", "tools-console", "--partition", "0", "--offset", "latest",
          "--timeout-ms", "1500")
     tool(CONSOLE_CONSUMER, *SERVER, "--topic", "tools-console", "--partition", "5", "--max-messages", "1",
-         "--timeout-ms", "3000")
+         "--timeout-ms", "1000")
     tool(CONSUMER_GROUPS, *SERVER, "--describe", "--group", "tools-console-group")
 
 
 def test_get_offsets_delete_records_and_log_dirs(tool, tmp_path):
     tool(TOPICS, *SERVER, "--create", "--topic", "tools-offsets", "--partitions", "2", "--replication-factor", "1")
-    # --sync: one record a batch, so the logs' sizes are the same on both brokers.
-    tool(CONSOLE_PRODUCER, *SERVER, "--topic", "tools-offsets", "--sync", "--property", "parse.key=true",
-         "--property", "key.separator=:", input="".join(f"key-{i}:value-{i}\n" for i in range(8)))
+    # --sync: one record a batch, so the logs' sizes are the same on both brokers (--timeout: linger.ms,
+    # 1000 by default in the console producer).
+    tool(CONSOLE_PRODUCER, *SERVER, "--topic", "tools-offsets", "--sync", "--timeout", "0",
+         "--property", "parse.key=true", "--property", "key.separator=:",
+         input="".join(f"key-{i}:value-{i}\n" for i in range(8)))
+    # The last record of each partition (murmur2: key-1 to 0, key-0 to 1) written clearly later, so that
+    # the offset of the largest timestamp (--time -3) does not depend on the producer's clock ties.
+    tool(CONSOLE_PRODUCER, *SERVER, "--topic", "tools-offsets", "--sync", "--timeout", "0",
+         "--property", "parse.key=true", "--property", "key.separator=:", input="key-1:last\nkey-0:last\n")
     g = (GET_OFFSETS, *SERVER)
     tool(*g, "--topic", "tools-offsets")
     for spec in ("-1", "-2", "-3", "-4", "-5", "0", "99999999999999"):
@@ -361,11 +367,11 @@ class Members:
 
 
 def produce_keyed(tool, topic: str, count: int) -> None:
-    tool(CONSOLE_PRODUCER, *SERVER, "--topic", topic, "--sync", "--property", "parse.key=true",
+    tool(CONSOLE_PRODUCER, *SERVER, "--topic", topic, "--sync", "--timeout", "0", "--property", "parse.key=true",
          "--property", "key.separator=:", input="".join(f"k{i}:v{i}\n" for i in range(count)))
 
 
-def test_kafka_consumer_groups(tool):
+def test_kafka_consumer_groups(tool, tmp_path):
     c = (CONSUMER_GROUPS, *SERVER)
     tool(TOPICS, *SERVER, "--create", "--topic", "tools-groups", "--partitions", "2", "--replication-factor", "1")
     tool(TOPICS, *SERVER, "--create", "--topic", "tools-groups-b", "--partitions", "1", "--replication-factor", "1")
@@ -404,6 +410,9 @@ def test_kafka_consumer_groups(tool):
     tool(*c, "--reset-offsets", "--all-groups", "--topic", "tools-groups-b", "--to-earliest", "--execute")
     tool(*c, "--reset-offsets", "--group", "tools-g1", "--topic", "tools-missing", "--to-earliest", "--execute")
     tool(*c, "--reset-offsets", "--group", "tools-g1", "--topic", "tools-groups", "--to-earliest", "--export")
+    plan = tmp_path / "offsets.csv"  # what --export prints
+    plan.write_text("tools-g1,tools-groups,0,1\ntools-g1,tools-groups,1,2\n")
+    tool(*c, "--reset-offsets", "--group", "tools-g1", "--from-file", str(plan), "--execute")
     tool(*c, "--describe", "--group", "tools-g1", "--offsets")
     tool(*c, "--delete-offsets", "--group", "tools-g1", "--topic", "tools-groups:1")
     tool(*c, "--delete-offsets", "--group", "tools-g1", "--topic", "tools-groups-b")
@@ -494,13 +503,13 @@ def test_kafka_transactions(tool, kafka, ours):
     tool(*x, "find-hanging", "--broker-id", "1")
     tool(*x, "find-hanging", "--topic", "tools-txn", "--max-transaction-timeout", "0")
     tool(CONSOLE_CONSUMER, *SERVER, "--topic", "tools-txn", "--from-beginning", "--isolation-level",
-         "read_committed", "--timeout-ms", "2000")
+         "read_committed", "--timeout-ms", "1000")
     tool(*x, "abort", "--topic", "tools-txn", "--partition", "0", "--start-offset", "2")
     tool(*x, "abort", "--topic", "tools-txn", "--partition", "0", "--start-offset", "0")
     tool(*x, "describe-producers", "--topic", "tools-txn", "--partition", "0")
     tool(*x, "abort", "--topic", "tools-txn", "--partition", "0", "--start-offset", "2")
     tool(CONSOLE_CONSUMER, *SERVER, "--topic", "tools-txn", "--from-beginning", "--isolation-level",
-         "read_committed", "--timeout-ms", "2000")
+         "read_committed", "--timeout-ms", "1000")
     del open_producers
 
 
