@@ -275,8 +275,12 @@ def test_requests_before_authentication_close_the_connection(secure_broker):
         client.send_raw(client.frame("Metadata", 12, {"topics": None}))
         assert_closed(client)
     with connect(secure_broker.address("SASL_PLAINTEXT")) as client:
+        # After the handshake Kafka 4.3 answers the request with its ILLEGAL_SASL_STATE error
+        # response, then closes (conformance suite: sasl_request_before_login).
         client.call("SaslHandshake", 1, {"mechanism": "SCRAM-SHA-256"})
         client.send_raw(client.frame("Metadata", 12, {"topics": None}))
+        answer = client.decode_response("Metadata", 12, client.read_frame())
+        assert {t.error_code for t in answer.topics} <= {ErrorCode.ILLEGAL_SASL_STATE}
         assert_closed(client)
 
 
