@@ -28,11 +28,6 @@ class Known:
         return fnmatch.fnmatchcase(where, self.pattern)
 
 
-_EPOCHS = ("Kafka 4.3's first ConsumerGroupHeartbeat join leaves a new consumer group at group epoch 2 (the "
-           "member gets epoch 2, ConsumerGroupDescribe says group/assignment epoch 2, 3 after a leave); "
-           "kafka-wire's at 1 (then 2). Every later step differs by that one bump. Fix in "
-           "coordinator/consumer_group_coordinator.py once Kafka's second bump on creation is pinned "
-           "(GroupMetadataManager.consumerGroupHeartbeat)")
 _MIGRATION = ("Kafka 4.3 (group.consumer.migration.policy=bidirectional by default) lets classic members and "
               "KIP-848 members share a group (online migration): a classic JoinGroup of protocol type "
               "'consumer' joins a consumer group (answered with generation 2, protocol 'range'), and a "
@@ -73,10 +68,6 @@ KNOWN: tuple[Known, ...] = (
     Known("api_versions*:: ApiVersions v* :: api_keys.0.min_version", KEPT,
           "Produce v0-2 (message formats v0 and v1) are not served: Kafka 4.3 still lists v0 but refuses the old "
           "formats (KIP-896); kafka-wire writes RecordBatch v2 only"),
-    Known("consumer_*@v* :: * :: member_epoch", OPEN, _EPOCHS),
-    Known("consumer_*@v* :: * :: groups[[]*[]].group_epoch", OPEN, _EPOCHS),
-    Known("consumer_*@v* :: * :: groups[[]*[]].assignment_epoch", OPEN, _EPOCHS),
-    Known("consumer_*@v* :: * :: groups[[]*[]].members[[]*[]].member_epoch", OPEN, _EPOCHS),
     Known("join_group_into_consumer_group@v* :: JoinGroup with an unknown member id :: *", OPEN, _MIGRATION),
     Known("consumer_heartbeat_into_classic_group@v* :: *", OPEN, _MIGRATION),
     # -- transactions (scenarios/transactions.py) ------------------------------------------------------------
@@ -109,11 +100,6 @@ KNOWN: tuple[Known, ...] = (
           "(47: the __consumer_offsets partition's transaction verification fails and TxnOffsetCommit below v5 "
           "gets INVALID_PRODUCER_EPOCH), we PRODUCER_FENCED (90). Fix in broker/handlers/p28_txn_offset_commit.py "
           "(being raised to v5 right now): map PRODUCER_FENCED to INVALID_PRODUCER_EPOCH there."),
-    Known("txn_describe_producers :: after commit :: *.coordinator_epoch", OPEN,
-          "DescribeProducers after a transaction marker: Kafka's producer state takes the marker's coordinator "
-          "epoch (0 here; ProducerAppendInfo.appendEndTxnMarker), ours stays -1 because log/partition_log.py "
-          "passes only the control batch's header to the producer state, not the marker record's "
-          "coordinator_epoch. Fix in log/partition_log.py's append (completed_transactions loop) and replay."),
     Known("txn_write_markers_from_client@v0 :: *", OPEN,
           "WriteTxnMarkers v0: Kafka 4.3 serves 1-2 (v0 removed in 4.0, KIP-896) and closes the connection; we "
           "still advertise and serve 0-1 (as Kafka 3.9). For whoever raises WriteTxnMarkers to v2: drop v0 as "
