@@ -19,6 +19,7 @@ from log.config import LONG_MAX, TOPIC_CONFIGS, InvalidConfig, parse_config_valu
 class ConfigType(IntEnum):
     """DescribeConfigs' config_type values."""
 
+    UNKNOWN = 0  # a name no config definition knows (stored dynamically for plugins)
     BOOLEAN = 1
     STRING = 2
     INT = 3
@@ -301,16 +302,36 @@ def java_set(names) -> str:
     return "[" + ", ".join(names) + "]"
 
 
-def validate_dynamic_broker_configs(props: dict[str, str | None]) -> None:
+def validate_dynamic_broker_configs(props: dict[str, str | None], per_broker: bool = True) -> None:
     """Kafka's DynamicBrokerConfig.validateConfigs for a resource's complete new set of dynamic
-    configs: only dynamic keys, each with a valid value. Raises ConfigError with Kafka's message
-    (the broker answers INVALID_REQUEST with it, ConfigAdminManager.validateBrokerConfigChange).
-    Keys this broker does not know are refused too: it could not apply them."""
-    fixed = [name for name in props if name not in DYNAMIC_BROKER_KEYS]
-    if fixed:
-        raise ConfigError(f"Cannot update these configs dynamically: {java_set(fixed)}")
+    configs (per_broker: this broker's id, else the default broker ""). Raises ConfigError with
+    Kafka's message (the broker answers INVALID_REQUEST with it, ConfigAdminManager.validateBrokerConfigChange).
+    As Kafka, names it does not know are accepted (kept for plugins; stored, never applied) and only
+    Kafka's own non-dynamic names refused. A name Kafka may change dynamically but this broker reads
+    and cannot change live (listeners, num.io.threads, ...) is refused too: it would not take effect."""
+    from .kafka_config_names import (KAFKA_BROKER_CONFIG_NAMES, KAFKA_CLUSTER_LEVEL_LISTENER_CONFIG_NAMES,
+                                     KAFKA_DYNAMIC_BROKER_CONFIG_NAMES, KAFKA_LISTENER_ONLY_SECURITY_CONFIG_NAMES,
+                                     KAFKA_PER_BROKER_CONFIG_NAMES)
+
+    def known_static(name: str) -> bool:
+        return name not in KAFKA_DYNAMIC_BROKER_CONFIG_NAMES and (name in KAFKA_BROKER_CONFIG_NAMES
+                                                                   or name in BROKER_KEYS)
+
+    for names, message in (
+            ([n for n in props if known_static(n)], "Cannot update these configs dynamically"),
+            ([n for n in props if n in KAFKA_LISTENER_ONLY_SECURITY_CONFIG_NAMES],
+             "These security configs can be dynamically updated only per-listener using the listener prefix"),
+            ([] if per_broker else [n for n in props if n in KAFKA_PER_BROKER_CONFIG_NAMES or (
+                n.startswith(LISTENER_PREFIX) and n.count(".") >= 3
+                and n.split(".", 3)[3] not in KAFKA_CLUSTER_LEVEL_LISTENER_CONFIG_NAMES)],
+             "Cannot update these configs at default cluster level, broker id must be specified"),
+            ([n for n in props if n in BROKER_KEYS and n not in DYNAMIC_BROKER_KEYS],
+             "Cannot update these configs dynamically")):
+        if names:
+            raise ConfigError(f"{message}: {java_set(names)}")
     for name, raw in props.items():
-        BROKER_KEYS[name].parse(raw)
+        if name in BROKER_KEYS:
+            BROKER_KEYS[name].parse(raw)
 
 
 def parse_properties(text: str) -> dict[str, str]:

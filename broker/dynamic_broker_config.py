@@ -137,7 +137,7 @@ def alter_broker_configs(broker, resource_name: str, new_props: dict[str, str], 
     """Validate and (unless validate_only) store and apply a resource's complete new set of
     dynamic configs."""
     try:
-        validate_dynamic_broker_configs(new_props)
+        validate_dynamic_broker_configs(new_props, per_broker=bool(resource_name))
     except ConfigError as exc:
         # ConfigAdminManager.validateBrokerConfigChange turns ConfigException into INVALID_REQUEST.
         return ErrorCode.INVALID_REQUEST, str(exc)

@@ -1,5 +1,6 @@
 """The names of Apache Kafka 4.3.0's broker configs, to tell a typo from a Kafka setting kafka-wire
-does without when `kafka-wire serve` warns about keys it does not read.
+does without when `kafka-wire serve` warns about keys it does not read, and which of them Kafka lets
+AlterConfigs change at run time (broker/config.validate_dynamic_broker_configs).
 
 Taken from the "KafkaConfig values:" block a Kafka 4.3.0 broker logs at start (360 names).
 """
@@ -151,3 +152,63 @@ KAFKA_BROKER_CONFIG_NAMES = frozenset("""
     unclean.leader.election.interval.ms unstable.api.versions.enable
     unstable.feature.versions.enable
 """.split())
+
+
+# Those of them AlterConfigs/IncrementalAlterConfigs may change at run time (Kafka's
+# DynamicBrokerConfig.AllDynamicConfigs): the 99 a Kafka 4.3.0 broker describes with read_only false
+# (DescribeConfigs of its own id, every key). The others are refused dynamically ("Cannot update
+# these configs dynamically"); names Kafka does not know at all are accepted and stored.
+KAFKA_DYNAMIC_BROKER_CONFIG_NAMES = frozenset("""
+    background.threads compression.gzip.level compression.lz4.level compression.type
+    compression.zstd.level config.providers cordoned.log.dirs
+    follower.fetch.last.tiered.offset.enable group.consumer.assignment.interval.ms
+    group.coordinator.cached.buffer.max.bytes group.share.assignment.interval.ms
+    group.streams.assignment.interval.ms listener.security.protocol.map listeners
+    log.cleaner.backoff.ms log.cleaner.dedupe.buffer.size log.cleaner.delete.retention.ms
+    log.cleaner.io.buffer.load.factor log.cleaner.io.buffer.size log.cleaner.io.max.bytes.per.second
+    log.cleaner.max.compaction.lag.ms log.cleaner.min.cleanable.ratio
+    log.cleaner.min.compaction.lag.ms log.cleaner.threads log.cleanup.policy
+    log.flush.interval.messages log.flush.interval.ms log.index.interval.bytes
+    log.index.size.max.bytes log.local.retention.bytes log.local.retention.ms
+    log.message.timestamp.after.max.ms log.message.timestamp.before.max.ms
+    log.message.timestamp.type log.preallocate log.retention.bytes log.retention.ms
+    log.roll.jitter.ms log.roll.ms log.segment.bytes log.segment.delete.delay.ms
+    max.connection.creation.rate max.connections max.connections.per.ip
+    max.connections.per.ip.overrides message.max.bytes metric.reporters min.insync.replicas
+    num.io.threads num.network.threads num.recovery.threads.per.data.dir num.replica.fetchers
+    principal.builder.class producer.id.expiration.ms remote.fetch.max.wait.ms
+    remote.list.offsets.request.timeout.ms remote.log.index.file.cache.total.size.bytes
+    remote.log.manager.copier.thread.pool.size remote.log.manager.copy.max.bytes.per.second
+    remote.log.manager.expiration.thread.pool.size remote.log.manager.fetch.max.bytes.per.second
+    remote.log.manager.follower.thread.pool.size remote.log.reader.threads sasl.enabled.mechanisms
+    sasl.jaas.config sasl.kerberos.kinit.cmd sasl.kerberos.min.time.before.relogin
+    sasl.kerberos.principal.to.local.rules sasl.kerberos.service.name
+    sasl.kerberos.ticket.renew.jitter sasl.kerberos.ticket.renew.window.factor
+    sasl.login.refresh.buffer.seconds sasl.login.refresh.min.period.seconds
+    sasl.login.refresh.window.factor sasl.login.refresh.window.jitter
+    sasl.mechanism.inter.broker.protocol share.coordinator.cached.buffer.max.bytes ssl.cipher.suites
+    ssl.client.auth ssl.enabled.protocols ssl.endpoint.identification.algorithm
+    ssl.engine.factory.class ssl.key.password ssl.keymanager.algorithm
+    ssl.keystore.certificate.chain ssl.keystore.key ssl.keystore.location ssl.keystore.password
+    ssl.keystore.type ssl.protocol ssl.provider ssl.secure.random.implementation
+    ssl.trustmanager.algorithm ssl.truststore.certificates ssl.truststore.location
+    ssl.truststore.password ssl.truststore.type transaction.partition.verification.enable
+    unclean.leader.election.enable
+""".split())
+
+# SslConfigs.RECONFIGURABLE_CONFIGS: dynamic only with a listener prefix (listener.name.<l>.<name>).
+KAFKA_LISTENER_ONLY_SECURITY_CONFIG_NAMES = frozenset("""
+    ssl.key.password ssl.keystore.certificate.chain ssl.keystore.key ssl.keystore.location
+    ssl.keystore.password ssl.keystore.type ssl.truststore.certificates ssl.truststore.location
+    ssl.truststore.password ssl.truststore.type
+""".split())
+
+# DynamicBrokerConfig.PerBrokerConfigs (the listener and security configs but the cluster-level
+# listener ones): only on a broker's own id, never on the default broker "".
+KAFKA_PER_BROKER_CONFIG_NAMES = frozenset(
+    name for name in KAFKA_DYNAMIC_BROKER_CONFIG_NAMES
+    if name.startswith(("ssl.", "sasl.")) or name in ("listeners", "listener.security.protocol.map",
+                                                       "principal.builder.class"))
+# Listener-prefixed configs that may be set on the default broker: DynamicBrokerConfig.ClusterLevelListenerConfigs.
+KAFKA_CLUSTER_LEVEL_LISTENER_CONFIG_NAMES = frozenset({"max.connections", "max.connection.creation.rate",
+                                                      "num.network.threads"})

@@ -31,6 +31,8 @@ def _synonym(name: str, value: str | None, source: ConfigSource) -> dict:
 
 def _entry(name, value, source, key, synonyms, *, read_only: bool, include_synonyms: bool,
            include_documentation: bool) -> dict:
+    if key.sensitive:  # Kafka hides a sensitive config's value in its synonyms too
+        synonyms = [(synonym, None, synonym_source) for synonym, _, synonym_source in synonyms]
     return {
         "name": name,
         "value": None if key.sensitive else value,
@@ -41,6 +43,12 @@ def _entry(name, value, source, key, synonyms, *, read_only: bool, include_synon
         "config_type": int(key.type),
         "documentation": (key.doc or None) if include_documentation else None,
     }
+
+
+def _stored_key(name: str) -> ConfigKey:
+    """The definition of a dynamic broker config: a name no definition knows (stored for plugins, as
+    Kafka keeps them) is described as Kafka describes it: unknown type, so sensitive, value hidden."""
+    return BROKER_KEYS.get(name) or ConfigKey(name, ConfigType.UNKNOWN, None, sensitive=True)
 
 
 def _wanted(resource) -> set[str] | None:
@@ -95,6 +103,13 @@ def describe_broker(broker, resource, request) -> dict:
                               read_only=config_name not in DYNAMIC_BROKER_KEYS,
                               include_synonyms=request.include_synonyms,
                               include_documentation=request.include_documentation))
+    for config_name in {**config.dynamic_broker, **config.dynamic_default}:
+        if config_name in BROKER_KEYS or (wanted is not None and config_name not in wanted):
+            continue
+        synonyms = config.config_synonyms(config_name, (config_name,))
+        configs.append(_entry(config_name, None, synonyms[0][2], _stored_key(config_name), synonyms,
+                              read_only=True, include_synonyms=request.include_synonyms,
+                              include_documentation=request.include_documentation))
     return {"error_code": 0, "error_message": "", "configs": configs}
 
 
@@ -107,7 +122,7 @@ def describe_default_broker(broker, resource, request) -> dict:
     for config_name, value in config.dynamic_default.items():
         if wanted is not None and config_name not in wanted:
             continue
-        key = BROKER_KEYS.get(config_name) or ConfigKey(config_name, ConfigType.STRING, None)
+        key = _stored_key(config_name)
         synonyms = [s for s in config.config_synonyms(config_name, broker_synonyms(config_name))
                     if s[2] == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
         source = synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG

@@ -71,65 +71,11 @@ KNOWN: tuple[Known, ...] = (
     Known("join_group_into_consumer_group@v* :: JoinGroup with an unknown member id :: *", OPEN, _MIGRATION),
     Known("consumer_heartbeat_into_classic_group@v* :: *", OPEN, _MIGRATION),
     # -- transactions (scenarios/transactions.py) ------------------------------------------------------------
-    Known("txn_* :: * :: responses[[]0[]].partition_responses[[]0[]].log_start_offset", OPEN,
-          "Produce: a partition rejected before the log (transaction verification: INVALID_TXN_STATE / "
-          "TRANSACTION_ABORTABLE for a partition not in the transaction, INVALID_PRODUCER_EPOCH for a zombie or a "
-          "higher epoch) answers log_start_offset -1 in Kafka (ReplicaManager's error PartitionResponse); we fill "
-          "in the partition's log start offset (0). Errors raised by the log append itself (e.g. "
-          "OUT_OF_ORDER_SEQUENCE_NUMBER) carry the real log start offset in both. Fix in "
-          "broker/handlers/p00_produce.py (being raised to Produce v12 transaction v2 right now)."),
-    Known("txn_produce@v9 :: partition not added :: *.error_message", OPEN,
-          "Produce v9-10 to a partition not added to the transaction: Kafka answers INVALID_TXN_STATE with "
-          "error_message 'Partition was not added to the transaction'; we send none. Fix in "
-          "broker/handlers/p00_produce.py (being edited for transaction v2)."),
-    Known("txn_produce@v* :: next sequence after the higher epoch :: *", OPEN,
-          "After a transactional batch with a higher epoch than the coordinator's is rejected "
-          "(INVALID_PRODUCER_EPOCH), Kafka answers OUT_OF_ORDER_SEQUENCE_NUMBER to the producer's next batch at "
-          "its real epoch and next sequence: the rejected batch left a verification state entry (KIP-890 "
-          "part 1) whose lowestSequence (0) is below it (ProducerAppendInfo.checkSequence: appendFirstSeq > "
-          "verificationStateEntry.lowestSequence()). We keep no verification state and append it. Fix: a "
-          "verification state entry per producer in log/producer_state.py, set by p00_produce's verification, "
-          "cleared when the transaction ends."),
-    Known("txn_add_partitions_batched@v4 :: verify :: *partition_error_code", OPEN,
-          "AddPartitionsToTxn v4 verify_only for a partition not in the transaction: Kafka 4.3 answers "
-          "TRANSACTION_ABORTABLE (120), we INVALID_TXN_STATE (48). Fix in "
-          "broker/handlers/p24_add_partitions_to_txn.py / the coordinator's verification (transaction v2 work "
-          "in progress; Produce v11 already answers 120 for the same case)."),
-    Known("txn_offset_commit_member_checks@v3 :: higher producer epoch :: *error_code", OPEN,
-          "TxnOffsetCommit v3 with a producer epoch above the transaction's: Kafka answers INVALID_PRODUCER_EPOCH "
-          "(47: the __consumer_offsets partition's transaction verification fails and TxnOffsetCommit below v5 "
-          "gets INVALID_PRODUCER_EPOCH), we PRODUCER_FENCED (90). Fix in broker/handlers/p28_txn_offset_commit.py "
-          "(being raised to v5 right now): map PRODUCER_FENCED to INVALID_PRODUCER_EPOCH there."),
     Known("txn_write_markers_from_client@v0 :: *", OPEN,
           "WriteTxnMarkers v0: Kafka 4.3 serves 1-2 (v0 removed in 4.0, KIP-896) and closes the connection; we "
           "still advertise and serve 0-1 (as Kafka 3.9). For whoever raises WriteTxnMarkers to v2: drop v0 as "
           "Kafka 4 did, or keep it for 3.x parity and turn this into a KEPT entry."),
     # -- the data path (scenarios/data_path.py) ------------------------------------------------------------
-    *(Known(f"fetch_sessions@v* :: {step} :: *", OPEN,
-            "kafka-wire declines fetch sessions (KIP-227 allows it; broker/handlers/p01_fetch.py): a full fetch "
-            "(session id 0, epoch 0) is answered with session id 0 where Kafka 4.3 creates a session, so the "
-            "incremental fetches after it are FETCH_SESSION_ID_NOT_FOUND where Kafka serves them (and checks "
-            "their epoch: INVALID_FETCH_SESSION_EPOCH). Fix: a fetch session cache in p01_fetch.py (being raised "
-            "to v18 right now), or a README line that makes this KEPT.")
-      for step in ("new session", "a session was created", "wrong epoch", "epoch 1, new offset",
-                   "epoch 2, nothing changed")),
-    Known("fetch_unknown_topic_or_partition@v* :: unknown * :: responses*.aborted_transactions", OPEN,
-          "Fetch of a partition Kafka does not know (unknown topic, or a partition past the topic's): KafkaApis "
-          "answers it with FetchResponse.partitionResponse, aborted_transactions [] (not null) even under "
-          "read_uncommitted; errors from the log (OFFSET_OUT_OF_RANGE) keep null, as ours do. We answer null for "
-          "UNKNOWN_TOPIC_OR_PARTITION from broker.read_partition. Fix: p01_fetch._read_all answers "
-          "_partition_error(p, UNKNOWN_TOPIC_OR_PARTITION) for it (file being raised to v18 right now)."),
-    Known("produce_refused_batches@v* :: transactional*batch, no transactional id :: *", OPEN,
-          "Produce of a transactional batch (control or not) in a request without a transactional id: Kafka "
-          "(KafkaApis.handleProduceRequest: hasTransactionalRecords, WRITE on the null transactional id fails) "
-          "answers every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) with log_start_offset -1; we "
-          "append the non-control one (NONE) and answer the control one INVALID_RECORD (87). Fix in "
-          "broker/handlers/p00_produce.py before the append (being edited for transaction v2 right now)."),
-    Known("produce_batch_shapes@v* :: partition 0 twice :: responses[[]0[]].partition_responses*", OPEN,
-          "Produce naming one partition twice: Kafka (KafkaApis.handleProduceRequest collects partitions into a "
-          "map) appends only the batch named last and answers the partition once; we append both and answer "
-          "twice. Fix in broker/handlers/p00_produce.py (being edited for transaction v2 right now); "
-          "p21_delete_records does the same collecting already."),
     Known("fetch_several_partitions_max_bytes@v* :: partition 1 twice :: responses[[]0[]].partitions", OPEN,
           "Fetch naming one partition twice: Kafka answers it once (the request's partitions become a map in "
           "FetchSession/FetchRequest.fetchData); we read and answer it twice. Fix in p01_fetch._read_all "
@@ -140,19 +86,6 @@ KNOWN: tuple[Known, ...] = (
           "every partition (offsets -1, aborted_transactions []); we read as read_uncommitted. Fix in "
           "broker/handlers/p01_fetch.py (being raised to v18 right now)."),
     # -- configs (scenarios/admin_configs.py) ------------------------------------------------------------------
-    *(Known(pattern, OPEN,
-            "AlterConfigs/IncrementalAlterConfigs of a broker config name Kafka 4.3 does not know (here the broker "
-            "synonyms of the topic configs Kafka 4.0 removed: log.message.format.version, "
-            "log.message.downconversion.enable, log.message.timestamp.difference.max.ms) on the default broker "
-            "\"\" or broker 1: Kafka accepts it (DynamicBrokerConfig.validateConfigs refuses only KafkaConfig's "
-            "own non-dynamic names; unknown ones are stored for plugins), we refuse every name we do not declare "
-            "(INVALID_REQUEST \"Cannot update these configs dynamically: [...]\"; librdkafka's 0081 meets the same "
-            "with sasl.kerberos.min.time.before.relogin, a Kafka dynamic key). Fix: "
-            "broker/config.validate_dynamic_broker_configs refuses only Kafka 4.3's non-dynamic broker names (the "
-            "whole list: DescribeConfigs of the reference broker, read_only=true), and "
-            "broker/dynamic_broker_config.py stores and describes unknown names as Kafka does.")
-      for pattern in ("incremental_alter_broker_configs@v* :: broker *: SET log.message.* :: *",
-                      "alter_broker_configs@v* :: broker *: log.message.* :: *")),
     Known("produce_null_records@v* :: null records :: *", KEPT,
           "A Produce whose partition carries null records: Kafka 4.3 never answers it (the client times out); "
           "we answer that partition INVALID_RECORD, as Kafka answers empty records."),

@@ -127,8 +127,8 @@ def test_refused_changes_as_kafka(configured):
     with WireClient(configured.bootstrap) as client:
         assert incremental(client, "", [("log.dirs", SET, "/elsewhere")]) == (
             "INVALID_REQUEST", "Cannot update these configs dynamically: [log.dirs]")
-        assert incremental(client, "1", [("no.such.config", SET, "1")]) == (
-            "INVALID_REQUEST", "Cannot update these configs dynamically: [no.such.config]")
+        assert incremental(client, "1", [("process.roles", SET, "broker")]) == (
+            "INVALID_REQUEST", "Cannot update these configs dynamically: [process.roles]")
         assert incremental(client, "", [("log.retention.ms", SET, "soon")])[0] == "INVALID_REQUEST"
         assert incremental(client, "", [("log.segment.bytes", APPEND, "1")]) == (
             "INVALID_CONFIG", "Config value append is not allowed for config key: log.segment.bytes")
@@ -143,6 +143,32 @@ def test_refused_changes_as_kafka(configured):
         assert alter(client, "", {"num.io.threads": "4"}) == (
             "INVALID_REQUEST", "Cannot update these configs dynamically: [num.io.threads]")
         assert describe_broker(client, "") == {}
+
+
+def test_names_kafka_does_not_know_are_stored_and_described_as_kafka(configured):
+    """Kafka 4.3 accepts and stores a dynamic broker config name it does not know (a plugin's, or one
+    Kafka 4.0 removed), and describes it with its value hidden (unknown type: sensitive), read-only;
+    its own per-broker keys (sasl.kerberos.*, as librdkafka's test 0081 sets) only on a broker id."""
+    made_up, removed = "kafka.wire.made.up.name", "log.message.format.version"
+    with WireClient(configured.bootstrap) as client:
+        assert incremental(client, "1", [(made_up, SET, "x"), (removed, SET, "3.0-IV1")]) == ("NONE", None)
+        assert alter(client, "", {made_up: "y"}) == ("NONE", None)
+        assert incremental(client, "1", [("sasl.kerberos.min.time.before.relogin", SET, "58000")]) == ("NONE", None)
+        assert incremental(client, "", [("sasl.kerberos.min.time.before.relogin", SET, "58000")]) == (
+            "INVALID_REQUEST", "Cannot update these configs at default cluster level, broker id must be specified: "
+                               "[sasl.kerberos.min.time.before.relogin]")
+        assert incremental(client, "1", [("ssl.keystore.location", SET, "/k")]) == (
+            "INVALID_REQUEST", "These security configs can be dynamically updated only per-listener using the "
+                               "listener prefix: [ssl.keystore.location]")
+        assert describe_broker(client, "1", [made_up, removed]) == {
+            made_up: (None, DYNAMIC_BROKER_CONFIG, True,
+                      [(made_up, None, DYNAMIC_BROKER_CONFIG), (made_up, None, DYNAMIC_DEFAULT_BROKER_CONFIG)]),
+            removed: (None, DYNAMIC_BROKER_CONFIG, True, [(removed, None, DYNAMIC_BROKER_CONFIG)])}
+        assert made_up in describe_broker(client, "1")
+        assert describe_broker(client, "") == {
+            made_up: (None, DYNAMIC_DEFAULT_BROKER_CONFIG, True, [(made_up, None, DYNAMIC_DEFAULT_BROKER_CONFIG)])}
+        assert incremental(client, "1", [(made_up, DELETE, None)]) == ("NONE", None)
+        assert describe_broker(client, "1", [made_up])[made_up][1] == DYNAMIC_DEFAULT_BROKER_CONFIG
 
 
 @pytest.mark.parametrize("name, value", [("log.retention.hours", "10"), ("log.retention.minutes", "600"),

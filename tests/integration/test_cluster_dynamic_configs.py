@@ -202,6 +202,19 @@ def test_per_broker_config_applies_only_on_that_broker_and_everything_survives_r
                          "the deleted default on broker 2")
 
 
+def test_name_kafka_does_not_know_is_stored_in_zookeeper_and_seen_by_every_broker(cluster):
+    """As Kafka, a dynamic broker config name no config defines (a plugin's) is stored, not refused."""
+    name = "kafka.wire.made.up.name"
+    with client_of(cluster, 1) as client:
+        assert incremental(client, "", [(name, SET, "x")]) == ("NONE", None)
+    assert zk_json(cluster, "/config/brokers/<default>")["config"][name] == "x"
+    with client_of(cluster, 2) as client:
+        cluster.wait_for(lambda: name in describe_broker(client, ""), 10, "the made-up default on broker 2")
+        assert describe_broker(client, "2", [name]) == {name: (None, DYNAMIC_DEFAULT_BROKER_CONFIG)}
+        assert incremental(client, "", [(name, DELETE, None)]) == ("NONE", None)
+        assert name not in describe_broker(client, "")
+
+
 def test_java_admin_against_the_cluster(cluster, java_kafka_clients):
     """Java's Admin (what kafka-configs.sh --bootstrap-server sends): a broker's own configs go to
     that broker, the default's and the quotas to any broker."""

@@ -33,10 +33,38 @@ def test_layers_and_synonyms():
 
 def test_validation_messages():
     validate_dynamic_broker_configs({"log.retention.ms": "1000", "max.connections": "10"})
-    with pytest.raises(ConfigError, match=r"^Cannot update these configs dynamically: \[log.dirs, foo\]$"):
+    with pytest.raises(ConfigError, match=r"^Cannot update these configs dynamically: \[log.dirs\]$"):
         validate_dynamic_broker_configs({"log.dirs": "/x", "log.retention.ms": "1", "foo": "1"})
     with pytest.raises(ConfigError, match="log.segment.bytes"):
         validate_dynamic_broker_configs({"log.segment.bytes": "big"})
+
+
+def test_names_kafka_does_not_know_are_accepted_its_static_ones_refused():
+    """As Kafka 4.3's DynamicBrokerConfig.validateConfigs: a name no Kafka config defines (a plugin's, or
+    one Kafka 4.0 removed) is accepted; Kafka's non-dynamic names are refused, its per-listener
+    security configs need the listener prefix, its per-broker ones a broker id."""
+    for per_broker in (True, False):
+        validate_dynamic_broker_configs({"my.plugin.setting": "x", "log.message.format.version": "3.0-IV1",
+                                         "listener.name.plain.max.connections": "5"}, per_broker)
+    validate_dynamic_broker_configs({"sasl.kerberos.min.time.before.relogin": "58000",
+                                     "listener.name.plain.sasl.jaas.config": "x"})
+    with pytest.raises(ConfigError, match=r"^Cannot update these configs at default cluster level, broker id must be "
+                                          r"specified: \[sasl.kerberos.min.time.before.relogin\]$"):
+        validate_dynamic_broker_configs({"sasl.kerberos.min.time.before.relogin": "58000"}, per_broker=False)
+    with pytest.raises(ConfigError, match=r"broker id must be specified: \[listener.name.plain.sasl.jaas.config\]$"):
+        validate_dynamic_broker_configs({"listener.name.plain.sasl.jaas.config": "x"}, per_broker=False)
+    with pytest.raises(ConfigError, match=r"^These security configs can be dynamically updated only per-listener using "
+                                          r"the listener prefix: \[ssl.keystore.location\]$"):
+        validate_dynamic_broker_configs({"ssl.keystore.location": "/k"})
+    with pytest.raises(ConfigError, match=r"^Cannot update these configs dynamically: \[process.roles\]$"):
+        validate_dynamic_broker_configs({"process.roles": "broker", "my.plugin.setting": "x"})
+
+
+def test_stored_names_no_definition_knows_are_kept_and_ignored():
+    config = BrokerConfig({})
+    config.set_dynamic({"my.plugin.setting": "y"}, {"my.plugin.setting": "x"})
+    assert config.config_synonyms("my.plugin.setting", ("my.plugin.setting",)) == [
+        ("my.plugin.setting", "x", DYN), ("my.plugin.setting", "y", DYN_DEFAULT)]
 
 
 def _op(name, op, value=None):

@@ -128,10 +128,14 @@ _STATIC_SYNONYMS = {"log.retention.hours": "168", "log.retention.minutes": "1008
                     "log.roll.jitter.hours": "0", "log.flush.scheduler.interval.ms": "9223372036854775807"}
 
 
+_MADE_UP = "kafka.wire.made.up.name"
+
+
 @scenario("IncrementalAlterConfigs", versions=ALL, covers=["INVALID_REQUEST"])
 def incremental_alter_broker_configs(s: Session, v: int):
     """SET on the default broker ("") and on broker 1: a dynamic key, each static synonym of a topic config's
-    broker default, the broker synonyms of removed topic configs (validate only but the refused synonyms)."""
+    broker default, the broker synonyms of removed topic configs (validate only but the refused synonyms);
+    then a made-up name and a per-broker SASL key set, the made-up one described, both deleted."""
     keys = {"log.retention.ms": "604800000", **_STATIC_SYNONYMS, **_REMOVED_BROKER_CONFIGS}
     for resource_name in ("", "1"):
         for name, value in keys.items():
@@ -141,6 +145,23 @@ def incremental_alter_broker_configs(s: Session, v: int):
                 "validate_only": name not in _STATIC_SYNONYMS}, label=f"broker {resource_name!r}: SET {name}")
     _describe(s, 4, [{"resource_type": BROKER, "resource_name": "1", "configuration_keys": list(_STATIC_SYNONYMS)}],
               label="after")
+    # A name no Kafka config defines (a plugin's) is stored on both resources and described with its value
+    # hidden; sasl.kerberos.min.time.before.relogin (librdkafka's test 0081) is per broker only.
+    for resource_name in ("", "1"):
+        for name, value in ((_MADE_UP, resource_name or "default"), ("sasl.kerberos.min.time.before.relogin", "58000")):
+            s.call("IncrementalAlterConfigs", v, {"resources": [{
+                "resource_type": BROKER, "resource_name": resource_name,
+                "configs": [{"name": name, "config_operation": 0, "value": value}]}],
+                "validate_only": False}, label=f"broker {resource_name!r}: SET {name}")
+    for resource_name in ("1", ""):
+        _describe(s, 4, [{"resource_type": BROKER, "resource_name": resource_name, "configuration_keys": [_MADE_UP]}],
+                  label=f"broker {resource_name!r}: {_MADE_UP} described")
+    for resource_name in ("", "1"):
+        s.call("IncrementalAlterConfigs", v, {"resources": [{
+            "resource_type": BROKER, "resource_name": resource_name,
+            "configs": [{"name": name, "config_operation": 1, "value": None}
+                        for name in (_MADE_UP, "sasl.kerberos.min.time.before.relogin")]}],
+            "validate_only": False}, label=f"broker {resource_name!r}: DELETE them")
 
 
 @scenario("AlterConfigs", versions=ALL, covers=["INVALID_REQUEST"])
@@ -160,3 +181,4 @@ def alter_broker_configs(s: Session, v: int):
                                                       "configs": configs}],
                                        "validate_only": name not in _STATIC_SYNONYMS},
                    label=f"broker {resource_name!r}: {name}")
+
