@@ -118,8 +118,10 @@ class ConsumerGroup:
 
     def __init__(self, group_id: str, now_ms: int) -> None:
         self.group_id = group_id
-        self.group_epoch = 0
-        self.assignment_epoch = 0
+        # Kafka 4.3 starts both at 1 (ModernGroup, TargetAssignmentMetadata.INITIAL): a new group's
+        # first join bumps it to epoch 2.
+        self.group_epoch = 1
+        self.assignment_epoch = 1
         self.members: dict[str, ConsumerGroupMember] = {}
         self.static_members: dict[str, str] = {}  # instance id -> member id
         self.target: dict[str, Assignment] = {}  # member id -> target assignment

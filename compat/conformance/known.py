@@ -30,7 +30,7 @@ class Known:
 
 _MIGRATION = ("Kafka 4.3 (group.consumer.migration.policy=bidirectional by default) lets classic members and "
               "KIP-848 members share a group (online migration): a classic JoinGroup of protocol type "
-              "'consumer' joins a consumer group (answered with generation 2, protocol 'range'), and a "
+              "'consumer' joins a consumer group (answered with generation 3, protocol 'range'), and a "
               "ConsumerGroupHeartbeat into a Stable classic group converts it to a consumer group (DescribeGroups "
               "then says Dead). kafka-wire keeps the protocols apart: INCONSISTENT_GROUP_PROTOCOL / "
               "GROUP_ID_NOT_FOUND. Fix: classic members inside consumer groups in "

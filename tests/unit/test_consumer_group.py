@@ -121,7 +121,8 @@ def test_first_member_gets_every_partition_and_the_group_epoch(tmp_path):
             a = Member(c, "a")
             response = a.heartbeat()
             assert response["error_code"] == 0
-            assert response["member_epoch"] == 1
+            # Kafka 4.3 starts a new group at epoch 1 (ModernGroup; its target assignment too): the join bumps it to 2.
+            assert response["member_epoch"] == 2
             assert response["heartbeat_interval_ms"] == 5000
             assert len(a.owned) == 6
             group = c.groups["g"]
@@ -129,6 +130,9 @@ def test_first_member_gets_every_partition_and_the_group_epoch(tmp_path):
             assert group.state == "Stable"
             types = [r[0] for r in records_of(c)]
             assert types[:2] == [5, 4] and 3 in types and 6 in types and 7 in types and types[-1] == 8
+            assert a.heartbeat(epoch=-1)["member_epoch"] == -1
+            described = c.consumer_group_describe("g")
+            assert (described["group_epoch"], described["assignment_epoch"]) == (3, 2)
 
     run(scenario())
 
@@ -140,15 +144,15 @@ def test_second_member_waits_for_revocation_and_nobody_shares_a_partition(tmp_pa
             a.heartbeat()
             b.heartbeat()
             # b has the new epoch but nothing yet: every partition is still a's.
-            assert b.epoch == 2 and b.owned == set()
+            assert b.epoch == 3 and b.owned == set()
             assert c.groups["g"].members["b"].state == MemberState.UNRELEASED_PARTITIONS
-            a.heartbeat()  # told to revoke three partitions, keeping epoch 1
-            assert a.epoch == 1 and len(a.owned) == 3
+            a.heartbeat()  # told to revoke three partitions, keeping epoch 2
+            assert a.epoch == 2 and len(a.owned) == 3
             assert c.groups["g"].state == "Reconciling"
             b.heartbeat()  # a has not confirmed yet: still nothing for b
             assert b.owned == set()
-            a.heartbeat()  # a confirms: epoch 2
-            assert a.epoch == 2
+            a.heartbeat()  # a confirms: epoch 3
+            assert a.epoch == 3
             b.heartbeat()
             assert len(b.owned) == 3
             assert set(owners([a, b])) == {(tid, p) for tid in [c.broker.metadata.topic("t").topic_id]
@@ -211,9 +215,9 @@ def test_lost_response_with_previous_epoch_is_accepted(tmp_path):
             b = Member(c, "b")
             b.heartbeat()
             a.heartbeat()
-            a.heartbeat()  # epoch 2 now, but pretend the answer was lost
-            assert a.epoch == 2
-            assert a.heartbeat(epoch=1)["error_code"] == 0
+            a.heartbeat()  # epoch 3 now, but pretend the answer was lost
+            assert a.epoch == 3
+            assert a.heartbeat(epoch=2)["error_code"] == 0
 
     run(scenario())
 
