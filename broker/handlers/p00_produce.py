@@ -5,6 +5,12 @@ topic or partition, then the request-level record checks (exactly one magic-2 ba
 partition; zstd needs v7+), then acks (INVALID_REQUIRED_ACKS for the partitions still standing),
 then internal topics, min.insync.replicas for acks=-1, and the log's own checks.
 
+A partition named twice is appended and answered once, at its first place, with the batch named
+last (KafkaApis collects the request into a map keyed by partition). A request carrying a
+transactional batch (control or not, the first batch of any partition) needs a transactional id
+with WRITE on it, else every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, before any other
+check (KafkaApis.handleProduceRequest's hasTransactionalRecords).
+
 acks=0 gets no response; when any partition failed, the connection is closed instead, which is
 how Kafka tells an acks=0 producer that something went wrong.
 
@@ -137,10 +143,43 @@ async def _await_in_sync_replicas(broker, timeout_ms: int, responses: list[tuple
             appended[tp]["error_code"] = int(error)
 
 
+def _has_transactional_batch(request) -> bool:
+    """Kafka's RequestUtils.hasTransactionalRecords: the first batch of some partition is transactional."""
+    for topic in request.topic_data:
+        for pd in topic.partition_data:
+            try:
+                if pd.records and read_batch_header(pd.records).is_transactional:
+                    return True
+            except InvalidRecordBatch:  # UnsupportedMagic too: old formats carry no transactions
+                continue
+    return False
+
+
+def _each_partition_once(request, version: int) -> None:
+    """A partition named twice keeps its first place and the batch named last; a topic entry left
+    without partitions goes."""
+    def key(topic, pd):
+        return (topic.topic_id if version >= TOPIC_IDS_VERSION else topic.name), pd.index
+
+    last = {key(topic, pd): pd for topic in request.topic_data for pd in topic.partition_data}
+    kept = []
+    for topic in request.topic_data:
+        named = bool(topic.partition_data)
+        topic.partition_data = [chosen for pd in topic.partition_data
+                                if (chosen := last.pop(key(topic, pd), None)) is not None]
+        if topic.partition_data or not named:
+            kept.append(topic)
+    request.topic_data = kept
+
+
 async def handle(broker, ctx, request):
     version = ctx.api_version
     acks = request.acks
     valid_acks = acks in (-1, 0, 1)
+    transactional_refused = _has_transactional_batch(request) and (
+        request.transactional_id is None or not broker.authorizer.authorize(
+            ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id))
+    _each_partition_once(request, version)
     names = (topic_names_of(broker.metadata, (t.topic_id for t in request.topic_data)) if version >= TOPIC_IDS_VERSION
              else [t.name for t in request.topic_data])
     responses: list[tuple[str | None, dict]] = []
@@ -153,7 +192,9 @@ async def handle(broker, ctx, request):
         partitions = []
         for pd in topic.partition_data:
             meta = broker.metadata.topic(name) if name is not None else None
-            if name is None:
+            if transactional_refused:  # the whole request, as Kafka's error response
+                entry = _partition_error(pd.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            elif name is None:
                 entry = _partition_error(pd.index, ErrorCode.UNKNOWN_TOPIC_ID)
             elif transaction_denied:
                 entry = _partition_error(pd.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)

@@ -132,6 +132,52 @@ def test_v13_names_topics_by_id(client):
     assert produce(client, topic, batch([b"by name"]), partition=1, version=12).base_offset == 1
 
 
+def test_a_partition_named_twice_appends_the_batch_named_last_and_is_answered_once(client):
+    """KafkaApis.handleProduceRequest collects the partitions into a map: the batch named last wins,
+    the partition is answered once, the other partitions keep their places."""
+    topic = unique("twice")
+    create_topic(client, topic, partitions=2)
+    response = client.call("Produce", 9, {"transactional_id": None, "acks": 1, "timeout_ms": 5000, "topic_data": [
+        {"name": topic, "partition_data": [{"index": 0, "records": batch([b"first"])},
+                                           {"index": 1, "records": batch([b"other"])}]},
+        {"name": topic, "partition_data": [{"index": 0, "records": batch([b"last", b"one"])}]}]})
+    answers = [(t.name, p.index, error_name(p.error_code), p.base_offset)
+               for t in response.responses for p in t.partition_responses]
+    assert answers == [(topic, 0, "NONE", 0), (topic, 1, "NONE", 0)]
+    assert [r[3] for r in read_all(client, topic)] == [b"last", b"one"]
+    assert [r[3] for r in read_all(client, topic, partition=1)] == [b"other"]
+
+
+@pytest.mark.parametrize("control", [False, True], ids=["data", "control"])
+def test_transactional_batch_without_transactional_id_refuses_the_whole_request(client, control):
+    """A transactional batch (control or not) in a request without a transactional id: Kafka
+    (hasTransactionalRecords, WRITE on the null transactional id) answers every partition of the
+    request TRANSACTIONAL_ID_AUTHORIZATION_FAILED with -1 offsets, before any other check, and
+    appends nothing, not even the other partitions' plain batches."""
+    from kafka_wire.record_codec import ControlRecordType, Record, build_batch, encode_control_key, \
+        encode_end_transaction_marker
+
+    topic = unique("txn-no-id")
+    create_topic(client, topic, partitions=2)
+    if control:
+        records = build_batch([Record(0, 0, encode_control_key(ControlRecordType.COMMIT),
+                                      encode_end_transaction_marker(0))], base_timestamp=now_ms(),
+                              is_control=True, is_transactional=True, producer_id=1, producer_epoch=0)
+    else:
+        records = batch([b"t"], is_transactional=True, producer_id=1, producer_epoch=0, base_sequence=0)
+    response = client.call("Produce", 9, {"transactional_id": None, "acks": -1, "timeout_ms": 5000, "topic_data": [
+        {"name": topic, "partition_data": [{"index": 0, "records": batch([b"plain"])},
+                                           {"index": 1, "records": records}]},
+        {"name": unique("missing"), "partition_data": [{"index": 0, "records": batch([b"x"])}]}]})
+    answers = [(p.index, error_name(p.error_code), p.base_offset, p.log_start_offset)
+               for t in response.responses for p in t.partition_responses]
+    assert answers == [(0, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", -1, -1),
+                       (1, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", -1, -1),
+                       (0, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", -1, -1)]
+    assert log_end_offset(client, topic) == 0
+    assert log_end_offset(client, topic, partition=1) == 0
+
+
 def test_writes_to_internal_topics_are_refused(broker):
     """ReplicaManager.appendToLocalLog: "Cannot append to internal topic" is INVALID_TOPIC_EXCEPTION
     unless the client id is Kafka's own admin id (__admin_client)."""
