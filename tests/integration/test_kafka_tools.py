@@ -453,14 +453,6 @@ def test_kafka_consumer_groups_with_a_live_consumer_protocol_member(tool, kafka,
         tool(*c, "--delete", "--group", "tools-live-consumer")
 
 
-_EPOCHS = ("Kafka 4.3's first ConsumerGroupHeartbeat leaves a new consumer group at group epoch 2 (kafka-consumer-"
-           "groups.sh --describe --members --verbose prints CURRENT-EPOCH/TARGET-EPOCH 2, --state --verbose "
-           "GROUP-EPOCH/TARGET-ASSIGNMENT-EPOCH 2); kafka-wire's is 1. The conformance suite records it as open "
-           "(compat/conformance/known.py _EPOCHS); the fix goes in coordinator/consumer_group_coordinator.py once "
-           "Kafka's second bump on creation is pinned")
-
-
-@pytest.mark.xfail(strict=True, reason=_EPOCHS)
 def test_kafka_consumer_groups_epochs_of_a_consumer_protocol_group(tool, kafka, ours):
     c = (CONSUMER_GROUPS, *SERVER)
     tool(TOPICS, *SERVER, "--create", "--topic", "tools-epochs", "--partitions", "1", "--replication-factor", "1")
