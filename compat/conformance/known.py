@@ -91,6 +91,25 @@ KNOWN: tuple[Known, ...] = (
           "we answer that partition INVALID_RECORD, as Kafka answers empty records."),
 )
 
+# Against Kafka 3.9: kafka-wire answers as Kafka 4.3 does where the two lines differ. Each entry names
+# the 4.x change; the 4.3.0 run compares the same cases with none of these entries.
+_FOLLOWS_4 = "kafka-wire answers as Kafka 4.3 does; Kafka 3.9 predates this: "
+KNOWN = KNOWN + tuple(Known(pattern, KEPT, _FOLLOWS_4 + why, ("3.*",)) for pattern, why in (
+    ("api_versions*:: ApiVersions v* :: api_keys.*",
+     "kafka-wire advertises Kafka 4.3's API versions (4.0 removed old versions, KIP-896; 4.x added new ones)"),
+    ("api_versions*:: ApiVersions v* :: *_features.*", "the feature levels of 4.x (transaction.version 2, group.version 1)"),
+    ("*:: *authorized_operations",
+     "Kafka 4.0's group configs (KIP-848) made DESCRIBE_CONFIGS and ALTER_CONFIGS group operations (3400, not 328)"),
+    ("removed_topic_configs*", "Kafka 4.0 removed message.format.version, message.downconversion.enable and "
+                               "message.timestamp.difference.max.ms"),
+    ("consumer_*", "the KIP-848 consumer group protocol is generally available and on by default from Kafka 4.0 "
+                   "(3.9: UNSUPPORTED_VERSION unless enabled)"),
+    ("*consumer_group*", "the KIP-848 consumer group protocol is on by default from Kafka 4.0"),
+    ("update_features*", "Kafka 4.x's feature levels (transaction.version, group.version) and UpdateFeatures checks"),
+    ("describe_groups_states*:: * :: groups[[]*[]].members*",
+     "Kafka 4.x keeps members' last assignment (and order) in DescribeGroups outside Stable"),
+))
+
 
 def explain(where: str, kafka_version: str | None = None) -> Known | None:
     for known in KNOWN:
