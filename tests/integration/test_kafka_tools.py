@@ -208,16 +208,17 @@ def test_kafka_configs_quotas(tool):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "kafka-configs.sh --entity-type brokers --entity-name 1 --alter --add-config log.cleaner.threads=2: Kafka "
-    "4.3 prints 'Completed updating config for broker 1.' (the cleaner threads are resized live); kafka-wire "
-    "refuses with INVALID_REQUEST 'Cannot update these configs dynamically: [log.cleaner.threads]', as it "
-    "refuses every broker config it does not apply live (broker/config.py DYNAMIC_BROKER_KEYS; the fix goes "
-    "there once log/ can resize its cleaner)"))
-def test_kafka_configs_dynamic_cleaner_threads(tool):
-    tool(CONFIGS, *SERVER, "--entity-type", "brokers", "--entity-name", "1", "--alter",
-         "--add-config", "log.cleaner.threads=2")
-    tool(CONFIGS, *SERVER, "--entity-type", "brokers", "--entity-name", "1", "--alter",
-         "--delete-config", "log.cleaner.threads")
+    "kafka-configs.sh --entity-type brokers --entity-name 1 --describe after --add-config log.cleaner.threads=2: "
+    "Kafka 4.3 prints 'log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2, "
+    "DEFAULT_CONFIG:log.cleaner.threads=1}'; kafka-wire accepts and stores the value but describes it as a name it "
+    "does not know: 'log.cleaner.threads=null sensitive=true synonyms={DYNAMIC_BROKER_CONFIG:log.cleaner.threads="
+    "null}' (Kafka's dynamic broker configs that broker/config.py BROKER_KEYS does not declare are described "
+    "hidden, without type or default; the fix goes there: declare them with Kafka's type and default)"))
+def test_kafka_configs_a_kafka_broker_config_kafka_wire_does_not_declare(tool):
+    c = (CONFIGS, *SERVER)
+    tool(*c, "--entity-type", "brokers", "--entity-name", "1", "--alter", "--add-config", "log.cleaner.threads=2")
+    tool.settled(*c, "--entity-type", "brokers", "--entity-name", "1", "--describe")
+    tool(*c, "--entity-type", "brokers", "--entity-name", "1", "--alter", "--delete-config", "log.cleaner.threads")
     tool.assert_same()
 
 
