@@ -141,15 +141,18 @@ class Normaliser:
         return self.seen[key]
 
     def text(self, text: str) -> str:
-        if self.tool == TRANSACTIONS:
-            text = self._transaction_tables(text)
+        # Order first, on the values as printed (rows keyed by a name), so that placeholders are then
+        # numbered in the same order on both sides.
         for rule in self.rules:
             if rule.mode == SORT:
                 head, *rows = text.split("\n")
                 text = "\n".join([head, *sorted(r for r in rows if r)]) + ("\n" if text.endswith("\n") else "")
-                continue
-            if rule.mode == BLOCKS:
+            elif rule.mode == BLOCKS:
                 text = "\n\n".join(sorted("\n".join([head, *sorted(entries)]) for head, entries in _blocks(text)))
+        if self.tool == TRANSACTIONS:
+            text = self._transaction_tables(text)
+        for rule in self.rules:
+            if rule.mode in (SORT, BLOCKS):
                 continue
 
             def replace(match: re.Match, rule=rule) -> str:
@@ -254,7 +257,7 @@ class Comparison:
         return self.kafka == self.ours
 
     def diff(self) -> str:
-        """What differs, normalised, as a unified diff (Kafka's side first), and the raw runs."""
+        """What differs once normalised: exit statuses, then unified diffs of stdout and stderr (Kafka's first)."""
         name = self.tool.rsplit(".", 1)[-1]
         parts = [f"{name} {' '.join(self.args)}"]
         if self.kafka.exit != self.ours.exit:

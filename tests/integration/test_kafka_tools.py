@@ -447,20 +447,13 @@ def test_kafka_consumer_groups_with_a_live_consumer_protocol_member(tool, kafka,
     with Members(kafka, ours, "tools-live-consumer", "tools-live-848", "consumer").running():
         tool(*c, "--describe", "--group", "tools-live-consumer")
         tool(*c, "--describe", "--group", "tools-live-consumer", "--members")
+        tool(*c, "--describe", "--group", "tools-live-consumer", "--members", "--verbose")  # epochs, assignments
         tool(*c, "--describe", "--group", "tools-live-consumer", "--state")
+        tool(*c, "--describe", "--group", "tools-live-consumer", "--state", "--verbose")
         tool(*c, "--list", "--type")
         tool(*c, "--reset-offsets", "--group", "tools-live-consumer", "--topic", "tools-live-848", "--to-earliest",
              "--execute")
         tool(*c, "--delete", "--group", "tools-live-consumer")
-
-
-def test_kafka_consumer_groups_epochs_of_a_consumer_protocol_group(tool, kafka, ours):
-    c = (CONSUMER_GROUPS, *SERVER)
-    tool(TOPICS, *SERVER, "--create", "--topic", "tools-epochs", "--partitions", "1", "--replication-factor", "1")
-    with Members(kafka, ours, "tools-epochs", "tools-epochs", "consumer").running():
-        tool(*c, "--describe", "--group", "tools-epochs", "--members", "--verbose")
-        tool(*c, "--describe", "--group", "tools-epochs", "--state", "--verbose")
-    tool.assert_same()
 
 
 # -- kafka-transactions ---------------------------------------------------------------------------------
