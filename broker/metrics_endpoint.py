@@ -117,7 +117,21 @@ class BrokerStateCollector:
         yield size
         yield start
         yield end
+        yield from self._fetch_sessions()
         yield from self._consumer_groups(high_watermarks)
+
+    def _fetch_sessions(self):
+        """Kafka's NumIncrementalFetchSessions and NumIncrementalFetchPartitionsCached, and how many
+        fetches a session served (KIP-227, broker/fetch_sessions.py)."""
+        cache = getattr(self.broker, "fetch_sessions", None)
+        if cache is None:
+            return
+        yield GaugeMetricFamily(f"{PREFIX}_incremental_fetch_sessions", "Fetch sessions in the cache",
+                                value=len(cache))
+        yield GaugeMetricFamily(f"{PREFIX}_incremental_fetch_partitions_cached",
+                                "Partitions the fetch sessions hold", value=cache.partitions_cached())
+        yield CounterMetricFamily(f"{PREFIX}_incremental_fetches", "Incremental fetches served in a session",
+                                  value=cache.incremental_fetches)
 
     def _consumer_groups(self, high_watermarks: dict[tuple[str, int], int]):
         committed = GaugeMetricFamily(f"{PREFIX}_consumer_group_committed_offset", "A group's committed offset",

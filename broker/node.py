@@ -30,6 +30,7 @@ from coordinator.txn_log import TRANSACTION_STATE_TOPIC
 from coordinator.txn_markers import write_txn_markers
 
 from .dynamic_broker_config import apply_dynamic_broker_configs
+from .fetch_sessions import FetchSessionCache
 from .features import (
     FeatureUpdate,
     bootstrap_levels,
@@ -143,6 +144,7 @@ class Broker:
         # Before anything reads or writes in them: an unusable log dir stops the broker here.
         self.logs.create_and_validate_log_dirs()
         self.waiters = DataWaiters()
+        self.fetch_sessions = FetchSessionCache.from_config(config)
         self.producer_ids = ProducerIdManager(data_dir)
         self.started_at = time.time()
         self.server = None

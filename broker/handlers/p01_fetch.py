@@ -1,9 +1,9 @@
 """Fetch (1): log bytes from each partition, long-polling until min_bytes or max_wait_ms.
 
-Fetch sessions (KIP-227) are declined: a full fetch (session epoch 0, or -1) is answered with
-session id 0, so clients keep sending full fetch requests, which the KIP allows. An incremental
-fetch (epoch > 0) names a session we never created: FETCH_SESSION_ID_NOT_FOUND, as Kafka answers
-for a session it no longer has.
+Fetch sessions (KIP-227, broker/fetch_sessions.py) decide first which partitions a fetch reads: a
+full fetch's own, or an incremental fetch's session's (after its additions and forgotten
+partitions); the session then prunes the answer to what changed. A session error answers at once,
+without partitions.
 
 The first partition with data returns at least one whole batch even when it exceeds the byte
 limits (KIP-74); later partitions share what is left of max_bytes. As in Kafka's
@@ -13,6 +13,10 @@ a partition fails (not leader, a leader epoch, an offset out of range, ...), or 
 (an unknown topic id, topic or partition, or a topic the principal may not read) get their error
 but do not cut the others' wait short (Kafka 4.3 still waits max_wait_ms); when no partition is
 left to read, the answer goes out at once.
+
+As KafkaApis reads the request into a map, a partition named twice is read and answered once (at
+its first place, as named last). An isolation level other than 0 and 1 fails the request once a
+partition is left to read: UNKNOWN_SERVER_ERROR, Kafka's error response.
 
 v13 names topics by id: an id this broker does not know is UNKNOWN_TOPIC_ID for its partitions.
 v15 carries a follower's id in the tagged replica state instead of replica_id. From v16 a partition
@@ -29,14 +33,15 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..client_quotas import fetch_max_bytes, fetch_throttle_ms
+from ..fetch_sessions import ZERO_UUID, CachedPartition
 from ..leader_hints import LeaderHints
 from ..metadata_store import topic_names_of
+from ..node import PartitionRead
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["Fetch"]
 
 READ_COMMITTED = 1
-INITIAL_EPOCH, FINAL_EPOCH = 0, -1
 TOPIC_IDS_VERSION = 13
 REPLICA_STATE_VERSION = 15
 LEADER_HINTS_VERSION = 16
@@ -64,78 +69,137 @@ def _readable_topics(broker, ctx, names: list[str | None], replica_id: int) -> s
     return broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, names)
 
 
-def _refused(broker, name: str | None, partition: int, readable: set) -> ErrorCode | None:
+def _asked_partitions(broker, request, version: int) -> list[CachedPartition]:
+    """The request's partitions, named (from v13 by their topic id: None for an id not known here)."""
+    names = (topic_names_of(broker.metadata, (t.topic_id for t in request.topics)) if version >= TOPIC_IDS_VERSION
+             else [t.topic for t in request.topics])
+    asked = [CachedPartition(name, topic.topic_id if version >= TOPIC_IDS_VERSION else ZERO_UUID, p.partition,
+                             p.fetch_offset, p.partition_max_bytes, current_leader_epoch=p.current_leader_epoch,
+                             log_start_offset=p.log_start_offset, last_fetched_epoch=p.last_fetched_epoch)
+             for topic, name in zip(request.topics, names) for p in topic.partitions]
+    # FetchRequest.fetchData is a map: a partition named twice is read once, at its first place,
+    # as named last.
+    return list({part.key: part for part in asked}.values())
+
+
+def _forgotten_partitions(request, version: int) -> list[tuple]:
+    """forgotten_topics_data as session keys (CachedPartition.key)."""
+    if version < 7:
+        return []
+    return [(t.topic_id if version >= TOPIC_IDS_VERSION else t.topic, p)
+            for t in request.forgotten_topics_data for p in t.partitions]
+
+
+def _resolve_unknown_names(broker, partitions: list[CachedPartition]) -> None:
+    """CachedPartition.maybeResolveUnknownName: a session's topic id unknown when it was added may
+    be known now; a known name is kept (a topic re-created under it is INCONSISTENT_TOPIC_ID)."""
+    for part in partitions:
+        if part.topic is None and part.topic_id != ZERO_UUID:
+            meta = broker.metadata.topic_by_id(part.topic_id)
+            if meta is not None:
+                part.topic = meta.name
+
+
+def _refused(broker, part: CachedPartition, readable: set) -> ErrorCode | None:
     """KafkaApis.handleFetchRequest's checks before the read, in its order (None: read it)."""
-    if name is None:
+    if part.topic is None:
         return ErrorCode.UNKNOWN_TOPIC_ID
-    if name not in readable:
+    if part.topic not in readable:
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    meta = broker.metadata.topic(name)
-    if meta is None or not 0 <= partition < meta.partitions:
+    meta = broker.metadata.topic(part.topic)
+    if meta is None or not 0 <= part.partition < meta.partitions:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     return None
 
 
-def _read_all(broker, request, version: int, names: list[str | None], refused: dict, replica_id: int):
-    """(responses, bytes read, whether reading a partition failed)."""
+def _read(broker, part: CachedPartition, **kwargs) -> PartitionRead:
+    """ReplicaManager.readFromLocalLog: a session's topic id that is no longer the log's (the topic
+    was re-created under its name) is INCONSISTENT_TOPIC_ID, before the read's own checks."""
+    if part.topic_id != ZERO_UUID and broker.metadata.topic(part.topic).topic_id != part.topic_id:
+        return PartitionRead(ErrorCode.INCONSISTENT_TOPIC_ID)
+    return broker.read_partition(part.topic, part.partition, part.fetch_offset, **kwargs)
+
+
+def _read_all(broker, request, version: int, partitions: list[CachedPartition], refused: dict, replica_id: int):
+    """([(partition, its answer)], bytes read, whether reading a partition failed)."""
     isolation = request.isolation_level if version >= 4 else 0
     remaining = request.max_bytes
     min_one = True
     total = 0
     has_error = False
+    answers = []
+    for i, part in enumerate(partitions):
+        error = refused.get(i)
+        if error is not None:
+            answers.append((part, _partition_error(part.partition, error)))
+            continue
+        read = _read(broker, part, max_bytes=max(0, min(part.partition_max_bytes, remaining)),
+                     min_one=min_one, read_committed=isolation == READ_COMMITTED,
+                     current_leader_epoch=part.current_leader_epoch, replica_id=replica_id)
+        size = len(read.records) if read.records is not None else 0
+        if size:
+            min_one = False
+            remaining -= size
+            total += size
+        if read.error != ErrorCode.NONE:
+            has_error = True
+        answers.append((part, {
+            "partition_index": part.partition,
+            "error_code": int(read.error),
+            "high_watermark": read.high_watermark,
+            "last_stable_offset": read.last_stable_offset,
+            "log_start_offset": read.log_start_offset,
+            "aborted_transactions": read.aborted_transactions if isolation == READ_COMMITTED else None,
+            "preferred_read_replica": -1,
+            "records": read.records if read.records is not None else b"",
+        }))
+    return answers, total, has_error
+
+
+def _by_topic(answers: list[tuple[CachedPartition, dict]]) -> list[dict]:
+    """FetchResponse.toMessage: consecutive partitions of one topic share its entry."""
     responses = []
-    for i, (topic, name) in enumerate(zip(request.topics, names)):
-        partitions = []
-        for p in topic.partitions:
-            error = refused.get((i, p.partition))
-            if error is not None:
-                partitions.append(_partition_error(p.partition, error))
-                continue
-            read = broker.read_partition(
-                name, p.partition, p.fetch_offset,
-                max_bytes=max(0, min(p.partition_max_bytes, remaining)),
-                min_one=min_one, read_committed=isolation == READ_COMMITTED,
-                current_leader_epoch=p.current_leader_epoch, replica_id=replica_id)
-            size = len(read.records) if read.records is not None else 0
-            if size:
-                min_one = False
-                remaining -= size
-                total += size
-            if read.error != ErrorCode.NONE:
-                has_error = True
-            partitions.append({
-                "partition_index": p.partition,
-                "error_code": int(read.error),
-                "high_watermark": read.high_watermark,
-                "last_stable_offset": read.last_stable_offset,
-                "log_start_offset": read.log_start_offset,
-                "aborted_transactions": read.aborted_transactions if isolation == READ_COMMITTED else None,
-                "preferred_read_replica": -1,
-                "records": read.records if read.records is not None else b"",
-            })
-        responses.append({"topic": topic.topic, "topic_id": topic.topic_id, "partitions": partitions})
-    return responses, total, has_error
+    for part, answer in answers:
+        if not responses or (responses[-1]["topic"], responses[-1]["topic_id"]) != (part.topic or "", part.topic_id):
+            responses.append({"topic": part.topic or "", "topic_id": part.topic_id, "partitions": []})
+        responses[-1]["partitions"].append(answer)
+    return responses
+
+
+def _unknown_isolation_level(request, version: int) -> dict:
+    """IsolationLevel.forId throws in KafkaApis once there is a partition to read: the request's
+    error response (FetchRequest.getErrorResponse), UNKNOWN_SERVER_ERROR at the top and, below v13,
+    for every partition the request names."""
+    error = ErrorCode.UNKNOWN_SERVER_ERROR
+    responses = [] if version >= TOPIC_IDS_VERSION else [
+        {"topic": t.topic, "topic_id": t.topic_id, "partitions": [_partition_error(p.partition, error)
+                                                                  for p in t.partitions]}
+        for t in request.topics]
+    return {"throttle_time_ms": 0, "error_code": int(error), "session_id": request.session_id,
+            "responses": responses}
 
 
 async def handle(broker, ctx, request):
     version = ctx.api_version
-    if version >= 7 and request.session_epoch not in (INITIAL_EPOCH, FINAL_EPOCH):
-        # An incremental fetch in a session this broker does not have (it creates none).
-        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.FETCH_SESSION_ID_NOT_FOUND),
-                "session_id": 0, "responses": []}
-    deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
     replica_id = _replica_id(request, version)
-    names = (topic_names_of(broker.metadata, (t.topic_id for t in request.topics)) if version >= TOPIC_IDS_VERSION
-             else [t.topic for t in request.topics])
-    readable = _readable_topics(broker, ctx, names, replica_id)
-    refused = {(i, p.partition): error for i, (t, name) in enumerate(zip(request.topics, names))
-               for p in t.partitions if (error := _refused(broker, name, p.partition, readable)) is not None}
-    watched = [(name, p.partition) for i, (t, name) in enumerate(zip(request.topics, names))
-               for p in t.partitions if (i, p.partition) not in refused]
+    sessions = broker.fetch_sessions
+    context = sessions.new_context(version, request.session_id, request.session_epoch, replica_id >= 0,
+                                   _asked_partitions(broker, request, version), _forgotten_partitions(request, version))
+    if context.kind == "error":
+        return {"throttle_time_ms": 0, "error_code": int(context.error), "session_id": 0, "responses": []}
+    deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
+    partitions = context.partitions
+    _resolve_unknown_names(broker, partitions)
+    readable = _readable_topics(broker, ctx, [p.topic for p in partitions], replica_id)
+    refused = {i: error for i, part in enumerate(partitions)
+               if (error := _refused(broker, part, readable)) is not None}
+    watched = [(part.topic, part.partition) for i, part in enumerate(partitions) if i not in refused]
+    if watched and version >= 4 and request.isolation_level not in (0, READ_COMMITTED):
+        return _unknown_isolation_level(request, version)
     if replica_id < 0:
         request.max_bytes = fetch_max_bytes(broker, ctx, request.max_bytes)
     while True:
-        responses, total, has_error = _read_all(broker, request, version, names, refused, replica_id)
+        answers, total, has_error = _read_all(broker, request, version, partitions, refused, replica_id)
         if total >= request.min_bytes or has_error or not watched:
             break
         remaining = deadline - time.monotonic()
@@ -146,13 +210,17 @@ async def handle(broker, ctx, request):
         # consumer_byte_rate quotas (broker/client_quotas.py): Kafka answers a throttled fetch empty.
         throttle_time_ms = fetch_throttle_ms(broker, ctx, total)
         if throttle_time_ms:
-            return {"throttle_time_ms": throttle_time_ms, "error_code": 0, "session_id": 0, "responses": []}
-    response = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+            error, session_id = sessions.throttled(context)
+            return {"throttle_time_ms": throttle_time_ms, "error_code": int(error), "session_id": session_id,
+                    "responses": []}
+    error, session_id, answers = sessions.respond(context, answers)
+    responses = _by_topic(answers)
+    response = {"throttle_time_ms": 0, "error_code": int(error), "session_id": session_id, "responses": responses}
     if version >= LEADER_HINTS_VERSION and has_error:
         hints = LeaderHints(broker, ctx.listener)
-        for topic, name in zip(responses, names):
+        for topic in responses:
             for entry in topic["partitions"]:
-                hints.annotate(name, entry["partition_index"], entry, _HINTED_ERRORS)
+                hints.annotate(topic["topic"] or None, entry["partition_index"], entry, _HINTED_ERRORS)
         if replica_id < 0:  # Kafka sends followers the current leaders without their endpoints
             response["node_endpoints"] = hints.node_endpoints()
     return response

@@ -188,15 +188,73 @@ def test_offset_below_log_start_after_delete_records(client):
 # -- fetch sessions (KIP-227) ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("session_id,epoch", [(0, 0), (0, -1), (12345, 0), (12345, -1)])
-def test_full_fetch_requests_are_answered_without_a_session(client, session_id, epoch):
-    """FetchManager.newContext: epoch 0 (new session) or -1 (no session) is a full fetch; a session
-    id named with it is closed. This broker declines to create sessions: session_id 0 is KIP-227's
-    "no session", and the answer carries every partition asked for."""
+@pytest.mark.parametrize("session_id", [0, 12345])
+def test_a_full_fetch_at_epoch_minus_1_makes_no_session(client, session_id):
+    """FetchManager.newContext: epoch -1 is a full fetch without a session (SessionlessFetchContext):
+    session id 0, every partition asked for."""
     topic = _topic_with(client, [b"data"])
-    response = client.call("Fetch", 12, fetch_request(topic, 0, session_id=session_id, session_epoch=epoch))
+    response = client.call("Fetch", 12, fetch_request(topic, 0, session_id=session_id, session_epoch=-1))
     assert (response.error_code, response.session_id) == (0, 0)
     assert [r[3] for r in consumed(response.responses[0].partitions[0].records)] == [b"data"]
+
+
+def _session_fetch(client, topic, session_id, epoch, parts=(), forget=(), version=12):
+    """A fetch in a session: parts [(partition, offset)] added or updated, forget [partition]."""
+    request = fetch_request(topic, 0, session_id=session_id, session_epoch=epoch, max_wait_ms=50, min_bytes=1)
+    name = ({"topic_id": topic_id(client, topic)} if version >= 13 else {"topic": topic}) if parts or forget else {}
+    request["topics"] = [{**name, "partitions": [
+        {"partition": p, "fetch_offset": o, "partition_max_bytes": 1 << 20} for p, o in parts]}] if parts else []
+    if forget:
+        request["forgotten_topics_data"] = [{**name, "partitions": list(forget)}]
+    return client.call("Fetch", version, request, wait=0.05)
+
+
+def _answered(response) -> dict:
+    """{partition: (high watermark, record values)} of a fetch answer."""
+    return {p.partition_index: (p.high_watermark, [r[3] for r in consumed(p.records)])
+            for t in response.responses for p in t.partitions}
+
+
+@pytest.mark.parametrize("version", [12, 13])
+def test_a_fetch_session_answers_only_what_changed(client, version):
+    """KIP-227: a full fetch at epoch 0 creates a session (a random positive id, next epoch 1); an
+    incremental fetch names only partitions it adds or moves, and the answer carries only partitions
+    with records or a new high watermark (CachedPartition.maybeUpdateResponseData); a forgotten
+    partition is no longer read; a session left empty ends and answers with session id 0."""
+    topic = _topic_with(client, [b"a", b"b"], partitions=2)
+    created = _session_fetch(client, topic, 0, 0, parts=[(0, 0), (1, 0)], version=version)
+    session = created.session_id
+    assert created.error_code == 0 and session > 0
+    assert _answered(created) == {0: (2, [b"a", b"b"]), 1: (0, [])}
+    assert _answered(_session_fetch(client, topic, session, 1, parts=[(0, 2)], version=version)) == {}
+    assert produce(client, topic, batch([b"c"]), partition=1).error_code == 0
+    third = _session_fetch(client, topic, session, 2, version=version)
+    assert (third.error_code, third.session_id, _answered(third)) == (0, session, {1: (1, [b"c"])})
+    _session_fetch(client, topic, session, 3, parts=[(1, 1)], forget=[0], version=version)
+    assert produce(client, topic, batch([b"d"]), partition=0).error_code == 0
+    assert _answered(_session_fetch(client, topic, session, 4, version=version)) == {}
+    ended = _session_fetch(client, topic, session, 5, forget=[1], version=version)
+    assert (ended.error_code, ended.session_id, ended.responses) == (0, 0, [])
+    gone = _session_fetch(client, topic, session, 6, version=version)
+    assert error_name(gone.error_code) == "FETCH_SESSION_ID_NOT_FOUND"
+
+
+def test_fetch_session_epochs_and_closing(client):
+    """A wrong epoch is INVALID_FETCH_SESSION_EPOCH (no partitions, session id 0) and leaves the
+    session as it was; a full fetch naming the session closes it (epoch 0 makes another, epoch -1 none);
+    a session must keep using topic ids, or not (FETCH_SESSION_TOPIC_ID_ERROR)."""
+    topic = _topic_with(client, [b"a"])
+    session = _session_fetch(client, topic, 0, 0, parts=[(0, 1)]).session_id
+    wrong = _session_fetch(client, topic, session, 7)
+    assert (error_name(wrong.error_code), wrong.session_id, wrong.responses) == ("INVALID_FETCH_SESSION_EPOCH", 0, [])
+    assert error_name(_session_fetch(client, topic, session, 1, version=13).error_code) == "FETCH_SESSION_TOPIC_ID_ERROR"
+    assert _session_fetch(client, topic, session, 1).error_code == 0
+    renewed = _session_fetch(client, topic, session, 0, parts=[(0, 1)])
+    assert renewed.session_id not in (0, session)
+    assert error_name(_session_fetch(client, topic, session, 2).error_code) == "FETCH_SESSION_ID_NOT_FOUND"
+    closed = _session_fetch(client, topic, renewed.session_id, -1, parts=[(0, 0)])
+    assert closed.session_id == 0 and _answered(closed) == {0: (1, [b"a"])}
+    assert error_name(_session_fetch(client, topic, renewed.session_id, 1).error_code) == "FETCH_SESSION_ID_NOT_FOUND"
 
 
 @pytest.mark.parametrize("session_id", [0, 777])
@@ -274,3 +332,70 @@ def test_fetch_versions_read_the_same_records(client, version):
     assert part.error_code == 0 and part.high_watermark == 2
     assert [r[3] for r in consumed(part.records)] == [b"a", b"b"]
 
+
+
+def test_a_session_by_topic_ids_outlives_its_topic(client):
+    """A v13 session keeps a partition's topic id and the name it resolved: once the topic is
+    deleted the partition is UNKNOWN_TOPIC_OR_PARTITION; re-created under that name (a new id) it is
+    INCONSISTENT_TOPIC_ID (ReplicaManager.readFromLocalLog), as Kafka 4.3 answers."""
+    topic = _topic_with(client, [b"a"])
+    old_id = topic_id(client, topic)
+    session = _session_fetch(client, topic, 0, 0, parts=[(0, 1)], version=13).session_id
+    assert session > 0
+    deleted = client.call("DeleteTopics", 6, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}],
+                                              "timeout_ms": 5000})
+    assert deleted.responses[0].error_code == 0
+
+    def errors(epoch):
+        answer = _session_fetch(client, topic, session, epoch, version=13)
+        return [(t.topic_id, error_name(p.error_code)) for t in answer.responses for p in t.partitions]
+
+    assert errors(1) == [(old_id, "UNKNOWN_TOPIC_OR_PARTITION")]
+    create_topic(client, topic)
+    assert topic_id(client, topic) != old_id
+    assert errors(2) == [(old_id, "INCONSISTENT_TOPIC_ID")]
+
+
+# -- the request as a map ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [4, 12, 13])
+def test_a_partition_named_twice_is_read_and_answered_once(client, version):
+    """FetchRequest.fetchData collects the partitions into a map: a partition named twice is answered
+    once, at its first place, with the fetch offset named last."""
+    topic = _topic_with(client, [b"a", b"b"], partitions=2)
+    request = fetch_request(topic)
+    parts = request["topics"][0]["partitions"]
+    parts[:] = [dict(parts[0]), dict(parts[0], partition=1), dict(parts[0], fetch_offset=1)]
+    if version >= 13:
+        request["topics"][0]["topic_id"] = topic_id(client, topic)
+    response = client.call("Fetch", version, request)
+    answered = [(p.partition_index, error_name(p.error_code)) for t in response.responses for p in t.partitions]
+    assert answered == [(0, "NONE"), (1, "NONE")]
+    assert [r[3] for r in consumed(response.responses[0].partitions[0].records)] == [b"b"]
+
+
+@pytest.mark.parametrize("version", [4, 7, 12, 13, 18])
+def test_an_unknown_isolation_level_fails_the_request(client, version):
+    """isolation_level 2 (neither read_uncommitted nor read_committed): IsolationLevel.forId throws in
+    KafkaApis.handleFetchRequest, so the request is answered with its error response:
+    UNKNOWN_SERVER_ERROR at the top (v7+) and, below v13, for every partition with -1 offsets and no
+    records; from v13 without partitions."""
+    topic = _topic_with(client, [b"a"])
+    request = fetch_request(topic, isolation_level=2, session_id=0, session_epoch=0)
+    if version >= 13:
+        request["topics"][0]["topic_id"] = topic_id(client, topic)
+    response = client.call("Fetch", version, request)
+    if version >= 7:
+        assert error_name(response.error_code) == "UNKNOWN_SERVER_ERROR"
+        assert response.session_id == 0
+    if version >= 13:
+        assert response.responses == []
+        return
+    [part] = response.responses[0].partitions
+    assert (error_name(part.error_code), part.high_watermark, part.last_stable_offset) == ("UNKNOWN_SERVER_ERROR", -1, -1)
+    assert (list(part.aborted_transactions), bytes(part.records or b"")) == ([], b"")
+    # Nothing to read (an unknown topic): the level is never looked at.
+    unknown = fetch_request(unique("missing"), isolation_level=2)
+    answer = client.call("Fetch", version, unknown).responses[0].partitions[0]
+    assert error_name(answer.error_code) == "UNKNOWN_TOPIC_OR_PARTITION"

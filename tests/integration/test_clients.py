@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from broker.testing import free_port, running_broker
 
 CLIENTS = Path(__file__).resolve().parent.parent / "clients"
 STEP_TIMEOUT = 30  # seconds any one step of a program may take (passed as --timeout)
@@ -74,6 +78,21 @@ def java_client_check(java_kafka_clients):
 def test_java_kafka_clients(shared_broker, java_client_check, version):
     run_check(f"Java kafka-clients {version}",
               [*java_client_check(version), shared_broker.bootstrap, "--timeout", str(STEP_TIMEOUT)])
+
+
+def test_java_consumer_fetches_in_a_session(tmp_path, java_client_check):
+    """Java 4.3.0's consumer keeps a fetch session (KIP-227): after its first full fetch the broker
+    serves its fetches incrementally, as Kafka does (kafka_wire_incremental_fetches counts them)."""
+    port = free_port()
+    with running_broker(tmp_path, config={"metrics.port": port}) as broker:
+        run_check("Java kafka-clients 4.3.0",
+                  [*java_client_check("4.3.0"), broker.bootstrap, "--timeout", str(STEP_TIMEOUT)])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+            text = response.read().decode()
+    served = {sample.name: sample.value for family in text_string_to_metric_families(text)
+              for sample in family.samples}
+    print("incremental fetches:", served["kafka_wire_incremental_fetches_total"])
+    assert served["kafka_wire_incremental_fetches_total"] > 0, served
 
 
 def test_kafkajs(shared_broker, kafkajs):

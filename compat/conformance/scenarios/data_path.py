@@ -288,6 +288,78 @@ def fetch_sessions(s: Session, v: int):
     fetch(s, v, s.topic(), 5, session_id=session, session_epoch=3, label="closed session")
 
 
+@scenario("Fetch", versions=ALL)
+def fetch_session_incremental(s: Session, v: int):
+    """A fetch session over two partitions (v7+, KIP-227): each epoch answers only what changed;
+    forgotten partitions, a partition added back, the session emptied, a full fetch closing one."""
+    if v < 7:
+        return
+    topic = s.topic()
+    s.create_topic(topic, partitions=2)
+    five_records(s)
+
+    def partitions(*offsets):
+        return [{"partition": p, "current_leader_epoch": -1, "fetch_offset": o, "last_fetched_epoch": -1,
+                 "log_start_offset": -1, "partition_max_bytes": 1 << 20} for p, o in offsets]
+
+    def session_fetch(session, epoch, label, parts=(), forget=()):
+        body = fetch_body(s, v, topic, 0, session_id=session, session_epoch=epoch)
+        body["topics"] = [{**body["topics"][0], "partitions": partitions(*parts)}] if parts else []
+        if forget:
+            body["forgotten_topics_data"] = [{**named(s, v, topic, 13), "partitions": list(forget)}]
+        return s.call("Fetch", v, body, label=label, wait=1.0)
+
+    session = session_fetch(0, 0, "new session, two partitions", parts=[(0, 0), (1, 0)]).session_id
+    session_fetch(session, 1, "epoch 1, nothing named: partition 0 read again from 0")
+    session_fetch(session, 2, "epoch 2, partition 0 at its end", parts=[(0, 5)])
+    s.produce(topic, 1, [(b"k5", b"f")])
+    session_fetch(session, 3, "epoch 3, a record in partition 1")
+    session_fetch(session, 4, "epoch 4, partition 1 forgotten", forget=[1])
+    s.produce(topic, 1, [(b"k6", b"g")])
+    session_fetch(session, 5, "epoch 5, a record in the forgotten partition")
+    session_fetch(session, 6, "epoch 6, partition 1 added back at 0", parts=[(1, 0)])
+    session_fetch(session, 6, "epoch 6 again (a duplicate)")
+    session_fetch(session, 7, "epoch 7, both forgotten: the session ends", forget=[0, 1])
+    session_fetch(session, 8, "epoch 8 of the ended session")
+    first = session_fetch(0, 0, "another new session", parts=[(0, 5)]).session_id
+    second = session_fetch(first, 0, "a full fetch naming that session", parts=[(0, 5)]).session_id
+    s.record("the full fetch made a new session", second not in (0, first))
+    session_fetch(first, 1, "epoch 1 of the session the full fetch closed")
+    session_fetch(second, 1, "epoch 1 of the new one")
+    session_fetch(second, -1, "epoch -1 closes it", parts=[(0, 5)])
+    session_fetch(second, 2, "epoch 2 of the closed one")
+
+
+@scenario("Fetch", versions=ALL, covers=["INCONSISTENT_TOPIC_ID"])
+def fetch_session_topic_recreated(s: Session, v: int):
+    """A session by topic ids (v13+) whose topic is deleted, then re-created under its name: the
+    session keeps the old id and the name it knew it by."""
+    if v < 13:
+        return
+    topic = s.topic()
+    s.create_topic(topic)
+    five_records(s)
+    session = fetch(s, v, topic, 5, session_id=0, session_epoch=0, label="new session").session_id
+    s.setup("DeleteTopics", 6, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}], "timeout_ms": 30000})
+
+    def listed() -> bool:
+        answer = s.call("Metadata", 12, {"topics": [{"name": topic}], "allow_auto_topic_creation": False,
+                                         "include_topic_authorized_operations": False}, record=False)
+        return answer.topics[0].error_code == 0
+
+    s.wait_until(lambda: not listed(), what=f"{topic} deleted")
+
+    def incremental(epoch: int, label: str) -> None:
+        body = fetch_body(s, v, topic, 5, session_id=session, session_epoch=epoch)
+        body["topics"] = []
+        s.call("Fetch", v, body, label=label, wait=1.0)
+
+    incremental(1, "epoch 1, the topic deleted")
+    s.create_topic(topic)
+    incremental(2, "epoch 2, the topic re-created under its name")
+    fetch(s, v, topic, 0, session_id=session, session_epoch=3, label="epoch 3, the old id named again")
+
+
 @scenario("Fetch", versions=ALL, covers=["UNKNOWN_LEADER_EPOCH", "FENCED_LEADER_EPOCH"])
 def fetch_current_leader_epoch(s: Session, v: int):
     """current_leader_epoch (v9+, KIP-320) at, above and below the leader's (epoch 0 on a new topic)."""
