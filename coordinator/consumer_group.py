@@ -9,6 +9,10 @@ target one step at a time (Kafka's CurrentAssignmentBuilder, here `next_member_a
     UnrevokedPartitions   it must first give up partitions (it keeps its epoch until it has)
     UnreleasedPartitions  it has the new epoch but waits for partitions still owned by others
 
+Each partition a member holds (assigned or pending revocation) keeps the epoch it was assigned to
+the member at (its assignment epoch, Kafka 4.3): a commit carrying an older member epoch is still
+accepted for partitions held since that epoch (KIP-1251), see `ConsumerGroup.refuses_commit`.
+
 A partition is owned by at most one member at a time: every partition a member was given or must
 still revoke carries that member's epoch (the partition epoch), and a member is only given a
 partition whose epoch says nobody owns it. Group states (Kafka's ConsumerGroupState) follow:
@@ -29,6 +33,7 @@ from .group import CommittedOffset
 
 TopicId = uuid.UUID
 Assignment = dict[TopicId, frozenset[int]]
+AssignmentEpochs = dict[tuple[TopicId, int], int]  # (topic id, partition) -> epoch it was assigned at
 
 # Member epochs with a meaning (ConsumerGroupHeartbeatRequest).
 JOIN_GROUP_MEMBER_EPOCH = 0
@@ -84,11 +89,21 @@ class ConsumerGroupMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    # The epoch each partition of `assigned` and `pending_revocation` was assigned to the member at.
+    assignment_epochs: AssignmentEpochs = field(default_factory=dict)
 
     def same_assignment(self, other: ConsumerGroupMember) -> bool:
         return (self.member_epoch == other.member_epoch and self.previous_member_epoch == other.previous_member_epoch
                 and self.state == other.state and self.assigned == other.assigned
-                and self.pending_revocation == other.pending_revocation)
+                and self.pending_revocation == other.pending_revocation
+                and self.assignment_epochs == other.assignment_epochs)
+
+    def assignment_epoch(self, topic_id: TopicId, partition: int) -> int | None:
+        """The epoch the partition was assigned to the member at; None when it does not hold it."""
+        if partition not in self.assigned.get(topic_id, ()) \
+                and partition not in self.pending_revocation.get(topic_id, ()):
+            return None
+        return self.assignment_epochs.get((topic_id, partition), max(self.member_epoch, 0))
 
     def same_metadata(self, other: ConsumerGroupMember) -> bool:
         return (self.instance_id == other.instance_id and self.rack_id == other.rack_id
@@ -218,8 +233,10 @@ class ConsumerGroup:
             del self.static_members[member.instance_id]
 
     def put_member_assignment(self, member_id: str, member_epoch: int, previous_member_epoch: int,
-                              state: MemberState, assigned: Assignment, pending_revocation: Assignment, *,
-                              strict: bool = True) -> None:
+                              state: MemberState, assigned: Assignment, pending_revocation: Assignment,
+                              assignment_epochs: AssignmentEpochs | None = None, *, strict: bool = True) -> None:
+        """Set a member's assignment. A partition without an assignment epoch gets the member epoch
+        (never below 0), as Kafka reads a record written without them (Utils.assignmentFromTopicPartitions)."""
         member = self.members.get(member_id)
         if member is None:
             member = self.members[member_id] = ConsumerGroupMember(member_id)
@@ -229,6 +246,10 @@ class ConsumerGroup:
         member.state = state
         member.assigned = freeze(assigned)
         member.pending_revocation = freeze(pending_revocation)
+        epochs = assignment_epochs or {}
+        member.assignment_epochs = {
+            tp: epochs.get(tp, max(member_epoch, 0))
+            for tp in partitions_of(member.assigned) | partitions_of(member.pending_revocation)}
         for tp in partitions_of(member.assigned) | partitions_of(member.pending_revocation):
             holder = self.partition_owners.get(tp)
             if holder is not None and holder[0] != member_id and strict:
@@ -240,7 +261,7 @@ class ConsumerGroup:
         member = self.members.get(member_id)
         if member is not None:
             self._release_partitions(member)
-            member.assigned, member.pending_revocation = {}, {}
+            member.assigned, member.pending_revocation, member.assignment_epochs = {}, {}, {}
 
     def _release_partitions(self, member: ConsumerGroupMember) -> None:
         for tp in partitions_of(member.assigned) | partitions_of(member.pending_revocation):
@@ -256,6 +277,22 @@ class ConsumerGroup:
     def owner_of(self, topic_id: TopicId, partition: int) -> str | None:
         holder = self.partition_owners.get((topic_id, partition))
         return None if holder is None else holder[0]
+
+    def refuses_commit(self, member: ConsumerGroupMember, member_epoch: int, partitions) -> bool:
+        """Kafka 4.3's ConsumerGroup.validateOffsetCommit for a member of this group, over the
+        (topic id, partition)s a commit writes (topic id None: a topic that does not exist). The
+        member's current epoch may write any partition, a newer one none; an older one (a commit
+        sent before the member learnt its new epoch, KIP-1251) only partitions the member holds
+        (assigned or pending revocation) since that epoch or earlier."""
+        if member_epoch == member.member_epoch:
+            return False
+        if member_epoch > member.member_epoch:
+            return True
+        for topic_id, partition in partitions:
+            epoch = None if topic_id is None else member.assignment_epoch(topic_id, partition)
+            if epoch is None or member_epoch < epoch:
+                return True
+        return False
 
     def static_member(self, instance_id: str | None) -> ConsumerGroupMember | None:
         if instance_id is None:
@@ -320,16 +357,21 @@ def _compute_next(member: ConsumerGroupMember, target_epoch: int, target: Assign
                 has_unreleased = True
         assign[topic] = free
     keep_f, revoke_f, assign_f = freeze(keep), freeze(revoke), freeze(assign)
+    # Partitions the member keeps or must revoke keep the epoch they were assigned at; new ones
+    # are assigned at the target epoch.
+    held_epochs = {tp: member.assignment_epoch(*tp) for tp in partitions_of(keep_f) | partitions_of(revoke_f)}
     still_owns_revoked = owned is None or bool(partitions_of(revoke_f) & owned)
     if revoke_f and still_owns_revoked:
         # Revoke first, keeping the epoch: the partitions cannot move on before the member lets go.
         return replace(member, state=MemberState.UNREVOKED_PARTITIONS, previous_member_epoch=member.member_epoch,
-                       assigned=keep_f, pending_revocation=revoke_f)
+                       assigned=keep_f, pending_revocation=revoke_f, assignment_epochs=held_epochs)
+    kept_epochs = {tp: held_epochs[tp] for tp in partitions_of(keep_f)}
     if assign_f:
         merged = {t: keep_f.get(t, frozenset()) | assign_f.get(t, frozenset()) for t in set(keep_f) | set(assign_f)}
         return replace(member, state=MemberState.UNRELEASED_PARTITIONS if has_unreleased else MemberState.STABLE,
                        member_epoch=target_epoch, previous_member_epoch=member.member_epoch,
-                       assigned=freeze(merged), pending_revocation={})
+                       assigned=freeze(merged), pending_revocation={},
+                       assignment_epochs={**kept_epochs, **dict.fromkeys(partitions_of(assign_f), target_epoch)})
     return replace(member, state=MemberState.UNRELEASED_PARTITIONS if has_unreleased else MemberState.STABLE,
                    member_epoch=target_epoch, previous_member_epoch=member.member_epoch,
-                   assigned=keep_f, pending_revocation={})
+                   assigned=keep_f, pending_revocation={}, assignment_epochs=kept_epochs)

@@ -89,6 +89,25 @@ def _from_topic_partitions(items) -> dict:
     return freeze({item.topic_id: item.partitions for item in items or []})
 
 
+def _topic_partitions_with_epochs(assignment, member: ConsumerGroupMember) -> list[dict]:
+    """ConsumerGroupCurrentMemberAssignmentValue's TopicPartitions: each partition's assignment epoch
+    alongside, in the same order."""
+    topics = _topic_partitions(assignment)
+    for topic in topics:
+        topic["assignment_epochs"] = [member.assignment_epoch(topic["topic_id"], p) for p in topic["partitions"]]
+    return topics
+
+
+def _assignment_epochs_of(items) -> dict:
+    """The assignment epochs a record carries; a topic without them (or with a list of another
+    length, which Kafka logs and ignores) gets the member epoch from put_member_assignment."""
+    epochs = {}
+    for item in items or []:
+        if item.assignment_epochs is not None and len(item.assignment_epochs) == len(item.partitions):
+            epochs.update({(item.topic_id, p): e for p, e in zip(item.partitions, item.assignment_epochs)})
+    return epochs
+
+
 class ConsumerGroupProtocol:
     """ConsumerGroupHeartbeat and ConsumerGroupDescribe over the coordinator's groups."""
 
@@ -312,7 +331,8 @@ class ConsumerGroupProtocol:
                 client_host=existing.client_host, subscribed_topic_names=existing.subscribed_topic_names,
                 rebalance_timeout_ms=existing.rebalance_timeout_ms, server_assignor=existing.server_assignor,
                 member_epoch=existing.previous_member_epoch, previous_member_epoch=existing.previous_member_epoch,
-                state=existing.state, assigned=existing.assigned, pending_revocation=existing.pending_revocation)
+                state=existing.state, assigned=existing.assigned, pending_revocation=existing.pending_revocation,
+                assignment_epochs=dict(existing.assignment_epochs))
             target = group.target.get(existing.member_id, {})
             writer.remove_member(existing.member_id, bump_epoch=False)
             self._cancel_consumer_timers(group.group_id, existing.member_id)
@@ -352,9 +372,14 @@ class ConsumerGroupProtocol:
         try:
             if member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                 # A static member leaving for a while keeps its partitions until its session expires.
+                # Their assignment epochs go to 0, as Kafka 4.3 does: the member coming back under a new
+                # member id holds them from epoch 0.
+                reset = {tp: 0 if tp in partitions_of(member.assigned) else epoch
+                         for tp, epoch in member.assignment_epochs.items()}
                 writer.current_assignment(replace(member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                                                   previous_member_epoch=member.member_epoch
-                                                  if member.member_epoch >= 0 else member.previous_member_epoch))
+                                                  if member.member_epoch >= 0 else member.previous_member_epoch,
+                                                  assignment_epochs=reset))
                 writer.flush()
                 self.timer.cancel(_rebalance_key(group_id, member.member_id))
                 log.info("static member %s (instance %s) of consumer group %s left temporarily",
@@ -465,9 +490,10 @@ class ConsumerGroupProtocol:
     # == offsets of consumer groups, and classic requests meeting them ================================
 
     def _consumer_offset_commit_error(self, group: ConsumerGroup, member_epoch: int, member_id: str,
-                                      instance_id: str | None, *, transactional: bool,
-                                      api_version: int) -> ErrorCode | None:
-        """Kafka's ConsumerGroup.validateOffsetCommit."""
+                                      instance_id: str | None, *, transactional: bool, api_version: int,
+                                      partitions=()) -> ErrorCode | None:
+        """Kafka's ConsumerGroup.validateOffsetCommit and its per-partition validator: one partition
+        (topic name, partition) the member epoch may not commit refuses the whole request."""
         if member_epoch < 0 and group.is_empty():
             return None  # the admin client, or a consumer using assign()
         if transactional and member_epoch == -1 and not member_id and instance_id is None:
@@ -478,7 +504,12 @@ class ConsumerGroupProtocol:
         if not transactional and api_version < 9:
             # Members of consumer groups commit with OffsetCommit v9+ (their member epoch).
             return ErrorCode.UNSUPPORTED_VERSION
-        if member_epoch != member.member_epoch:
+        topic_ids = {}
+        for topic, _ in partitions:
+            if topic not in topic_ids:
+                meta = self._topic_metadata(topic)
+                topic_ids[topic] = None if meta is None else meta.topic_id
+        if group.refuses_commit(member, member_epoch, [(topic_ids[t], p) for t, p in partitions]):
             # TxnOffsetCommit has no STALE_MEMBER_EPOCH: Kafka answers ILLEGAL_GENERATION there.
             return ErrorCode.ILLEGAL_GENERATION if transactional else ErrorCode.STALE_MEMBER_EPOCH
         return None
@@ -624,6 +655,8 @@ def apply_consumer_group_record(group: ConsumerGroup, record_type: int, member_i
             group.put_member_assignment(member_id, value.member_epoch, value.previous_member_epoch,
                                         MemberState(state), _from_topic_partitions(value.assigned_partitions),
                                         _from_topic_partitions(value.partitions_pending_revocation),
+                                        {**_assignment_epochs_of(value.assigned_partitions),
+                                         **_assignment_epochs_of(value.partitions_pending_revocation)},
                                         strict=strict)
 
 
@@ -665,8 +698,9 @@ class _RecordWriter:
     def current_assignment(self, member: ConsumerGroupMember) -> None:
         self._emit(CURRENT_ASSIGNMENT, member.member_id, {
             "member_epoch": member.member_epoch, "previous_member_epoch": member.previous_member_epoch,
-            "state": int(member.state), "assigned_partitions": _topic_partitions(member.assigned),
-            "partitions_pending_revocation": _topic_partitions(member.pending_revocation),
+            "state": int(member.state),
+            "assigned_partitions": _topic_partitions_with_epochs(member.assigned, member),
+            "partitions_pending_revocation": _topic_partitions_with_epochs(member.pending_revocation, member),
         })
 
     def remove_member(self, member_id: str, *, bump_epoch: bool = True) -> None:

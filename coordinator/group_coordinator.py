@@ -753,7 +753,8 @@ class GroupCoordinator(ConsumerGroupProtocol):
             self.groups[group_id] = group
         if isinstance(group, ConsumerGroup):
             error = self._consumer_offset_commit_error(group, generation_id, member_id, group_instance_id,
-                                                       transactional=False, api_version=api_version)
+                                                       transactional=False, api_version=api_version,
+                                                       partitions=self._partitions_to_validate(offsets))
         else:
             error = self._offset_commit_error(group, generation_id, member_id, group_instance_id, transactional=False)
         if error is not None:
@@ -782,7 +783,8 @@ class GroupCoordinator(ConsumerGroupProtocol):
             self.groups[group_id] = group
         if isinstance(group, ConsumerGroup):
             error = self._consumer_offset_commit_error(group, generation_id, member_id, group_instance_id,
-                                                       transactional=True, api_version=-1)
+                                                       transactional=True, api_version=-1,
+                                                       partitions=self._partitions_to_validate(offsets))
         else:
             error = self._offset_commit_error(group, generation_id, member_id, group_instance_id, transactional=True)
         if error is not None:
@@ -809,15 +811,23 @@ class GroupCoordinator(ConsumerGroupProtocol):
             return ErrorCode.REBALANCE_IN_PROGRESS
         return None
 
+    def _metadata_too_large(self, metadata: str | None) -> bool:
+        max_metadata = int(self._cfg("offset.metadata.max.bytes", OFFSET_METADATA_MAX_BYTES))
+        return metadata is not None and len(metadata.encode("utf-8", "surrogatepass")) > max_metadata
+
+    def _partitions_to_validate(self, offsets) -> list[TopicPartition]:
+        """The partitions a commit's member epoch is checked against: Kafka answers a partition
+        with too large metadata OFFSET_METADATA_TOO_LARGE before validating it."""
+        return [(t, p) for t, p, _, _, metadata in offsets if not self._metadata_too_large(metadata)]
+
     def _store_offsets(self, group: ClassicGroup, offsets, retention_time_ms: int, *,
                        producer_id: int = -1, producer_epoch: int = -1) -> dict[TopicPartition, ErrorCode]:
         now = self.clock_ms()
-        max_metadata = int(self._cfg("offset.metadata.max.bytes", OFFSET_METADATA_MAX_BYTES))
         expire = now + retention_time_ms if retention_time_ms is not None and retention_time_ms >= 0 else -1
         results: dict[TopicPartition, ErrorCode] = {}
         accepted: list[tuple[TopicPartition, CommittedOffset]] = []
         for topic, partition, offset, leader_epoch, metadata in offsets:
-            if metadata is not None and len(metadata.encode("utf-8", "surrogatepass")) > max_metadata:
+            if self._metadata_too_large(metadata):
                 results[(topic, partition)] = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 continue
             accepted.append(((topic, partition), CommittedOffset(

@@ -122,6 +122,10 @@ CONSUMER_GROUP_MEMBER_KEY = Message(
 
 _FLEXIBLE_V0 = parse_versions("0+")
 _TOPIC_PARTITIONS = [Field("topic_id", UUID), Field("partitions", Array(INT32))]
+# Kafka 4.3 (KIP-1251): the epoch each partition was assigned to the member at, as long as
+# Partitions; null (absent) in records of older brokers, read as the member epoch.
+_TOPIC_PARTITIONS_WITH_EPOCHS = [*_TOPIC_PARTITIONS,
+                                 Field("assignment_epochs", Array(INT32), tag=0, nullable="0+", default=None)]
 
 CONSUMER_GROUP_VALUES = {
     CONSUMER_GROUP_METADATA: Message("ConsumerGroupMetadataValue", [
@@ -160,8 +164,8 @@ CONSUMER_GROUP_VALUES = {
         Field("member_epoch", INT32),
         Field("previous_member_epoch", INT32),
         Field("state", INT8),
-        Field("assigned_partitions", Array("TopicPartitions", _TOPIC_PARTITIONS)),
-        Field("partitions_pending_revocation", Array("TopicPartitions", _TOPIC_PARTITIONS)),
+        Field("assigned_partitions", Array("TopicPartitions", _TOPIC_PARTITIONS_WITH_EPOCHS)),
+        Field("partitions_pending_revocation", Array("TopicPartitions", _TOPIC_PARTITIONS_WITH_EPOCHS)),
     ], flexible=_FLEXIBLE_V0),
 }
 CONSUMER_GROUP_VALUE_VERSION = 0

@@ -444,3 +444,50 @@ def test_transactional_offsets_of_a_consumer_group_member(tmp_path):
             assert c.fetch_offsets(group_id="g", partitions=[("t", 2)])[1][0][2] == 11
 
     run(scenario())
+
+
+def test_commit_with_an_older_epoch_for_partitions_held_since_then(tmp_path):
+    """Kafka 4.3 (KIP-1251): a commit carrying an epoch older than the member's is accepted when
+    every partition was assigned to the member at that epoch or earlier (its assignment epoch),
+    refused STALE_MEMBER_EPOCH (TxnOffsetCommit: ILLEGAL_GENERATION) otherwise; the assignment
+    epochs are in the current assignment records, so a restarted coordinator judges the same."""
+    def commit(c, epoch, *partitions):
+        return set(c.commit_offsets(group_id="g", generation_id=epoch, member_id="a", group_instance_id=None,
+                                    offsets=[("t", p, 5, -1, None) for p in partitions], api_version=9).values())
+
+    def txn_commit(c, epoch, *partitions):
+        return set(c.commit_transactional_offsets(
+            group_id="g", producer_id=9, producer_epoch=0, generation_id=epoch, member_id="a",
+            group_instance_id=None, offsets=[("t", p, 5, -1, None) for p in partitions]).values())
+
+    async def scenario():
+        async with running(tmp_path) as c:
+            a, b = Member(c, "a"), Member(c, "b")
+            a.heartbeat()  # epoch 2: every partition, assigned at epoch 2
+            b.heartbeat()
+            settle([a, b])  # epoch 3: a keeps three partitions it holds since epoch 2
+            assert a.epoch == 3
+            kept = sorted(p for _, p in a.owned)
+            b.heartbeat(epoch=-1)  # b leaves: a is given b's three at epoch 4
+            settle([a])
+            assert a.epoch == 4 and len(a.owned) == 6
+            new = sorted(set(range(6)) - set(kept))
+            assert len(kept) == len(new) == 3
+            assert commit(c, 3, *kept) == {ErrorCode.NONE}
+            assert commit(c, 2, *kept) == {ErrorCode.NONE}
+            assert commit(c, 1, *kept) == {ErrorCode.STALE_MEMBER_EPOCH}
+            assert commit(c, 3, new[0]) == {ErrorCode.STALE_MEMBER_EPOCH}
+            # One partition assigned after the epoch refuses the whole request.
+            assert commit(c, 3, kept[0], new[0]) == {ErrorCode.STALE_MEMBER_EPOCH}
+            assert commit(c, 5, *kept) == {ErrorCode.STALE_MEMBER_EPOCH}
+            assert commit(c, 4, *new) == {ErrorCode.NONE}
+            assert txn_commit(c, 3, *kept) == {ErrorCode.NONE}
+            assert txn_commit(c, 3, new[0]) == {ErrorCode.ILLEGAL_GENERATION}
+            # OffsetFetch keeps the strict check.
+            assert c.fetch_offsets(group_id="g", partitions=[("t", kept[0])], member_id="a",
+                                   member_epoch=3)[0] == ErrorCode.STALE_MEMBER_EPOCH
+        async with running(tmp_path) as c:
+            assert commit(c, 3, *kept) == {ErrorCode.NONE}
+            assert commit(c, 3, new[0]) == {ErrorCode.STALE_MEMBER_EPOCH}
+
+    run(scenario())

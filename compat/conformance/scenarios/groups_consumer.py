@@ -166,6 +166,49 @@ def offset_commit_consumer_group_epochs(s: Session, v: int):
     commit(s, v, group, topic, "", -1, "standalone commit")
 
 
+def partitions_of(answer) -> list[int]:
+    return sorted(p for tp in owned(answer) for p in tp["partitions"])
+
+
+@scenario("OffsetCommit", versions=(9, 10), profile=PROFILE, covers=["STALE_MEMBER_EPOCH"])
+def offset_commit_consumer_group_older_epoch(s: Session, v: int):
+    """Kafka 4.3 (KIP-1251): a commit with an epoch older than the member's is accepted for the
+    partitions the member holds since that epoch or earlier, refused STALE_MEMBER_EPOCH when one
+    of them was assigned to it later. A holds partition 0 and 1 from epoch 2, revokes one for B
+    (epoch 3), gets it back when B leaves (epoch 4), then commits with epochs 3, 2 and 1."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 2, group)
+    a = join(s, 1, group, "a", [topic], record=False)
+    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: owns both", owned=owned(a), record=False)
+    b = join(s, 1, group, "b", [topic], record=False)
+    a2 = heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: told to revoke one",
+                   owned=owned(a), record=False)
+    a3 = heartbeat(s, 1, group, a.member_id, a2.member_epoch, conn="a", label="a: revoked", owned=owned(a2),
+                   record=False)
+    kept = partitions_of(a2)
+    b2 = heartbeat(s, 1, group, b.member_id, b.member_epoch, conn="b", label="b: gets the other", owned=[],
+                   record=False)
+    heartbeat(s, 1, group, b.member_id, b2.member_epoch, conn="b", label="b: owns it", owned=owned(b2), record=False)
+    heartbeat(s, 1, group, b.member_id, -1, conn="b", label="b: leaves", record=False)
+    a4 = heartbeat(s, 1, group, a.member_id, a3.member_epoch, conn="a", label="a: gets it back", owned=owned(a2),
+                   record=False)
+    later = sorted(set(partitions_of(a4)) - set(kept))
+    epoch = a4.member_epoch
+
+    def commit_partitions(partitions, member_epoch, label):
+        s.call("OffsetCommit", v, commit_body(group, {topic: [(p, 5, "") for p in partitions]},
+                                              generation=member_epoch, member_id=a.member_id),
+               conn="a", label=label)
+
+    commit_partitions(kept, epoch - 1, "previous epoch, partition held since before it")
+    commit_partitions(later, epoch - 1, "previous epoch, partition assigned after it")
+    commit_partitions(kept + later, epoch - 1, "previous epoch, both partitions")
+    commit_partitions(kept, epoch - 2, "epoch the kept partition was assigned at")
+    commit_partitions(kept, epoch - 3, "epoch before any assignment")
+    commit_partitions(kept + later, epoch, "current epoch, both partitions")
+    describe(s, 0, [group], "ConsumerGroupDescribe v0 at the end")
+
+
 @scenario("OffsetFetch", versions=(8, 9, 10), profile=PROFILE, covers=["STALE_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID"])
 def offset_fetch_consumer_group_epochs(s: Session, v: int):
     """OffsetFetch v9 carries the member id and epoch (checked); v8 does not."""
