@@ -76,15 +76,6 @@ KNOWN: tuple[Known, ...] = (
           "still advertise and serve 0-1 (as Kafka 3.9). For whoever raises WriteTxnMarkers to v2: drop v0 as "
           "Kafka 4 did, or keep it for 3.x parity and turn this into a KEPT entry."),
     # -- the data path (scenarios/data_path.py) ------------------------------------------------------------
-    Known("fetch_several_partitions_max_bytes@v* :: partition 1 twice :: responses[[]0[]].partitions", OPEN,
-          "Fetch naming one partition twice: Kafka answers it once (the request's partitions become a map in "
-          "FetchSession/FetchRequest.fetchData); we read and answer it twice. Fix in p01_fetch._read_all "
-          "(being raised to v18 right now)."),
-    Known("fetch_isolation_levels@v* :: isolation level 2 :: *", OPEN,
-          "Fetch with isolation_level 2 (neither read_uncommitted nor read_committed): Kafka 4.3 fails the "
-          "request (IsolationLevel.forId throws) and answers UNKNOWN_SERVER_ERROR (-1) at the top (v7+) and for "
-          "every partition (offsets -1, aborted_transactions []); we read as read_uncommitted. Fix in "
-          "broker/handlers/p01_fetch.py (being raised to v18 right now)."),
     # -- configs (scenarios/admin_configs.py) ------------------------------------------------------------------
     Known("produce_null_records@v* :: null records :: *", KEPT,
           "A Produce whose partition carries null records: Kafka 4.3 never answers it (the client times out); "
