@@ -25,7 +25,8 @@ def test_member_ids_of_both_protocols():
     classic = "g      app-1-0536d61f-3ab4-4031-9aa7-3cc99ed37129 /127.0.0.1 app-1\n"
     other = "g      app-1-f0a3d2c1-3ab4-4031-9aa7-3cc99ed37129 /127.0.0.1 app-1\n"
     assert _same(CONSUMER_GROUPS, header + classic, header + other)
-    assert _same(CONSUMER_GROUPS, "g 3pT6Bi2pTP2LDPv8ksg5iw /127.0.0.1 app\n", "g /fvrH2YGTfWiF/hKyy/zdw /127.0.0.1 app\n")
+    assert _same(CONSUMER_GROUPS, "g 3pT6Bi2pTP2LDPv8ksg5iw /127.0.0.1 app\n",
+                 "g /fvrH2YGTfWiF/hKyy/zdw /127.0.0.1 app\n")
     assert not _same(CONSUMER_GROUPS, header + classic, header + other.replace("app-1 ", "app-2 ").replace(
         " app-1\n", " app-2\n"))
 
@@ -55,7 +56,8 @@ def test_measurements_and_log_lines_are_not_compared_but_counts_are():
     ours = "1000 records sent, 13513.513514 records/sec (1.29 MB/sec), 60.64 ms avg latency, 77.00 ms max latency.\n"
     assert _same(PRODUCER_PERFORMANCE, kafka, ours)
     assert not _same(PRODUCER_PERFORMANCE, kafka, ours.replace("1000 records sent", "999 records sent"))
-    log = "[2026-11-24 22:01:00,522] WARN [Producer clientId=producer-1] retrying\n (org.apache.kafka.clients.NetworkClient)\n"
+    log = ("[2026-11-24 22:01:00,522] WARN [Producer clientId=producer-1] retrying\n"
+           " (org.apache.kafka.clients.NetworkClient)\n")
     assert _same(TOPICS, "", "", kafka_stderr=log + "Error: x\n", our_stderr="Error: x\n")
     assert not _same(TOPICS, "", "", kafka_stderr="Error: x\n", our_stderr="Error: y\n")
 
