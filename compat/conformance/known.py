@@ -60,7 +60,8 @@ KNOWN: tuple[Known, ...] = (
           ("kraft.version", "kafka-wire has no KRaft controller quorum (README, Feature flags)"),
           ("eligible.leader.replicas.version", "eligible leader replicas (KIP-966) are not implemented"),
           ("share.version", "share groups (KIP-932) are not implemented"),
-          ("streams.version", "streams groups (KIP-1071) are not implemented"))),
+          ("streams.version", "streams groups (KIP-1071) are not implemented"))
+      if not (kind == "finalized" and feature == "kraft.version")),
     Known("create_partitions_over_the_operation_limit*:: 10,005 partitions :: results[[]0].error_*", KEPT,
           "Kafka 4.3 fails a CreatePartitions over its 10,000-records-per-operation limit with UNKNOWN_SERVER_ERROR "
           "and no message (an exception its controller does not map); kafka-wire answers POLICY_VIOLATION with the "
@@ -70,13 +71,7 @@ KNOWN: tuple[Known, ...] = (
           "formats (KIP-896); kafka-wire writes RecordBatch v2 only"),
     Known("join_group_into_consumer_group@v* :: JoinGroup with an unknown member id :: *", OPEN, _MIGRATION),
     Known("consumer_heartbeat_into_classic_group@v* :: *", OPEN, _MIGRATION),
-    # -- transactions (scenarios/transactions.py) ------------------------------------------------------------
-    Known("txn_write_markers_from_client@v0 :: *", OPEN,
-          "WriteTxnMarkers v0: Kafka 4.3 serves 1-2 (v0 removed in 4.0, KIP-896) and closes the connection; we "
-          "still advertise and serve 0-1 (as Kafka 3.9). For whoever raises WriteTxnMarkers to v2: drop v0 as "
-          "Kafka 4 did, or keep it for 3.x parity and turn this into a KEPT entry."),
     # -- the data path (scenarios/data_path.py) ------------------------------------------------------------
-    # -- configs (scenarios/admin_configs.py) ------------------------------------------------------------------
     Known("produce_null_records@v* :: null records :: *", KEPT,
           "A Produce whose partition carries null records: Kafka 4.3 never answers it (the client times out); "
           "we answer that partition INVALID_RECORD, as Kafka answers empty records."),
