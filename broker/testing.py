@@ -45,6 +45,15 @@ def free_port(host: str = "127.0.0.1") -> int:
         return probe.getsockname()[1]
 
 
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last `lines` lines of a process's log (at most LOG_TAIL_CHARS), for failure reports."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as error:
+        return f"(no log: {error})"
+    return "\n".join(text.splitlines()[-lines:])[-LOG_TAIL_CHARS:]
+
+
 def _die_with_parent() -> None:
     """Runs in the broker's child process before exec (Linux): SIGKILL it when the test process
     dies, so a killed test run leaves no broker holding a port and a data directory."""
@@ -167,12 +176,7 @@ class BrokerProcess:
         self.start()
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError as error:
-            return f"(no broker log: {error})"
-        tail = "\n".join(text.splitlines()[-lines:])
-        return tail[-LOG_TAIL_CHARS:]
+        return log_tail(self.log_path, lines)
 
     def log_report(self) -> str:
         return f"--- last lines of {self.log_path} ---\n{self.log_tail()}\n--- end of broker log ---"

@@ -277,11 +277,9 @@ class ReferenceKafka:
         return run_tool(self.version, main_class, *args, input=input, timeout=timeout, env=env)
 
     def log_tail(self, lines: int = 60) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError as error:
-            return f"(no log: {error})"
-        return "\n".join(text.splitlines()[-lines:])[-12_000:]
+        from broker.testing import log_tail
+
+        return log_tail(self.log_path, lines)
 
     def log_report(self) -> str:
         return f"--- last lines of {self.log_path} ---\n{self.log_tail()}\n--- end of Kafka log ---"
