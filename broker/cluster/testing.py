@@ -25,6 +25,8 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from kafka_wire.errors import ErrorCode
+
 from ..testing import BrokerFailure, BrokerProcess, _die_with_parent, free_port
 from ..wire_client import WireClient
 
@@ -237,14 +239,21 @@ class Cluster:
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 3,
                      configs: Mapping[str, str] | None = None) -> None:
-        """CreateTopics through the first running broker; waits until every partition has a leader."""
-        with WireClient(self.running()[0].bootstrap, timeout=10) as client:
-            response = client.call("CreateTopics", 5, {
-                "topics": [{"name": name, "num_partitions": partitions, "replication_factor": replication_factor,
-                            "assignments": [],
-                            "configs": [{"name": k, "value": str(v)} for k, v in (configs or {}).items()]}],
-                "timeout_ms": 10000, "validate_only": False})
-        error = response.topics[0].error_code
+        """CreateTopics through the first running broker; waits until every partition has a leader.
+        INVALID_REPLICATION_FACTOR is retried for a while: a broker restarted by the previous test is
+        registered in ZooKeeper before the other brokers' watches have told them so."""
+        deadline = time.monotonic() + 15
+        while True:
+            with WireClient(self.running()[0].bootstrap, timeout=10) as client:
+                response = client.call("CreateTopics", 5, {
+                    "topics": [{"name": name, "num_partitions": partitions, "replication_factor": replication_factor,
+                                "assignments": [],
+                                "configs": [{"name": k, "value": str(v)} for k, v in (configs or {}).items()]}],
+                    "timeout_ms": 10000, "validate_only": False})
+            error = response.topics[0].error_code
+            if error != ErrorCode.INVALID_REPLICATION_FACTOR or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         if error:
             raise AssertionError(f"CreateTopics {name}: error {error} {response.topics[0].error_message}")
         for partition in range(partitions):
