@@ -45,6 +45,20 @@ def free_port(host: str = "127.0.0.1") -> int:
         return probe.getsockname()[1]
 
 
+def signal_and_wait(process: subprocess.Popen, sig: int, timeout: float) -> bool:
+    """Sends `sig` to a running process and waits for it to exit; SIGKILLs it after `timeout`
+    seconds. True when it exited by itself within the time."""
+    with contextlib.suppress(ProcessLookupError):
+        process.send_signal(sig)
+    try:
+        process.wait(timeout=timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return False
+
+
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     """The last `lines` lines of a process's log (at most LOG_TAIL_CHARS), for failure reports."""
     try:
@@ -153,17 +167,10 @@ class BrokerProcess:
             return None
         self._stopping = True
         if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.send_signal(sig)
-            try:
-                self.process.wait(timeout=self.stop_timeout)
-            except subprocess.TimeoutExpired:
+            if not signal_and_wait(self.process, sig, self.stop_timeout):
                 self.unclean_exits.append(f"no exit {self.stop_timeout:.0f}s after signal {sig}; killed")
-                self.process.kill()
-                self.process.wait()
-            else:
-                if sig == signal.SIGTERM and self.process.returncode != 0:
-                    self.unclean_exits.append(f"exit status {self.process.returncode} after SIGTERM")
+            elif sig == signal.SIGTERM and self.process.returncode != 0:
+                self.unclean_exits.append(f"exit status {self.process.returncode} after SIGTERM")
         return self.process.returncode
 
     def kill(self) -> int | None:

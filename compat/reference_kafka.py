@@ -255,13 +255,9 @@ class ReferenceKafka:
             return None
         self._stopping = True
         if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.send_signal(sig)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            from broker.testing import signal_and_wait
+
+            signal_and_wait(self.process, sig, timeout)
         return self.process.returncode
 
     def kill(self) -> int | None:

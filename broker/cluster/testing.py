@@ -27,7 +27,7 @@ from pathlib import Path
 
 from kafka_wire.errors import ErrorCode
 
-from ..testing import BrokerFailure, BrokerProcess, _die_with_parent, free_port
+from ..testing import BrokerFailure, BrokerProcess, _die_with_parent, free_port, signal_and_wait
 from ..wire_client import WireClient
 
 ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"
@@ -109,12 +109,7 @@ class ZooKeeperProcess:
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            signal_and_wait(self.process, signal.SIGTERM, 10)
 
 
 class Cluster:

@@ -165,26 +165,25 @@ def sasl_authenticate_scram(s: Session, v: int):
 @scenario("SaslAuthenticate", versions=ALL, covers=["SASL_AUTHENTICATION_FAILED"], profile=SECURE)
 def sasl_authenticate_wrong_password(s: Session, v: int):
     """A wrong password with PLAIN and with SCRAM: the answer, then whether the connection is still open."""
-    conn = _anonymous(s, "plain")
-    _handshake(s, conn, "PLAIN", record=False)
-    s.call("SaslAuthenticate", v, {"auth_bytes": plain_token("alice", "wrong")}, conn=conn)
-    _metadata_probe(s, conn, "Metadata after the failure")
-    conn = _anonymous(s, "scram")
-    _handshake(s, conn, SCRAM, record=False)
-    _scram_login(s, conn, v, "alice", "wrong")
-    _metadata_probe(s, conn, "Metadata after the failure")
+    _failed_logins(s, v, "alice", "wrong")
 
 
 @scenario("SaslAuthenticate", versions=ALL, covers=["SASL_AUTHENTICATION_FAILED"], profile=SECURE)
 def sasl_authenticate_unknown_user(s: Session, v: int):
     """A user neither broker knows, with PLAIN and with SCRAM (SCRAM fails at the client-first-message)."""
+    _failed_logins(s, v, "mallory", "mallory-secret")
+
+
+def _failed_logins(s: Session, v: int, user: str, password: str) -> None:
+    """A PLAIN and a SCRAM login that must fail, each on its own connection, each followed by a
+    request that shows whether the connection is still open."""
     conn = _anonymous(s, "plain")
     _handshake(s, conn, "PLAIN", record=False)
-    s.call("SaslAuthenticate", v, {"auth_bytes": plain_token("mallory", "mallory-secret")}, conn=conn)
+    s.call("SaslAuthenticate", v, {"auth_bytes": plain_token(user, password)}, conn=conn)
     _metadata_probe(s, conn, "Metadata after the failure")
     conn = _anonymous(s, "scram")
     _handshake(s, conn, SCRAM, record=False)
-    _scram_login(s, conn, v, "mallory", "mallory-secret")
+    _scram_login(s, conn, v, user, password)
     _metadata_probe(s, conn, "Metadata after the failure")
 
 
