@@ -58,7 +58,7 @@ COMMON = {
     "auto.create.topics.enable": True,
     "delete.topic.enable": True,
     # Kafka's log.message.timestamp.*.ms checks are relative to now; the scenarios' records carry a
-    # fixed timestamp (2023-11-14), so both accept any.
+    # fixed timestamp (scenario.T0, in 2100), so both accept any.
     "log.message.timestamp.before.max.ms": 9223372036854775807,
     "log.message.timestamp.after.max.ms": 9223372036854775807,
 }

@@ -6,9 +6,8 @@ import uuid
 
 from kafka_wire.record_codec import Record, build_batch, decode_batches
 
-from ..scenario import ALL, Session, scenario
+from ..scenario import ALL, T0, Session, scenario
 
-T0 = 1_700_000_000_000  # the records' timestamps (2023-11-14): the default profile accepts any
 UNKNOWN_ID = uuid.UUID("5eb5f6cd-0000-4000-8000-00000000dead")  # a topic id no broker has
 
 
@@ -200,7 +199,7 @@ def produce_log_append_time(s: Session, v: int):
 def produce_invalid_timestamp(s: Session, v: int):
     """A topic accepting timestamps at most one hour old, and a batch from 2023; then one from now."""
     s.create_topic(s.topic(), configs={"message.timestamp.before.max.ms": "3600000"})
-    produce(s, v, {(s.topic(), 0): batch(["old", "older"])}, label="2023 timestamps")
+    produce(s, v, {(s.topic(), 0): batch(["old", "older"], timestamp=1_700_000_000_000)}, label="2023 timestamps")
     produce(s, v, {(s.topic(), 0): batch(["now"], timestamp=None)}, label="current timestamp")
 
 

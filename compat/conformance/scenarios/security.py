@@ -13,7 +13,7 @@ from broker.wire_client import ClientSecurity
 from kafka_wire.sasl import SCRAM_MECHANISMS, ScramClient, plain_token
 
 from ..profiles import SECURE_USERS
-from ..scenario import ALL, CaseFailed, Session, frame_with_size, scenario
+from ..scenario import ALL, T0, CaseFailed, Session, frame_with_size, scenario
 
 SECURE = "secure"
 SCRAM = "SCRAM-SHA-256"
@@ -308,7 +308,7 @@ def authz_produce(s: Session, v: int):
     alice = _as(s, "alice")
     body = {"transactional_id": None, "acks": -1, "timeout_ms": 10000, "topic_data": [
         {"name": topic, "partition_data": [{"index": 0, "records": build_batch(
-            [Record(0, 0, b"k", b"v")], base_timestamp=1_700_000_000_000)}]}]}
+            [Record(0, 0, b"k", b"v")], base_timestamp=T0)}]}]}
     s.call("Produce", v, body, conn=alice, label="alice, no ACLs")
     grant(s, _acl(Res.TOPIC, topic, Op.WRITE))
     s.call("Produce", v, body, conn=alice, label="alice with WRITE")

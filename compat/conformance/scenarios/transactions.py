@@ -16,7 +16,7 @@ import time
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch
 
-from ..scenario import ALL, CaseFailed, Session, plain, scenario
+from ..scenario import ALL, T0, CaseFailed, Session, plain, scenario
 
 TIMEOUT_MS = 60000
 # Answers a client retries (Kafka gives them while a coordinator partition loads, or while a transaction
@@ -97,7 +97,7 @@ def _txn_produce(s: Session, topic: str, partition: int, tid: str | None, pid: i
                  values: list[str], *, v: int = 9, label: str | None = None, record: bool = True,
                  transactional: bool = True):
     batch = build_batch([Record(i, 0, None, value.encode()) for i, value in enumerate(values)],
-                        base_timestamp=1_700_000_000_000, producer_id=pid, producer_epoch=epoch,
+                        base_timestamp=T0, producer_id=pid, producer_epoch=epoch,
                         base_sequence=sequence, is_transactional=transactional)
     body = {"transactional_id": tid, "acks": -1, "timeout_ms": 30000,
             "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": batch}]}]}
@@ -170,8 +170,8 @@ def _fetch(s: Session, topic: str, partition: int, offset: int, *, isolation: in
 def _fetch_all(s: Session, topic: str, partition: int, offset: int, *, isolation: int, v: int = 11,
                label: str = "fetch"):
     """Fetches from `offset` to the end (HW, or LSO when read_committed), as a consumer does: a Fetch
-    returns the batches of one log segment, and a marker written now after records timestamped in 2023
-    rolls the segment (log.roll.ms), so the partition is read in several Fetches."""
+    returns the batches of one log segment, and a segment may roll between batches (log.roll.ms
+    counts from a segment's first timestamp), so the partition may take several Fetches."""
     for i in range(8):
         next_offset, end = _fetch(s, topic, partition, offset, isolation=isolation, v=v, label=f"{label} #{i + 1}")
         if next_offset is None or end is None or next_offset >= end:
