@@ -1,0 +1,11 @@
+"""Faults as Jepsen injects them: brokers and ZooKeeper in network namespaces, nemeses, recorded
+histories of real clients, and a checker that finds the anomalies in them.
+
+- history.py: the operations a workload records (one JSON object per line) and the recorder.
+- checker.py: reads a history, reports each anomaly class with examples.
+- netns.py:   network namespaces on a private bridge; partitions (iptables), delay and loss (tc netem).
+- cluster.py: a 3-node ZooKeeper ensemble and kafka-wire brokers, each in its own namespace.
+- nemesis.py: the faults, each a start/heal pair.
+- workloads.py: the queue workload with confluent-kafka (librdkafka) clients.
+- run.py:     `kafka-wire compat faults`: nemesis x workload runs, compat/FAULTS.md.
+"""
