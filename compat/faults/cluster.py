@@ -1,0 +1,222 @@
+"""A 3-node ZooKeeper ensemble and kafka-wire brokers, each in its own network namespace.
+
+    with fault_cluster(brokers=3, config={"min.insync.replicas": 2}) as cluster:
+        cluster.bootstrap                     # "10.213.47.14:9092,..." (reachable from the root namespace)
+        cluster.net.cut("b1", cluster.zookeeper_nodes)
+        cluster.kill("b1"); cluster.start_broker("b1")
+
+Node names: zk1..zk3 and b1..bN (broker node.id = N). ZooKeeper is Debian's package as in
+broker/cluster/testing.py, here as an ensemble (server.N lines, myid files), each server on its
+namespace's address; brokers are broker/testing.py's BrokerProcess run through `ip netns exec`,
+listening and advertising their namespace's address, so clients in the root namespace and the
+other brokers reach them over the bridge, and a partition rule cuts exactly what it names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from broker.cluster.testing import CLUSTER_DEFAULTS, TICK_MS, ZOOKEEPER_CLASSPATH, ZOOKEEPER_MAIN
+from broker.testing import BrokerFailure, BrokerProcess, _die_with_parent, log_tail, signal_and_wait
+
+from .netns import PrivateNetwork, private_network
+
+BROKER_PORT = 9092
+ZK_CLIENT_PORT = 2181
+
+
+class NamespacedBroker(BrokerProcess):
+    """A BrokerProcess inside a namespace of `net`, on that namespace's address."""
+
+    def __init__(self, net: PrivateNetwork, name: str, data_dir: Path, config: Mapping[str, object]) -> None:
+        self.net = net
+        self.name = name
+        super().__init__(data_dir, port=BROKER_PORT, config=config, startup_timeout=60.0, stop_timeout=30.0)
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.net.address(self.name)}:{self.port}"
+
+    @property
+    def command(self) -> list[str]:
+        return self.net.command(self.name, super().command)
+
+    def _wait_until_accepting(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            if self.process.poll() is not None:
+                raise BrokerFailure(f"broker {self.name} exited with status {self.process.returncode} before "
+                                    f"accepting connections on {self.bootstrap}\n{self.log_report()}")
+            try:
+                with socket.create_connection((self.net.address(self.name), self.port), timeout=0.5):
+                    return
+            except OSError:
+                if time.monotonic() >= deadline:
+                    self.stop(signal.SIGKILL)
+                    raise BrokerFailure(f"broker {self.name} did not accept connections on {self.bootstrap} "
+                                        f"within {self.startup_timeout:.0f}s\n{self.log_report()}") from None
+                time.sleep(0.1)
+
+
+class ZooKeeperNode:
+    """One server of the ensemble, in namespace `name` (zk<id>)."""
+
+    def __init__(self, net: PrivateNetwork, name: str, server_id: int, ensemble: list[str], data_dir: Path) -> None:
+        self.net = net
+        self.name = name
+        self.server_id = server_id
+        self.ensemble = ensemble
+        self.data_dir = data_dir
+        self.log_path = data_dir / "zookeeper.log"
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def connect(self) -> str:
+        return f"{self.net.address(self.name)}:{ZK_CLIENT_PORT}"
+
+    def start(self) -> None:
+        data = self.data_dir / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        (data / "myid").write_text(f"{self.server_id}\n")
+        config = self.data_dir / "zoo.cfg"
+        config.write_text("\n".join([
+            f"tickTime={TICK_MS}", "initLimit=20", "syncLimit=6",
+            f"dataDir={data}", f"clientPort={ZK_CLIENT_PORT}",
+            f"clientPortAddress={self.net.address(self.name)}",
+            "admin.enableServer=false", "4lw.commands.whitelist=ruok,srvr",
+            f"minSessionTimeout={2 * TICK_MS}", f"maxSessionTimeout={20 * TICK_MS}",
+            *(f"server.{i}={self.net.address(node)}:2888:3888" for i, node in enumerate(self.ensemble, 1)),
+            "",
+        ]))
+        with open(self.log_path, "ab") as out:
+            self.process = subprocess.Popen(
+                self.net.command(self.name, ["java", "-Xmx200m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                                             "-cp", ":".join(ZOOKEEPER_CLASSPATH), ZOOKEEPER_MAIN, str(config)]),
+                cwd=self.data_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True, preexec_fn=_die_with_parent)
+
+    def serving(self) -> bool:
+        """Answers `srvr` as a leader or follower (a server without a quorum answers otherwise)."""
+        try:
+            with socket.create_connection((self.net.address(self.name), ZK_CLIENT_PORT), timeout=2) as sock:
+                sock.sendall(b"srvr")
+                answer = b""
+                while chunk := sock.recv(4096):
+                    answer += chunk
+            return b"Mode: leader" in answer or b"Mode: follower" in answer
+        except OSError:
+            return False
+
+    def is_running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.is_running():
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(signal.SIGCONT)
+            signal_and_wait(self.process, sig, 15)
+
+
+class FaultCluster:
+    def __init__(self, net: PrivateNetwork, base_dir: Path, brokers: int, config: Mapping[str, object]) -> None:
+        self.net = net
+        self.base_dir = base_dir
+        self.zookeeper_nodes = [n for n in net.names if n.startswith("zk")]
+        self.broker_nodes = [n for n in net.names if n.startswith("b")]
+        self.zookeepers = {name: ZooKeeperNode(net, name, i, self.zookeeper_nodes, base_dir / name)
+                           for i, name in enumerate(self.zookeeper_nodes, 1)}
+        connect = ",".join(z.connect for z in self.zookeepers.values())
+        settings = {**CLUSTER_DEFAULTS, **config, "zookeeper.connect": connect}
+        self.brokers = {name: NamespacedBroker(net, name, base_dir / name,
+                                               {**settings, "node.id": int(name[1:])})
+                        for name in self.broker_nodes}
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(b.bootstrap for b in self.brokers.values())
+
+    def node_of(self, broker_id: int) -> str:
+        return f"b{broker_id}"
+
+    def start(self, timeout: float = 120.0) -> None:
+        for zookeeper in self.zookeepers.values():
+            zookeeper.start()
+        deadline = time.monotonic() + timeout
+        while not all(z.serving() for z in self.zookeepers.values()):
+            for z in self.zookeepers.values():
+                if not z.is_running():
+                    raise BrokerFailure(f"ZooKeeper {z.name} exited:\n{log_tail(z.log_path)}")
+            if time.monotonic() > deadline:
+                raise BrokerFailure("the ZooKeeper ensemble did not form a quorum:\n"
+                                    + "\n".join(log_tail(z.log_path, 20) for z in self.zookeepers.values()))
+            time.sleep(0.3)
+        for broker in self.brokers.values():
+            broker.start()
+
+    def start_broker(self, name: str) -> None:
+        broker = self.brokers[name]
+        if broker.is_running():
+            with contextlib.suppress(ProcessLookupError):
+                broker.process.send_signal(signal.SIGCONT)
+            return
+        broker.start()
+
+    def signal(self, name: str, sig: int) -> None:
+        process = (self.brokers.get(name) or self.zookeepers[name]).process
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(sig)
+
+    def kill(self, name: str) -> None:
+        if name in self.brokers:
+            self.brokers[name].kill()
+        else:
+            self.zookeepers[name].stop(signal.SIGKILL)
+
+    def stop(self) -> None:
+        for broker in self.brokers.values():
+            if broker.is_running():
+                with contextlib.suppress(ProcessLookupError):
+                    broker.process.send_signal(signal.SIGCONT)
+        for broker in self.brokers.values():
+            broker.stop()
+        for zookeeper in self.zookeepers.values():
+            zookeeper.stop()
+
+    def log_report(self) -> str:
+        return "\n".join(b.log_report() for b in self.brokers.values())
+
+
+@contextlib.contextmanager
+def fault_cluster(brokers: int = 3, config: Mapping[str, object] | None = None,
+                  keep_dir: Path | None = None) -> Iterator[FaultCluster]:
+    """Namespaces, ensemble and brokers for the block; all stopped and removed after (data kept in
+    keep_dir when given, else in a temporary directory removed unless the block failed)."""
+    base = Path(keep_dir) if keep_dir else Path(tempfile.mkdtemp(prefix="kafka-wire-faults-"))
+    base.mkdir(parents=True, exist_ok=True)
+    names = ["zk1", "zk2", "zk3", *(f"b{i}" for i in range(1, brokers + 1))]
+    failed = False
+    with private_network(names) as net:
+        cluster = FaultCluster(net, base, brokers, config or {})
+        try:
+            cluster.start()
+            yield cluster
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            cluster.stop()
+    if keep_dir is None:
+        if failed:
+            print(f"kafka-wire fault cluster data kept in {base}", file=sys.stderr)
+        else:
+            shutil.rmtree(base, ignore_errors=True)

@@ -1,0 +1,203 @@
+"""Network namespaces on a private bridge, and the faults a network can have between them.
+
+    with private_network(["zk1", "zk2", "zk3", "b1", "b2", "b3"]) as net:
+        net.address("b1")                        # "10.213.47.11"
+        net.command("b1", ["python", ...])       # runs inside b1's namespace
+        net.cut("b1", ["zk1", "zk2", "zk3"])     # b1 <-x-> ZooKeeper, both directions
+        net.cut_from_host("b1")                  # clients in the root namespace cannot reach b1
+        net.lose("b1", 0.10)                     # 10% of b1's incoming packets dropped
+        net.heal()
+
+Each node gets a namespace `kwf<tag>-<name>` with one veth (`eth0`) on a bridge `kwf<tag>` whose
+address (.1 of a /24 in 10.200-254.x.0 that no route of the machine uses) is the root namespace's:
+clients run there and reach every node directly. `<tag>` is unique per run (pid + random), so
+parallel runs do not collide; everything is removed on exit, also after an error or Ctrl-C.
+
+Partitions are iptables DROP rules in the INPUT chain of the receiving namespace (each namespace
+has its own netfilter tables, so nothing of the machine's own firewall is touched); packet loss is
+iptables' `statistic` match; delay is `tc netem` where the kernel has sch_netem.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import os
+import random
+import shutil
+import subprocess
+from collections.abc import Iterable, Iterator
+
+
+class NamespacesUnavailable(RuntimeError):
+    """This machine cannot make network namespaces (not root, no `ip`, no iptables, ...)."""
+
+
+def _run(command: list[str], check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    if check and result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)}: exit {result.returncode}: {result.stderr.strip()}")
+    return result
+
+
+def why_unavailable() -> str | None:
+    """None when this machine can run the fault harness; otherwise the reason it cannot."""
+    if os.geteuid() != 0:
+        return "network namespaces need root (ip netns add)"
+    for tool, package in (("ip", "iproute2"), ("iptables", "iptables")):
+        if shutil.which(tool) is None:
+            return f"`{tool}` is not installed (Debian package {package}; compat/setup-faults.sh installs it)"
+    probe = f"kwfprobe{os.getpid()}"
+    made = _run(["ip", "netns", "add", probe], check=False)
+    if made.returncode != 0:
+        return f"`ip netns add` fails here: {made.stderr.strip()}"
+    try:
+        rule = _run(["ip", "netns", "exec", probe, "iptables", "-A", "INPUT", "-s", "10.0.0.1", "-j", "DROP"],
+                    check=False)
+        if rule.returncode != 0:
+            return f"iptables does not work in a namespace: {rule.stderr.strip()}"
+    finally:
+        _run(["ip", "netns", "del", probe], check=False)
+    return None
+
+
+def netem_available() -> bool:
+    """Whether the kernel has sch_netem (tc's delay); probed on a throwaway namespace's loopback."""
+    probe = f"kwfnetem{os.getpid()}"
+    if _run(["ip", "netns", "add", probe], check=False).returncode != 0:
+        return False
+    try:
+        return _run(["ip", "netns", "exec", probe, "tc", "qdisc", "add", "dev", "lo", "root", "netem",
+                     "delay", "1ms"], check=False).returncode == 0
+    finally:
+        _run(["ip", "netns", "del", probe], check=False)
+
+
+def _free_subnet() -> ipaddress.IPv4Network:
+    routes = _run(["ip", "-4", "route", "show", "table", "all"]).stdout
+    used = [ipaddress.ip_network(word, strict=False) for line in routes.splitlines()
+            for word in line.split()[:2] if word[0].isdigit() and "/" in word]
+    addresses = _run(["ip", "-4", "-o", "addr"]).stdout
+    used += [ipaddress.ip_network(word, strict=False) for line in addresses.splitlines()
+             for word in line.split() if "/" in word and word[0].isdigit()]
+    for _ in range(200):
+        subnet = ipaddress.ip_network(f"10.{random.randint(200, 254)}.{random.randint(0, 255)}.0/24")
+        if not any(subnet.overlaps(other) for other in used):
+            return subnet
+    raise NamespacesUnavailable("no free 10.200-254.x.0/24 subnet for the fault bridge")
+
+
+class PrivateNetwork:
+    def __init__(self, names: Iterable[str]) -> None:
+        self.tag = f"{os.getpid() % 100000:05d}{random.randint(0, 255):02x}"
+        self.bridge = f"kwf{self.tag}"            # at most 10 characters (interface names: 15)
+        self.subnet = _free_subnet()
+        hosts = list(self.subnet.hosts())
+        self.host_address = str(hosts[0])
+        self.names = list(names)
+        self._addresses = {name: str(hosts[10 + i]) for i, name in enumerate(self.names)}
+        self._made_namespaces: list[str] = []
+        self._made_bridge = False
+        self._netem: set[str] = set()
+
+    # -- names ---------------------------------------------------------------------------------------
+    def namespace(self, name: str) -> str:
+        return f"kwf{self.tag}-{name}"
+
+    def address(self, name: str) -> str:
+        return self._addresses[name]
+
+    def command(self, name: str, argv: list[str]) -> list[str]:
+        """argv run inside `name`'s namespace (`ip netns exec` execs it: same pid, signals reach it)."""
+        return ["ip", "netns", "exec", self.namespace(name), *argv]
+
+    def _in(self, name: str, argv: list[str], check: bool = True) -> subprocess.CompletedProcess:
+        return _run(self.command(name, argv), check)
+
+    # -- life ----------------------------------------------------------------------------------------
+    def create(self) -> None:
+        _run(["ip", "link", "add", self.bridge, "type", "bridge"])
+        self._made_bridge = True
+        _run(["ip", "addr", "add", f"{self.host_address}/{self.subnet.prefixlen}", "dev", self.bridge])
+        _run(["ip", "link", "set", self.bridge, "up"])
+        for index, name in enumerate(self.names):
+            namespace = self.namespace(name)
+            _run(["ip", "netns", "add", namespace])
+            self._made_namespaces.append(namespace)
+            outer, inner = f"kwf{self.tag}v{index}", f"kwf{self.tag}p{index}"
+            _run(["ip", "link", "add", outer, "type", "veth", "peer", "name", inner])
+            _run(["ip", "link", "set", inner, "netns", namespace])
+            _run(["ip", "link", "set", outer, "master", self.bridge, "up"])
+            self._in(name, ["ip", "link", "set", inner, "name", "eth0"])
+            self._in(name, ["ip", "addr", "add", f"{self.address(name)}/{self.subnet.prefixlen}", "dev", "eth0"])
+            self._in(name, ["ip", "link", "set", "eth0", "up"])
+            self._in(name, ["ip", "link", "set", "lo", "up"])
+
+    def remove(self) -> None:
+        """Deletes every namespace (and with it its veth end) and the bridge; never raises."""
+        for namespace in reversed(self._made_namespaces):
+            _run(["ip", "netns", "del", namespace], check=False)
+        self._made_namespaces.clear()
+        if self._made_bridge:
+            _run(["ip", "link", "del", self.bridge], check=False)
+            self._made_bridge = False
+
+    # -- faults --------------------------------------------------------------------------------------
+    def _drop_from(self, name: str, source: str) -> None:
+        self._in(name, ["iptables", "-A", "INPUT", "-s", source, "-j", "DROP"])
+
+    def cut(self, name: str, others: Iterable[str]) -> None:
+        """No packet between `name` and each of `others`, either way."""
+        for other in others:
+            if other == name:
+                continue
+            self._drop_from(name, self.address(other))
+            self._drop_from(other, self.address(name))
+
+    def partition(self, groups: list[list[str]]) -> None:
+        """Every node hears only the nodes of its own group (nodes in no group hear everyone)."""
+        for group in groups:
+            for other_group in groups:
+                if other_group is not group:
+                    for name in group:
+                        for other in other_group:
+                            self._drop_from(name, self.address(other))
+
+    def cut_from_host(self, name: str) -> None:
+        """Clients in the root namespace (the bridge's address) cannot reach `name`, nor it them."""
+        self._drop_from(name, self.host_address)
+
+    def lose(self, name: str, probability: float) -> None:
+        """Each packet arriving at `name` is dropped with `probability`."""
+        self._in(name, ["iptables", "-A", "INPUT", "-m", "statistic", "--mode", "random",
+                        "--probability", str(probability), "-j", "DROP"])
+
+    def delay(self, name: str, milliseconds: int, jitter: int = 0) -> None:
+        """Packets leaving `name` wait `milliseconds` (tc netem; needs the kernel's sch_netem)."""
+        argv = ["tc", "qdisc", "add", "dev", "eth0", "root", "netem", "delay", f"{milliseconds}ms"]
+        if jitter:
+            argv.append(f"{jitter}ms")
+        self._in(name, argv)
+        self._netem.add(name)
+
+    def heal(self) -> None:
+        """Removes every partition, loss and delay."""
+        for name in self.names:
+            self._in(name, ["iptables", "-F", "INPUT"], check=False)
+        for name in list(self._netem):
+            self._in(name, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
+        self._netem.clear()
+
+
+@contextlib.contextmanager
+def private_network(names: Iterable[str]) -> Iterator[PrivateNetwork]:
+    reason = why_unavailable()
+    if reason is not None:
+        raise NamespacesUnavailable(reason)
+    network = PrivateNetwork(names)
+    try:
+        network.create()
+        yield network
+    finally:
+        network.remove()
+
