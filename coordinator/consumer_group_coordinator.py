@@ -544,15 +544,16 @@ class ConsumerGroupProtocol:
         return classic
 
     def _resolve_regexes(self, group: ConsumerGroup) -> None:
-        """Match the members' regular expressions against the topics (internal topics excluded),
-        at every heartbeat, so that new topics are picked up at once; what changes the
-        subscription metadata then bumps the group epoch."""
+        """Match the members' regular expressions against every topic, at every heartbeat, so that
+        new topics are picked up at once; what changes the subscription metadata then bumps the
+        group epoch. Internal topics are matched too, as Kafka's GroupMetadataManager matches its
+        whole topics image (franz-go's Test848RegexBrokerResolves consumes __consumer_offsets so)."""
         regexes = group.subscribed_regexes()
         if not regexes:
             group.resolved_regexes = {}
             return
         broker = self._broker()
-        names = [] if broker is None else [n for n in broker.metadata.topics if not n.startswith("__")]
+        names = [] if broker is None else list(broker.metadata.topics)
         resolved = {}
         for regex in regexes:
             try:

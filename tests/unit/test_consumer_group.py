@@ -402,6 +402,27 @@ def test_regex_subscription_picks_up_new_topics(tmp_path):
     run(scenario())
 
 
+def test_regex_subscription_matches_internal_and_underscore_topics(tmp_path):
+    """Kafka resolves a member's regex against every topic, internal ones included (franz-go's
+    Test848RegexBrokerResolves consumes __consumer_offsets that way), and a user topic whose name
+    starts with "__" is no internal topic at all."""
+    async def scenario():
+        async with running(tmp_path, topics=(("__private-orders", 1), ("orders", 1))) as c:
+            c.commit_offsets(group_id="other", generation_id=-1, member_id="", group_instance_id=None,
+                             offsets=[("orders", 0, 1, -1, None)])  # __consumer_offsets now exists
+            offsets_topic = c.broker.metadata.topic("__consumer_offsets")
+            assert offsets_topic is not None
+            a = Member(c, "a", topics=())
+            assert a.heartbeat(api_version=1, subscribed_topic_names=None,
+                               subscribed_topic_regex=".*(orders|__consumer_offsets).*")["error_code"] == 0
+            owned_topics = {topic for topic, _ in a.owned}
+            assert owned_topics == {c.broker.metadata.topic("orders").topic_id,
+                                    c.broker.metadata.topic("__private-orders").topic_id,
+                                    offsets_topic.topic_id}
+
+    run(scenario())
+
+
 def test_group_ids_move_between_protocols_only_when_empty(tmp_path):
     async def scenario():
         async with running(tmp_path) as c:
