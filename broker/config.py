@@ -221,8 +221,17 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("ssl.protocol", S, "TLSv1.3"),
         ConfigKey("ssl.cipher.suites", LS, []),
         ConfigKey("ssl.principal.mapping.rules", S, "DEFAULT"),
+        ConfigKey("log.max.open.files", I, None, "Most log files (segments, indexes being written) kept open; "
+                  "idle ones are closed and reopened on demand (kafka-wire); unset: half of RLIMIT_NOFILE.",
+                  minimum=16),
         ConfigKey("metrics.port", I, None, "Port of the Prometheus endpoint (kafka-wire); unset: off."),
         ConfigKey("metrics.host", S, "127.0.0.1", "Address the Prometheus endpoint binds (kafka-wire)."),
+        ConfigKey("console.port", I, None, "Port of the web console (kafka-wire); unset: off.", minimum=0,
+                  maximum=65535),
+        ConfigKey("console.host", S, "127.0.0.1", "Address the web console binds (kafka-wire)."),
+        ConfigKey("console.read.only", B, True, "The web console refuses writes (kafka-wire)."),
+        ConfigKey("console.sample.interval.ms", I, 5000, "How often the web console samples rates and lag "
+                  "(kafka-wire).", minimum=100),
     ]
 }
 

@@ -32,6 +32,7 @@ async def serve(config: BrokerConfig, started: float) -> int:
     server = KafkaServer(broker)
     broker.server = server
     metrics = None
+    console = None
     try:
         if config["metrics.port"] is not None:
             # Before the listeners: once clients can connect, their requests are being counted.
@@ -43,12 +44,23 @@ async def serve(config: BrokerConfig, started: float) -> int:
             except OSError as exc:
                 raise BindError("Metrics endpoint (metrics.host, metrics.port)", host, port, exc) from exc
         await server.start()
+        if config["console.port"] is not None:
+            # Imported only when asked for: a broker without the console starts as before.
+            from console import start_console
+
+            host, port = config["console.host"], int(config["console.port"])
+            try:
+                console = await start_console(broker, host, port)
+            except OSError as exc:
+                raise BindError("Console (console.host, console.port)", host, port, exc) from exc
     except BaseException:
         # A listener that cannot be bound (or a listener's TLS/SASL settings refused) ends the
         # start: what was opened closes, and the logs are closed cleanly.
         await server.stop()
         if metrics is not None:
             await metrics.stop()
+        if console is not None:
+            await console.stop()
         await broker.stop_coordinators()
         broker.close()
         raise
@@ -64,6 +76,8 @@ async def serve(config: BrokerConfig, started: float) -> int:
     log.info("shutting down")
     # In a cluster, leadership moves to other brokers while this one still answers.
     await broker.controlled_shutdown()
+    if console is not None:
+        await console.stop()
     await server.stop()
     if metrics is not None:
         await metrics.stop()

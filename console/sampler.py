@@ -1,0 +1,117 @@
+"""Rates and lag over time for the console's charts, sampled in the broker's event loop.
+
+Every `console.sample.interval.ms` the sampler notes each topic's total log end offset (the
+messages/s sparklines are its differences) and each consumer group's lag (log end offset minus
+committed offset, summed over the group's partitions). It reads through the broker's public
+interfaces the Kafka handlers use (cluster metadata, ListOffsets' `list_offset`, the group
+coordinator's `list_groups` and `fetch_offsets`), cheap calls that touch no log file. What a user
+is shown is filtered by the same ACLs as the rest of the console (console/api.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import time
+
+from kafka_wire.errors import ErrorCode
+
+log = logging.getLogger("kafka_wire.console")
+
+# Samples kept per series: at the default 5 s interval, the last 10 minutes.
+KEEP = 120
+LATEST = -1
+
+
+class Sampler:
+    def __init__(self, broker, interval_ms: int) -> None:
+        self.broker = broker
+        self.interval = interval_ms / 1000
+        # topic -> deque[(time, total log end offset)]
+        self.topic_ends: dict[str, collections.deque] = {}
+        # group -> deque[(time, total lag, {"topic:partition": lag})]
+        self.group_lag: dict[str, collections.deque] = {}
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                self.sample()
+            except Exception:
+                log.exception("console sampling failed")
+            await asyncio.sleep(self.interval)
+
+    def _end_offset(self, topic: str, partition: int) -> int | None:
+        error, offset, _, _ = self.broker.list_offset(topic, partition, LATEST, read_committed=False)
+        return offset if error == ErrorCode.NONE and offset >= 0 else None
+
+    def sample(self) -> None:
+        now = time.time()
+        ends: dict[tuple[str, int], int] = {}
+        topics = self.broker.metadata.topics
+        for name, meta in list(topics.items()):
+            total = 0
+            for partition in range(meta.partitions):
+                end = self._end_offset(name, partition)
+                if end is not None:
+                    ends[(name, partition)] = end
+                    total += end
+            self.topic_ends.setdefault(name, collections.deque(maxlen=KEEP)).append((now, total))
+        for name in list(self.topic_ends):
+            if name not in topics:
+                del self.topic_ends[name]
+        self._sample_groups(now, ends)
+
+    def _sample_groups(self, now: float, ends: dict[tuple[str, int], int]) -> None:
+        groups = getattr(self.broker, "groups", None)
+        if groups is None or getattr(groups, "offsets_topic", None) is None:
+            return
+        error, listed = groups.list_groups()
+        if error != ErrorCode.NONE:
+            return
+        seen = set()
+        for entry in listed:
+            group_id = entry["group_id"]
+            seen.add(group_id)
+            error, offsets = groups.fetch_offsets(group_id=group_id, partitions=None)
+            if error != ErrorCode.NONE:
+                continue
+            per_partition = {}
+            for topic, partition, committed, _, _, partition_error in offsets:
+                end = ends.get((topic, partition))
+                if partition_error != ErrorCode.NONE or committed < 0 or end is None:
+                    continue
+                per_partition[f"{topic}:{partition}"] = max(end - committed, 0)
+            self.group_lag.setdefault(group_id, collections.deque(maxlen=KEEP)).append(
+                (now, sum(per_partition.values()), per_partition))
+        for group_id in list(self.group_lag):
+            if group_id not in seen:
+                del self.group_lag[group_id]
+
+    # -- what the pages show --------------------------------------------------------------------
+
+    def rates(self, topic: str) -> list[list[float]]:
+        """[[time, messages/s], ...] between consecutive samples."""
+        samples = list(self.topic_ends.get(topic, ()))
+        out = []
+        for (t0, e0), (t1, e1) in zip(samples, samples[1:]):
+            if t1 > t0:
+                out.append([round(t1, 3), round(max(e1 - e0, 0) / (t1 - t0), 3)])
+        return out
+
+    def lag(self, group_id: str) -> list[dict]:
+        return [{"time": round(t, 3), "lag": total, "partitions": parts}
+                for t, total, parts in self.group_lag.get(group_id, ())]
