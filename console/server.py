@@ -91,7 +91,8 @@ class ConsoleServer:
                                                  limit=MAX_HEAD)
         self.address = self.server.sockets[0].getsockname()[:2]
         self.sampler.start()
-        log.info("console on http://%s:%d/", self.address[0], self.address[1])
+        log.info("console on http://%s:%d/ (%s)", self.address[0], self.address[1],
+                 "read-only" if self.read_only else "read-write")
         return self.address
 
     async def stop(self) -> None:

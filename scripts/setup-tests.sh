@@ -179,4 +179,7 @@ if [ ! -f /usr/share/java/zookeeper.jar ]; then
     apt_install zookeeper || log "WARNING: zookeeper is not installed; cluster tests cannot run"
 fi
 
+# --- the web console's browser tests (tests/console/): chromium (apt), playwright-core (npm) ---
+bash scripts/setup-browser.sh || log "WARNING: chromium or playwright-core is not installed; the console's browser tests cannot run"
+
 log "ready"
