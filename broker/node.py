@@ -17,8 +17,9 @@ from pathlib import Path
 
 from kafka_wire.errors import ErrorCode
 from log.checkpoints import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
-from log.errors import OffsetOutOfRange
+from log.errors import KafkaStorageError, OffsetOutOfRange
 from log.log_manager import LogManager
+from log.open_files import OPEN_FILES
 
 from .produce_validation import validate_and_convert
 
@@ -141,6 +142,8 @@ class Broker:
         # worker: the jobs of a log finish in the order they were started).
         self.log_flusher = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kafka-wire-log-flusher")
         self.logs = LogManager(config.log_dirs, config.topic_defaults(), flusher=self.log_flusher)
+        if config.get("log.max.open.files") is not None:
+            OPEN_FILES.set_limit(config.get("log.max.open.files"))
         # Before anything reads or writes in them: an unusable log dir stops the broker here.
         self.logs.create_and_validate_log_dirs()
         self.waiters = DataWaiters()
@@ -378,7 +381,10 @@ class Broker:
         return {}
 
     def leadership_error(self, topic: str, partition: int) -> ErrorCode:
-        """NONE when this broker leads the partition (always, on a single node)."""
+        """NONE when this broker leads the partition (always, on a single node, unless its log dir
+        failed: KAFKA_STORAGE_ERROR, as Kafka's ReplicaManager answers an offline partition)."""
+        if self.logs.is_offline(topic, partition):
+            return ErrorCode.KAFKA_STORAGE_ERROR
         return ErrorCode.NONE
 
     def coordinator_for(self, key_type: int, key: str, listener: str) -> tuple[ErrorCode, int, str, int]:
@@ -428,10 +434,23 @@ class Broker:
         can only name this node here, where every partition is placed anyway."""
         meta = self.metadata.create_topic(name, partitions, replication_factor, configs)
         effective = self.topic_config(meta)
-        for partition in range(partitions):
-            self._become_leader(name, partition, self.logs.get_or_create(name, partition, effective))
+        try:
+            for partition in range(partitions):
+                self._become_leader(name, partition, self.logs.get_or_create(name, partition, effective))
+        except (OSError, KafkaStorageError) as exc:
+            # A log that cannot be created fails the topic (KAFKA_STORAGE_ERROR): what was made of
+            # it goes, so a retry once the disk is back starts afresh.
+            log.error("creating topic %s failed: %s", name, exc)
+            self._undo_topic_creation(name)
+            raise KafkaStorageError(str(exc)) from exc
         log.info("created topic %s with %d partitions (id %s)", name, partitions, meta.topic_id)
         return meta
+
+    def _undo_topic_creation(self, name: str) -> None:
+        try:
+            self.delete_topic(name)
+        except Exception:  # noqa: BLE001 - the disk that failed the creation may fail this too
+            log.exception("could not remove topic %s after its creation failed", name)
 
     def delete_topic(self, name: str) -> TopicMeta:
         meta = self.metadata.delete_topic(name)
@@ -446,9 +465,20 @@ class Broker:
         meta = self.metadata.topic(name)
         effective = self.topic_config(meta)
         first_new = meta.partitions
+        # The logs first: when one cannot be created (KAFKA_STORAGE_ERROR), the topic stays as it was.
+        try:
+            logs = [self.logs.get_or_create(name, partition, effective) for partition in range(first_new, total)]
+        except (OSError, KafkaStorageError) as exc:
+            log.error("adding partitions to %s failed: %s", name, exc)
+            for partition in range(first_new, total):
+                try:
+                    self.logs.delete_partition(name, partition)
+                except OSError:
+                    pass
+            raise KafkaStorageError(str(exc)) from exc
         self.metadata.set_partition_count(name, total)
-        for partition in range(first_new, total):
-            self._become_leader(name, partition, self.logs.get_or_create(name, partition, effective))
+        for partition, plog in zip(range(first_new, total), logs):
+            self._become_leader(name, partition, plog)
 
     def set_topic_configs(self, name: str, configs: dict[str, object]) -> None:
         self.metadata.set_topic_configs(name, configs)
@@ -501,7 +531,11 @@ class Broker:
             verification_guard = self.transactions.verify_produce(topic, partition, plog, records, transactional_id,
                                                                   transaction_operation)
         records = validate_and_convert(records, plog.config, int(time.time() * 1000), f"{topic}-{partition}")
-        info = plog.append(records, leader_epoch=state.leader_epoch, verification_guard=verification_guard)
+        try:
+            info = plog.append(records, leader_epoch=state.leader_epoch, verification_guard=verification_guard)
+        except (OSError, KafkaStorageError) as exc:
+            self.logs.handle_storage_error(topic, partition, exc)
+            raise
         plog.high_watermark = plog.log_end_offset
         self.waiters.notify(topic, partition)
         return AppendResult(info.base_offset, info.log_append_time, plog.log_start_offset)
@@ -512,7 +546,8 @@ class Broker:
         ReplicaManager.readFromLog answers them (createLogReadResult)."""
         plog = self.partition_log(topic, partition)
         if plog is None:
-            return PartitionRead(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            return PartitionRead(ErrorCode.KAFKA_STORAGE_ERROR if self.logs.is_offline(topic, partition)
+                                 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch)
         if epoch_error != ErrorCode.NONE:
             return PartitionRead(epoch_error)
@@ -530,6 +565,10 @@ class Broker:
             records = plog.read_slice(offset, max_bytes, max_offset=max_offset, min_one_batch=min_one)
         except OffsetOutOfRange:
             return PartitionRead(ErrorCode.OFFSET_OUT_OF_RANGE)
+        except OSError as exc:  # Kafka's readFromLog answers a failed read KAFKA_STORAGE_ERROR
+            log.warning("reading %s-%d failed: %s", topic, partition, exc)
+            self.logs.handle_storage_error(topic, partition, exc)
+            return PartitionRead(ErrorCode.KAFKA_STORAGE_ERROR)
         aborted = []
         if read_committed:
             aborted = [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
@@ -546,7 +585,8 @@ class Broker:
         entry when it starts there; a timestamp finds the first record at or after it."""
         plog = self.partition_log(topic, partition)
         if plog is None:
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1
+            return (ErrorCode.KAFKA_STORAGE_ERROR if self.logs.is_offline(topic, partition)
+                    else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), -1, -1, -1
         epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch,
                                               any_negative_is_absent=False)
         if epoch_error != ErrorCode.NONE:

@@ -81,6 +81,19 @@ def _die_with_parent() -> None:
         pass
 
 
+def _child_setup(open_files_limit: int | None):
+    """What the broker's child process does before exec: die with its parent, and run under a
+    lowered RLIMIT_NOFILE when asked (tests of many partitions with few file descriptors)."""
+    def setup() -> None:
+        if sys.platform == "linux":
+            _die_with_parent()
+        if open_files_limit is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files_limit, open_files_limit))
+    return setup
+
+
 def _property_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"  # Kafka's spelling, not Python's
@@ -91,8 +104,10 @@ class BrokerProcess:
     """One broker process on 127.0.0.1:`port` with its data under `data_dir`; restartable."""
 
     def __init__(self, data_dir: Path, port: int | None = None, config: Mapping[str, object] | None = None,
-                 startup_timeout: float = 20.0, stop_timeout: float = 15.0):
+                 startup_timeout: float = 20.0, stop_timeout: float = 15.0, open_files_limit: int | None = None):
         self.data_dir = Path(data_dir)
+        # RLIMIT_NOFILE (soft and hard) of the broker process; None keeps the test process's.
+        self.open_files_limit = open_files_limit
         self.port = port or free_port()
         self.config = dict(config or {})
         self.startup_timeout = startup_timeout
@@ -136,7 +151,7 @@ class BrokerProcess:
             log.flush()
             self.process = subprocess.Popen(self.command, cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL,
                                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+                                            preexec_fn=_child_setup(self.open_files_limit))
         self._stopping = False
         self._wait_until_accepting()
 
@@ -203,17 +218,19 @@ class BrokerProcess:
 @contextlib.contextmanager
 def running_broker(tmp_dir: str | os.PathLike | None = None, port: int | None = None,
                    config: Mapping[str, object] | None = None, startup_timeout: float = 20.0,
-                   require_clean_exit: bool = True) -> Iterator[BrokerProcess]:
+                   require_clean_exit: bool = True, open_files_limit: int | None = None) -> Iterator[BrokerProcess]:
     """A started broker for the duration of the block; stopped with SIGTERM (then SIGKILL) after.
 
     tmp_dir: where its data and log go (a fresh temporary directory when None, removed afterwards
     unless something failed). config: extra broker properties, Kafka's names ({"num.partitions": 3}).
+    open_files_limit: the broker's RLIMIT_NOFILE (None: the test process's).
     Raises BrokerFailure after the block when the broker died on its own or (require_clean_exit)
     did not exit with status 0 on SIGTERM; an exception from the block gets the broker log attached.
     """
     own_dir = tmp_dir is None
     data_dir = Path(tempfile.mkdtemp(prefix="kafka-wire-test-")) if own_dir else Path(tmp_dir)
-    broker = BrokerProcess(data_dir, port=port, config=config, startup_timeout=startup_timeout)
+    broker = BrokerProcess(data_dir, port=port, config=config, startup_timeout=startup_timeout,
+                           open_files_limit=open_files_limit)
     failed = False
     try:
         broker.start()

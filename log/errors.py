@@ -9,6 +9,8 @@ enforces on client appends raise `kafka_wire.record_codec.InvalidRecord` (INVALI
 
 from __future__ import annotations
 
+import errno
+
 
 class LogError(Exception):
     """Base of the log layer's errors."""
@@ -71,3 +73,20 @@ class LogDirFailure(KafkaStorageError):
     def __init__(self, log_dir: str, reason: str) -> None:
         super().__init__(reason)
         self.log_dir = log_dir
+
+
+# Errors that say the machine is short of something, not that the disk under a log dir failed:
+# the write is answered KAFKA_STORAGE_ERROR and the next one works once there is room again.
+_SHORTAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EMFILE, errno.ENFILE, errno.ENOMEM,
+                              errno.EAGAIN, errno.EINTR})
+
+
+def is_log_dir_failure(exc: BaseException) -> bool:
+    """Whether an error (or the OSError behind it) means the log dir itself failed (EIO, EROFS, the
+    directory gone, ...): Kafka's LogDirFailureChannel then takes the dir offline. Shortages (a
+    full disk, too many open files) are not: kafka-wire answers them and heals when they pass."""
+    while exc is not None:
+        if isinstance(exc, OSError):
+            return exc.errno not in _SHORTAGE_ERRNOS
+        exc = exc.__cause__
+    return False

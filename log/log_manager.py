@@ -45,7 +45,7 @@ from log.checkpoints import (
 from log.cleaner import LogCleaner
 from log.config import LogConfig
 from log.future_log import FutureLog, LogDirMover
-from log.errors import LogDirFailure
+from log.errors import KafkaStorageError, LogDirFailure, is_log_dir_failure
 from log.partition_log import DELETE_DIR_SUFFIX, PartitionLog, parse_partition_dir_name
 
 logger = logging.getLogger(__name__)
@@ -115,6 +115,9 @@ class LogManager:
         self._checkpoints = CheckpointWriter()
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, str] = {}
+        # Log dirs taken offline after an I/O failure (why), and the partitions they held.
+        self.offline_dirs: dict[str, str] = {}
+        self._offline: dict[TopicPartition, str] = {}
         self._loaded = False
         # Log start offsets as last written to log-start-offset-checkpoint.
         self._checkpointed_start_offsets: dict[TopicPartition, int] = {}
@@ -224,6 +227,46 @@ class LogManager:
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self._logs.get((topic, partition))
 
+    @property
+    def live_log_dirs(self) -> list[str]:
+        return [d for d in self.log_dirs if d not in self.offline_dirs]
+
+    def is_offline(self, topic: str, partition: int) -> bool:
+        """Whether the partition's log is in a log dir taken offline (KAFKA_STORAGE_ERROR)."""
+        return (topic, partition) in self._offline
+
+    def mark_offline(self, log_dir: str, reason: str) -> list[TopicPartition]:
+        """Kafka's LogManager.handleLogDirFailure: stop serving the logs of a log dir whose disk
+        failed. Its logs are closed (errors swallowed: the disk is gone) and forgotten; their
+        partitions answer KAFKA_STORAGE_ERROR until a restart finds the dir usable again.
+        Returns the partitions taken offline. (Kafka halts the broker when its last log dir
+        fails; kafka-wire keeps answering, so clients see the error instead of a closed socket.)"""
+        if log_dir in self.offline_dirs or log_dir not in self.log_dirs:
+            return []
+        self.offline_dirs[log_dir] = reason
+        gone = [tp for tp, d in self._dir_of.items() if d == log_dir]
+        logger.error("Stopping serving logs in dir %s: %s", log_dir, reason)
+        for tp in gone:
+            log = self._logs.pop(tp)
+            del self._dir_of[tp]
+            self._offline[tp] = log_dir
+            try:
+                log.close()
+            except Exception:  # noqa: BLE001 - the disk failed; nothing more to save here
+                pass
+            self.cleaner.forget(*tp)
+        if gone:
+            logger.error("Logs for partitions %s are offline due to failure on log directory %s",
+                         ",".join(f"{t}-{p}" for t, p in sorted(gone)), log_dir)
+        return gone
+
+    def handle_storage_error(self, topic: str, partition: int, exc: BaseException) -> None:
+        """An I/O error met while serving a partition: its log dir goes offline when the error
+        says the dir failed (see log.errors.is_log_dir_failure); shortages leave it online."""
+        log_dir = self._dir_of.get((topic, partition))
+        if log_dir is not None and is_log_dir_failure(exc):
+            self.mark_offline(log_dir, f"Error while serving {topic}-{partition} in dir {log_dir}: {exc}")
+
     def get_or_create(
         self, topic: str, partition: int, config: LogConfig | Mapping[str, Any] | None = None
     ) -> PartitionLog:
@@ -240,17 +283,34 @@ class LogManager:
             if effective is not None:
                 existing.update_config(effective)
             return existing
-        counts = {d: 0 for d in self.log_dirs}
+        if tp in self._offline:
+            raise KafkaStorageError(f"Partition {topic}-{partition} is in an offline log directory")
+        live = self.live_log_dirs
+        if not live:
+            raise KafkaStorageError(f"No log directories available. Tried {', '.join(self.log_dirs)}")
+        counts = {d: 0 for d in live}
         for d in self._dir_of.values():
-            counts[d] += 1
-        log_dir = min(self.log_dirs, key=lambda d: counts[d])
-        os.makedirs(log_dir, exist_ok=True)
-        log = PartitionLog(
-            os.path.join(log_dir, f"{topic}-{partition}"),
-            effective if effective is not None else self.default_config,
-            clock_ms=self._clock_ms,
-            flusher=self.flusher,
-        )
+            if d in counts:
+                counts[d] += 1
+        log_dir = min(live, key=lambda d: counts[d])
+        path = os.path.join(log_dir, f"{topic}-{partition}")
+        existed = os.path.exists(path)
+        try:
+            os.makedirs(log_dir, exist_ok=True)
+            log = PartitionLog(
+                path,
+                effective if effective is not None else self.default_config,
+                clock_ms=self._clock_ms,
+                flusher=self.flusher,
+            )
+        except OSError as e:
+            # Kafka's LogManager.getOrCreateLog: the dir goes offline when its disk failed.
+            message = f"Error while creating log for {topic}-{partition} in dir {log_dir}: {_os_reason(e)}"
+            if is_log_dir_failure(e):
+                self.mark_offline(log_dir, message)
+            elif not existed:
+                shutil.rmtree(path, ignore_errors=True)  # a shortage: nothing half-made stays
+            raise KafkaStorageError(message) from e
         self._logs[tp] = log
         self._dir_of[tp] = log_dir
         return log
@@ -267,6 +327,8 @@ class LogManager:
     def delete_partition(self, topic: str, partition: int) -> bool:
         """Remove a partition's log and its directory; False when there was none."""
         tp = (topic, partition)
+        if self._offline.pop(tp, None) is not None:
+            return True  # its files stay on the failed disk, as with Kafka
         log = self._logs.pop(tp, None)
         log_dir = self._dir_of.pop(tp, None)
         if log is None:
@@ -371,7 +433,7 @@ class LogManager:
         offset_of = self._OFFSET_OF[file_name]
         taken = []
         for log_dir in self.log_dirs:
-            if only_dir is not None and log_dir != only_dir:
+            if (only_dir is not None and log_dir != only_dir) or log_dir in self.offline_dirs:
                 continue
             path = os.path.join(log_dir, file_name)
             offsets = {tp: offset_of(log) for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
@@ -423,8 +485,10 @@ class LogManager:
         for _, log in self.logs():
             log.close()
         self.checkpoint_all()
-        for log_dir in self.log_dirs:
+        for log_dir in self.live_log_dirs:
             write_file_atomically(os.path.join(log_dir, CLEAN_SHUTDOWN_MARKER), b"")
         self._logs.clear()
         self._dir_of.clear()
+        self._offline.clear()
+        self.offline_dirs.clear()
         self._loaded = False

@@ -34,6 +34,7 @@ from kafka_wire.records import (
     read_batch_header,
     verify_crc,
 )
+from log.open_files import OPEN_FILES, CachedFile, OpenFiles
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -60,18 +61,18 @@ def _write_all(fd: int, data) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _open_log_file(path: str, create: bool) -> int:
+def _open_log_file(path: str, create: bool, open_files: OpenFiles) -> CachedFile:
     flags = os.O_RDWR | os.O_APPEND
     if not create:
-        return os.open(path, flags)
+        return open_files.open(path, flags)
     try:
-        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)
+        return open_files.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
         # An empty file left by a roll that failed half-way (the disk filled up) may be reused;
         # anything with data in it is a segment and must never be overwritten.
         if os.path.getsize(path) != 0:
             raise
-        return os.open(path, flags)
+        return open_files.open(path, flags)
 
 
 def read_batches(fd: int, position: int = 0, end: int | None = None,
@@ -105,26 +106,44 @@ def read_batches(fd: int, position: int = 0, end: int | None = None,
 
 
 class SegmentFile:
-    """A file descriptor shared by a segment and the slices read from it, closed with its last holder."""
+    """A segment's `.log` file, shared by the segment and the slices read from it.
 
-    __slots__ = ("path", "fd", "_refs")
+    Its descriptor lives in the log's bounded cache of open files (log/open_files.py): an idle
+    segment's file is closed and reopened on demand. Each `retain()` (a FileSlice, the cleaner's
+    view) pins the descriptor until its `release()`, so the range stays readable even if the
+    segment is renamed, deleted or closed meanwhile. The segment's own reference goes with
+    `close()`; the file is closed for good with its last holder.
+    """
 
-    def __init__(self, path: str, fd: int):
+    __slots__ = ("path", "_file", "_refs")
+
+    def __init__(self, path: str, file: CachedFile):
         self.path = path
-        self.fd = fd
+        self._file = file
         self._refs = 1
+
+    @property
+    def fd(self) -> int:
+        return self._file.fd
 
     def retain(self) -> "SegmentFile":
         if self._refs <= 0:
             raise ValueError(f"{self.path} is already closed")
+        self._file.pin()
         self._refs += 1
         return self
 
     def release(self) -> None:
+        """Give back a reference taken with `retain()`."""
         self._refs -= 1
+        self._file.unpin()
         if self._refs == 0:
-            os.close(self.fd)
-            self.fd = -1
+            self._file.close()
+
+    def close(self) -> None:
+        """The segment's own reference: the file closes now, or with the last slice."""
+        self._refs -= 1
+        self._file.close()
 
 
 class FileSlice:
@@ -196,11 +215,13 @@ class _SparseIndex:
 
     entry: struct.Struct
 
-    def __init__(self, path: str, base_offset: int, max_index_bytes: int):
+    def __init__(self, path: str, base_offset: int, max_index_bytes: int, open_files: OpenFiles = OPEN_FILES):
         self.path = path
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_bytes // self.entry.size)
-        self._fd = -1
+        self._open_files = open_files
+        # Open for writing (its descriptor may be closed meanwhile by the cache of open files).
+        self._file: CachedFile | None = None
         # The file may hold more than the memory copy (a write or truncate failed): cut it before
         # the next write so entries never land behind a stale one.
         self._file_needs_trim = False
@@ -209,9 +230,9 @@ class _SparseIndex:
         raise NotImplementedError
 
     def _writable_fd(self) -> int:
-        if self._fd < 0:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        return self._fd
+        if self._file is None:
+            self._file = self._open_files.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        return self._file.fd
 
     def _read_raw_entries(self) -> list[tuple] | None:
         """The file's entries ([] when missing), or None when it is not a whole number of entries."""
@@ -256,20 +277,30 @@ class _SparseIndex:
         raise NotImplementedError
 
     def flush(self) -> None:
-        if self._fd >= 0:
-            os.fdatasync(self._fd)
+        if self._file is not None:
+            os.fdatasync(self._file.fd)
 
     def detach_fd(self) -> int:
-        """Hand the open descriptor (-1 when none) to the caller, who fsyncs and closes it; a
-        later write opens the file again."""
-        fd, self._fd = self._fd, -1
+        """Hand a descriptor of the file written since it was opened (-1 when it was not) to the
+        caller, who fsyncs and closes it; a later write opens the file again. (When the cache of
+        open files had closed it, a new descriptor fsyncs the same pages.)"""
+        file, self._file = self._file, None
+        if file is None:
+            return -1
+        fd = file.detach()
+        file.close()
+        if fd < 0:
+            try:
+                fd = os.open(self.path, os.O_RDONLY)
+            except FileNotFoundError:
+                return -1
         return fd
 
     def close(self) -> None:
         """Release the file descriptor (a later write opens the file again)."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        file, self._file = self._file, None
+        if file is not None:
+            file.close()
 
     def delete(self) -> None:
         self.close()
@@ -284,8 +315,8 @@ class OffsetIndex(_SparseIndex):
 
     entry = struct.Struct(">ii")
 
-    def __init__(self, path: str, base_offset: int, max_index_bytes: int):
-        super().__init__(path, base_offset, max_index_bytes)
+    def __init__(self, path: str, base_offset: int, max_index_bytes: int, open_files: OpenFiles = OPEN_FILES):
+        super().__init__(path, base_offset, max_index_bytes, open_files)
         self._offsets: list[int] = []
         self._positions: list[int] = []
 
@@ -361,8 +392,8 @@ class TimeIndex(_SparseIndex):
 
     entry = struct.Struct(">qi")
 
-    def __init__(self, path: str, base_offset: int, max_index_bytes: int):
-        super().__init__(path, base_offset, max_index_bytes)
+    def __init__(self, path: str, base_offset: int, max_index_bytes: int, open_files: OpenFiles = OPEN_FILES):
+        super().__init__(path, base_offset, max_index_bytes, open_files)
         self._timestamps: list[int] = []
         self._offsets: list[int] = []
 
@@ -447,7 +478,7 @@ class LogSegment:
 
     def __init__(self, directory: str, base_offset: int, *, index_interval_bytes: int,
                  max_index_bytes: int, now_ms: int, create: bool, roll_jitter_ms: int = 0,
-                 file_suffix: str = ""):
+                 file_suffix: str = "", open_files: OpenFiles = OPEN_FILES):
         self.dir = directory
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
@@ -457,15 +488,15 @@ class LogSegment:
         self.log_path = os.path.join(directory, segment_file_name(base_offset, LOG_SUFFIX) + file_suffix)
         index_path = os.path.join(directory, segment_file_name(base_offset, INDEX_SUFFIX) + file_suffix)
         time_index_path = os.path.join(directory, segment_file_name(base_offset, TIME_INDEX_SUFFIX) + file_suffix)
-        self.file = SegmentFile(self.log_path, _open_log_file(self.log_path, create))
+        self.file = SegmentFile(self.log_path, _open_log_file(self.log_path, create, open_files))
         self._released = False
         # True when the file may hold bytes past `size` (a failed append could not be cut back).
         self._tail_needs_trim = False
         try:
             self.size = os.fstat(self.file.fd).st_size
             index_files_exist = os.path.exists(index_path) and os.path.exists(time_index_path)
-            self.offset_index = OffsetIndex(index_path, base_offset, max_index_bytes)
-            self.time_index = TimeIndex(time_index_path, base_offset, max_index_bytes)
+            self.offset_index = OffsetIndex(index_path, base_offset, max_index_bytes, open_files)
+            self.time_index = TimeIndex(time_index_path, base_offset, max_index_bytes, open_files)
             self.max_timestamp_so_far = NO_TIMESTAMP
             self.offset_of_max_timestamp_so_far = base_offset
             self.bytes_since_last_index_entry = 0
@@ -781,7 +812,7 @@ class LogSegment:
                 index.close()
         if not self._released:
             self._released = True
-            self.file.release()
+            self.file.close()
 
     def delete(self) -> None:
         """Remove the files: renamed `.deleted` first (the log file before its indexes, so a crash
@@ -796,7 +827,7 @@ class LogSegment:
                 pass
         if not self._released:
             self._released = True
-            self.file.release()
+            self.file.close()
 
     def _renamed_for_deletion(self) -> list[str]:
         renamed = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.primitives import ZERO_UUID
+from log.errors import KafkaStorageError
 
 from ..metadata_store import INTERNAL_TOPICS, validate_topic_name
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType, cluster_authorized_operations
@@ -79,7 +80,10 @@ def _missing_topic(broker, name: str, allow_auto_create: bool, ctx=None) -> dict
             or authorizer.authorize(ctx, AclOperation.CREATE, ResourceType.TOPIC, name)):
         return error_entry(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     if allow_auto_create and name not in INTERNAL_TOPICS:
-        broker.auto_create_topic(name)
+        try:
+            broker.auto_create_topic(name)
+        except (OSError, KafkaStorageError):
+            pass  # logged by create_topic; the client asks again, as while a creation is under way
     return error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
 

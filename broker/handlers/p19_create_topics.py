@@ -6,7 +6,9 @@ names named twice in the request (INVALID_REQUEST, answered once, after the othe
 (TOPIC_ALREADY_EXISTS); the configs (INVALID_CONFIG); then manual assignments, or the replication
 factor before the partition count. A manual assignment places the replicas where it says (the
 first replica leads); every broker it names must be registered. A validate-only success is
-answered like a real one (with a topic id Kafka makes up too) but nothing is created.
+answered like a real one (with a topic id Kafka makes up too) but nothing is created. A topic whose
+logs cannot be created (a failed disk, no room, no file descriptor left) is answered
+KAFKA_STORAGE_ERROR with the reason and not kept.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
+from log.errors import KafkaStorageError
 
 from ..config import ConfigError, parse_topic_configs
 from ..metadata_store import random_topic_id, validate_topic_name
@@ -194,8 +197,14 @@ async def handle(broker, ctx, request):
         if request.validate_only:
             topic_id = random_topic_id()
         else:
-            topic_id = broker.create_topic(c.topic.name, c.partitions, c.replication, c.configs,
-                                           assignment=c.assignment).topic_id
+            try:
+                topic_id = broker.create_topic(c.topic.name, c.partitions, c.replication, c.configs,
+                                               assignment=c.assignment).topic_id
+            except (OSError, KafkaStorageError) as exc:
+                # A log (or the metadata) that cannot be written: the topic's error, not a
+                # dropped connection (log dirs whose disk failed are offline from now on).
+                results.append(_refused(c.topic.name, ErrorCode.KAFKA_STORAGE_ERROR, str(exc)))
+                continue
         if c.topic.name not in describable:
             results.append({"name": c.topic.name, "topic_id": topic_id, "error_code": 0, "error_message": None,
                             "topic_config_error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),

@@ -4,7 +4,7 @@ As Kafka's KafkaApis.handleDescribeLogDirsRequest and ReplicaManager.describeLog
 DESCRIBE on the cluster (else an empty answer with CLUSTER_AUTHORIZATION_FAILED); null topics
 means every partition this broker has; requested partitions it does not have are left out, and so
 are topics left without partitions. Every configured log dir is listed, with its absolute path; one
-that cannot be read is KAFKA_STORAGE_ERROR. The offset lag is how far the log end offset is behind
+that cannot be read, or was taken offline after an I/O failure, is KAFKA_STORAGE_ERROR. The offset lag is how far the log end offset is behind
 the high watermark (0 on a leader). A partition being moved to another log dir (AlterReplicaLogDirs)
 is listed there too, as its future replica: the bytes copied so far, and how far the copy's end
 offset is behind the current log's.
@@ -38,6 +38,8 @@ def disk_space(log_dir: str) -> tuple[int, int]:
 
 def describe_log_dir(broker, log_dir: str, wanted: set[tuple[str, int]] | None) -> dict:
     path = os.path.abspath(log_dir)
+    if path in broker.logs.offline_dirs:  # taken offline after an I/O failure (LogManager.mark_offline)
+        return {"error_code": int(ErrorCode.KAFKA_STORAGE_ERROR), "log_dir": path, "topics": []}
     try:
         if not os.path.isdir(path) or not os.access(path, os.R_OK | os.W_OK | os.X_OK):
             raise OSError(f"log directory {path} is not accessible")

@@ -12,6 +12,7 @@ from collections import Counter
 
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
+from log.errors import KafkaStorageError
 
 from ..security.authorizer import AclOperation, ResourceType
 from .p19_create_topics import manual_assignment_error
@@ -73,6 +74,9 @@ async def handle(broker, ctx, request):
     for topic, error, message in checked:
         if error == ErrorCode.NONE and not request.validate_only:
             assignment = None if topic.assignments is None else [list(a.broker_ids) for a in topic.assignments]
-            broker.add_partitions(topic.name, topic.count, assignment=assignment)
+            try:
+                broker.add_partitions(topic.name, topic.count, assignment=assignment)
+            except (OSError, KafkaStorageError) as exc:  # a log that cannot be created
+                error, message = ErrorCode.KAFKA_STORAGE_ERROR, str(exc)
         results.append({"name": topic.name, "error_code": int(error), "error_message": message})
     return {"throttle_time_ms": 0, "results": results}
