@@ -1,0 +1,215 @@
+"""Nemeses: the faults, each a `start()` that breaks something and a `heal()` that undoes it.
+
+A nemesis picks its victims when it starts (the leader of `queue`-0 at that moment, the controller,
+the group's coordinator, ...) and records what it did in the history (`nemesis` operations), so a
+reader of an anomaly can see which fault was in force. heal() is safe to call twice and when
+start() failed halfway; the runner always calls it.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+
+from .cluster import FaultCluster
+from .history import HistoryRecorder
+from .netns import netem_available
+from .workloads import Workload
+
+
+class NemesisUnavailable(RuntimeError):
+    """This machine cannot inject the fault (e.g. the kernel has no sch_netem for delay)."""
+
+
+class Nemesis:
+    name = "none"
+    description = "no fault: the workload alone"
+
+    def __init__(self, cluster: FaultCluster, history: HistoryRecorder, workload: Workload,
+                 rng: random.Random | None = None) -> None:
+        self.cluster = cluster
+        self.history = history
+        self.workload = workload
+        self.rng = rng or random.Random()
+        self.net = cluster.net
+
+    def check_available(self) -> None:
+        """Raises NemesisUnavailable when this machine cannot inject the fault."""
+
+    def note(self, action: str, detail: str) -> None:
+        self.history.record("nemesis", "nemesis", name=self.name, action=action, detail=detail)
+
+    def start(self) -> None:
+        self.note("start", "nothing")
+
+    def heal(self) -> None:
+        self.note("heal", "nothing")
+
+    # -- victims ------------------------------------------------------------------------------------
+    def leader(self) -> str:
+        broker = self.workload.state.leader_of(self.workload.watched_topic, 0)
+        return self.cluster.node_of(broker) if broker > 0 else self.rng.choice(self.cluster.broker_nodes)
+
+    def controller(self) -> str:
+        broker = self.workload.state.controller()
+        return self.cluster.node_of(broker) if broker > 0 else self.rng.choice(self.cluster.broker_nodes)
+
+    def coordinator(self) -> str:
+        broker = self.workload.state.coordinator_of(self.workload.group)
+        return self.cluster.node_of(broker) if broker > 0 else self.rng.choice(self.cluster.broker_nodes)
+
+
+class NetworkNemesis(Nemesis):
+    def heal(self) -> None:
+        self.net.heal()
+        self.note("heal", "all iptables rules and qdiscs removed")
+
+
+class LeaderFromZooKeeper(NetworkNemesis):
+    name = "partition-leader-zk"
+    description = "the leader of queue-0 cut from every ZooKeeper node (its session expires; a new leader is elected)"
+
+    def start(self) -> None:
+        victim = self.leader()
+        self.net.cut(victim, self.cluster.zookeeper_nodes)
+        self.note("start", f"{victim} <-x-> {self.cluster.zookeeper_nodes}")
+
+
+class LeaderFromFollowers(NetworkNemesis):
+    name = "partition-leader-followers"
+    description = "the leader of queue-0 cut from the other brokers (it still reaches ZooKeeper and clients)"
+
+    def start(self) -> None:
+        victim = self.leader()
+        others = [b for b in self.cluster.broker_nodes if b != victim]
+        self.net.cut(victim, others)
+        self.note("start", f"{victim} <-x-> {others}")
+
+
+class LeaderFromClients(NetworkNemesis):
+    name = "partition-leader-clients"
+    description = "the leader of queue-0 cut from the clients (root namespace); brokers and ZooKeeper still reach it"
+
+    def start(self) -> None:
+        victim = self.leader()
+        self.net.cut_from_host(victim)
+        self.note("start", f"{victim} <-x-> clients")
+
+
+class ZooKeeperMinority(NetworkNemesis):
+    name = "partition-zk-minority"
+    description = "one ZooKeeper node cut from the other ZooKeeper nodes and from every broker"
+
+    def start(self) -> None:
+        victim = self.rng.choice(self.cluster.zookeeper_nodes)
+        others = [n for n in self.net.names if n != victim]
+        self.net.cut(victim, others)
+        self.note("start", f"{victim} <-x-> {others}")
+
+
+class ZooKeeperMajority(NetworkNemesis):
+    name = "partition-zk-majority"
+    description = "two of three ZooKeeper nodes cut from everything: no quorum until healed"
+
+    def start(self) -> None:
+        victims = self.rng.sample(self.cluster.zookeeper_nodes, 2)
+        for victim in victims:
+            self.net.cut(victim, [n for n in self.net.names if n != victim])
+        self.note("start", f"{victims} isolated")
+
+
+class RandomHalves(NetworkNemesis):
+    name = "partition-random-halves"
+    description = "every node (ZooKeeper and brokers) split into two random halves"
+
+    def start(self) -> None:
+        nodes = list(self.net.names)
+        self.rng.shuffle(nodes)
+        halves = [nodes[:len(nodes) // 2], nodes[len(nodes) // 2:]]
+        self.net.partition(halves)
+        self.note("start", f"{halves[0]} | {halves[1]}")
+
+
+class Bridge(NetworkNemesis):
+    name = "partition-bridge"
+    description = "two halves that only one node (the bridge) hears both of: overlapping majorities"
+
+    def start(self) -> None:
+        nodes = list(self.net.names)
+        self.rng.shuffle(nodes)
+        bridge, rest = nodes[0], nodes[1:]
+        left, right = rest[:len(rest) // 2], rest[len(rest) // 2:]
+        self.net.partition([left, right])  # the bridge is in neither group: it hears everyone
+        self.note("start", f"{left} | {bridge} | {right}")
+
+
+class PacketLoss(NetworkNemesis):
+    name = "loss"
+    description = "10% of the packets arriving at every node dropped"
+
+    def start(self) -> None:
+        for node in self.net.names:
+            self.net.lose(node, 0.10)
+        self.note("start", "10% loss at every node")
+
+
+class Delay(NetworkNemesis):
+    name = "delay"
+    description = "200 ms added to every packet leaving every node (tc netem)"
+
+    def check_available(self) -> None:
+        if not netem_available():
+            raise NemesisUnavailable("the kernel has no sch_netem (tc qdisc netem: 'Specified qdisc kind is "
+                                     "unknown'); delay cannot be injected on this machine")
+
+    def start(self) -> None:
+        for node in self.net.names:
+            self.net.delay(node, 200)
+        self.note("start", "200 ms delay at every node")
+
+
+class ProcessNemesis(Nemesis):
+    """Sends a signal to a victim broker; heal() restarts a killed one and resumes a paused one."""
+
+    sig = signal.SIGKILL
+    victim_kind = "leader"
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.victims: list[str] = []
+
+    def start(self) -> None:
+        victim = getattr(self, self.victim_kind)()
+        self.victims.append(victim)
+        if self.sig == signal.SIGKILL:
+            self.cluster.kill(victim)
+        else:
+            self.cluster.signal(victim, self.sig)
+        self.note("start", f"{signal.Signals(self.sig).name} {victim} ({self.victim_kind})")
+
+    def heal(self) -> None:
+        for victim in self.victims:
+            self.cluster.start_broker(victim)  # SIGCONT for a paused one, a start for a killed one
+        self.note("heal", f"{self.victims} running again")
+        self.victims.clear()
+
+
+def _process_nemesis(kind: str, sig: int) -> type[ProcessNemesis]:
+    verb = "kill" if sig == signal.SIGKILL else "pause"
+    what = {"leader": "the leader of queue-0", "controller": "the controller",
+            "coordinator": "the group's coordinator"}[kind]
+    return type(f"{verb.title()}{kind.title()}", (ProcessNemesis,), {
+        "name": f"{verb}-{kind}", "sig": sig, "victim_kind": kind,
+        "description": f"{signal.Signals(sig).name} of {what}; "
+                       + ("restarted at heal" if sig == signal.SIGKILL else "SIGCONT at heal")})
+
+
+NEMESES: dict[str, type[Nemesis]] = {n.name: n for n in [
+    Nemesis, LeaderFromZooKeeper, LeaderFromFollowers, LeaderFromClients, ZooKeeperMinority, ZooKeeperMajority,
+    RandomHalves, Bridge, PacketLoss, Delay,
+    *(_process_nemesis(kind, sig) for sig in (signal.SIGKILL, signal.SIGSTOP)
+      for kind in ("leader", "controller", "coordinator")),
+]}
+
+# The CI form: a network partition of each kind the issue names first, a crash, and packet loss.
+QUICK = ["partition-leader-zk", "kill-leader", "loss"]

@@ -1,0 +1,353 @@
+"""Fault workloads: real clients (confluent-kafka, i.e. librdkafka) against a FaultCluster, every
+operation recorded in a history (history.py) for checker.py.
+
+queue: idempotent acks=all producers to a topic of RF=3 and min.insync.replicas=2; consumers in a
+group committing offsets synchronously after each batch; an assign-mode reader of every partition;
+a monitor reading the group's committed offsets back and one reading each partition's leader,
+epoch and ISR from ZooKeeper. After the faults heal, a fresh reader drains every partition to its
+high watermark (the `final` operation), so the checker can tell a lost write from an unread one.
+
+txn: read-process-write. Transactional producers consume from `txn-in` (fed by a plain
+idempotent producer) in a group, write each input record's value to two partitions of `txn-out`
+and commit the input offsets in the same transaction (send_offsets_to_transaction); about one
+transaction in five is aborted on purpose. read_committed readers follow `txn-out`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from coordinator.offsets_store import partition_for
+
+from .cluster import FaultCluster
+from .history import HistoryRecorder
+
+# librdkafka settings that let clients notice a dead or cut broker within seconds, not minutes.
+CLIENT_DEFAULTS = {
+    "socket.timeout.ms": 6000,
+    "socket.connection.setup.timeout.ms": 5000,
+    "metadata.max.age.ms": 5000,
+    "topic.metadata.refresh.interval.ms": 1000,
+    "reconnect.backoff.ms": 100,
+    "reconnect.backoff.max.ms": 1000,
+    "retry.backoff.ms": 100,
+    "log_level": 0,
+}
+PARTITIONS = 3
+OFFSETS_PARTITIONS = 3  # broker/cluster/testing.py's CLUSTER_DEFAULTS["offsets.topic.num.partitions"]
+
+
+class ClusterState:
+    """What ZooKeeper says: partition leaders, epochs and ISRs, and the controller (kazoo, from the root
+    namespace, which no nemesis cuts from ZooKeeper)."""
+
+    def __init__(self, cluster: FaultCluster) -> None:
+        from kazoo.client import KazooClient
+
+        self.zk = KazooClient(hosts=",".join(z.connect for z in cluster.zookeepers.values()), timeout=10,
+                              connection_retry={"max_tries": -1, "max_delay": 1})
+        self.zk.start(timeout=30)
+
+    def partition_state(self, topic: str, partition: int) -> dict | None:
+        try:
+            data, _ = self.zk.get(f"/brokers/topics/{topic}/partitions/{partition}/state")
+        except Exception:  # noqa: BLE001 - no node yet, or ZooKeeper unreachable: nothing known
+            return None
+        return json.loads(data)
+
+    def leader_of(self, topic: str, partition: int) -> int:
+        state = self.partition_state(topic, partition)
+        return -1 if state is None else int(state["leader"])
+
+    def controller(self) -> int:
+        try:
+            data, _ = self.zk.get("/controller")
+        except Exception:  # noqa: BLE001
+            return -1
+        return int(json.loads(data)["brokerid"])
+
+    def coordinator_of(self, group: str) -> int:
+        return self.leader_of("__consumer_offsets", partition_for(group, OFFSETS_PARTITIONS))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.zk.stop()
+            self.zk.close()
+
+
+class Workload:
+    """Threads of clients recording into `history` until stop(); drain() reads everything back."""
+
+    name = "workload"
+    topics: dict[str, dict] = {}
+    group = "fault-group"
+    watched_topic = "queue"
+
+    def __init__(self, cluster: FaultCluster, history: HistoryRecorder, rate: float = 50.0) -> None:
+        self.cluster = cluster
+        self.history = history
+        self.rate = rate
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.state = ClusterState(cluster)
+        self.errors: list[str] = []
+
+    def client_config(self, **extra) -> dict:
+        return {"bootstrap.servers": self.cluster.bootstrap, **CLIENT_DEFAULTS,
+                "error_cb": self._client_error, **extra}
+
+    def _client_error(self, error: KafkaError) -> None:
+        if error.fatal():
+            self.errors.append(str(error))
+
+    def setup(self, timeout: float = 60.0) -> None:
+        admin = AdminClient(self.client_config())
+        futures = admin.create_topics([NewTopic(name, PARTITIONS, 3, config=config)
+                                       for name, config in self.topics.items()], request_timeout=30)
+        for future in futures.values():
+            future.result(timeout)
+        deadline = time.monotonic() + timeout
+        for topic in self.topics:
+            for partition in range(PARTITIONS):
+                while self.state.leader_of(topic, partition) < 0:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"no leader for {topic}-{partition}")
+                    time.sleep(0.2)
+
+    def spawn(self, target, *args) -> None:
+        thread = threading.Thread(target=self._guarded, args=(target, *args), daemon=True,
+                                  name=f"{self.name}-{target.__name__}-{len(self.threads)}")
+        self.threads.append(thread)
+        thread.start()
+
+    def _guarded(self, target, *args) -> None:
+        try:
+            target(*args)
+        except Exception as error:  # noqa: BLE001 - a client thread's crash is a result, not a hang
+            self.errors.append(f"{target.__name__}{args}: {error!r}")
+
+    def start(self) -> None:
+        self.spawn(self.watch_leaders)
+
+    def stop(self, timeout: float = 60.0) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(timeout)
+
+    def close(self) -> None:
+        self.state.close()
+
+    # -- shared pieces --------------------------------------------------------------------------------
+    def watch_leaders(self) -> None:
+        last: dict[tuple, tuple] = {}
+        topics = list(self.topics) + ["__consumer_offsets"]
+        while not self.stopping.wait(0.25):
+            for topic in topics:
+                for partition in range(PARTITIONS):
+                    invoked = self.history.now()
+                    state = self.state.partition_state(topic, partition)
+                    if state is None:
+                        continue
+                    seen = (state["leader"], state["leader_epoch"], tuple(state["isr"]))
+                    if last.get((topic, partition)) != seen:
+                        last[(topic, partition)] = seen
+                        self.history.record("leader", "zk-monitor", invoked, topic=topic, partition=partition,
+                                            leader=state["leader"], epoch=state["leader_epoch"], isr=state["isr"])
+
+    def produce_loop(self, name: str, topic: str) -> None:
+        """An idempotent acks=all producer sending `<name>:<seq>` round-robin over the partitions.
+        A producer that hits a fatal error is replaced by a new one (new name, so its sequence
+        numbers start a new order)."""
+        generation = 0
+        while not self.stopping.is_set():
+            process = f"{name}.{generation}" if generation else name
+            self._produce_with(process, topic)
+            generation += 1
+
+    def _produce_with(self, process: str, topic: str) -> None:
+        fatal = threading.Event()
+
+        def on_error(error: KafkaError) -> None:
+            if error.fatal():
+                self.errors.append(f"{process}: {error}")
+                fatal.set()
+
+        producer = Producer(self.client_config(**{
+            "enable.idempotence": True, "acks": "all", "linger.ms": 5, "message.timeout.ms": 20000,
+            "request.timeout.ms": 5000, "error_cb": on_error}))
+        sequence = 0
+        interval = 1.0 / self.rate
+        next_send = time.monotonic()
+        while not self.stopping.is_set() and not fatal.is_set():
+            partition = sequence % PARTITIONS
+            value = f"{process}:{sequence}"
+            invoked = self.history.now()
+
+            def delivered(error, message, value=value, partition=partition, invoked=invoked):
+                if error is None:
+                    self.history.record("send", process, invoked, topic=topic, partition=message.partition(),
+                                        value=value, status="ok", offset=message.offset())
+                else:
+                    self.history.record("send", process, invoked, topic=topic, partition=partition, value=value,
+                                        status="info", error=error.name())
+            try:
+                producer.produce(topic, value=value.encode(), partition=partition, on_delivery=delivered)
+            except BufferError:
+                producer.poll(0.1)
+                continue
+            sequence += 1
+            next_send = max(next_send + interval, time.monotonic() - 1.0)  # no burst after a stall
+            while (wait := next_send - time.monotonic()) > 0:
+                producer.poll(wait)
+        # Let what is in flight finish (the faults are healed by now), then give up on the rest:
+        # purged messages are reported through `delivered` as errors, i.e. unknown.
+        producer.flush(30)
+        producer.purge()
+        producer.flush(5)
+
+    def read_loop(self, name: str, topics: list[str], isolation: str) -> None:
+        """An assign-mode reader of every partition from the beginning."""
+        consumer = Consumer(self.client_config(**{
+            "group.id": f"{name}-unused", "enable.auto.commit": False, "enable.auto.offset.store": False,
+            "auto.offset.reset": "earliest", "isolation.level": isolation}))
+        partitions = [TopicPartition(t, p, OFFSET_BEGINNING) for t in topics for p in range(PARTITIONS)]
+        consumer.assign(partitions)
+        self.history.record("assign", name, partitions=[[t.topic, t.partition] for t in partitions])
+        try:
+            while not self.stopping.is_set():
+                self._poll(consumer, name, isolation)
+        finally:
+            consumer.close()
+
+    def _poll(self, consumer: Consumer, process: str, isolation: str, batch: int = 200) -> list:
+        invoked = self.history.now()
+        messages = consumer.consume(batch, 0.5)
+        records = [[m.topic(), m.partition(), m.offset(), m.value().decode()]
+                   for m in messages if m.error() is None and m.value() is not None]
+        if records:
+            self.history.record("poll", process, invoked, isolation=isolation, records=records)
+        return records
+
+    def watch_committed(self, topic: str) -> None:
+        consumer = Consumer(self.client_config(**{"group.id": self.group, "enable.auto.commit": False}))
+        partitions = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+        try:
+            while not self.stopping.wait(0.5):
+                invoked = self.history.now()
+                try:
+                    answer = consumer.committed(partitions, timeout=5)
+                except KafkaException:
+                    continue
+                offsets = [[tp.topic, tp.partition, tp.offset] for tp in answer if tp.error is None and tp.offset >= 0]
+                if offsets:
+                    self.history.record("committed", "offset-monitor", invoked, group=self.group, offsets=offsets)
+        finally:
+            consumer.close()
+
+    def drain(self, topics: list[str], isolation: str, timeout: float = 60.0) -> bool:
+        """After the faults: a fresh reader reads every partition to its high watermark (the last
+        stable offset under read_committed). True when it got there."""
+        name = "final"
+        consumer = Consumer(self.client_config(**{
+            "group.id": "final-unused", "enable.auto.commit": False, "auto.offset.reset": "earliest",
+            "isolation.level": isolation}))
+        deadline = time.monotonic() + timeout
+        try:
+            ends: dict[tuple, int] = {}
+            for topic in topics:
+                for partition in range(PARTITIONS):
+                    while True:
+                        try:
+                            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=5)
+                            ends[(topic, partition)] = high
+                            break
+                        except KafkaException:
+                            if time.monotonic() > deadline:
+                                return False
+                            time.sleep(0.5)
+            consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, p in ends])
+            self.history.record("assign", name, partitions=[list(tp) for tp in ends])
+            position = {tp: 0 for tp in ends}
+            while any(position[tp] < ends[tp] for tp in ends):
+                if time.monotonic() > deadline:
+                    return False
+                for topic, partition, offset, _ in self._poll(consumer, name, isolation, 1000):
+                    position[(topic, partition)] = max(position[(topic, partition)], offset + 1)
+                # Control records and aborted batches leave gaps: ask where the consumer stands.
+                for tp in consumer.position([TopicPartition(t, p) for t, p in ends]):
+                    if tp.offset >= 0:
+                        position[(tp.topic, tp.partition)] = max(position[(tp.topic, tp.partition)], tp.offset)
+            self.history.record("final", name, isolation=isolation,
+                                reached=[[t, p, ends[(t, p)]] for t, p in ends])
+            return True
+        finally:
+            consumer.close()
+
+    def wait_until_healthy(self, timeout: float = 90.0) -> bool:
+        """Every partition of our topics has a leader and a full ISR again (after heal and restarts)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            states = [self.state.partition_state(t, p) for t in self.topics for p in range(PARTITIONS)]
+            if all(s is not None and s["leader"] >= 0 and len(s["isr"]) == 3 for s in states):
+                return True
+            time.sleep(0.5)
+        return False
+
+
+class QueueWorkload(Workload):
+    name = "queue"
+    topics = {"queue": {"min.insync.replicas": "2"}}
+    producers = 2
+    group_consumers = 2
+
+    def start(self) -> None:
+        super().start()
+        for i in range(self.producers):
+            self.spawn(self.produce_loop, f"p{i}", "queue")
+        self.spawn(self.read_loop, "reader", ["queue"], "read_uncommitted")
+        for i in range(self.group_consumers):
+            self.spawn(self.group_loop, f"c{i}")
+        self.spawn(self.watch_committed, "queue")
+
+    def group_loop(self, name: str) -> None:
+        """A consumer in the group, committing what it read (synchronously) after every batch."""
+        def on_assign(consumer, partitions):
+            self.history.record("assign", name, partitions=[[tp.topic, tp.partition] for tp in partitions])
+
+        consumer = Consumer(self.client_config(**{
+            "group.id": self.group, "enable.auto.commit": False, "auto.offset.reset": "earliest",
+            "session.timeout.ms": 10000, "heartbeat.interval.ms": 1000, "isolation.level": "read_uncommitted"}))
+        consumer.subscribe(["queue"], on_assign=on_assign, on_revoke=on_assign, on_lost=on_assign)
+        try:
+            while not self.stopping.is_set():
+                records = self._poll(consumer, name, "read_uncommitted")
+                if not records:
+                    continue
+                upto: dict[tuple, int] = {}
+                for topic, partition, offset, _ in records:
+                    upto[(topic, partition)] = max(upto.get((topic, partition), -1), offset + 1)
+                offsets = [[t, p, o] for (t, p), o in upto.items()]
+                invoked = self.history.now()
+                try:
+                    consumer.commit(offsets=[TopicPartition(t, p, o) for t, p, o in offsets], asynchronous=False)
+                    status = "ok"
+                except KafkaException:
+                    status = "info"
+                self.history.record("commit", name, invoked, group=self.group, offsets=offsets, status=status)
+        finally:
+            with contextlib.suppress(KafkaException, RuntimeError):
+                consumer.close()
+
+    def finish(self) -> bool:
+        healthy = self.wait_until_healthy()
+        return self.drain(["queue"], "read_uncommitted") and healthy
+
+
+WORKLOADS = {"queue": QueueWorkload}
+

@@ -1,0 +1,96 @@
+"""The fault harness end to end: `kafka-wire compat faults --quick` (brokers and a ZooKeeper ensemble
+in network namespaces, nemeses under real librdkafka clients, histories checked) finds no anomaly,
+its faults bite (leaders move), and it leaves no namespace or bridge behind, also when stopped
+halfway. Needs root (ip netns); skips without it, and fails under CI=true when root cannot make
+namespaces."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from compat.faults.netns import why_unavailable
+
+from ..conftest import REPO_ROOT, in_ci
+
+pytestmark = pytest.mark.usefixtures("zookeeper_installed")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def namespaces_possible():
+    reason = why_unavailable()
+    if reason is None:
+        return
+    if in_ci() and os.geteuid() == 0:
+        pytest.fail(f"CI runs as root, yet the fault harness cannot run: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def leftovers(pid: int) -> list[str]:
+    """Namespaces and links a fault run of process `pid` made and did not remove (netns.py names them
+    kwf<pid % 100000, 5 digits><2 hex>...)."""
+    prefix = f"kwf{pid % 100000:05d}"
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in namespaces.splitlines() if line.startswith(prefix)] + \
+           [line.split()[1] for line in links.splitlines() if prefix in line]
+
+
+def faults_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "broker.cli", "compat", "faults", *args]
+
+
+def leader_epochs(history: Path, topic: str = "queue") -> set[int]:
+    epochs = set()
+    for line in history.read_text().splitlines():
+        op = json.loads(line)
+        if op["f"] == "leader" and op["topic"] == topic:
+            epochs.add(op["epoch"])
+    return epochs
+
+
+def test_quick_form_finds_no_anomaly_and_its_faults_bite(tmp_path):
+    report = tmp_path / "FAULTS.md"
+    process = subprocess.Popen(faults_command("--quick", "--out-dir", str(tmp_path / "runs"), "--results", str(report)),
+                               cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output, _ = process.communicate(timeout=600)
+    assert process.returncode == 0, output
+    assert output.strip().splitlines()[-1] == "faults: 3 runs, 0 anomalies", output
+    table = report.read_text()
+    assert table.strip().splitlines()[-1] == "faults: 3 runs, 0 anomalies"
+    for nemesis in ("partition-leader-zk", "kill-leader", "loss"):
+        row = next(line for line in table.splitlines() if line.startswith(f"| {nemesis} | queue |"))
+        cells = [c.strip() for c in row.split("|")]
+        assert int(cells[3]) >= 1 and int(cells[4]) > 0 and cells[7] == "yes" and cells[8] == "none", row
+    # Cutting the leader from ZooKeeper and killing it both move leadership: new leader epochs.
+    for nemesis in ("partition-leader-zk", "kill-leader"):
+        assert max(leader_epochs(tmp_path / "runs" / f"{nemesis}-queue.jsonl")) >= 1, nemesis
+    assert leftovers(process.pid) == []
+
+
+def test_a_run_stopped_halfway_removes_its_namespaces(tmp_path):
+    process = subprocess.Popen(faults_command("--nemesis", "partition-leader-clients", "--time", "60",
+                                              "--out-dir", str(tmp_path)),
+                               cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        history = tmp_path / "partition-leader-clients-queue.jsonl"
+        deadline = time.monotonic() + 120
+        while not (history.exists() and '"f": "send"' in history.read_text()):
+            assert process.poll() is None, process.stdout.read()
+            assert time.monotonic() < deadline, "no send recorded"
+            time.sleep(0.5)
+        assert leftovers(process.pid), "the run made no namespace to remove"
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert leftovers(process.pid) == [], output
