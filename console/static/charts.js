@@ -16,6 +16,14 @@ function scale(values, lo, hi) {
   return v => hi - (v - min) / (max - min) * (hi - lo);
 }
 
+// The smallest of 4 × (1, 2 or 5 × 10^n) at or above v: axis ticks at round numbers.
+function niceCeiling(v) {
+  if (!(v > 0)) return 4;
+  const step = Math.pow(10, Math.floor(Math.log10(v / 4)));
+  for (const m of [1, 2, 2.5, 5, 10]) if (4 * m * step >= v) return 4 * m * step;
+  return 40 * step;
+}
+
 // points: [[t, value], ...]; an empty line when there are fewer than two.
 function sparkline(points, width = 120, height = 24) {
   const svg = svgEl("svg", {class: "spark", width, height, viewBox: `0 0 ${width} ${height}`});
@@ -47,7 +55,7 @@ function lineChart(series, {width = 720, height = 220, label = ""} = {}) {
   }
   const ts = all.map(p => p[0]), vs = all.map(p => p[1]);
   const tMin = Math.min(...ts), tMax = Math.max(...ts);
-  const vMax = Math.max(1, ...vs);
+  const vMax = niceCeiling(Math.max(...vs));
   const x = t => pad.l + (tMax === tMin ? 0.5 : (t - tMin) / (tMax - tMin)) * (width - pad.l - pad.r);
   const y = v => height - pad.b - v / vMax * (height - pad.t - pad.b);
   for (let i = 0; i <= 4; i++) {

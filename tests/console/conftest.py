@@ -1,0 +1,113 @@
+"""Fixtures of the console's tests: brokers serving the console, and HTTP calls to its /api."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from broker.security.credentials import CredentialStore
+from broker.testing import BrokerProcess, free_port
+from kafka_wire.sasl import SCRAM_MECHANISMS
+
+# Rates and lag are sampled this often in the tests (the default is 5 s).
+SAMPLE_MS = 200
+PASSWORDS = {"admin": "admin-pw", "alice": "alice-pw"}
+
+
+class Console:
+    """A broker process and the base URL of its console."""
+
+    def __init__(self, process: BrokerProcess, port: int) -> None:
+        self.process = process
+        self.url = f"http://127.0.0.1:{port}"
+
+    @property
+    def bootstrap(self) -> str:
+        return self.process.bootstrap
+
+    def call(self, method: str, path: str, body: dict | None = None, *, cookie: str | None = None,
+             headers: dict | None = None) -> tuple[int, dict, dict]:
+        """(status, JSON body, response headers) of one /api request."""
+        data = None if body is None else json.dumps(body).encode()
+        sent = {"X-Console": "1", "Content-Type": "application/json"} if method != "GET" else {}
+        sent.update(headers or {})
+        if cookie:
+            sent["Cookie"] = cookie
+        request = urllib.request.Request(self.url + "/api/" + path, data=data, method=method, headers=sent)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read()), dict(response.headers)
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"{}"), dict(error.headers)
+
+    def get(self, path: str, **kwargs) -> dict:
+        status, body, _ = self.call("GET", path, **kwargs)
+        assert status == 200, (path, status, body)
+        return body
+
+    def wait_until_serving(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.call("GET", "session")
+                return
+            except OSError:
+                if time.monotonic() > deadline or not self.process.is_running():
+                    raise AssertionError("the console did not come up\n" + self.process.log_report())
+                time.sleep(0.05)
+
+
+def start_console_broker(data_dir, config: dict, before_start=None, kafka_port: int | None = None) -> Console:
+    port = free_port()
+    process = BrokerProcess(data_dir, port=kafka_port, config={"console.port": port, "console.sample.interval.ms": SAMPLE_MS,
+                                              "group.initial.rebalance.delay.ms": 0, **config})
+    if before_start is not None:
+        before_start(process)
+    process.start()
+    console = Console(process, port)
+    console.wait_until_serving()
+    return console
+
+
+def finish(console: Console) -> None:
+    problems = console.process.finish()
+    assert not problems, "\n".join(problems) + "\n" + console.process.log_report()
+
+
+@pytest.fixture(scope="session")
+def writable_console(tmp_path_factory):
+    """A broker whose console allows writes (console.read.only=false)."""
+    console = start_console_broker(tmp_path_factory.mktemp("console-rw"), {"console.read.only": "false"})
+    yield console
+    finish(console)
+
+
+@pytest.fixture(scope="session")
+def secure_console(tmp_path_factory):
+    """A read-only console (the default) on a broker with SCRAM users and ACLs: admin is a super
+    user, alice may describe and read the topic `alice-visible` only."""
+    kafka_port = free_port()
+
+    def add_users(process):
+        store = CredentialStore(process.log_dir)
+        for user, password in PASSWORDS.items():
+            store.set_password(user, password, SCRAM_MECHANISMS["SCRAM-SHA-256"])
+
+    console = start_console_broker(tmp_path_factory.mktemp("console-secure"), {
+        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{kafka_port}",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:admin",
+        "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+    }, before_start=add_users, kafka_port=kafka_port)
+    yield console
+    finish(console)
+
+
+def sasl_config(console: Console, user: str) -> dict:
+    """confluent-kafka settings to log in as `user` on the secure console's broker."""
+    return {"bootstrap.servers": console.bootstrap, "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": user, "sasl.password": PASSWORDS[user]}
