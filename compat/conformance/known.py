@@ -94,6 +94,32 @@ KNOWN = KNOWN + tuple(Known(pattern, KEPT, _FOLLOWS_4 + why, ("3.*",)) for patte
     ("update_features*", "Kafka 4.x's feature levels (transaction.version, group.version) and UpdateFeatures checks"),
     ("describe_groups_states*:: * :: groups[[]*[]].members*",
      "Kafka 4.x keeps members' last assignment (and order) in DescribeGroups outside Stable"),
+    *((f"*:: *configs.{key}", "Kafka 4.0 removed the topic config " + key + " (KIP-724 and KIP-937); 3.9 lists it "
+                               "with its default in DescribeConfigs and CreateTopics answers")
+      for key in ("message.format.version", "message.downconversion.enable", "message.timestamp.difference.max.ms")),
+    ("*alter_broker_configs@v* :: broker *log.message.format.version :: responses[[]0].error_*",
+     "Kafka 4.0 removed log.message.format.version (KIP-724): 4.3 stores it as any other broker key it does "
+     "not know, 3.9 refuses to change it dynamically (INVALID_REQUEST)"),
+    ("fetch_isolation_levels@v* :: isolation level 2 :: responses[[]0].partitions.0.records",
+     "an isolation level Kafka does not know (2): 4.3 answers an empty record set, 3.9 null records"),
+    ("fetch_replica_id_not_a_replica@v* :: replica 2 :: node_endpoints*",
+     "a follower fetch from a broker that is not a replica: 3.9 names the leader in node_endpoints (v16+, "
+     "KIP-951), 4.3 does not"),
+    ("list_offsets_unknown@v* :: partition 0 twice :: topics.*.partitions",
+     "a partition named twice in one ListOffsets: 4.3 answers it once (INVALID_REQUEST), 3.9 once per mention"),
+    ("offset_commit_no_such_member@v* :: * :: topics.*.partitions.0.error_code",
+     "Kafka 4.0's group coordinator (the KIP-848 rewrite, the only one from 4.0) answers GROUP_ID_NOT_FOUND "
+     "for an OffsetCommit with a generation into a group that does not exist; 3.9's old coordinator "
+     "answered ILLEGAL_GENERATION"),
+    ("txn_produce@v* :: *higher epoch :: responses[[]0].partition_responses[[]0].*",
+     "transaction.version 2 (KIP-890 part 2, on from 4.0): a transactional Produce is verified against the "
+     "coordinator's producer epoch, so a higher epoch than the transaction's is INVALID_PRODUCER_EPOCH; "
+     "3.9 (transaction.version 0) appended it"),
+    ("txn_offset_commit_member_checks@v* :: higher producer epoch :: *",
+     "transaction.version 2 (KIP-890 part 2): TxnOffsetCommit's producer epoch is verified as Produce's is"),
+    ("authz_offset_fetch@v* :: alice, named topics :: topics.*",
+     "Kafka 4.0's group coordinator answers an OffsetFetch the group authorization refused with each named "
+     "topic and the error; 3.9 left the topics out"),
 ))
 
 
