@@ -8,12 +8,16 @@ Every broker key we read is declared once here with Kafka's type and default. To
 
 from __future__ import annotations
 
+import dataclasses
+import decimal
 import logging
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 
 from log.config import LONG_MAX, TOPIC_CONFIGS, InvalidConfig, parse_config_value
+
+from .kafka_config_names import KAFKA_UNUSED_DYNAMIC_BROKER_CONFIGS
 
 
 class ConfigType(IntEnum):
@@ -74,7 +78,23 @@ class ConfigKey:
             return "true" if value else "false"
         if isinstance(value, list):
             return ",".join(value)
+        if isinstance(value, float):
+            return java_double(value)
         return str(value)
+
+
+def java_double(value: float) -> str:
+    """A double as Java's Double.toString prints it (Kafka's DescribeConfigs values): the shortest
+    digits that read back the same, in E notation outside [0.001, 10^7)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}[repr(value)]
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        return repr(value)  # Python's repr has no exponent in this range either
+    sign, digits, exponent = decimal.Decimal(repr(value)).as_tuple()
+    digits = "".join(map(str, digits))
+    power = len(digits) + exponent - 1
+    digits = digits.rstrip("0") or "0"
+    return f"{'-' if sign else ''}{digits[0]}.{digits[1:] or '0'}E{power}"
 
 
 # `listener.name.<listener>.<key>`: a per-listener override of a broker key (security/tls.py).
@@ -235,6 +255,23 @@ BROKER_KEYS: dict[str, ConfigKey] = {
     ]
 }
 
+
+def _unused_kafka_key(name: str, type_name: str, default: str | None) -> ConfigKey:
+    key = ConfigKey(name, ConfigType[type_name], None, "A Kafka broker config kafka-wire accepts and describes "
+                    "but does not use (kafka-wire).", sensitive=type_name == "PASSWORD")
+    return dataclasses.replace(key, default=key.parse(default))
+
+
+# Kafka's dynamic broker configs kafka-wire has no use for (threads, buffers, tiered storage, Kerberos,
+# ...): declared with Kafka 4.3's type and default, so AlterConfigs checks a value's type and
+# DescribeConfigs describes them as Kafka does; a value set is stored, never applied, and `kafka-wire
+# serve` warns that it is not used (BrokerConfig.unknown_key_warnings).
+UNUSED_KAFKA_BROKER_KEYS: dict[str, ConfigKey] = {
+    name: _unused_kafka_key(name, type_name, default)
+    for name, type_name, default in KAFKA_UNUSED_DYNAMIC_BROKER_CONFIGS
+}
+BROKER_KEYS.update(UNUSED_KAFKA_BROKER_KEYS)
+
 # Topic configs: the log layer's table (log.config.TOPIC_CONFIGS), with DescribeConfigs' types.
 TOPIC_KEYS: dict[str, ConfigKey] = {
     d.name: ConfigKey(d.name, ConfigType[d.type], d.default, d.doc, d.choices, d.minimum, maximum=d.maximum)
@@ -302,6 +339,7 @@ def broker_synonyms(name: str) -> tuple[str, ...]:
 # read-only, as in Kafka 4.3.
 DYNAMIC_BROKER_KEYS = frozenset({
     *TOPIC_TO_BROKER.values(),
+    *UNUSED_KAFKA_BROKER_KEYS,
     "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
 })
 
@@ -435,7 +473,8 @@ class BrokerConfig:
             self.values[name] = key.default
         # Keys this broker does not read: accepted, as Kafka accepts them, and kept in `original`;
         # `kafka-wire serve` warns about each (unknown_key_warnings).
-        self.unknown = sorted(name for name in self.original if name not in BROKER_KEYS
+        self.unknown = sorted(name for name in self.original
+                              if (name not in BROKER_KEYS or name in UNUSED_KAFKA_BROKER_KEYS)
                               and not name.startswith(LISTENER_PREFIX))
         for name, raw in self.original.items():
             key = BROKER_KEYS.get(name)

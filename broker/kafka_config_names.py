@@ -212,3 +212,58 @@ KAFKA_PER_BROKER_CONFIG_NAMES = frozenset(
 # Listener-prefixed configs that may be set on the default broker: DynamicBrokerConfig.ClusterLevelListenerConfigs.
 KAFKA_CLUSTER_LEVEL_LISTENER_CONFIG_NAMES = frozenset({"max.connections", "max.connection.creation.rate",
                                                       "num.network.threads"})
+
+
+# Kafka 4.3.0's dynamic broker configs (those of KAFKA_DYNAMIC_BROKER_CONFIG_NAMES) that kafka-wire has no
+# use for, with the type (ConfigDef.Type) and default Kafka 4.3.0 describes for them (DescribeConfigs of
+# a fresh 4.3.0 broker, include_synonyms and include_documentation): (name, type, default as Kafka prints it).
+# broker/config.py declares them so that AlterConfigs checks a value's type and DescribeConfigs describes
+# them as Kafka does; a value set is stored and never applied.
+KAFKA_UNUSED_DYNAMIC_BROKER_CONFIGS = (
+    ('background.threads', 'INT', '10'),
+    ('config.providers', 'LIST', ''),
+    ('cordoned.log.dirs', 'LIST', ''),
+    ('follower.fetch.last.tiered.offset.enable', 'BOOLEAN', 'false'),
+    ('group.consumer.assignment.interval.ms', 'INT', '1000'),
+    ('group.coordinator.cached.buffer.max.bytes', 'INT', '1048588'),
+    ('group.share.assignment.interval.ms', 'INT', '1000'),
+    ('group.streams.assignment.interval.ms', 'INT', '1000'),
+    ('log.cleaner.dedupe.buffer.size', 'LONG', '134217728'),
+    ('log.cleaner.io.buffer.load.factor', 'DOUBLE', '0.9'),
+    ('log.cleaner.io.buffer.size', 'INT', '524288'),
+    ('log.cleaner.io.max.bytes.per.second', 'DOUBLE', '1.7976931348623157E308'),
+    ('log.cleaner.threads', 'INT', '1'),
+    ('max.connection.creation.rate', 'INT', '2147483647'),
+    ('metric.reporters', 'LIST', 'org.apache.kafka.common.metrics.JmxReporter'),
+    ('num.recovery.threads.per.data.dir', 'INT', '2'),
+    ('num.replica.fetchers', 'INT', '1'),
+    ('principal.builder.class', 'CLASS', 'org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder'),
+    ('remote.fetch.max.wait.ms', 'INT', '500'),
+    ('remote.list.offsets.request.timeout.ms', 'LONG', '30000'),
+    ('remote.log.index.file.cache.total.size.bytes', 'LONG', '1073741824'),
+    ('remote.log.manager.copier.thread.pool.size', 'INT', '10'),
+    ('remote.log.manager.copy.max.bytes.per.second', 'LONG', '9223372036854775807'),
+    ('remote.log.manager.expiration.thread.pool.size', 'INT', '10'),
+    ('remote.log.manager.fetch.max.bytes.per.second', 'LONG', '9223372036854775807'),
+    ('remote.log.manager.follower.thread.pool.size', 'INT', '2'),
+    ('remote.log.reader.threads', 'INT', '10'),
+    ('sasl.jaas.config', 'PASSWORD', None),
+    ('sasl.kerberos.kinit.cmd', 'STRING', '/usr/bin/kinit'),
+    ('sasl.kerberos.min.time.before.relogin', 'LONG', '60000'),
+    ('sasl.kerberos.principal.to.local.rules', 'LIST', 'DEFAULT'),
+    ('sasl.kerberos.service.name', 'STRING', None),
+    ('sasl.kerberos.ticket.renew.jitter', 'DOUBLE', '0.05'),
+    ('sasl.kerberos.ticket.renew.window.factor', 'DOUBLE', '0.8'),
+    ('sasl.login.refresh.buffer.seconds', 'SHORT', '300'),
+    ('sasl.login.refresh.min.period.seconds', 'SHORT', '60'),
+    ('sasl.login.refresh.window.factor', 'DOUBLE', '0.8'),
+    ('sasl.login.refresh.window.jitter', 'DOUBLE', '0.05'),
+    ('sasl.mechanism.inter.broker.protocol', 'STRING', 'GSSAPI'),
+    ('share.coordinator.cached.buffer.max.bytes', 'INT', '1048588'),
+    ('ssl.endpoint.identification.algorithm', 'STRING', 'https'),
+    ('ssl.engine.factory.class', 'CLASS', None),
+    ('ssl.keymanager.algorithm', 'STRING', 'SunX509'),
+    ('ssl.provider', 'STRING', None),
+    ('ssl.secure.random.implementation', 'STRING', None),
+    ('ssl.trustmanager.algorithm', 'STRING', 'PKIX'),
+)

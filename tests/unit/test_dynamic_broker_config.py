@@ -5,7 +5,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from broker.config import BrokerConfig, ConfigError, ConfigSource, validate_dynamic_broker_configs
+from broker.config import BrokerConfig, ConfigError, ConfigSource, java_double, validate_dynamic_broker_configs
 from broker.dynamic_broker_config import BrokerConfigError, incremental_props
 
 DYN, DYN_DEFAULT, STATIC, DEFAULT = (ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
@@ -83,3 +83,29 @@ def test_incremental_props():
         incremental_props(current, [_op("log.retention.ms", 3, "1")])
     with pytest.raises(BrokerConfigError, match="Unknown config name: nope"):
         incremental_props(current, [_op("nope", 2, "1")])
+
+
+def test_kafka_dynamic_configs_kafka_wire_does_not_use_are_typed_and_described_as_kafka():
+    """log.cleaner.threads & co.: Kafka 4.3's type and default, a wrong type refused, a value set
+    described with Kafka's synonyms (DYNAMIC_BROKER_CONFIG then DEFAULT_CONFIG), `serve` warns."""
+    validate_dynamic_broker_configs({"log.cleaner.threads": "2", "num.replica.fetchers": "4"})
+    with pytest.raises(ConfigError, match=r"^Invalid value many for configuration log.cleaner.threads: "
+                                          r"Not a number of type INT$"):
+        validate_dynamic_broker_configs({"log.cleaner.threads": "many"})
+    config = BrokerConfig({"num.replica.fetchers": "3"})
+    config.set_dynamic({}, {"log.cleaner.threads": "2"})
+    assert config.config_synonyms("log.cleaner.threads", ("log.cleaner.threads",)) == [
+        ("log.cleaner.threads", "2", DYN), ("log.cleaner.threads", "1", DEFAULT)]
+    described = {name: (value, source, key) for name, value, source, key in config.describe_broker_config()}
+    assert described["log.cleaner.threads"][:2] == ("2", DYN)
+    assert described["log.cleaner.io.max.bytes.per.second"][:2] == ("1.7976931348623157E308", DEFAULT)
+    assert described["sasl.jaas.config"][2].sensitive
+    assert config.unknown_key_warnings() == [
+        "The configuration 'num.replica.fetchers' is a Kafka broker config that kafka-wire does not use; ignored."]
+
+
+@pytest.mark.parametrize("value, java", [(0.9, "0.9"), (100.0, "100.0"), (1e7, "1.0E7"), (12345678.0, "1.2345678E7"),
+                                         (0.0001, "1.0E-4"), (1.7976931348623157e308, "1.7976931348623157E308"),
+                                         (-2.5e9, "-2.5E9"), (0.0, "0.0")])
+def test_doubles_are_rendered_as_java_prints_them(value, java):
+    assert java_double(value) == java

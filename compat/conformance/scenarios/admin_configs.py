@@ -7,9 +7,10 @@ from ..scenario import ALL, Session, scenario
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 
 
-def _describe(s: Session, v: int, resources, synonyms: bool = True, documentation: bool = False, label=None):
+def _describe(s: Session, v: int, resources, synonyms: bool = True, documentation: bool = False, label=None,
+              record: bool = True):
     return s.call("DescribeConfigs", v, {"resources": resources, "include_synonyms": synonyms,
-                                         "include_documentation": documentation}, label=label)
+                                         "include_documentation": documentation}, label=label, record=record)
 
 
 @scenario("DescribeConfigs", versions=ALL, covers=["UNKNOWN_TOPIC_OR_PARTITION", "INVALID_REQUEST"])
@@ -153,6 +154,15 @@ def incremental_alter_broker_configs(s: Session, v: int):
                 "resource_type": BROKER, "resource_name": resource_name,
                 "configs": [{"name": name, "config_operation": 0, "value": value}]}],
                 "validate_only": False}, label=f"broker {resource_name!r}: SET {name}")
+
+    def settled() -> bool:
+        # Kafka's broker describes its own metadata image, which follows the controller's commit
+        # (the answer to the SET) a moment later: until then broker 1 shows only the default's value.
+        answer = _describe(s, 4, [{"resource_type": BROKER, "resource_name": "1", "configuration_keys": [_MADE_UP]}],
+                           record=False)
+        return any(c.config_source == 2 for c in answer.results[0].configs)
+
+    s.wait_until(settled, what=f"broker 1's own {_MADE_UP} described")
     for resource_name in ("1", ""):
         _describe(s, 4, [{"resource_type": BROKER, "resource_name": resource_name, "configuration_keys": [_MADE_UP]}],
                   label=f"broker {resource_name!r}: {_MADE_UP} described")
