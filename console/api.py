@@ -91,8 +91,11 @@ def parse_timestamp(value: str) -> int:
     text = value.strip()
     if re.fullmatch(r"\d+", text):
         return int(text)
+    text = text.replace("Z", "+00:00").replace("z", "+00:00")
+    # A '+' of an unencoded query string arrives as a space: "...T10:00:00 01:00".
+    text = re.sub(r"(T[\d:.]+) (\d\d:?\d\d)$", r"\1+\2", text)
     try:
-        parsed = datetime.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        parsed = datetime.datetime.fromisoformat(text)
     except ValueError:
         raise bad_request(f"Malformed timestamp {value!r}: give milliseconds since the epoch or an ISO 8601 "
                           f"time such as 2026-11-25T00:00:00Z") from None
@@ -191,6 +194,22 @@ class ConsoleApi:
                                        for p in ps]} for t, ps in partitions.items()])
         return {(t["name"], p["partition_index"]): (p["error_code"], p["offset"])
                 for t in answer["topics"] for p in t["partitions"]}
+
+    async def _find_coordinator(self, calls: KafkaCalls, group_id: str) -> None:
+        """FindCoordinator, as a client asks before its first group request: the first lookup on a
+        fresh broker creates __consumer_offsets (COORDINATOR_NOT_AVAILABLE while it loads). In a
+        cluster the group's coordinator may be another broker, whose console serves the group."""
+        for _ in range(100):
+            answer = await calls.call("FindCoordinator", 4, key_type=0, coordinator_keys=[group_id])
+            found = answer["coordinators"][0]
+            error = ErrorCode(found["error_code"])
+            if error not in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS):
+                break
+            await asyncio.sleep(0.05)
+        check(found["error_code"], f"The coordinator of group {group_id!r}")
+        if found["node_id"] != self.broker.node_id:
+            raise ApiError(503, "NOT_COORDINATOR", f"Group {group_id!r} is coordinated by broker {found['node_id']} "
+                                                   f"({found['host']}:{found['port']}): use that broker's console")
 
     def _check_writable(self) -> None:
         if self.read_only:
@@ -398,7 +417,12 @@ class ConsoleApi:
 
     async def group(self, calls: KafkaCalls, group_id: str) -> dict:
         listed = await calls.call("ListGroups", 5, states_filter=[], types_filter=[])
+        if listed["error_code"]:
+            raise from_kafka(KafkaError(listed["error_code"], "ListGroups"))
         kinds = {g["group_id"]: g["group_type"] for g in listed["groups"]}
+        if group_id not in kinds:
+            # Groups with members or committed offsets are listed, in any state but Dead.
+            raise ApiError(404, "GROUP_ID_NOT_FOUND", f"Group {group_id!r} does not exist")
         members, state, protocol_type, protocol = [], None, None, None
         if kinds.get(group_id) == "consumer":
             described = await calls.call("ConsumerGroupDescribe", 1, group_ids=[group_id],
@@ -417,8 +441,6 @@ class ConsoleApi:
             g = described["groups"][0]
             if g["error_code"]:
                 raise from_kafka(KafkaError(g["error_code"], f"Group {group_id!r}"))
-            if group_id not in kinds and g["group_state"] == "Dead":
-                raise ApiError(404, "GROUP_ID_NOT_FOUND", f"Group {group_id!r} does not exist")
             state, protocol_type, protocol = g["group_state"], g["protocol_type"], g["protocol_data"]
             for m in g["members"]:
                 assignment = None
@@ -483,6 +505,7 @@ class ConsoleApi:
             raise bad_request(f"Reset to earliest, latest, timestamp or offset, not {to!r}")
         for (t, p), (error, _) in found.items():
             check(error, f"{t}-{p}")
+        await self._find_coordinator(calls, group_id)
         answer = await calls.call("OffsetCommit", 8, group_id=group_id, generation_id_or_member_epoch=-1,
                                   member_id="", group_instance_id=None, topics=[
                                       {"name": topic, "partitions": [

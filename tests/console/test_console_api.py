@@ -1,0 +1,342 @@
+"""The console's JSON API (/api) against a broker process, checked against what a real Kafka
+client (librdkafka, confluent-kafka) created and sees: Kafka's error semantics, writes only with
+console.read.only=false, SCRAM logins and ACLs, and the console's config keys and start."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import socket
+import subprocess
+import sys
+import time
+from urllib.parse import quote
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, AclBinding, AclOperation, AclPermissionType, ResourcePatternType, \
+    ResourceType
+
+from broker.testing import REPO_ROOT
+from tests.console.conftest import PASSWORDS, sasl_config
+from tests.console.test_console_browser import commit_as_group, create_topic, produce
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def committed(bootstrap: str, group: str, topic: str, partitions: int) -> list[int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        return [tp.offset for tp in consumer.committed([TopicPartition(topic, p) for p in range(partitions)],
+                                                      timeout=30)]
+    finally:
+        consumer.close()
+
+
+def until(condition, what: str, timeout: float = 30):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.05)
+
+
+# -- configuration and start ---------------------------------------------------------------------
+
+def serve(*settings: str, data_dir) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "broker.cli", "serve", "--set", "listeners=PLAINTEXT://127.0.0.1:0",
+               "--set", f"log.dirs={data_dir}"]
+    for setting in settings:
+        command += ["--set", setting]
+    return subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("console.port=web", "Invalid value web for configuration console.port: Not a number of type INT"),
+    ("console.port=70000", "Invalid value 70000 for configuration console.port: Value must be no more than 65535"),
+    ("console.read.only=maybe",
+     "Invalid value maybe for configuration console.read.only: Expected value to be either true or false"),
+])
+def test_a_bad_console_value_stops_the_broker_with_one_line(tmp_path, setting, message):
+    done = serve(setting, data_dir=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == f"kafka-wire: {message}\n"
+
+
+def test_a_console_port_in_use_stops_the_broker_with_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = serve(f"console.port={port}", data_dir=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (f"kafka-wire: Console (console.host, console.port) failed to bind to "
+                                            f"127.0.0.1:{port}: Address already in use.")
+
+
+def test_the_console_is_not_imported_unless_configured():
+    # Start-to-ready of a broker without the console is unchanged: nothing of it is loaded.
+    code = ("import sys, broker.cli, broker.commands.serve, broker.node, broker.server; "
+            "print(sorted(m for m in sys.modules if m == 'console' or m.startswith('console.')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+def test_overview_and_topic_show_what_a_client_created(writable_console):
+    bootstrap = writable_console.bootstrap
+    create_topic(AdminClient({"bootstrap.servers": bootstrap}), "api-orders", 3,
+                 {"retention.ms": "3600000", "cleanup.policy": "delete"})
+    produce(bootstrap, "api-orders", [(i % 3, f"k{i}", f"v{i}", None) for i in range(30)])
+
+    overview = writable_console.get("overview")
+    assert overview["brokers"] == [{"id": 1, "host": "127.0.0.1", "port": writable_console.process.port,
+                                    "rack": None}]
+    assert overview["controller"] == 1
+    topic = next(t for t in overview["topics"] if t["name"] == "api-orders")
+    assert topic["partitions"] == 3 and topic["size"] > 0 and topic["internal"] is False
+    assert overview["under_replicated"] == []
+
+    described = writable_console.get("topics/api-orders")
+    assert [(p["partition"], p["leader"], p["replicas"], p["isr"], p["start_offset"], p["end_offset"])
+            for p in described["partitions"]] == [(n, 1, [1], [1], 0, 10) for n in range(3)]
+    assert all(p["size"] > 0 for p in described["partitions"])
+    configs = {c["name"]: (c["value"], c["source"]) for c in described["configs"]}
+    assert configs["retention.ms"] == ("3600000", "DYNAMIC_TOPIC_CONFIG")
+    assert configs["segment.bytes"] == ("1073741824", "DEFAULT_CONFIG")
+
+    # messages/s: once the sampler has seen the topic, it sees the next writes.
+    until(lambda: writable_console.get("topics/api-orders")["rates"], "samples of api-orders")
+    produce(bootstrap, "api-orders", [(0, None, "more", None)] * 5)
+    until(lambda: any(rate > 0 for _, rate in writable_console.get("topics/api-orders")["rates"]),
+          "a rate above zero for api-orders")
+
+
+def test_message_browser_by_offset_timestamp_and_key(writable_console):
+    bootstrap = writable_console.bootstrap
+    create_topic(AdminClient({"bootstrap.servers": bootstrap}), "api-browse", 1)
+    produce(bootstrap, "api-browse", [(0, f"user-{i % 4}", json.dumps({"n": i}), [("trace", f"t{i}".encode())])
+                                      for i in range(20)])
+    produce(bootstrap, "api-browse", [(0, None, b"\xff\x00binary", None)])
+
+    page = writable_console.get("topics/api-browse/messages?partition=0&offset=5&limit=3")
+    assert [m["offset"] for m in page["messages"]] == [5, 6, 7]
+    assert page["next_offset"] == 8 and page["end_offset"] == 21
+    m = page["messages"][0]
+    assert m["key"]["text"] == "user-1" and json.loads(m["value"]["text"]) == {"n": 5}
+    assert [(h["key"], h["value"]["text"]) for h in m["headers"]] == [("trace", "t5")]
+
+    # No position: the last `limit` records; a value that is not UTF-8 comes as bytes only.
+    tail = writable_console.get("topics/api-browse/messages?partition=0&limit=2")
+    assert [m["offset"] for m in tail["messages"]] == [19, 20]
+    assert tail["messages"][1]["value"]["text"] is None
+    assert tail["messages"][1]["value"]["base64"] == "/wBiaW5hcnk="
+
+    # By timestamp (ms or ISO 8601): the first record at or after it, as ListOffsets finds it.
+    ts = page["messages"][2]["timestamp"]
+    iso = datetime.datetime.fromtimestamp(ts / 1000, datetime.timezone.utc).isoformat(timespec="milliseconds")
+    for given in (str(ts), quote(iso), iso):  # the last with its '+' unencoded, as typed into a URL
+        found = writable_console.get(f"topics/api-browse/messages?partition=0&limit=1&timestamp={given}")
+        assert found["messages"][0]["timestamp"] >= ts and found["messages"][0]["offset"] <= 7
+    later = writable_console.get("topics/api-browse/messages?partition=0&timestamp=4102444800000")  # 2100
+    assert later["messages"] == [] and later["position"] == 21
+
+    keyed = writable_console.get("topics/api-browse/messages?partition=0&offset=0&key=user-3&limit=100")
+    assert [m["offset"] for m in keyed["messages"]] == [3, 7, 11, 15, 19]
+
+    # Live tail: reading from the end returns nothing until the next write.
+    empty = writable_console.get("topics/api-browse/messages?partition=0&offset=21")
+    assert empty["messages"] == [] and empty["next_offset"] == 21
+    produce(bootstrap, "api-browse", [(0, "late", "arrival", None)])
+    tailed = writable_console.get("topics/api-browse/messages?partition=0&offset=21")
+    assert [(m["offset"], m["key"]["text"]) for m in tailed["messages"]] == [(21, "late")]
+
+
+@pytest.mark.parametrize("path, status, error, message", [
+    ("topics/api-none", 404, "UNKNOWN_TOPIC_OR_PARTITION", "Topic 'api-none' does not exist"),
+    ("topics/api-none/messages?offset=0", 404, "UNKNOWN_TOPIC_OR_PARTITION", "Topic 'api-none' does not exist"),
+    ("topics/api-errors/messages?partition=7", 404, "UNKNOWN_TOPIC_OR_PARTITION",
+     "Topic 'api-errors' has no partition 7 (it has 1)"),
+    ("topics/api-errors/messages?offset=50", 416, "OFFSET_OUT_OF_RANGE",
+     "Offset 50 is past the end of api-errors-0: its offsets run from 0 to 1 (log end offset 2)"),
+    ("topics/api-errors/messages?offset=ten", 400, "INVALID_REQUEST", "offset must be a whole number, not 'ten'"),
+    ("topics/api-errors/messages?timestamp=2026-13-45", 400, "INVALID_REQUEST",
+     "Malformed timestamp '2026-13-45': give milliseconds since the epoch or an ISO 8601 time such as "
+     "2026-11-25T00:00:00Z"),
+    ("groups/api-nobody", 404, "GROUP_ID_NOT_FOUND", "Group 'api-nobody' does not exist"),
+    ("nothing-here", 404, "NOT_FOUND", "no API GET /api/nothing-here"),
+])
+def test_bad_input_answers_with_kafka_errors(writable_console, path, status, error, message):
+    if "api-errors" in path:
+        admin = AdminClient({"bootstrap.servers": writable_console.bootstrap})
+        if "api-errors" not in admin.list_topics(timeout=30).topics:
+            create_topic(admin, "api-errors", 1)
+            produce(writable_console.bootstrap, "api-errors", [(0, None, "x", None)] * 2)
+    got_status, body, _ = writable_console.call("GET", path)
+    assert (got_status, body) == (status, {"error": error, "message": message})
+    # Asking does not create the topic (Metadata without auto-creation).
+    assert "api-none" not in AdminClient({"bootstrap.servers": writable_console.bootstrap}).list_topics(
+        timeout=30).topics
+
+
+def test_group_shows_members_assignments_committed_offsets_and_lag(writable_console):
+    bootstrap = writable_console.bootstrap
+    create_topic(AdminClient({"bootstrap.servers": bootstrap}), "api-billing", 2)
+    produce(bootstrap, "api-billing", [(i % 2, None, f"bill-{i}", None) for i in range(10)])
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "api-billers", "client.id": "biller-1",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    try:
+        consumer.subscribe(["api-billing"])
+        until(lambda: consumer.poll(0.5) is not None and consumer.assignment(), "an assignment")
+        consumer.commit(offsets=[TopicPartition("api-billing", 0, 1), TopicPartition("api-billing", 1, 4)],
+                        asynchronous=False)
+        group = until(lambda: (g := writable_console.get("groups/api-billers"))["state"] == "Stable" and g,
+                      "a stable group")
+        assert group["protocol_type"] == "consumer" and group["protocol"] == "range"
+        assert [(m["client_id"], m["assignment"]) for m in group["members"]] == [
+            ("biller-1", [{"topic": "api-billing", "partitions": [0, 1]}])]
+        assert [(o["topic"], o["partition"], o["committed"], o["end_offset"], o["lag"]) for o in group["offsets"]] == [
+            ("api-billing", 0, 1, 5, 4), ("api-billing", 1, 4, 5, 1)]
+        assert group["lag_total"] == 5
+        history = until(lambda: [s for s in writable_console.get("groups/api-billers")["lag_history"] if s["lag"] == 5],
+                        "a lag sample of 5")
+        assert history[-1]["partitions"] == {"api-billing:0": 4, "api-billing:1": 1}
+        listed = {g["group_id"]: g for g in writable_console.get("groups")["groups"]}
+        assert listed["api-billers"]["state"] == "Stable" and listed["api-billers"]["type"] == "classic"
+    finally:
+        consumer.close()
+
+
+# -- writing ------------------------------------------------------------------------------------------
+
+def test_writes_are_seen_by_kafka_clients(writable_console):
+    bootstrap = writable_console.bootstrap
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    status, body, _ = writable_console.call("POST", "topics", {"name": "api-made", "partitions": 2})
+    assert (status, body) == (200, {"name": "api-made", "partitions": 2, "replication_factor": 1})
+    assert len(admin.list_topics(timeout=30).topics["api-made"].partitions) == 2
+    status, body, _ = writable_console.call("POST", "topics", {"name": "api-made", "partitions": 2})
+    assert (status, body["error"], body["message"]) == (409, "TOPIC_ALREADY_EXISTS", "Topic 'api-made' already exists.")
+
+    status, body, _ = writable_console.call("POST", "topics/api-made/messages",
+                                            {"partition": 1, "key": "hello", "value": "{\"a\": 1}",
+                                             "headers": {"via": "console"}})
+    assert (status, body) == (200, {"topic": "api-made", "partition": 1, "offset": 0})
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "api-made-reader",
+                         "auto.offset.reset": "earliest"})
+    try:
+        consumer.assign([TopicPartition("api-made", 1, 0)])
+        message = until(lambda: (m := consumer.poll(0.5)) is not None and not m.error() and m, "the message")
+        assert (message.key(), message.value(), message.headers()) == (b"hello", b'{"a": 1}', [("via", b"console")])
+    finally:
+        consumer.close()
+
+    # Reset a group's offsets as kafka-consumer-groups --reset-offsets does (no active members).
+    produce(bootstrap, "api-made", [(0, None, "x", None)] * 4)
+    commit_as_group(bootstrap, "api-resettable", [("api-made", 0, 4), ("api-made", 1, 1)])
+    status, body, _ = writable_console.call("POST", "groups/api-resettable/offsets",
+                                            {"topic": "api-made", "to": "earliest"})
+    assert status == 200 and body["offsets"] == [{"partition": 0, "offset": 0}, {"partition": 1, "offset": 0}]
+    assert committed(bootstrap, "api-resettable", "api-made", 2) == [0, 0]
+    status, body, _ = writable_console.call("POST", "groups/api-resettable/offsets",
+                                            {"topic": "api-made", "to": "offset", "offset": "3", "partition": 0})
+    assert status == 200 and committed(bootstrap, "api-resettable", "api-made", 2) == [3, 0]
+
+    status, body, _ = writable_console.call("DELETE", "topics/api-made")
+    assert (status, body) == (200, {"deleted": "api-made"})
+    until(lambda: "api-made" not in admin.list_topics(timeout=30).topics, "the topic gone for clients")
+    status, body, _ = writable_console.call("DELETE", "topics/api-made")
+    assert (status, body["error"]) == (404, "UNKNOWN_TOPIC_OR_PARTITION")
+
+
+def test_resetting_offsets_of_a_group_with_members_is_refused(writable_console):
+    bootstrap = writable_console.bootstrap
+    create_topic(AdminClient({"bootstrap.servers": bootstrap}), "api-busy", 1)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "api-busy-group", "enable.auto.commit": False})
+    try:
+        consumer.subscribe(["api-busy"])
+        until(lambda: consumer.poll(0.2) is None and consumer.assignment(), "an assignment")
+        status, body, _ = writable_console.call("POST", "groups/api-busy-group/offsets",
+                                                {"topic": "api-busy", "to": "latest"})
+        assert status == 409 and body["error"] == "UNKNOWN_MEMBER_ID", body
+        assert "the group has active members" in body["message"]
+    finally:
+        consumer.close()
+
+
+def test_writes_need_json_and_the_console_header(writable_console):
+    status, body, _ = writable_console.call("POST", "topics", {"name": "api-forged"}, headers={"X-Console": "0"})
+    assert status == 415 and body["error"] == "INVALID_REQUEST"
+    assert "api-forged" not in AdminClient({"bootstrap.servers": writable_console.bootstrap}).list_topics(
+        timeout=30).topics
+
+
+# -- security and read-only mode ------------------------------------------------------------------
+
+def login(console, user: str, password: str) -> tuple[int, dict, str | None]:
+    status, body, headers = console.call("POST", "login", {"username": user, "password": password})
+    cookie = headers.get("Set-Cookie", "").split(";", 1)[0] or None
+    return status, body, cookie
+
+
+def test_a_broker_with_sasl_users_asks_for_a_login(secure_console):
+    assert secure_console.get("session") == {"login_required": True, "user": None, "read_only": True}
+    status, body, _ = secure_console.call("GET", "overview")
+    assert (status, body["error"]) == (401, "LOGIN_REQUIRED")
+    status, body, cookie = login(secure_console, "alice", "not-her-password")
+    assert (status, body["error"], cookie) == (401, "SASL_AUTHENTICATION_FAILED", None)
+    status, body, cookie = login(secure_console, "mallory", "anything")
+    assert (status, body["error"], cookie) == (401, "SASL_AUTHENTICATION_FAILED", None)
+    status, body, cookie = login(secure_console, "alice", PASSWORDS["alice"])
+    assert status == 200 and cookie.startswith("kw_console=")
+    assert secure_console.get("session", cookie=cookie)["user"] == "alice"
+    secure_console.call("POST", "logout", {}, cookie=cookie)
+    status, _, _ = secure_console.call("GET", "overview", cookie=cookie)
+    assert status == 401
+
+
+def test_the_console_applies_the_users_acls(secure_console):
+    admin = AdminClient(sasl_config(secure_console, "admin"))
+    for name in ("api-alice-reads", "api-alice-blind"):
+        create_topic(admin, name, 1)
+    produce(sasl_config(secure_console, "admin"), "api-alice-reads", [(0, "k", "v", None)])
+    bindings = [AclBinding(ResourceType.TOPIC, "api-alice-reads", ResourcePatternType.LITERAL, "User:alice", "*",
+                           operation, AclPermissionType.ALLOW) for operation in (AclOperation.DESCRIBE,)]
+    for future in admin.create_acls(bindings).values():
+        future.result(30)
+    _, _, alice = login(secure_console, "alice", PASSWORDS["alice"])
+    _, _, root = login(secure_console, "admin", PASSWORDS["admin"])
+
+    seen = {t["name"] for t in secure_console.get("overview", cookie=alice)["topics"]}
+    assert "api-alice-reads" in seen and "api-alice-blind" not in seen
+    assert {"api-alice-reads", "api-alice-blind"} <= {t["name"] for t in secure_console.get("overview",
+                                                                                           cookie=root)["topics"]}
+    status, body, _ = secure_console.call("GET", "topics/api-alice-blind", cookie=alice)
+    assert (status, body["error"]) == (403, "TOPIC_AUTHORIZATION_FAILED")
+    # Describing is not reading: the records need READ, as for a Kafka consumer.
+    status, body, _ = secure_console.call("GET", "topics/api-alice-reads/messages?offset=0", cookie=alice)
+    assert (status, body["error"]) == (403, "TOPIC_AUTHORIZATION_FAILED")
+    read = AclBinding(ResourceType.TOPIC, "api-alice-reads", ResourcePatternType.LITERAL, "User:alice", "*",
+                      AclOperation.READ, AclPermissionType.ALLOW)
+    for future in admin.create_acls([read]).values():
+        future.result(30)
+    page = secure_console.get("topics/api-alice-reads/messages?offset=0", cookie=alice)
+    assert [(m["key"]["text"], m["value"]["text"]) for m in page["messages"]] == [("k", "v")]
+
+
+def test_a_read_only_console_refuses_writes(secure_console):
+    _, _, root = login(secure_console, "admin", PASSWORDS["admin"])
+    admin = AdminClient(sasl_config(secure_console, "admin"))
+    create_topic(admin, "api-untouchable", 1)
+    for method, path, body in [("POST", "topics", {"name": "api-read-only-made"}),
+                               ("DELETE", "topics/api-untouchable", None),
+                               ("POST", "topics/api-untouchable/messages", {"value": "x"}),
+                               ("POST", "groups/any/offsets", {"topic": "api-untouchable", "to": "earliest"})]:
+        status, answer, _ = secure_console.call(method, path, body, cookie=root)
+        assert (status, answer["error"]) == (403, "READ_ONLY"), (method, path)
+    topics = admin.list_topics(timeout=30).topics
+    assert "api-untouchable" in topics and "api-read-only-made" not in topics
+    assert secure_console.get("topics/api-untouchable", cookie=root)["partitions"][0]["end_offset"] == 0
