@@ -173,6 +173,9 @@ done
 # --- librdkafka's own integration test suite (Debian source package; cached in .deps/librdkafka) ---
 bash compat/setup-librdkafka.sh || log "WARNING: librdkafka's test suite could not be built; tests/integration/test_compat.py cannot run"
 
+# --- franz-go's kgo integration tests (Go module proxy; built into .deps/franz-go, caches in .deps/go) ---
+bash compat/setup-franz-go.sh || log "WARNING: franz-go's kgo tests could not be built; tests/integration/test_franz_go.py cannot run"
+
 # --- ZooKeeper (Debian), for cluster mode's tests (tests/integration/test_cluster.py) ----------
 if [ ! -f /usr/share/java/zookeeper.jar ]; then
     log "installing zookeeper (apt)"

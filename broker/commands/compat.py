@@ -32,9 +32,44 @@ def run_reference(args) -> int:
     return 0
 
 
+def run_franz_go(args) -> int:
+    """`kafka-wire compat franz-go`: franz-go's own kgo integration tests against kafka-wire (or Apache Kafka)."""
+    import functools
+    import sys
+
+    from compat import franz_go_suite as franz_go
+
+    try:
+        binary = franz_go.ensure_built()
+    except franz_go.SuiteUnavailable as problem:
+        print(f"kafka-wire compat franz-go: {problem}")
+        return 1
+    log_dir = Path(args.log_dir) if args.log_dir else franz_go.temporary_log_dir()
+    if args.against_kafka:
+        target = functools.partial(franz_go.reference_kafka_target, args.against_kafka)
+    else:
+        target = functools.partial(franz_go.kafka_wire_target, tls=not args.no_tls)
+    tests = [name.strip() for name in args.tests.split(",") if name.strip()] if args.tests else None
+    records = args.records if args.records is not None else (franz_go.QUICK_RECORDS if args.quick
+                                                             else franz_go.FULL_RECORDS)
+    report = franz_go.run(binary=binary, target_factory=target, tests=tests, quick=args.quick, records=records,
+                          timeout=args.test_timeout, log_dir=log_dir, tls=not args.no_tls,
+                          grow=args.grow_allowlist and not args.against_kafka,
+                          say=lambda line: print(line, flush=True))
+    print(franz_go.summary_text(report))
+    results = Path(args.results) if args.results else (None if args.against_kafka or tests or args.quick
+                                                          else franz_go.RESULTS_PATH)
+    if results is not None:
+        franz_go.write_results(report, "kafka-wire compat franz-go " + " ".join(sys.argv[3:]), results)
+        print(f"results written to {results} (logs in {log_dir})")
+    return 0 if report.ok else 1
+
+
 def run(args) -> int:
     if getattr(args, "compat_command", None) == "reference":
         return run_reference(args)
+    if getattr(args, "compat_command", None) == "franz-go":
+        return run_franz_go(args)
     if args.against_kafka:
         from compat.conformance.run import main as conformance_main
 
@@ -97,7 +132,7 @@ def register(subparsers) -> None:
     parser.add_argument("--scenarios", metavar="LIST",
                         help="with --against-kafka: only these scenarios (comma-separated names or prefixes)")
     parser.set_defaults(func=run)
-    sub = parser.add_subparsers(dest="compat_command", metavar="{reference}")
+    sub = parser.add_subparsers(dest="compat_command", metavar="{reference,franz-go}")
     reference = sub.add_parser(
         "reference", help="run the reference Apache Kafka (KRaft single node) until Ctrl-C",
         description="Resolves Apache Kafka VERSION from Maven Central (cached in .deps/ and ~/.m2), formats its "
@@ -106,3 +141,26 @@ def register(subparsers) -> None:
     reference.add_argument("--port", type=int, help="its PLAINTEXT port (default: a free one)")
     reference.add_argument("--data-dir", help="where its data and log go (default: a temporary directory)")
     reference.set_defaults(func=run)
+    franz_go = sub.add_parser(
+        "franz-go", help="run franz-go's own kgo integration tests against kafka-wire (or Apache Kafka)",
+        description="Builds franz-go's pkg/kgo tests (the release in compat/franz-go/go.mod, from the Go module "
+                    "proxy; compat/setup-franz-go.sh) and runs them unmodified, one process per test, against a "
+                    "kafka-wire broker started here (PLAINTEXT, SCRAM over SASL_PLAINTEXT, then again over TLS), "
+                    "or against Apache Kafka with --against-kafka. Writes the franz-go section of compat/RESULTS.md "
+                    "(full kafka-wire runs). Exit status 1 when a test of compat/franz-go-allowlist.txt fails.")
+    franz_go.add_argument("--quick", action="store_true",
+                          help="CI form: the ETL chains, large messages, a group, SCRAM, a little TLS, "
+                               "KGO_TEST_RECORDS=2000")
+    franz_go.add_argument("--tests", metavar="LIST", help="top-level kgo tests to run, comma-separated (default: all)")
+    franz_go.add_argument("--records", type=int, help="KGO_TEST_RECORDS (default: kgo's own, 500000; 2000 with --quick)")
+    franz_go.add_argument("--against-kafka", metavar="VERSION",
+                          help="run them against Apache Kafka VERSION (KRaft single node, started here) instead")
+    franz_go.add_argument("--no-tls", action="store_true", help="skip the pass over TLS")
+    franz_go.add_argument("--test-timeout", type=float, default=1800.0,
+                          help="seconds one test process may take (default 1800)")
+    franz_go.add_argument("--results", metavar="PATH",
+                          help="write the results section here (default: compat/RESULTS.md for full kafka-wire runs)")
+    franz_go.add_argument("--log-dir", metavar="DIR", help="keep the broker's data and every test's output here")
+    franz_go.add_argument("--grow-allowlist", action="store_true",
+                          help="append tests that ran and passed to compat/franz-go-allowlist.txt")
+    franz_go.set_defaults(func=run)

@@ -1,0 +1,80 @@
+"""`kafka-wire compat franz-go --quick` in CI: franz-go's own kgo integration tests, unmodified.
+
+The kgo test binary is built by compat/setup-franz-go.sh (scripts/setup-tests.sh runs it) from the
+franz-go release pinned in compat/franz-go/go.mod. The quick form starts its own kafka-wire broker
+(PLAINTEXT, SCRAM over SASL_PLAINTEXT, TLS) and runs TestGroupETL and TestTxnEtl with every subtest
+(range, cooperative-sticky, static members, KIP-848), TestClient_ProduceLargeMessages and a few
+others with KGO_TEST_RECORDS=2000, then two of them again over TLS. An allowlisted test that fails,
+or an ETL subtest that is skipped, fails this test. The full run is `kafka-wire compat franz-go`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from compat import franz_go_suite as franz_go
+
+COMMAND_TIMEOUT = 600  # seconds; the quick form takes about 2 minutes on 2 cores
+
+pytestmark = [pytest.mark.clients, pytest.mark.timeout(COMMAND_TIMEOUT + 60)]
+
+# The subtests the issue names: each chain's balancers, static members and KIP-848.
+ETL_SUBTESTS = ("range", "cooperative-sticky", "cooperative-sticky/static", "range/848", "sticky/848",
+                "sticky/848/static")
+
+
+@pytest.fixture(scope="module")
+def kgo_binary():
+    binary = franz_go.find_binary()
+    if binary is None:
+        from tests.conftest import missing_tool
+
+        missing_tool("franz-go's kgo test binary (compat/setup-franz-go.sh builds it into .deps/franz-go)")
+    return binary
+
+
+def test_allowlist_names_real_kgo_broker_tests(kgo_binary):
+    tests = set(franz_go.list_tests(kgo_binary))
+    keys = franz_go.read_allowlist()
+    assert len(set(keys)) == len(keys), "a test is allowlisted twice"
+    unknown = [key for key in keys if key.split("@")[0].split("/")[0] not in tests]
+    assert not unknown, f"allowlisted tests that franz-go {franz_go.franz_go_version()} does not have: {unknown}"
+    for chain in ("TestGroupETL", "TestTxnEtl"):
+        for name in (chain, *(f"{chain}/{sub}" for sub in ETL_SUBTESTS)):
+            assert name in keys, f"{name} is not allowlisted"
+    quick = [name for name in franz_go.QUICK_TESTS if name not in keys]
+    assert not quick, f"the quick subset runs tests that are not allowlisted: {quick}"
+
+
+def test_franz_go_quick(kgo_binary, tmp_path):
+    results = tmp_path / "RESULTS.md"
+    command = [sys.executable, "-m", "broker.cli", "compat", "franz-go", "--quick", "--results", str(results),
+               "--log-dir", str(tmp_path / "logs")]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
+                              stdin=subprocess.DEVNULL, cwd=franz_go.REPO_ROOT)
+    except subprocess.TimeoutExpired as expired:
+        pytest.fail(f"`kafka-wire compat franz-go --quick` did not finish in {COMMAND_TIMEOUT}s:\n{expired.stdout}",
+                    pytrace=False)
+    output = done.stdout + (f"\n--- stderr ---\n{done.stderr[-5000:]}" if done.stderr.strip() else "")
+    print(output)
+    report = json.loads((tmp_path / franz_go.JSON_RESULTS_PATH.name).read_text())
+    outcomes = {t["name"]: t for t in report["tests"]}
+    assert not report["allowlist_failures"], "allowlisted kgo tests failed:\n" + "\n".join(
+        f"  {name}: {outcomes[name]['outcome']}: {outcomes[name]['reason']} (log: {tmp_path / 'logs' / 'tests'})"
+        for name in report["allowlist_failures"]) + f"\n{output}"
+    for chain in ("TestGroupETL", "TestTxnEtl"):
+        for name in (chain, *(f"{chain}/{sub}" for sub in ETL_SUBTESTS)):
+            assert outcomes.get(name, {}).get("outcome") == franz_go.RAN, f"{name}: {outcomes.get(name)}\n{output}"
+    for name in franz_go.QUICK_TESTS:
+        assert outcomes[name]["outcome"] == franz_go.RAN, f"{name}: {outcomes[name]}\n{output}"
+    for name in franz_go.QUICK_TLS_TESTS:
+        assert outcomes[f"{name}@tls"]["outcome"] == franz_go.RAN, f"{name}@tls: {outcomes[f'{name}@tls']}\n{output}"
+    # Requests reached the broker through the counting proxy: these ran against kafka-wire.
+    assert outcomes["TestGroupETL"]["requests"] > 100, outcomes["TestGroupETL"]
+    assert report["ok"] and done.returncode == 0, output
+    assert "## franz-go's kgo integration tests" in results.read_text()
