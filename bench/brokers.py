@@ -1,4 +1,4 @@
-"""The brokers under test: ours (kafka-wire) and the peer (tansu, memory storage), as processes.
+"""The brokers under test: ours (kafka-wire), the peer (tansu, memory storage) and Apache Kafka, as processes.
 
 Each is started on a free loopback port; `start()` returns the seconds from spawning the
 process to its first answer to an ApiVersions request (start-to-ready). `cpu_seconds()` reads
@@ -8,6 +8,7 @@ user+system time of the process (all its threads) from /proc/<pid>/stat.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -139,3 +140,72 @@ def scratch_dir() -> Path:
     base = REPO_ROOT / ".deps" / "bench" / "runs"
     base.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix="run-", dir=base))
+
+
+class ApacheKafka(BrokerUnderTest):
+    """Apache Kafka 4.3.0, the reference broker (compat/reference_kafka.py): KRaft, one node as
+    broker and controller, the quickstart's JVM settings (-Xmx1G -Xms1G, G1). The storage is
+    formatted before the clock starts (kafka-storage.sh format is a separate step for users too);
+    ready means its Metadata names itself (KRaft: caught up and unfenced)."""
+
+    name = "kafka"
+
+    def __init__(self, workdir: Path, settings: dict[str, str] | None = None):
+        super().__init__(workdir)
+        self.settings = dict(settings or {})
+        self.reference = None
+
+    def start(self, timeout: float = 120.0) -> float:
+        from compat.reference_kafka import KAFKA_4, LOG4J_CONFIG, ReferenceKafka, java_command
+
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if self.reference is None:
+            self.reference = ReferenceKafka(KAFKA_4, self.workdir / "kafka", config=self.settings)
+            self.reference.format_storage()
+        reference = self.reference
+        self.port = reference.port
+        command = java_command(reference.version, "kafka.Kafka", str(reference.properties_path),
+                               jvm_options=reference.jvm_options, log_config=LOG4J_CONFIG)
+        with open(self.log_path, "ab") as log:
+            started = time.monotonic()
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+        while time.monotonic() - started < timeout:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode}; see {self.log_path}")
+            if answers_api_versions("127.0.0.1", self.port) and self._names_itself():
+                ready = time.monotonic() - started
+                self.cpu_to_ready = self.cpu_seconds()
+                return ready
+            time.sleep(0.01)
+        self.stop()
+        raise RuntimeError(f"{self.name} did not answer within {timeout} s; see {self.log_path}")
+
+    def _names_itself(self) -> bool:
+        from broker.wire_client import WireClient
+
+        try:
+            with WireClient(self.bootstrap, timeout=5.0) as client:
+                answer = client.call("Metadata", 12, {"topics": [], "allow_auto_topic_creation": False,
+                                                      "include_topic_authorized_operations": False})
+                return any(b.node_id == self.reference.NODE_ID for b in answer.brokers)
+        except Exception:  # noqa: BLE001 - not up yet
+            return False
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    @staticmethod
+    def installed() -> bool:
+        from compat.reference_kafka import KAFKA_4, is_installed
+
+        return is_installed(KAFKA_4) and shutil.which("java") is not None

