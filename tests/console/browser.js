@@ -43,6 +43,19 @@ const scenarios = {
     await shot(page, args, "console-topic.png");
     await page.selectOption("select[name=format]", "hex");
     out.messages_hex = await firstRow();
+    // Live tail: a message written now appears without reloading.
+    await page.selectOption("select[name=format]", "utf8");
+    await page.check("input[name=tail]");
+    const produced = await page.evaluate(async topic => {
+      const r = await fetch(`/api/topics/${encodeURIComponent(topic)}/messages`, {method: "POST",
+        headers: {"Content-Type": "application/json", "X-Console": "1"},
+        body: JSON.stringify({partition: 0, key: "tailed", value: "live"})});
+      return r.json();
+    }, args.topic);
+    const tailedRow = `#messages tr[data-offset="${produced.offset}"]`;
+    await page.waitForSelector(tailedRow, {timeout: WAIT});
+    out.tailed = await page.$$eval(`${tailedRow} td`, tds => tds.map(td => td.textContent.trim()));
+    await page.uncheck("input[name=tail]");
     await page.goto(args.url + `/#/groups/${encodeURIComponent(args.group)}`);
     await page.waitForSelector("tr[data-tp]", {timeout: WAIT});
     out.group_state = await text(page, "#group-state");

@@ -340,3 +340,26 @@ def test_a_read_only_console_refuses_writes(secure_console):
     topics = admin.list_topics(timeout=30).topics
     assert "api-untouchable" in topics and "api-read-only-made" not in topics
     assert secure_console.get("topics/api-untouchable", cookie=root)["partitions"][0]["end_offset"] == 0
+
+
+def test_a_kip_848_consumer_group_shows_its_members_and_assignment(writable_console):
+    bootstrap = writable_console.bootstrap
+    create_topic(AdminClient({"bootstrap.servers": bootstrap}), "api-modern", 2)
+    produce(bootstrap, "api-modern", [(i % 2, None, "m", None) for i in range(6)])
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "api-modern-group", "group.protocol": "consumer",
+                         "client.id": "modern-1", "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    try:
+        consumer.subscribe(["api-modern"])
+        until(lambda: consumer.poll(0.5) is not None and len(consumer.assignment()) == 2, "both partitions assigned")
+        consumer.commit(offsets=[TopicPartition("api-modern", 0, 3), TopicPartition("api-modern", 1, 1)],
+                        asynchronous=False)
+        group = until(lambda: (g := writable_console.get("groups/api-modern-group"))["members"]
+                      and g["members"][0]["assignment"] and g, "a member with its assignment")
+        assert group["protocol_type"] == "consumer" and group["protocol"] == "uniform"
+        assert [(m["client_id"], m["assignment"]) for m in group["members"]] == [
+            ("modern-1", [{"topic": "api-modern", "partitions": [0, 1]}])]
+        assert [(o["partition"], o["committed"], o["lag"]) for o in group["offsets"]] == [(0, 3, 0), (1, 1, 2)]
+        listed = {g["group_id"]: g for g in writable_console.get("groups")["groups"]}
+        assert listed["api-modern-group"]["type"] == "consumer"
+    finally:
+        consumer.close()
