@@ -28,6 +28,8 @@ EARLIEST, LATEST = -2, -1
 FETCH_BYTES = 1 << 20
 MAX_READS = 8
 MAX_LIMIT = 500
+# A page stops growing past this many bytes of keys, values and headers (JSON is built on the loop).
+PAGE_BYTES = 4 << 20
 # Values longer than this are cut in the browser's answer (the page says so).
 SHOWN_BYTES = 64 * 1024
 CONFIG_SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG",
@@ -318,7 +320,9 @@ class ConsoleApi:
         found_records: list[dict] = []
         next_offset = position
         reads = 0
-        while next_offset < end_offset and len(found_records) < limit and reads < MAX_READS:
+        page_bytes = 0
+        while (next_offset < end_offset and len(found_records) < limit and reads < MAX_READS
+               and page_bytes < PAGE_BYTES):
             reads += 1
             answer = await calls.call("Fetch", 12, replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=FETCH_BYTES,
                                       isolation_level=0, session_id=0, session_epoch=-1, rack_id="",
@@ -343,7 +347,9 @@ class ConsoleApi:
                                                or key_search not in record["key"]["text"]):
                     continue
                 found_records.append(record)
-                if len(found_records) >= limit:
+                page_bytes += sum(len(f["base64"]) for f in [record["key"], record["value"]]
+                                  + [h["value"] for h in record["headers"]] if f is not None)
+                if len(found_records) >= limit or page_bytes >= PAGE_BYTES:
                     next_offset = record["offset"] + 1
                     break
         return {"topic": topic, "partition": partition, "start_offset": start_offset, "end_offset": end_offset,

@@ -264,7 +264,11 @@ function messageBrowser(root, t, params) {
         h("td", {title: m.timestamp_type}, new Date(m.timestamp).toISOString()),
         h("td", {}, payload(m.key, format.value)), h("td", {}, payload(m.value, format.value)),
         h("td", {}, m.headers.map(hd => h("div", {}, h("b", {}, hd.key), ": ", payload(hd.value, format.value))))))) :
-        h("p", {class: "muted"}, "No messages here."));
+        h("p", {class: "muted"}, "No messages here."),
+      answer.scanned_to_end || tail.checked ? null : h("p", {},
+        h("button", {id: "read-on", onclick: () => { from.value = "offset"; position.value = answer.next_offset; load(); }},
+          `Read on from offset ${answer.next_offset}`),
+        answer.key ? h("span", {class: "muted"}, ` (searched up to offset ${answer.next_offset - 1})`) : null));
   };
   let last = null;
   const load = async () => {

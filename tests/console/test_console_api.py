@@ -363,3 +363,21 @@ def test_a_kip_848_consumer_group_shows_its_members_and_assignment(writable_cons
         assert listed["api-modern-group"]["type"] == "consumer"
     finally:
         consumer.close()
+
+
+def test_large_values_come_cut_and_a_page_stays_bounded(writable_console):
+    bootstrap = writable_console.bootstrap
+    create_topic(AdminClient({"bootstrap.servers": bootstrap}), "api-large", 1)
+    big = b"x" * 900_000
+    produce({"bootstrap.servers": bootstrap, "message.max.bytes": 1_000_000}, "api-large",
+            [(0, f"big-{i}", big, None) for i in range(12)])
+    page = writable_console.get("topics/api-large/messages?partition=0&offset=0&limit=500")
+    assert page["messages"], page
+    first = page["messages"][0]["value"]
+    assert first["size"] == 900_000 and first["truncated"] is True and first["text"] == "x" * 65536
+    # Each read is one Fetch of at most 1 MiB (one batch here); the page ends after eight of them
+    # and says where the next one starts.
+    assert [m["offset"] for m in page["messages"]] == list(range(8))
+    assert page["next_offset"] == 8 and page["scanned_to_end"] is False
+    rest = writable_console.get("topics/api-large/messages?partition=0&offset=8&limit=500")
+    assert [m["offset"] for m in rest["messages"]] == [8, 9, 10, 11] and rest["scanned_to_end"] is True
