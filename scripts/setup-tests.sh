@@ -182,7 +182,13 @@ if [ ! -f /usr/share/java/zookeeper.jar ]; then
     apt_install zookeeper || log "WARNING: zookeeper is not installed; cluster tests cannot run"
 fi
 
+# --- the fault harness: ip netns, iptables, fuse3 (Debian), for tests/integration/test_faults.py ---
+bash compat/setup-faults.sh || log "WARNING: iptables/fuse3 are not installed; tests/integration/test_faults.py cannot run"
+
 # --- the web console's browser tests (tests/console/): chromium (apt), playwright-core (npm) ---
 bash scripts/setup-browser.sh || log "WARNING: chromium or playwright-core is not installed; the console's browser tests cannot run"
+
+# --- Kafka Streams, Connect and MirrorMaker 2 (Maven Central), for tests/integration/test_peers_*.py ---
+bash compat/setup-peers.sh || log "WARNING: Kafka Streams/Connect/MirrorMaker could not be resolved; tests/integration/test_peers_*.py cannot run"
 
 log "ready"

@@ -1,0 +1,186 @@
+"""Kafka Streams with processing.guarantee=exactly_once_v2 against kafka-wire, under kills.
+
+The application (compat/peers/src/EosStreamsApp.java, Kafka Streams from Maven Central) re-keys its
+input through a repartition topic, joins it with a KTable, and keeps a plain and a windowed
+aggregation in state stores with changelog topics; with the record cache off, every input event
+yields exactly one record on each of its three outputs. Two instances share the work; the input
+arrives in three parts: after the first, one instance is SIGKILLed (the other takes its tasks over,
+restoring their stores from the changelogs); after the second, the broker is SIGKILLed and
+restarted. The outputs, read read_committed, must then equal what Python computes from the input:
+no event lost, none counted twice. Afterwards Kafka's kafka-streams-application-reset tool
+(StreamsResetter) resets the application against kafka-wire.
+
+CI runs the single-node scenario with Kafka Streams 4.3.0. KW_SLOW=1 adds Kafka Streams 3.9.1, and
+the 3-broker cluster (RF=3) where the broker leading the changelog partitions is SIGKILLed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from broker.testing import BrokerProcess
+from compat import peers
+from compat.reference_kafka import KAFKA_3, KAFKA_4, install, run_tool
+from tests.conftest import missing_tool
+from tests.integration.peers_helpers import TopicReader, create_topics, produce, require_peers, topic_names
+
+SLOW = os.environ.get("KW_SLOW") == "1"
+PARTITIONS = 3
+USERS = 12
+REGIONS = ("emea", "apac", "amer")
+WINDOW_MS = 10_000
+EVENTS = 3000 if SLOW else 1500
+OUTPUTS = ("enriched", "totals", "windowed")
+
+
+def user_of(i: int) -> str:
+    return f"u{(i * 7) % USERS}"
+
+
+def events(base_ms: int) -> list[tuple[str, str, int, int, int]]:
+    """(event id, user, amount, timestamp, input partition) per event; a user's events all go to one
+    input partition, so they reach the repartition topic, and the stores, in input order."""
+    out = []
+    for i in range(EVENTS):
+        user = user_of(i)
+        out.append((f"e{i}", user, (i * 37) % 100 + 1, base_ms + i * 100, int(user[1:]) % PARTITIONS))
+    return out
+
+
+def region_of(user: str) -> str:
+    return REGIONS[int(user[1:]) % len(REGIONS)]
+
+
+def expected_outputs(inputs: list[tuple[str, str, int, int, int]]) -> dict[str, dict[str, list[str]]]:
+    """Each output topic's values per key, in order, computed from the input alone."""
+    enriched: dict[str, list[str]] = {}
+    totals: dict[str, list[str]] = {}
+    windowed: dict[str, list[str]] = {}
+    running: dict[str, tuple[int, int]] = {}
+    window_counts: dict[str, int] = {}
+    for event_id, user, amount, timestamp, _ in inputs:
+        enriched.setdefault(user, []).append(f"{event_id},{region_of(user)},{amount}")
+        count, total = running.get(user, (0, 0))
+        running[user] = (count + 1, total + amount)
+        totals.setdefault(user, []).append(f"{count + 1},{total + amount}")
+        window = f"{user}@{timestamp - timestamp % WINDOW_MS}"
+        window_counts[window] = window_counts.get(window, 0) + 1
+        windowed.setdefault(window, []).append(str(window_counts[window]))
+    return {"enriched": enriched, "totals": totals, "windowed": windowed}
+
+
+def streams_instance(version: str, bootstrap: str, app: str, state_dir, log_path) -> peers.JavaProcess:
+    command = peers.java_command(
+        version, peers.STREAMS_APP, bootstrap, app, str(state_dir),
+        # The survivor takes the killed instance's tasks over once its session times out.
+        "session.timeout.ms=10000", "heartbeat.interval.ms=1000",
+        # Against a restarting broker: keep retrying rather than failing the task.
+        "task.timeout.ms=300000", "retry.backoff.ms=200",
+        "replication.factor=-1")
+    return peers.JavaProcess(f"Kafka Streams {version} instance {log_path.stem}", command, log_path).start()
+
+
+def wait_running(instance: peers.JavaProcess, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while "-> RUNNING" not in instance.output():
+        if not instance.is_running() or time.monotonic() > deadline:
+            pytest.fail(f"{instance.name} did not reach RUNNING\n{instance.log_report()}", pytrace=False)
+        time.sleep(0.5)
+
+
+def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replication_factor: int = 1) -> None:
+    """The scenario on a running kafka-wire (one broker or a cluster); `kill_broker()` SIGKILLs a
+    broker (and, single node, restarts it) while the application works through the second part."""
+    app = f"eos-{version.replace('.', '')}"
+    create_topics(bootstrap, {f"{app}-in": PARTITIONS, f"{app}-users": PARTITIONS,
+                              **{f"{app}-{name}": PARTITIONS for name in OUTPUTS}}, replication_factor)
+    base_ms = int(time.time() * 1000) - 600_000
+    inputs = events(base_ms)
+    # The table first, with older timestamps than any event: each join finds its user's region.
+    produce(bootstrap, [(f"{app}-users", None, f"u{u}", region_of(f"u{u}"), base_ms - 60_000) for u in range(USERS)])
+    parts = [inputs[: EVENTS // 3], inputs[EVENTS // 3: 2 * EVENTS // 3], inputs[2 * EVENTS // 3:]]
+    produce(bootstrap, [(f"{app}-in", p, e, f"{u},{a}", ts) for e, u, a, ts, p in parts[0]])
+
+    reader = TopicReader(bootstrap, {f"{app}-{name}": PARTITIONS for name in OUTPUTS})
+    instances = [streams_instance(version, bootstrap, app, tmp_path / f"state-{n}", tmp_path / f"streams-{n}.log")
+                 for n in (1, 2)]
+    reports = lambda: "\n".join(i.log_report() for i in instances)  # noqa: E731
+    try:
+        for instance in instances:
+            wait_running(instance)
+        enriched = f"{app}-enriched"
+        reader.wait_for(lambda: reader.count(enriched) >= EVENTS // 6, "first output", 180, reports)
+        instances[1].kill()
+        produce(bootstrap, [(f"{app}-in", p, e, f"{u},{a}", ts) for e, u, a, ts, p in parts[1]])
+        reader.wait_for(lambda: reader.count(enriched) >= EVENTS // 2, "output after the instance was killed",
+                        240, reports)
+        kill_broker()
+        produce(bootstrap, [(f"{app}-in", p, e, f"{u},{a}", ts) for e, u, a, ts, p in parts[2]])
+        reader.wait_for(lambda: all(reader.count(f"{app}-{name}") >= EVENTS for name in OUTPUTS),
+                        "every event on every output", 300, reports)
+        assert instances[0].is_running(), reports()
+        instances[0].stop()  # a clean close: its last transaction commits, nothing stays open
+        reader.read_to_end()
+        expected = expected_outputs(inputs)
+        for name in OUTPUTS:
+            got = reader.by_key(f"{app}-{name}")
+            assert got == expected[name], (
+                f"{app}-{name} differs from the input's result: "
+                f"{sum(map(len, got.values()))} records read, {EVENTS} expected; first differing keys: "
+                f"{[k for k in sorted(set(got) | set(expected[name])) if got.get(k) != expected[name].get(k)][:3]}\n"
+                f"{reports()}")
+    finally:
+        reader.close()
+        for instance in instances:
+            instance.kill()
+    reset_application(version, bootstrap, app)
+
+
+def reset_application(version: str, bootstrap: str, app: str) -> None:
+    """kafka-streams-application-reset: the group's input offsets back to the start, the application's
+    repartition and changelog topics deleted."""
+    internal = {t for t in topic_names(bootstrap) if t.startswith(f"{app}-") and
+                t.endswith(("-changelog", "-repartition"))}
+    assert {f"{app}-by-user-repartition", f"{app}-totals-store-changelog",
+            f"{app}-windowed-store-changelog"} <= internal, internal
+    try:
+        install(version)
+    except Exception as error:  # noqa: BLE001 (the reference Kafka's tools are a test dependency)
+        missing_tool(f"Apache Kafka {version}'s tools ({error})")
+    done = run_tool(version, peers.STREAMS_RESETTER, "--bootstrap-server", bootstrap, "--application-id", app,
+                    "--input-topics", f"{app}-in", "--force")
+    assert done.returncode == 0, f"StreamsResetter failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
+    assert "Done." in done.stdout, done.stdout
+    left = {t for t in topic_names(bootstrap) if t in internal}
+    assert not left, f"internal topics not deleted by the reset: {left}"
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": app})
+    try:
+        committed = consumer.committed([TopicPartition(f"{app}-in", p) for p in range(PARTITIONS)], timeout=30)
+    finally:
+        consumer.close()
+    assert [tp.offset for tp in committed] == [0] * PARTITIONS, committed
+
+
+@pytest.mark.parametrize("version", [KAFKA_4, pytest.param(KAFKA_3, marks=pytest.mark.skipif(
+    not SLOW, reason="Kafka Streams 3.9: KW_SLOW=1"))])
+def test_streams_exactly_once_survives_instance_and_broker_kills(version, tmp_path):
+    require_peers(version)
+    broker = BrokerProcess(tmp_path / "broker", config={"group.initial.rebalance.delay.ms": 0}, startup_timeout=60)
+    broker.start()
+
+    def kill_and_restart():
+        broker.kill()
+        broker.start()
+
+    try:
+        run_scenario(version, tmp_path, broker.bootstrap, kill_and_restart)
+    except BaseException as error:
+        error.add_note(broker.log_report())
+        raise
+    finally:
+        problems = broker.finish()
+    assert not problems, problems
