@@ -14,6 +14,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from .. import broker_loggers
 from ..config import BROKER_KEYS, DYNAMIC_BROKER_KEYS, ConfigKey, ConfigSource, ConfigType, broker_synonyms
 from ..metadata_store import validate_topic_name
 from ..security.authorizer import AclOperation, config_resource_error
@@ -134,15 +135,19 @@ def describe_default_broker(broker, resource, request) -> dict:
 
 
 def describe_broker_loggers(broker, resource, request) -> dict:
-    name = resource.resource_name
-    if not name:
-        return {"error_code": int(ErrorCode.INVALID_REQUEST), "error_message": "Broker id must not be empty",
-                "configs": []}
-    if name != str(broker.node_id):
-        return {"error_code": int(ErrorCode.INVALID_REQUEST),
-                "error_message": f"Unexpected broker id, expected {broker.node_id} but received {name}",
-                "configs": []}
-    return {"error_code": 0, "error_message": "", "configs": []}
+    """This broker's loggers and their effective levels (broker/broker_loggers.py), as Kafka describes
+    its log4j loggers: source DYNAMIC_BROKER_LOGGER_CONFIG, no type, no synonyms, documentation "" (asked
+    for or not); names that are no logger skipped."""
+    try:
+        broker_loggers.check_node(broker, resource.resource_name, describe=True)
+    except broker_loggers.BrokerLoggerError as exc:
+        return {"error_code": int(exc.error), "error_message": exc.message, "configs": []}
+    wanted = _wanted(resource)
+    configs = [{"name": name, "value": level, "read_only": False,
+                "config_source": int(ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG), "is_sensitive": False,
+                "synonyms": [], "config_type": int(ConfigType.UNKNOWN), "documentation": ""}
+               for name, level in broker_loggers.levels().items() if wanted is None or name in wanted]
+    return {"error_code": 0, "error_message": "", "configs": configs}
 
 
 DESCRIBERS = {TOPIC: describe_topic, BROKER: describe_broker, BROKER_LOGGER: describe_broker_loggers}

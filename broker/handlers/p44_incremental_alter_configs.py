@@ -1,15 +1,17 @@
-"""IncrementalAlterConfigs (44): SET, DELETE, APPEND and SUBTRACT on a topic's overrides, or on a
-broker's dynamic configs (the default broker "" or this broker's id; broker/dynamic_broker_config.py)."""
+"""IncrementalAlterConfigs (44): SET, DELETE, APPEND and SUBTRACT on a topic's overrides, on a
+broker's dynamic configs (the default broker "" or this broker's id; broker/dynamic_broker_config.py),
+or SET and DELETE on this broker's log levels (broker/broker_loggers.py)."""
 
 from __future__ import annotations
 
 from kafka_wire.messages import APIS_BY_NAME
 
-from .. import dynamic_broker_config
+from .. import broker_loggers, dynamic_broker_config
 from ..security.authorizer import AclOperation, config_resource_error
 from ..topic_configs import BROKER, TOPIC, ConfigChangeError, apply_topic_configs, incremental_changes
 
 API = APIS_BY_NAME["IncrementalAlterConfigs"]
+BROKER_LOGGER = 8
 
 
 async def handle(broker, ctx, request):
@@ -21,9 +23,9 @@ async def handle(broker, ctx, request):
             responses.append({"error_code": int(denied), "error_message": denied.message,
                               "resource_type": resource.resource_type, "resource_name": resource.resource_name})
             continue
-        if resource.resource_type == BROKER:
-            error, message = dynamic_broker_config.incremental_alter(broker, resource.resource_name,
-                                                                     resource.configs, request.validate_only)
+        if resource.resource_type in (BROKER, BROKER_LOGGER):
+            alter = dynamic_broker_config.incremental_alter if resource.resource_type == BROKER else broker_loggers.alter
+            error, message = alter(broker, resource.resource_name, resource.configs, request.validate_only)
             responses.append({"error_code": int(error), "error_message": message,
                               "resource_type": resource.resource_type, "resource_name": resource.resource_name})
             continue

@@ -19,6 +19,7 @@ words (a single reference Kafka cannot do that part).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 import time
@@ -218,15 +219,25 @@ def test_kafka_configs_a_kafka_broker_config_kafka_wire_does_not_use(tool):
     tool.assert_same()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "kafka-configs.sh --entity-type broker-loggers --describe: Kafka 4.3 lists its log4j loggers (kafka, "
-    "org.apache.kafka.*, root, ... with their levels); kafka-wire describes no loggers (its loggers are "
-    "Python's; broker/handlers/p32_describe_configs.py describe_broker_loggers answers an empty list). "
-    "The names could never match; listing Python's loggers (and IncrementalAlterConfigs on them) would "
-    "be a feature of its own"))
 def test_kafka_configs_broker_loggers(tool):
-    tool(CONFIGS, *SERVER, "--entity-type", "broker-loggers", "--entity-name", "1", "--describe")
+    """kafka-configs on broker loggers: setting, refusing and unsetting levels prints what Kafka prints;
+    the listing has Kafka's shape and root's level on both, though the other loggers are each broker's
+    own (log4j's classes on Kafka, Python's modules on kafka-wire)."""
+    c = (CONFIGS, *SERVER, "--entity-type", "broker-loggers", "--entity-name", "1")
+    tool(*c, "--alter", "--add-config", "root=WARN")
+    tool(*c, "--alter", "--add-config", "root=LOUD")
+    tool(*c, "--alter", "--add-config", "kafka.wire.no.such.logger=INFO")
+    tool(*c, "--alter", "--delete-config", "root")
+    tool(*c, "--alter", "--add-config", "root=INFO")
     tool.assert_same()
+    listing = tool.session.compare(tool.kafka.bootstrap, tool.ours.bootstrap, *c, "--describe")  # not recorded
+    for outcome, own in ((listing.kafka, "kafka.server.KafkaApis"), (listing.ours, "kafka_wire.broker")):
+        lines = outcome.stdout.splitlines()
+        assert outcome.exit == 0 and lines[0] == "Dynamic configs for broker-logger 1 are:", outcome
+        assert "  root=INFO sensitive=false synonyms={}" in lines, outcome.stdout
+        assert any(line.startswith(f"  {own}=") for line in lines), outcome.stdout
+        assert all(re.fullmatch(r"  \S+=(FATAL|ERROR|WARN|INFO|DEBUG|TRACE) sensitive=false synonyms=\{\}", line)
+                   for line in lines[1:]), outcome.stdout
 
 
 # -- kafka-acls -----------------------------------------------------------------------------------------

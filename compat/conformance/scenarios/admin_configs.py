@@ -192,3 +192,45 @@ def alter_broker_configs(s: Session, v: int):
                                        "validate_only": name not in _STATIC_SYNONYMS},
                    label=f"broker {resource_name!r}: {name}")
 
+
+
+@scenario("IncrementalAlterConfigs", versions=ALL, covers=["INVALID_CONFIG", "INVALID_REQUEST"])
+def broker_loggers(s: Session, v: int):
+    """Broker loggers (KIP-412): the root logger's level described, set and set back; the refusals: an
+    unsupported level (and a lowercase one), a logger that does not exist, unsetting root, APPEND, a
+    duplicate name, another broker and the default broker; validate_only; describing the loggers of ""
+    and of another broker. (Other loggers' names are each broker's own: log4j's classes, Python's modules.)"""
+
+    def describe(name: str, label: str):
+        _describe(s, 4, [{"resource_type": BROKER_LOGGER, "resource_name": name, "configuration_keys": ["root"]}],
+                  label=label)
+
+    def alter(label: str, ops, name: str = "1", validate_only: bool = False):
+        s.call("IncrementalAlterConfigs", v, {"resources": [{"resource_type": BROKER_LOGGER, "resource_name": name,
+                                                             "configs": ops}], "validate_only": validate_only},
+               label=label)
+
+    def op(value, name="root", operation=0):
+        return {"name": name, "config_operation": operation, "value": value}
+
+    describe("1", "root described")
+    alter("root set to WARN", [op("WARN")])
+    describe("1", "root after WARN")
+    alter("validate only: root to TRACE", [op("TRACE")], validate_only=True)
+    describe("1", "root after validate only")
+    alter("LOUD is no level", [op("LOUD")])
+    alter("lowercase debug", [op("debug")])
+    alter("a logger that does not exist", [op("INFO", name="kafka.wire.no.such.logger")])
+    alter("unset root", [op(None, operation=1)])
+    alter("APPEND", [op("INFO", operation=2)])
+    alter("SUBTRACT", [op("INFO", operation=3)])
+    alter("root twice", [op("INFO"), op("WARN")])
+    alter("a null level", [op(None)])
+    alter("the default broker", [op("INFO")], name="")
+    alter("broker 2", [op("INFO")], name="2")
+    alter("root back to INFO", [op("INFO")])
+    describe("", "loggers of the default broker")
+    describe("2", "loggers of broker 2")
+    s.call("AlterConfigs", 2, {"resources": [{"resource_type": BROKER_LOGGER, "resource_name": "1",
+                                              "configs": [{"name": "root", "value": "INFO"}]}], "validate_only": False},
+           label="legacy AlterConfigs")
