@@ -381,3 +381,40 @@ def test_large_values_come_cut_and_a_page_stays_bounded(writable_console):
     assert page["next_offset"] == 8 and page["scanned_to_end"] is False
     rest = writable_console.get("topics/api-large/messages?partition=0&offset=8&limit=500")
     assert [m["offset"] for m in rest["messages"]] == [8, 9, 10, 11] and rest["scanned_to_end"] is True
+
+
+def test_a_cluster_brokers_console_shows_the_brokers_and_under_replicated_partitions(tmp_path, zookeeper_installed):
+    from broker.cluster.testing import Cluster
+    from broker.testing import free_port
+
+    from tests.console.conftest import Console
+
+    cluster = Cluster(tmp_path, 2, {"default.replication.factor": 2, "offsets.topic.replication.factor": 2,
+                                    "console.sample.interval.ms": 200})
+    port = free_port()
+    cluster.brokers[1].config["console.port"] = port
+    try:
+        cluster.start()
+        console = Console(cluster.brokers[1], port)
+        console.wait_until_serving()
+        cluster.create_topic("cl-orders", partitions=2, replication_factor=2)
+        overview = console.get("overview")
+        assert sorted(b["id"] for b in overview["brokers"]) == [1, 2]
+        assert overview["controller"] in (1, 2)
+        assert overview["under_replicated"] == []
+
+        cluster.brokers[2].kill()
+        overview = until(lambda: (o := console.get("overview"))["under_replicated"] and len(
+            [u for u in o["under_replicated"] if u["topic"] == "cl-orders"]) == 2 and o,
+            "both partitions of cl-orders under-replicated", timeout=60)
+        assert [(u["partition"], u["leader"], sorted(u["replicas"]), u["isr"])
+                for u in overview["under_replicated"] if u["topic"] == "cl-orders"] == [
+            (0, 1, [1, 2], [1]), (1, 1, [1, 2], [1])]
+        assert [b["id"] for b in overview["brokers"]] == [1]
+        topic = console.get("topics/cl-orders")
+        assert [(p["leader"], p["isr"]) for p in topic["partitions"]] == [(1, [1]), (1, [1])]
+    except BaseException as error:
+        error.add_note(cluster.log_report())
+        raise
+    finally:
+        cluster.stop()
