@@ -112,10 +112,14 @@ def _shown(data: bytes | None) -> dict | None:
         return None
     data = bytes(data)
     cut = data[:SHOWN_BYTES]
-    try:
-        text = cut.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
+    text = None
+    # A cut may split a character: up to 3 bytes of it are dropped from the text.
+    for end in range(len(cut), max(len(cut) - 4, -1) if len(data) > SHOWN_BYTES else len(cut) - 1, -1):
+        try:
+            text = cut[:end].decode("utf-8")
+            break
+        except UnicodeDecodeError:
+            continue
     return {"size": len(data), "truncated": len(data) > SHOWN_BYTES, "base64": base64.b64encode(cut).decode(),
             "text": text}
 
