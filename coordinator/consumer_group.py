@@ -71,6 +71,20 @@ def partitions_of(assignment: Assignment) -> set[tuple[TopicId, int]]:
     return {(topic, p) for topic, parts in assignment.items() for p in parts}
 
 
+@dataclass(frozen=True)
+class ClassicMemberMetadata:
+    """What a member using the classic protocol in a consumer group joined with (online migration):
+    its session timeout and its JoinGroup protocols (name, subscription bytes) in its order."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        """The protocol its JoinGroup and SyncGroup answers name: its first (Kafka does the same)."""
+        return self.protocols[0][0]
+
+
 @dataclass
 class ConsumerGroupMember:
     """One member (Kafka's ConsumerGroupMember): its metadata, epochs and current assignment."""
@@ -91,6 +105,13 @@ class ConsumerGroupMember:
     pending_revocation: Assignment = field(default_factory=dict)
     # The epoch each partition of `assigned` and `pending_revocation` was assigned to the member at.
     assignment_epochs: AssignmentEpochs = field(default_factory=dict)
+    # Set when the member uses the classic protocol (JoinGroup/SyncGroup/Heartbeat), None for a
+    # ConsumerGroupHeartbeat member.
+    classic: ClassicMemberMetadata | None = None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
 
     def same_assignment(self, other: ConsumerGroupMember) -> bool:
         return (self.member_epoch == other.member_epoch and self.previous_member_epoch == other.previous_member_epoch
@@ -111,7 +132,7 @@ class ConsumerGroupMember:
                 and self.subscribed_topic_names == other.subscribed_topic_names
                 and self.subscribed_topic_regex == other.subscribed_topic_regex
                 and self.rebalance_timeout_ms == other.rebalance_timeout_ms
-                and self.server_assignor == other.server_assignor)
+                and self.server_assignor == other.server_assignor and self.classic == other.classic)
 
     def is_reconciled_to(self, assignment_epoch: int) -> bool:
         return self.state == MemberState.STABLE and self.member_epoch == assignment_epoch
@@ -219,7 +240,7 @@ class ConsumerGroup:
         if existing.instance_id is not None and self.static_members.get(existing.instance_id) == member.member_id:
             del self.static_members[existing.instance_id]
         for name in ("instance_id", "rack_id", "client_id", "client_host", "subscribed_topic_names",
-                     "subscribed_topic_regex", "rebalance_timeout_ms", "server_assignor"):
+                     "subscribed_topic_regex", "rebalance_timeout_ms", "server_assignor", "classic"):
             setattr(existing, name, getattr(member, name))
         if existing.instance_id is not None:
             self.static_members[existing.instance_id] = member.member_id
@@ -294,6 +315,36 @@ class ConsumerGroup:
                 return True
         return False
 
+    # -- members using the classic protocol (online migration) ----------------------------------
+
+    def classic_members(self) -> list[ConsumerGroupMember]:
+        return [m for m in self.members.values() if m.uses_classic_protocol]
+
+    def all_members_classic_except(self, member_id: str) -> bool:
+        """Kafka's allMembersUseClassicProtocolExcept: every other member joined with JoinGroup."""
+        return all(m.uses_classic_protocol for m in self.members.values() if m.member_id != member_id)
+
+    def supports_classic_protocols(self, protocol_type: str | None, names: set[str]) -> bool:
+        """Whether a classic member joining with these protocols may join: of type 'consumer', and
+        sharing a protocol with every classic member already in (any one when there is none)."""
+        if protocol_type != CONSUMER_GROUP_TYPE:
+            return False
+        classic = self.classic_members()
+        if not classic:
+            return bool(names)
+        return any(all(name in {n for n, _ in m.classic.protocols} for m in classic) for name in names)
+
+    def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:
+        """Whether a partition of the member's target is still owned by another member."""
+        for topic, parts in self.target.get(member.member_id, {}).items():
+            for partition in parts:
+                if partition in member.assigned.get(topic, ()):
+                    continue
+                owner = self.owner_of(topic, partition)
+                if owner is not None and owner != member.member_id:
+                    return True
+        return False
+
     def static_member(self, instance_id: str | None) -> ConsumerGroupMember | None:
         if instance_id is None:
             return None
@@ -309,6 +360,10 @@ class ConsumerGroup:
         if not votes:
             return configured[0]
         return max(votes, key=lambda name: (votes[name], -configured.index(name) if name in configured else -99))
+
+
+class ConversionError(Exception):
+    """A group cannot change protocol (online migration): its embedded consumer protocol does not parse."""
 
 
 class PartitionOwnedError(RuntimeError):

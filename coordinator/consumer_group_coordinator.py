@@ -48,8 +48,10 @@ from .consumer_group import (
     JOIN_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ClassicMemberMetadata,
     ConsumerGroup,
     ConsumerGroupMember,
+    ConversionError,
     MemberState,
     PartitionOwnedError,
     TopicMetadata,
@@ -62,6 +64,7 @@ from .offsets_store import AppendFailed, group_metadata_append_error, group_tomb
 log = logging.getLogger("kafka_wire.coordinator")
 
 # ConsumerGroupMember's MemberType in ConsumerGroupDescribe v1 (KIP-1099).
+MEMBER_TYPE_CLASSIC = 0
 MEMBER_TYPE_CONSUMER = 1
 
 
@@ -207,8 +210,15 @@ class ConsumerGroupProtocol:
         if group is None and not create:
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
         if group is not None and (not create or group.members or group.pending_join_members):
-            # Kafka upgrades a non-empty classic group online (group.consumer.migration.policy);
-            # we serve a group id with one protocol at a time.
+            # A non-empty classic group is upgraded online when it allows it (group_migration.py).
+            if create and group.members and self.can_upgrade(group):
+                try:
+                    return self.convert_to_consumer_group(group)
+                except ConversionError as exc:
+                    log.warning("cannot upgrade classic group %s: %s", group_id, exc)
+                    raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
+                                         f"Cannot upgrade the classic group {group_id} to consumer group because "
+                                         f"the embedded consumer protocol is malformed.") from None
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         records = []
         consumer_group = ConsumerGroup(group_id, self.clock_ms())
@@ -279,11 +289,15 @@ class ConsumerGroupProtocol:
             log.error("%s", exc)
             raise HeartbeatError(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc)) from None
         if self.groups.get(group_id) is not group:
-            # The new group (or the empty classic group it replaces) is now written: serve it.
-            self.timer.cancel(("join", group_id))
-            self.timer.cancel(("sync", group_id))
-            self.groups[group_id] = group
-            log.info("consumer group %s created by member %s", group_id, before.member_id)
+            # The new group (or the classic group it replaces) is now written: serve it.
+            previous = self.groups.get(group_id)
+            if previous is not None and previous.members:
+                self.install_converted_consumer_group(previous, group)
+            else:
+                self.timer.cancel(("join", group_id))
+                self.timer.cancel(("sync", group_id))
+                self.groups[group_id] = group
+                log.info("consumer group %s created by member %s", group_id, before.member_id)
         member = group.members[before.member_id]
         self._schedule_consumer_session(group, member.member_id)
         self._maybe_schedule_revocation_timeout(group, member)
@@ -384,6 +398,8 @@ class ConsumerGroupProtocol:
                 self.timer.cancel(_rebalance_key(group_id, member.member_id))
                 log.info("static member %s (instance %s) of consumer group %s left temporarily",
                          member.member_id, instance_id, group_id)
+            elif self.maybe_downgrade(group, member.member_id):
+                log.info("member %s left consumer group %s, now a classic group", member.member_id, group_id)
             else:
                 writer.remove_member(member.member_id)
                 writer.flush()
@@ -397,12 +413,17 @@ class ConsumerGroupProtocol:
     # == timers ======================================================================================
 
     def _schedule_consumer_session(self, group: ConsumerGroup, member_id: str) -> None:
-        self.timer.schedule(_session_key(group.group_id, member_id), self._session_timeout_ms(),
+        member = group.members.get(member_id)
+        # A classic member keeps the session timeout of its JoinGroup.
+        timeout = (member.classic.session_timeout_ms if member is not None and member.classic is not None
+                   else self._session_timeout_ms())
+        self.timer.schedule(_session_key(group.group_id, member_id), timeout,
                             lambda: self._fence_consumer_member(group, member_id, "session timeout expired"))
 
     def _maybe_schedule_revocation_timeout(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         key = _rebalance_key(group.group_id, member.member_id)
-        if member.state != MemberState.UNREVOKED_PARTITIONS:
+        # Classic members have their join and sync timeouts instead (group_migration.py).
+        if member.state != MemberState.UNREVOKED_PARTITIONS or member.uses_classic_protocol:
             self.timer.cancel(key)
             return
         if self.timer.is_scheduled(key):
@@ -421,14 +442,22 @@ class ConsumerGroupProtocol:
     def _cancel_consumer_timers(self, group_id: str, member_id: str) -> None:
         self.timer.cancel(_session_key(group_id, member_id))
         self.timer.cancel(_rebalance_key(group_id, member_id))
+        self._cancel_classic_timers(group_id, member_id)
 
     def _fence_consumer_member(self, group: ConsumerGroup, member_id: str, reason: str) -> None:
         if not self.active or self.groups.get(group.group_id) is not group or member_id not in group.members:
             return
         writer = _RecordWriter(self, group, [])
         try:
+            if self.maybe_downgrade(group, member_id):
+                log.info("member %s of consumer group %s removed (%s), now a classic group", member_id,
+                         group.group_id, reason)
+                return
             writer.remove_member(member_id)
             writer.flush()
+        except HeartbeatError as exc:
+            log.warning("could not remove member %s of consumer group %s: %s", member_id, group.group_id, exc)
+            return
         except AppendFailed as exc:
             log.warning("could not remove member %s of consumer group %s: %s", member_id, group.group_id,
                         exc.error.name)
@@ -482,7 +511,7 @@ class ConsumerGroupProtocol:
                 "subscribed_topic_regex": m.subscribed_topic_regex or "",
                 "assignment": described(m.assigned),
                 "target_assignment": described(group.target.get(m.member_id, {})),
-                "member_type": MEMBER_TYPE_CONSUMER,
+                "member_type": MEMBER_TYPE_CLASSIC if m.uses_classic_protocol else MEMBER_TYPE_CONSUMER,
             } for m in group.members.values()],
         })
         return entry
@@ -501,14 +530,18 @@ class ConsumerGroupProtocol:
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if not transactional and api_version < 9:
-            # Members of consumer groups commit with OffsetCommit v9+ (their member epoch).
+        if not transactional and api_version < 9 and not member.uses_classic_protocol:
+            # Members of consumer groups commit with OffsetCommit v9+ (their member epoch); classic
+            # members with any version (their generation is their member epoch).
             return ErrorCode.UNSUPPORTED_VERSION
         topic_ids = {}
         for topic, _ in partitions:
             if topic not in topic_ids:
                 meta = self._topic_metadata(topic)
                 topic_ids[topic] = None if meta is None else meta.topic_id
+        if member.uses_classic_protocol:
+            # Kafka's validateMemberEpoch for a classic member: exactly its epoch, else ILLEGAL_GENERATION.
+            return None if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
         if group.refuses_commit(member, member_epoch, [(topic_ids[t], p) for t, p in partitions]):
             # TxnOffsetCommit has no STALE_MEMBER_EPOCH: Kafka answers ILLEGAL_GENERATION there.
             return ErrorCode.ILLEGAL_GENERATION if transactional else ErrorCode.STALE_MEMBER_EPOCH
@@ -640,7 +673,10 @@ def apply_consumer_group_record(group: ConsumerGroup, record_type: int, member_i
             member_id, instance_id=value.instance_id, rack_id=value.rack_id, client_id=value.client_id,
             client_host=value.client_host, subscribed_topic_names=tuple(value.subscribed_topic_names),
             subscribed_topic_regex=value.subscribed_topic_regex, rebalance_timeout_ms=value.rebalance_timeout_ms,
-            server_assignor=value.server_assignor))
+            server_assignor=value.server_assignor,
+            classic=None if value.classic_member_metadata is None else ClassicMemberMetadata(
+                value.classic_member_metadata.session_timeout_ms,
+                tuple((p.name, bytes(p.metadata)) for p in value.classic_member_metadata.supported_protocols))))
     elif record_type == TARGET_METADATA:
         group.assignment_epoch = -1 if value is None else value.assignment_epoch
     elif record_type == TARGET_MEMBER:
@@ -688,6 +724,9 @@ class _RecordWriter:
             "client_host": member.client_host, "subscribed_topic_names": list(member.subscribed_topic_names),
             "subscribed_topic_regex": member.subscribed_topic_regex,
             "rebalance_timeout_ms": member.rebalance_timeout_ms, "server_assignor": member.server_assignor,
+            "classic_member_metadata": None if member.classic is None else {
+                "session_timeout_ms": member.classic.session_timeout_ms,
+                "supported_protocols": [{"name": n, "metadata": m} for n, m in member.classic.protocols]},
         })
 
     def group_epoch(self, epoch: int) -> None:

@@ -12,7 +12,10 @@ prefix is enough (Kafka parses them the same way):
 
 from __future__ import annotations
 
-from kafka_wire.primitives import DecodeError, read_int16, read_int32, read_string
+import struct
+from dataclasses import dataclass
+
+from kafka_wire.primitives import DecodeError, read_bytes, read_int16, read_int32, read_string, write_string
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -60,3 +63,83 @@ def assigned_partitions(assignment) -> list[tuple[str, list[int]]] | None:
         return result
     except (DecodeError, UnicodeDecodeError):
         return None
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """What a classic member's JoinGroup metadata says, as the online migration reads it (Kafka's
+    ConsumerProtocolSubscription v0-v3): topics, the partitions it still owns (v1+), its rack (v3+)."""
+
+    version: int
+    topics: tuple[str, ...]
+    owned_partitions: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    rack_id: str | None = None
+
+
+def parse_subscription(metadata) -> Subscription | None:
+    """The full subscription, or None when the bytes do not parse (Kafka's SchemaException)."""
+    try:
+        version, pos = read_int16(metadata, 0)
+        if version < 0:
+            return None
+        topics, pos = _read_strings(metadata, pos)
+        _, pos = read_bytes(metadata, pos, nullable=True)  # user data
+        owned = []
+        rack = None
+        if version >= 1:
+            count, pos = read_int32(metadata, pos)
+            if count < 0 or count > len(metadata):
+                return None
+            for _ in range(count):
+                topic, pos = read_string(metadata, pos)
+                partitions, pos = _read_int32s(metadata, pos)
+                owned.append((topic, tuple(partitions)))
+        if version >= 2:
+            _, pos = read_int32(metadata, pos)  # generation id
+        if version >= 3:
+            rack, pos = read_string(metadata, pos, nullable=True)
+        return Subscription(version, tuple(topics), tuple(owned), rack)
+    except (DecodeError, UnicodeDecodeError):
+        return None
+
+
+def _read_strings(buf, pos: int) -> tuple[list[str], int]:
+    count, pos = read_int32(buf, pos)
+    if count < 0 or count > len(buf):
+        raise DecodeError("bad array length")
+    items = []
+    for _ in range(count):
+        item, pos = read_string(buf, pos)
+        items.append(item)
+    return items, pos
+
+
+def _read_int32s(buf, pos: int) -> tuple[list[int], int]:
+    count, pos = read_int32(buf, pos)
+    if count < 0 or count > len(buf):
+        raise DecodeError("bad array length")
+    items = []
+    for _ in range(count):
+        item, pos = read_int32(buf, pos)
+        items.append(item)
+    return items, pos
+
+
+def protocol_version(metadata) -> int:
+    """The version a member's subscription is written at (its assignment is answered at the same
+    one, as Kafka's ConsumerProtocol.deserializeVersion); 0 when unreadable."""
+    try:
+        version, _ = read_int16(metadata, 0)
+    except DecodeError:
+        return 0
+    return max(version, 0)
+
+
+def serialize_assignment(partitions: list[tuple[str, list[int]]], version: int = 0) -> bytes:
+    """A ConsumerProtocolAssignment (same layout at every version) without user data."""
+    out = bytearray(struct.pack(">hi", min(version, 3), len(partitions)))
+    for topic, parts in partitions:
+        write_string(out, topic)
+        out += struct.pack(f">i{len(parts)}i", len(parts), *parts)
+    out += struct.pack(">i", -1)
+    return bytes(out)

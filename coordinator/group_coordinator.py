@@ -24,6 +24,7 @@ from kafka_wire.primitives import DecodeError
 
 from .consumer_group import ConsumerGroup
 from .consumer_group_coordinator import ConsumerGroupProtocol
+from .group_migration import GroupMigration
 from .group import (
     COMPLETING_REBALANCE,
     DEAD,
@@ -105,7 +106,7 @@ def _sync_key(group_id: str) -> tuple:
     return ("sync", group_id)
 
 
-class GroupCoordinator(ConsumerGroupProtocol):
+class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
     """Every group of this broker (classic, and KIP-848 consumer groups through the mixin) and
     their committed offsets."""
 
@@ -214,6 +215,9 @@ class GroupCoordinator(ConsumerGroupProtocol):
         is_unknown = member_id == UNKNOWN_MEMBER_ID
         group = self.groups.get(group_id)
         if isinstance(group, ConsumerGroup):
+            if not group.is_empty():
+                # Classic members join a consumer group (online migration, group_migration.py).
+                return self.classic_join_to_consumer_group(group, request, require_known_member_id)
             group = self._classic_group_replacing(group)
             if group is None:
                 return join_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
@@ -600,7 +604,11 @@ class GroupCoordinator(ConsumerGroupProtocol):
         if error is not None:
             return sync_response(error)
         group = self.groups.get(group_id)
-        if group is None or isinstance(group, ConsumerGroup):
+        if isinstance(group, ConsumerGroup):
+            return self.classic_sync_to_consumer_group(
+                group, generation_id=generation_id, member_id=member_id, group_instance_id=group_instance_id,
+                protocol_type=protocol_type, protocol_name=protocol_name)
+        if group is None:
             return sync_response(ErrorCode.UNKNOWN_MEMBER_ID)
         error = self._sync_error(group, generation_id, member_id, group_instance_id, protocol_type, protocol_name)
         if error is not None:
@@ -667,7 +675,10 @@ class GroupCoordinator(ConsumerGroupProtocol):
         if error is not None:
             return error
         group = self.groups.get(group_id)
-        if group is None or isinstance(group, ConsumerGroup):
+        if isinstance(group, ConsumerGroup):
+            return self.classic_heartbeat_to_consumer_group(group, generation_id=generation_id, member_id=member_id,
+                                                            group_instance_id=group_instance_id)
+        if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if group.is_in(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -696,7 +707,9 @@ class GroupCoordinator(ConsumerGroupProtocol):
         if error is not None:
             return error, []
         group = self.groups.get(group_id)
-        if group is None or isinstance(group, ConsumerGroup):
+        if isinstance(group, ConsumerGroup):
+            return ErrorCode.NONE, self.classic_leave_to_consumer_group(group, members)
+        if group is None:
             return ErrorCode.NONE, [(m, i, ErrorCode.UNKNOWN_MEMBER_ID) for m, i in members]
         if group.is_in(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []

@@ -31,6 +31,7 @@ from .schema import (
     Field,
     Message,
     Struct,
+    StructType,
     parse_versions,
 )
 
@@ -153,6 +154,15 @@ CONSUMER_GROUP_VALUES = {
         Field("subscribed_topic_regex", STRING, nullable="0+", default=None),
         Field("rebalance_timeout_ms", INT32, default=-1),
         Field("server_assignor", STRING, nullable="0+", default=None),
+        # A member using the classic protocol inside a consumer group (online migration): its session
+        # timeout and JoinGroup protocols; null for a member heartbeating with ConsumerGroupHeartbeat.
+        Field("classic_member_metadata", StructType("ClassicMemberMetadata", [
+            Field("session_timeout_ms", INT32),
+            Field("supported_protocols", Array("ClassicProtocol", [
+                Field("name", STRING),
+                Field("metadata", BYTES),
+            ])),
+        ]), tag=0, nullable="0+", default=None),
     ], flexible=_FLEXIBLE_V0),
     CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: Message("ConsumerGroupTargetAssignmentMetadataValue", [
         Field("assignment_epoch", INT32),

@@ -28,14 +28,6 @@ class Known:
         return fnmatch.fnmatchcase(where, self.pattern)
 
 
-_MIGRATION = ("Kafka 4.3 (group.consumer.migration.policy=bidirectional by default) lets classic members and "
-              "KIP-848 members share a group (online migration): a classic JoinGroup of protocol type "
-              "'consumer' joins a consumer group (answered with generation 3, protocol 'range'), and a "
-              "ConsumerGroupHeartbeat into a Stable classic group converts it to a consumer group (DescribeGroups "
-              "then says Dead). kafka-wire keeps the protocols apart: INCONSISTENT_GROUP_PROTOCOL / "
-              "GROUP_ID_NOT_FOUND. Fix: classic members inside consumer groups in "
-              "coordinator/consumer_group_coordinator.py (a feature, not a local fix)")
-
 KNOWN: tuple[Known, ...] = (
     # APIs Kafka 4.3 advertises that kafka-wire does not serve: README "APIs served" says why, key by key.
     *(Known(f"api_versions*:: ApiVersions v* :: api_keys.{key}", KEPT, why) for key, why in (
@@ -69,8 +61,6 @@ KNOWN: tuple[Known, ...] = (
     Known("api_versions*:: ApiVersions v* :: api_keys.0.min_version", KEPT,
           "Produce v0-2 (message formats v0 and v1) are not served: Kafka 4.3 still lists v0 but refuses the old "
           "formats (KIP-896); kafka-wire writes RecordBatch v2 only"),
-    Known("join_group_into_consumer_group@v* :: JoinGroup with an unknown member id :: *", OPEN, _MIGRATION),
-    Known("consumer_heartbeat_into_classic_group@v* :: *", OPEN, _MIGRATION),
     # -- the data path (scenarios/data_path.py) ------------------------------------------------------------
     Known("produce_null_records@v* :: null records :: *", KEPT,
           "A Produce whose partition carries null records: Kafka 4.3 never answers it (the client times out); "

@@ -227,9 +227,16 @@ def test_group_max_size_and_classic_group_conflict(tmp_path):
         async with running(tmp_path, **{"group.consumer.max.size": "1"}) as c:
             Member(c, "a").heartbeat()
             assert Member(c, "b").heartbeat()["error_code"] == ErrorCode.GROUP_MAX_SIZE_REACHED
-            # A classic JoinGroup on a non-empty consumer group is refused.
+            # A classic member may join a consumer group (online migration), within its size limit...
             response = await c.join_group(group_id="g", member_id="", group_instance_id=None,
                                           protocol_type="consumer", protocols=[("range", b"")],
+                                          session_timeout_ms=10000, rebalance_timeout_ms=10000, client_id="c",
+                                          client_host="h", require_known_member_id=True)
+            assert response["error_code"] == ErrorCode.GROUP_MAX_SIZE_REACHED
+            # ... and only with the consumer protocol type.
+            Member(c, "a", group="g2").heartbeat()
+            response = await c.join_group(group_id="g2", member_id="a", group_instance_id=None,
+                                          protocol_type="connect", protocols=[("range", b"")],
                                           session_timeout_ms=10000, rebalance_timeout_ms=10000, client_id="c",
                                           client_host="h", require_known_member_id=True)
             assert response["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
@@ -441,10 +448,11 @@ def test_group_ids_move_between_protocols_only_when_empty(tmp_path):
             response = await join
             assert response["error_code"] == 0 and not isinstance(c.groups["g"], ConsumerGroup)
             assert c.groups["g"].offsets[("t", 0)].offset == 5
-            # Now the classic group has a member: consumer protocol members are turned away.
+            # Now the classic group has a member whose subscription does not parse: it cannot be
+            # upgraded online, consumer protocol members are turned away.
             refused = Member(c, "b").heartbeat()
             assert refused["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
-            assert refused["error_message"] == "Group g is not a consumer group."
+            assert "embedded consumer protocol is malformed" in refused["error_message"]
             listed = c.list_groups(None, None)[1]
             assert listed[0]["group_type"] == "classic"
 
