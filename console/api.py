@@ -311,9 +311,10 @@ class ConsoleApi:
         elif offset is not None:
             position = offset
             if offset > end_offset:
+                held = (f"its offsets run from {start_offset} to {end_offset - 1}" if end_offset > start_offset
+                        else "it holds no records")
                 raise ApiError(416, "OFFSET_OUT_OF_RANGE",
-                               f"Offset {offset} is past the end of {topic}-{partition}: its offsets run from "
-                               f"{start_offset} to {end_offset - 1 if end_offset > start_offset else start_offset} "
+                               f"Offset {offset} is past the end of {topic}-{partition}: {held} "
                                f"(log end offset {end_offset})")
             if offset < start_offset:
                 raise ApiError(416, "OFFSET_OUT_OF_RANGE",
@@ -371,6 +372,8 @@ class ConsoleApi:
         except (TypeError, ValueError):
             raise bad_request("partitions and replication_factor must be whole numbers") from None
         configs = body.get("configs") or {}
+        if not isinstance(configs, dict):
+            raise bad_request("configs must be an object of config names to values")
         answer = await calls.call("CreateTopics", 7, timeout_ms=30000, validate_only=False, topics=[
             {"name": name, "num_partitions": partitions, "replication_factor": replication, "assignments": [],
              "configs": [{"name": k, "value": None if v is None else str(v)} for k, v in configs.items()]}])
@@ -510,7 +513,11 @@ class ConsoleApi:
             target = _whole_number(str(body.get("offset", "")), "offset")
             if target is None:
                 raise bad_request("Give the offset to reset to")
-            found = {(topic, p): (0, target) for p in partitions}
+            # As kafka-consumer-groups --to-offset: kept within each partition's log.
+            starts = await self._offsets(calls, {topic: partitions}, EARLIEST)
+            ends = await self._offsets(calls, {topic: partitions}, LATEST)
+            found = {(topic, p): (starts[(topic, p)][0] or ends[(topic, p)][0],
+                                  min(max(target, starts[(topic, p)][1]), ends[(topic, p)][1])) for p in partitions}
         else:
             raise bad_request(f"Reset to earliest, latest, timestamp or offset, not {to!r}")
         for (t, p), (error, _) in found.items():

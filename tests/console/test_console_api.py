@@ -244,6 +244,10 @@ def test_writes_are_seen_by_kafka_clients(writable_console):
     status, body, _ = writable_console.call("POST", "groups/api-resettable/offsets",
                                             {"topic": "api-made", "to": "offset", "offset": "3", "partition": 0})
     assert status == 200 and committed(bootstrap, "api-resettable", "api-made", 2) == [3, 0]
+    # Past the end, as kafka-consumer-groups --to-offset: the log end offset.
+    status, body, _ = writable_console.call("POST", "groups/api-resettable/offsets",
+                                            {"topic": "api-made", "to": "offset", "offset": 50})
+    assert status == 200 and body["offsets"] == [{"partition": 0, "offset": 4}, {"partition": 1, "offset": 1}]
 
     status, body, _ = writable_console.call("DELETE", "topics/api-made")
     assert (status, body) == (200, {"deleted": "api-made"})
