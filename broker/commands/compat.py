@@ -46,7 +46,7 @@ def run_franz_go(args) -> int:
         return 1
     log_dir = Path(args.log_dir) if args.log_dir else franz_go.temporary_log_dir()
     if args.against_kafka:
-        target = functools.partial(franz_go.reference_kafka_target, args.against_kafka)
+        target = functools.partial(franz_go.reference_kafka_target, args.against_kafka, tls=not args.no_tls)
     else:
         target = functools.partial(franz_go.kafka_wire_target, tls=not args.no_tls)
     tests = [name.strip() for name in args.tests.split(",") if name.strip()] if args.tests else None

@@ -81,3 +81,25 @@ def test_the_results_section_is_replaced_in_place_and_kept(tmp_path):
     # `kafka-wire compat` rewrites the rest of the file and keeps the section.
     assert "second" in franz_go.kept_section(path)
     assert franz_go.kept_section(tmp_path / "missing.md") == ""
+
+
+def test_against_apache_kafka_only_a_failure_of_an_allowlisted_test_counts():
+    """Kafka 4.3 still advertises Produce v0-2, so kgo's TestIssueProduceBrokerTooOldFailsRecords skips
+    itself there (it runs against kafka-wire); a failure still counts."""
+    import datetime
+
+    skipped = franz_go.TestResult("TestIssueProduceBrokerTooOldFailsRecords", franz_go.SKIPPED)
+    failed = franz_go.TestResult("TestPing", franz_go.FAILED)
+    ran = franz_go.TestResult("TestPing", franz_go.RAN, harness=franz_go.TLS)
+    allowlist = ["TestIssueProduceBrokerTooOldFailsRecords", "TestIssueProduceBrokerTooOldFailsRecords@tls",
+                 "TestPing", "TestPing@tls", "TestPing@scram512"]
+    now = datetime.datetime.now(datetime.timezone.utc)
+    against_kafka = franz_go.SuiteReport("Apache Kafka 4.3.0", "v1", None, now, results=[skipped, failed, ran],
+                                         allowlist=allowlist, reference=True)
+    assert [r.key for r in against_kafka.allowlist_failures] == ["TestPing"]
+    assert against_kafka.allowlist_missing == []  # no SCRAM-SHA-512 pass ran; the skipped test has no TLS run
+    against_us = franz_go.SuiteReport("kafka-wire", "v1", None, now, results=[skipped, failed, ran],
+                                      allowlist=allowlist)
+    assert [r.key for r in against_us.allowlist_failures] == ["TestIssueProduceBrokerTooOldFailsRecords", "TestPing"]
+    assert against_us.allowlist_missing == ["TestIssueProduceBrokerTooOldFailsRecords@tls"]
+    assert not against_us.ok
