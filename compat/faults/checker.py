@@ -19,7 +19,9 @@ The anomaly classes, each a key of `Report.anomalies` with a list of examples:
     uncommitted-read  a read_committed reader saw a transaction's write before its commit was invoked.
     partial-txn       some but not all writes of a committed transaction are visible to read_committed
                       readers after a full drain.
-    unclean-election  a partition's leader for epoch e+1 was not in the ISR last observed in epoch e.
+    unclean-election  a partition's leader for epoch e+1 was not in the ISR last observed in epoch e,
+                      where no write of the state came between the two observations (`version`, the
+                      state znode's version, rose by one; histories without versions: epochs only).
 
 What is not an anomaly: writes whose outcome is unknown (send info, txn info) appearing once or not
 at all; a group consumer re-reading after a rebalance (at-least-once); gaps in offsets (control
@@ -221,18 +223,22 @@ def check(operations: Iterable[dict]) -> Report:
                                              "read_back": offset, "read_at": op["time"]})
 
     # -- leaders ---------------------------------------------------------------------------------------
-    last_isr: dict[tuple, tuple[int, list]] = {}
+    # An ISR that grew and a leader elected from it between two observations look like an unclean
+    # election; the state znode's version says whether a write was missed in between.
+    last_seen: dict[tuple, dict] = {}
     for op in operations:
         if op["f"] != "leader" or op["epoch"] < 0:
             continue
         tp = (op["topic"], op["partition"])
-        previous = last_isr.get(tp)
-        if (previous is not None and op["epoch"] == previous[0] + 1 and op["leader"] >= 0
-                and op["leader"] not in previous[1]):
+        previous = last_seen.get(tp)
+        consecutive = previous is not None and op["epoch"] == previous["epoch"] + 1 and (
+            op.get("version") is None or previous.get("version") is None
+            or op["version"] == previous["version"] + 1)
+        if consecutive and op["leader"] >= 0 and op["leader"] not in previous["isr"]:
             found.add("unclean-election", {"topic": tp[0], "partition": tp[1], "epoch": op["epoch"],
-                                           "leader": op["leader"], "previous_isr": previous[1], "at": op["end"]})
-        if previous is None or op["epoch"] >= previous[0]:
-            last_isr[tp] = (op["epoch"], list(op["isr"]))
+                                           "leader": op["leader"], "previous_isr": previous["isr"], "at": op["end"]})
+        if previous is None or op["epoch"] >= previous["epoch"]:
+            last_seen[tp] = op
 
     return Report(operations=len(operations), acknowledged=acknowledged, read=len(value_places),
                   unknown=unknown, unchecked=unchecked,

@@ -161,6 +161,23 @@ class FaultCluster:
             time.sleep(0.3)
         for broker in self.brokers.values():
             broker.start()
+        self.wait_for_registrations(set(int(name[1:]) for name in self.brokers), deadline)
+
+    def wait_for_registrations(self, node_ids: set[int], deadline: float) -> None:
+        """Until every broker is registered in ZooKeeper (before that, CreateTopics with RF=3 fails)."""
+        from kazoo.client import KazooClient
+
+        zk = KazooClient(hosts=",".join(z.connect for z in self.zookeepers.values()), timeout=10)
+        zk.start(timeout=30)
+        try:
+            while {int(child) for child in (zk.exists("/brokers/ids") and zk.get_children("/brokers/ids") or [])} \
+                    != node_ids:
+                if time.monotonic() > deadline:
+                    raise BrokerFailure(f"brokers {sorted(node_ids)} did not all register in ZooKeeper")
+                time.sleep(0.2)
+        finally:
+            zk.stop()
+            zk.close()
 
     def start_broker(self, name: str) -> None:
         broker = self.brokers[name]

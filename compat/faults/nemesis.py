@@ -75,6 +75,16 @@ class LeaderFromZooKeeper(NetworkNemesis):
         self.note("start", f"{victim} <-x-> {self.cluster.zookeeper_nodes}")
 
 
+class CoordinatorFromZooKeeper(NetworkNemesis):
+    name = "partition-coordinator-zk"
+    description = "the group's coordinator (leader of its __consumer_offsets partition) cut from every ZooKeeper node"
+
+    def start(self) -> None:
+        victim = self.coordinator()
+        self.net.cut(victim, self.cluster.zookeeper_nodes)
+        self.note("start", f"{victim} <-x-> {self.cluster.zookeeper_nodes}")
+
+
 class LeaderFromFollowers(NetworkNemesis):
     name = "partition-leader-followers"
     description = "the leader of queue-0 cut from the other brokers (it still reaches ZooKeeper and clients)"
@@ -205,7 +215,7 @@ def _process_nemesis(kind: str, sig: int) -> type[ProcessNemesis]:
 
 
 NEMESES: dict[str, type[Nemesis]] = {n.name: n for n in [
-    Nemesis, LeaderFromZooKeeper, LeaderFromFollowers, LeaderFromClients, ZooKeeperMinority, ZooKeeperMajority,
+    Nemesis, LeaderFromZooKeeper, CoordinatorFromZooKeeper, LeaderFromFollowers, LeaderFromClients, ZooKeeperMinority, ZooKeeperMajority,
     RandomHalves, Bridge, PacketLoss, Delay,
     *(_process_nemesis(kind, sig) for sig in (signal.SIGKILL, signal.SIGSTOP)
       for kind in ("leader", "controller", "coordinator")),

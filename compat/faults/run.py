@@ -12,6 +12,7 @@ import dataclasses
 import json
 import logging
 import random
+import shutil
 import signal
 import sys
 import time
@@ -58,9 +59,11 @@ def run_one(nemesis_name: str, workload_name: str, seconds: float, out_dir: Path
     result.history_path = history_path
     history = HistoryRecorder(history_path)
     started = time.monotonic()
+    cluster_dir = out_dir / f"{nemesis_name}-{workload_name}"
+    shutil.rmtree(cluster_dir, ignore_errors=True)  # a fresh cluster, also when out_dir is reused
     try:
         with fault_cluster(3, {"min.insync.replicas": 2, "unclean.leader.election.enable": False},
-                           keep_dir=out_dir / f"{nemesis_name}-{workload_name}") as cluster:
+                           keep_dir=cluster_dir) as cluster:
             workload = WORKLOADS[workload_name](cluster, history)
             nemesis = NEMESES[nemesis_name](cluster, history, workload, rng)
             try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import threading
 import time
 
@@ -55,11 +56,12 @@ class ClusterState:
         self.zk.start(timeout=30)
 
     def partition_state(self, topic: str, partition: int) -> dict | None:
+        """The state znode's JSON (leader, leader_epoch, isr, ...) plus its `version`."""
         try:
-            data, _ = self.zk.get(f"/brokers/topics/{topic}/partitions/{partition}/state")
+            data, stat = self.zk.get(f"/brokers/topics/{topic}/partitions/{partition}/state")
         except Exception:  # noqa: BLE001 - no node yet, or ZooKeeper unreachable: nothing known
             return None
-        return json.loads(data)
+        return {**json.loads(data), "version": stat.version}
 
     def leader_of(self, topic: str, partition: int) -> int:
         state = self.partition_state(topic, partition)
@@ -154,11 +156,11 @@ class Workload:
                     state = self.state.partition_state(topic, partition)
                     if state is None:
                         continue
-                    seen = (state["leader"], state["leader_epoch"], tuple(state["isr"]))
-                    if last.get((topic, partition)) != seen:
-                        last[(topic, partition)] = seen
+                    if last.get((topic, partition)) != state["version"]:
+                        last[(topic, partition)] = state["version"]
                         self.history.record("leader", "zk-monitor", invoked, topic=topic, partition=partition,
-                                            leader=state["leader"], epoch=state["leader_epoch"], isr=state["isr"])
+                                            leader=state["leader"], epoch=state["leader_epoch"], isr=state["isr"],
+                                            version=state["version"])
 
     def produce_loop(self, name: str, topic: str) -> None:
         """An idempotent acks=all producer sending `<name>:<seq>` round-robin over the partitions.
@@ -349,5 +351,118 @@ class QueueWorkload(Workload):
         return self.drain(["queue"], "read_uncommitted") and healthy
 
 
-WORKLOADS = {"queue": QueueWorkload}
+class TransactionsWorkload(Workload):
+    name = "txn"
+    topics = {"txn-in": {"min.insync.replicas": "2"}, "txn-out": {"min.insync.replicas": "2"}}
+    group = "txn-group"
+    watched_topic = "txn-out"
+    processors = 2
+    abort_ratio = 0.2
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.rng = random.Random()
+
+    def start(self) -> None:
+        super().start()
+        self.spawn(self.produce_loop, "feed", "txn-in")
+        for i in range(self.processors):
+            self.spawn(self.process_loop, i)
+        self.spawn(self.read_loop, "rc-reader", ["txn-out"], "read_committed")
+        self.spawn(self.read_loop, "ru-reader", ["txn-out"], "read_uncommitted")
+
+    def process_loop(self, index: int) -> None:
+        """Read-process-write: each input value becomes two writes to txn-out (partitions chosen by the
+        input's sequence), committed with the input offsets in one transaction; some aborted."""
+        consumer = Consumer(self.client_config(**{
+            "group.id": self.group, "enable.auto.commit": False, "auto.offset.reset": "earliest",
+            "isolation.level": "read_committed", "session.timeout.ms": 10000, "heartbeat.interval.ms": 1000}))
+        consumer.subscribe(["txn-in"])
+        generation = 0
+        try:
+            while not self.stopping.is_set():
+                process = f"tx{index}.{generation}" if generation else f"tx{index}"
+                self._transact_with(process, f"kafka-wire-faults-tx{index}", consumer)
+                generation += 1
+        finally:
+            with contextlib.suppress(KafkaException, RuntimeError):
+                consumer.close()
+
+    def _transact_with(self, process: str, transactional_id: str, consumer: Consumer) -> None:
+        producer = Producer(self.client_config(**{
+            "transactional.id": transactional_id, "acks": "all", "linger.ms": 5,
+            "transaction.timeout.ms": 30000, "message.timeout.ms": 20000, "request.timeout.ms": 5000}))
+        try:
+            producer.init_transactions(60)
+        except KafkaException as error:
+            self.errors.append(f"{process} init_transactions: {error}")
+            time.sleep(1)
+            return
+        sequence = 0
+        while not self.stopping.is_set():
+            messages = [m for m in consumer.consume(20, 0.5) if m.error() is None]
+            if not messages:
+                continue
+            invoked = self.history.now()
+            writes: list[list] = []
+            status, commit_time = "info", None
+            abort = self.rng.random() < self.abort_ratio
+            try:
+                producer.begin_transaction()
+                for message in messages:
+                    for partition in {sequence % PARTITIONS, (sequence + 1) % PARTITIONS}:
+                        value = f"{process}:{sequence}"
+                        sequence += 1
+                        writes.append(["txn-out", partition, value])
+                        producer.produce("txn-out", value=value.encode(), partition=partition)
+                if abort:
+                    # Written first, so the aborted records are in the log for readers to (not) see;
+                    # abort_transaction alone would purge them from the client's queue unsent.
+                    producer.flush(30)
+                    commit_time = self.history.now()
+                    producer.abort_transaction(30)
+                    status = "abort"
+                else:
+                    producer.send_offsets_to_transaction(
+                        consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 30)
+                    commit_time = self.history.now()
+                    producer.commit_transaction(30)
+                    status = "commit"
+            except KafkaException as error:
+                failure = error.args[0]
+                if failure.txn_requires_abort():
+                    try:
+                        commit_time = self.history.now()
+                        producer.abort_transaction(30)
+                        status = "abort"
+                    except KafkaException:
+                        status = "info"
+                if failure.fatal() or status == "info":
+                    self.history.record("txn", process, invoked, txn=f"{process}/{len(writes)}@{invoked}",
+                                        status=status, commit_time=commit_time, writes=writes,
+                                        error=str(failure))
+                    self._rewind(consumer)
+                    return  # a new producer (same transactional.id fences this one)
+            self.history.record("txn", process, invoked, txn=f"{process}@{invoked}", status=status,
+                                commit_time=commit_time, writes=writes)
+            if status != "commit":
+                self._rewind(consumer)
+
+    def _rewind(self, consumer: Consumer) -> None:
+        """After an abort the input is read again from the group's committed offsets."""
+        assigned = consumer.assignment()
+        if not assigned:
+            return
+        try:
+            for tp in consumer.committed(assigned, timeout=10):
+                consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING))
+        except KafkaException:
+            pass
+
+    def finish(self) -> bool:
+        healthy = self.wait_until_healthy()
+        return self.drain(["txn-in", "txn-out"], "read_committed") and healthy
+
+
+WORKLOADS = {"queue": QueueWorkload, "txn": TransactionsWorkload}
 

@@ -164,9 +164,12 @@ def test_a_committed_transaction_wholly_invisible_is_lost():
     assert len(only(check(history), "lost")) == 2
 
 
-def leader(epoch, node, isr, at):
-    return {"f": "leader", "process": "monitor", "time": at, "end": at, "topic": T, "partition": 0,
-            "leader": node, "epoch": epoch, "isr": isr}
+def leader(epoch, node, isr, at, version=None):
+    op = {"f": "leader", "process": "monitor", "time": at, "end": at, "topic": T, "partition": 0,
+          "leader": node, "epoch": epoch, "isr": isr}
+    if version is not None:
+        op["version"] = version
+    return op
 
 
 def test_unclean_leader_election():
@@ -177,6 +180,17 @@ def test_unclean_leader_election():
 
 def test_a_clean_leader_change_and_an_unobserved_epoch_are_not_flagged():
     history = [leader(0, 1, [1, 2, 3], 1), leader(1, 2, [2, 3], 2), leader(3, 1, [1, 3], 3)]
+    assert check(history).valid
+
+
+def test_unclean_leader_election_between_consecutive_state_versions():
+    history = [leader(1, 1, [1, 2], 1, version=4), leader(2, 3, [3], 2, version=5)]
+    assert only(check(history), "unclean-election")[0]["previous_isr"] == [1, 2]
+
+
+def test_an_isr_expansion_the_monitor_missed_is_no_unclean_election():
+    # ISR [1, 2] -> [1, 2, 3] (version 5, not observed), then 3 elected (version 6).
+    history = [leader(1, 1, [1, 2], 1, version=4), leader(2, 3, [1, 2, 3], 2, version=6)]
     assert check(history).valid
 
 
