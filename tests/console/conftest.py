@@ -73,8 +73,14 @@ def start_console_broker(data_dir, config: dict, before_start=None, kafka_port: 
     return console
 
 
+def console_errors(process: BrokerProcess) -> list[str]:
+    """The console's logged failures (a request or a sampling that raised): none are expected."""
+    return [line for line in process.log_path.read_text(errors="replace").splitlines()
+            if "ERROR [kafka_wire.console]" in line]
+
+
 def finish(console: Console) -> None:
-    problems = console.process.finish()
+    problems = console.process.finish() + console_errors(console.process)
     assert not problems, "\n".join(problems) + "\n" + console.process.log_report()
 
 

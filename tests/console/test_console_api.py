@@ -391,7 +391,7 @@ def test_a_cluster_brokers_console_shows_the_brokers_and_under_replicated_partit
     from broker.cluster.testing import Cluster
     from broker.testing import free_port
 
-    from tests.console.conftest import Console
+    from tests.console.conftest import Console, console_errors
 
     cluster = Cluster(tmp_path, 2, {"default.replication.factor": 2, "offsets.topic.replication.factor": 2,
                                     "console.sample.interval.ms": 200})
@@ -417,6 +417,7 @@ def test_a_cluster_brokers_console_shows_the_brokers_and_under_replicated_partit
         assert [b["id"] for b in overview["brokers"]] == [1]
         topic = console.get("topics/cl-orders")
         assert [(p["leader"], p["isr"]) for p in topic["partitions"]] == [(1, [1]), (1, [1])]
+        assert console_errors(cluster.brokers[1]) == []
     except BaseException as error:
         error.add_note(cluster.log_report())
         raise
