@@ -5,7 +5,8 @@ messages/s sparklines are its differences) and each consumer group's lag (log en
 committed offset, summed over the group's partitions). It reads through the broker's public
 interfaces the Kafka handlers use (cluster metadata, ListOffsets' `list_offset`, the group
 coordinator's `list_groups` and `fetch_offsets`), cheap calls that touch no log file. What a user
-is shown is filtered by the same ACLs as the rest of the console (console/api.py).
+is shown is filtered by the same ACLs as the rest of the console (console/api.py): a user sees the
+rates of the topics their Metadata lists and the lag of the groups their ListGroups lists.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ class Sampler:
         self._sample_groups(now, ends)
 
     def _sample_groups(self, now: float, ends: dict[tuple[str, int], int]) -> None:
-        groups = getattr(self.broker, "groups", None)
-        if groups is None or getattr(groups, "offsets_topic", None) is None:
+        groups = getattr(self.broker, "groups", None)  # as ListGroups and OffsetFetch find it
+        if groups is None:
             return
         error, listed = groups.list_groups()
         if error != ErrorCode.NONE:

@@ -84,12 +84,15 @@ class ConsoleServer:
         self.read_only = read_only
         self.server: asyncio.base_events.Server | None = None
         self.address: tuple[str, int] | None = None
+        self.cookie = COOKIE
         self._static = {p.name: p for p in STATIC.iterdir() if p.is_file()}
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
         self.server = await asyncio.start_server(self._serve, host=host, port=port, reuse_address=True,
                                                  limit=MAX_HEAD)
         self.address = self.server.sockets[0].getsockname()[:2]
+        # Browsers do not keep cookies apart by port: each console's session cookie has its own name.
+        self.cookie = f"{COOKIE}_{self.address[1]}"
         self.sampler.start()
         log.info("console on http://%s:%d/ (%s)", self.address[0], self.address[1],
                  "read-only" if self.read_only else "read-write")
@@ -186,7 +189,7 @@ class ConsoleServer:
             if request.headers.get("x-console") != "1" or (
                     request.body and not request.headers.get("content-type", "").startswith("application/json")):
                 return _error(415, "INVALID_REQUEST", "writes need Content-Type: application/json and X-Console: 1")
-        token = request.cookie(COOKIE)
+        token = request.cookie(self.cookie)
         if segments == ["session"] and method == "GET":
             user = self.sessions.user_of(token)
             return Response(200, to_json({"login_required": self.sessions.login_required(), "user": user,
@@ -201,10 +204,10 @@ class ConsoleServer:
                 return _error(401, "SASL_AUTHENTICATION_FAILED",
                               "Authentication failed: invalid credentials (the user name or password is wrong)")
             return Response(200, to_json({"user": username}), headers=[
-                ("Set-Cookie", f"{COOKIE}={new_token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={SESSION_SECONDS}")])
+                ("Set-Cookie", f"{self.cookie}={new_token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={SESSION_SECONDS}")])
         if segments == ["logout"] and method == "POST":
             self.sessions.logout(token)
-            return Response(200, to_json({}), headers=[("Set-Cookie", f"{COOKIE}=; Path=/; Max-Age=0")])
+            return Response(200, to_json({}), headers=[("Set-Cookie", f"{self.cookie}=; Path=/; Max-Age=0")])
         principal = self.sessions.principal(token)
         if principal is None:
             return _error(401, "LOGIN_REQUIRED", "Log in with a SASL/SCRAM user of this broker")

@@ -295,7 +295,7 @@ def test_a_broker_with_sasl_users_asks_for_a_login(secure_console):
     status, body, cookie = login(secure_console, "mallory", "anything")
     assert (status, body["error"], cookie) == (401, "SASL_AUTHENTICATION_FAILED", None)
     status, body, cookie = login(secure_console, "alice", PASSWORDS["alice"])
-    assert status == 200 and cookie.startswith("kw_console=")
+    assert status == 200 and cookie.startswith(f"kw_console_{secure_console.url.rsplit(':', 1)[1]}=")
     assert secure_console.get("session", cookie=cookie)["user"] == "alice"
     secure_console.call("POST", "logout", {}, cookie=cookie)
     status, _, _ = secure_console.call("GET", "overview", cookie=cookie)
