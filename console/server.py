@@ -10,7 +10,6 @@ import asyncio
 import json
 import logging
 import mimetypes
-from http.cookies import SimpleCookie
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -44,13 +43,12 @@ class Request:
         self.peer = peer
 
     def cookie(self, name: str) -> str | None:
-        jar = SimpleCookie()
-        try:
-            jar.load(self.headers.get("cookie", ""))
-        except Exception:
-            return None
-        morsel = jar.get(name)
-        return morsel.value if morsel is not None else None
+        # Split by hand: other applications on the same host may set cookies SimpleCookie refuses.
+        for item in self.headers.get("cookie", "").split(";"):
+            key, _, value = item.strip().partition("=")
+            if key == name:
+                return value
+        return None
 
     def json(self) -> dict:
         if not self.body:
