@@ -140,13 +140,18 @@ class ClusterBroker(Broker):
         log.info("registered broker %d at %s", self.node_id, endpoints)
 
     def _on_zk_state(self, state) -> None:
-        """kazoo's thread: session lost or back; act on the loop."""
-        if state == KazooState.LOST:
+        """kazoo's thread: connection lost (SUSPENDED), session lost, or back; act on the loop."""
+        if state == KazooState.SUSPENDED:
+            self._post(self._connection_lost_on_loop)
+        elif state == KazooState.LOST:
             self._session_lost = True
+            self._post(self._connection_lost_on_loop)
             self._post(self._session_lost_on_loop)
-        elif state == KazooState.CONNECTED and self._session_lost:
-            self._session_lost = False
-            self._post(self._session_restored_on_loop)
+        elif state == KazooState.CONNECTED:
+            if self._session_lost:
+                self._session_lost = False
+                self._post(self._session_restored_on_loop)
+            self._post(self._connection_back_on_loop)
 
     def _post(self, fn) -> None:
         if self._loop is not None:
@@ -154,6 +159,14 @@ class ClusterBroker(Broker):
                 self._loop.call_soon_threadsafe(fn)
             except RuntimeError:
                 pass
+
+    def _connection_lost_on_loop(self) -> None:
+        if self.replicas is not None and self.replicas.started:
+            self.replicas.fence()
+
+    def _connection_back_on_loop(self) -> None:
+        if self.replicas is not None and self.replicas.started:
+            self.replicas.unfence()
 
     def _session_lost_on_loop(self) -> None:
         log.warning("ZooKeeper session lost")

@@ -13,6 +13,13 @@ requests:
   ZooKeeper conditionally on the state znode's version, as Kafka's ZooKeeper-mode leaders do;
 - a broker reassigned away from a partition (AlterPartitionReassignments) stops fetching or
   leading it and deletes its log, as Kafka's StopReplica with delete=true;
+- while the ZooKeeper connection is down (kazoo's SUSPENDED) the broker leads nothing
+  (`fence`): the controller may already have given its partitions to another broker, and with
+  no LeaderAndIsr requests this broker would learn it only after reconnecting, serving stale
+  reads (and acting as a stale group coordinator) meanwhile. The session expires on the server
+  after zookeeper.session.timeout.ms of silence; kazoo notices the silence after two thirds of
+  it, so stepping down then comes first. Back on ZooKeeper, the states are read again and
+  leaderships resumed from them (`unfence`), as Curator's leader latch does on SUSPENDED;
 - produce requests with acks=all wait (`wait_for_replication`) until the high watermark passes
   their records: then NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
   `min.insync.replicas` meanwhile; REQUEST_TIMED_OUT after the request's timeout;
@@ -77,6 +84,7 @@ class ReplicaManager:
         self._isr_task: asyncio.Task | None = None
         self.started = False
         self.fetching = True
+        self.fenced = False  # cut from ZooKeeper: lead nothing (fence/unfence)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -107,6 +115,39 @@ class ReplicaManager:
         await self.fetchers.stop()
         for hosted in self.partitions.values():
             self._fail_waiters(hosted, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+    def fence(self) -> None:
+        """The ZooKeeper connection is down: step down from every partition this broker leads,
+        without touching ZooKeeper (it cannot), until unfence()."""
+        if self.fenced:
+            return
+        self.fenced = True
+        stepped_down = []
+        for hosted in self.partitions.values():
+            if hosted.is_leader:
+                hosted.is_leader = False
+                stepped_down.append(f"{hosted.topic}-{hosted.partition}")
+                self._fail_waiters(hosted, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                self.broker.leadership_changed(hosted.topic, hosted.partition, False)
+                self.broker.waiters.notify(hosted.topic, hosted.partition)
+        log.warning("ZooKeeper connection lost: leading nothing until it is back (stepped down from %d "
+                    "partitions: %s)", len(stepped_down), ", ".join(stepped_down[:20]))
+
+    def unfence(self) -> None:
+        """Back on ZooKeeper: read every hosted partition's state afresh (the cache may be stale
+        after a lost session), then lead what the states say. Stays fenced when a read fails."""
+        if not self.fenced:
+            return
+        try:
+            for topic, partition in list(self.partitions):
+                self.metadata.read_partition_state(topic, partition)
+        except Exception as error:  # noqa: BLE001 - ZooKeeper gone again: the next reconnect retries
+            log.warning("ZooKeeper is back but the partition states could not be read (%s); still fenced", error)
+            return
+        self.fenced = False
+        log.info("ZooKeeper connection back: leading what the partition states say")
+        for topic, partition in list(self.partitions):
+            self.partition_changed(topic, partition)
 
     # -- questions the data path asks ------------------------------------------------------------
 
@@ -152,6 +193,8 @@ class ReplicaManager:
         if state is None:
             return
         if state.leader == self.node_id:
+            if self.fenced:
+                return  # unfence() takes the leadership up when ZooKeeper is reachable again
             if not hosted.is_leader or hosted.leader_epoch != state.leader_epoch:
                 self._make_leader(hosted, plog, state)
             else:

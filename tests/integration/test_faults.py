@@ -16,9 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from broker.testing import REPO_ROOT
+from broker.wire_client import WireClient
+from compat.faults.cluster import fault_cluster
 from compat.faults.netns import why_unavailable
-
-from ..conftest import REPO_ROOT, in_ci
+from compat.faults.workloads import ClusterState
+from kafka_wire.errors import ErrorCode
+from tests.conftest import in_ci
 
 pytestmark = pytest.mark.usefixtures("zookeeper_installed")
 
@@ -94,3 +98,55 @@ def test_a_run_stopped_halfway_removes_its_namespaces(tmp_path):
             process.kill()
             process.wait()
     assert leftovers(process.pid) == [], output
+
+
+def list_offsets_error(bootstrap: str, topic: str, partition: int) -> int:
+    """What a broker answers a ListOffsets for the partition (it checks leadership as Produce and Fetch do)."""
+    with WireClient(bootstrap, timeout=5) as client:
+        response = client.call("ListOffsets", 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": topic, "partitions": [{"partition_index": partition, "current_leader_epoch": -1,
+                                            "timestamp": -1}]}]})
+    return response.topics[0].partitions[0].error_code
+
+
+def wait_until(condition, what: str, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            found = condition()
+        except OSError:
+            found = None
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def test_a_leader_cut_from_zookeeper_stops_leading_before_another_is_elected(tmp_path):
+    """Bug found by partition-coordinator-zk: a broker cut from ZooKeeper kept serving as leader (and
+    group coordinator) after the controller had elected another, until it could reach ZooKeeper again,
+    so reads of committed offsets went backwards. It now steps down when its ZooKeeper connection drops
+    (before its session can expire) and takes leadership up again from the states when it is back."""
+    with fault_cluster(3, {"min.insync.replicas": 2}, keep_dir=tmp_path / "cluster") as cluster:
+        first = next(iter(cluster.brokers.values()))
+        with WireClient(first.bootstrap, timeout=15) as client:
+            created = client.call("CreateTopics", 5, {
+                "topics": [{"name": "fenced", "num_partitions": 1, "replication_factor": 3, "assignments": [],
+                            "configs": []}], "timeout_ms": 10000, "validate_only": False})
+        assert created.topics[0].error_code == 0
+        state = ClusterState(cluster)
+        try:
+            old = wait_until(lambda: state.leader_of("fenced", 0) > 0 and state.leader_of("fenced", 0), "a leader")
+            victim = cluster.brokers[cluster.node_of(old)]
+            wait_until(lambda: list_offsets_error(victim.bootstrap, "fenced", 0) == 0, "the leader serving")
+            cluster.net.cut(victim.name, cluster.zookeeper_nodes)
+            new = wait_until(lambda: state.leader_of("fenced", 0) not in (-1, old) and state.leader_of("fenced", 0),
+                             "ZooKeeper naming another leader")
+            # Still cut from ZooKeeper, reachable by clients: it must not answer as the leader.
+            assert list_offsets_error(victim.bootstrap, "fenced", 0) == ErrorCode.NOT_LEADER_OR_FOLLOWER
+            assert list_offsets_error(cluster.brokers[cluster.node_of(new)].bootstrap, "fenced", 0) == 0
+            cluster.net.heal()
+            # Back on ZooKeeper it follows, and leads again when the controller gives it leadership back.
+            wait_until(lambda: set(state.partition_state("fenced", 0)["isr"]) == {1, 2, 3}, "a full ISR again")
+        finally:
+            state.close()
