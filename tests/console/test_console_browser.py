@@ -74,7 +74,7 @@ def commit_as_group(bootstrap: str, group: str, offsets: list[tuple[str, int, in
         consumer.close()
 
 
-def test_pages_render_what_a_client_created(writable_console, browser_env):
+def test_pages_render_what_a_client_created(browser_env, writable_console):
     admin = AdminClient({"bootstrap.servers": writable_console.bootstrap})
     create_topic(admin, "browser-orders", 2, {"retention.ms": "3600000"})
     produce(writable_console.bootstrap, "browser-orders",
@@ -106,7 +106,7 @@ def test_pages_render_what_a_client_created(writable_console, browser_env):
     assert shown["group_state"] == "Empty"
 
 
-def test_lag_chart_moves_while_a_consumer_lags(writable_console, browser_env):
+def test_lag_chart_moves_while_a_consumer_lags(browser_env, writable_console):
     bootstrap = writable_console.bootstrap
     create_topic(AdminClient({"bootstrap.servers": bootstrap}), "browser-lagging", 1)
     produce(bootstrap, "browser-lagging", [(0, None, "first", None)])
@@ -142,7 +142,7 @@ def test_lag_chart_moves_while_a_consumer_lags(writable_console, browser_env):
     assert shown["rate"].endswith("/s")  # above zero: the scenario waited for it
 
 
-def test_bad_input_shows_a_clear_message(writable_console, browser_env):
+def test_bad_input_shows_a_clear_message(browser_env, writable_console):
     create_topic(AdminClient({"bootstrap.servers": writable_console.bootstrap}), "browser-small", 1)
     produce(writable_console.bootstrap, "browser-small", [(0, "k", "v", None)] * 3)
 
@@ -158,7 +158,7 @@ def test_bad_input_shows_a_clear_message(writable_console, browser_env):
         timeout=30).topics
 
 
-def test_login_acls_and_read_only_in_the_browser(secure_console, browser_env):
+def test_login_acls_and_read_only_in_the_browser(browser_env, secure_console):
     admin = AdminClient(sasl_config(secure_console, "admin"))
     for name in ("browser-visible", "browser-hidden"):
         create_topic(admin, name, 1)
