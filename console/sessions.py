@@ -49,8 +49,11 @@ class Sessions:
             # As a failed SASL login: answered after connection.failed.authentication.delay.ms.
             await asyncio.sleep(int(self.broker.config["connection.failed.authentication.delay.ms"]) / 1000)
             return None
+        now = time.time()
+        for stale in [t for t, (_, expires) in self._sessions.items() if expires < now]:
+            del self._sessions[stale]
         token = secrets.token_urlsafe(32)
-        self._sessions[token] = (username, time.time() + SESSION_SECONDS)
+        self._sessions[token] = (username, now + SESSION_SECONDS)
         return token
 
     def logout(self, token: str | None) -> None:
