@@ -19,7 +19,7 @@ import time
 from coordinator.consumer_protocol import assigned_partitions
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch, decode_batches, iter_records_with_offsets
-from kafka_wire.records import ATTR_CONTROL
+from kafka_wire.records import ATTR_CONTROL, InvalidRecordBatch
 
 from .kafka_calls import KafkaCalls, KafkaError, check
 
@@ -343,7 +343,11 @@ class ConsoleApi:
                 raise from_kafka(KafkaError(fetched["error_code"], f"{topic}-{partition} at offset {next_offset}"))
             # Reading the file and decoding (maybe decompressing) run on a worker thread.
             start = next_offset
-            decoded = await asyncio.to_thread(lambda r=fetched["records"]: _decode_fetched(_read_slice(r), start))
+            try:
+                decoded = await asyncio.to_thread(lambda r=fetched["records"]: _decode_fetched(_read_slice(r), start))
+            except InvalidRecordBatch as exc:
+                raise ApiError(500, "CORRUPT_MESSAGE", f"{topic}-{partition} at offset {start} cannot be "
+                                                       f"decoded: {exc}") from None
             if not decoded:
                 break
             next_offset = decoded[-1]["offset"] + 1
