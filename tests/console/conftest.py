@@ -8,6 +8,8 @@ import urllib.error
 import urllib.request
 
 import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from broker.security.credentials import CredentialStore
 from broker.testing import BrokerProcess, free_port
@@ -117,3 +119,26 @@ def sasl_config(console: Console, user: str) -> dict:
     """confluent-kafka settings to log in as `user` on the secure console's broker."""
     return {"bootstrap.servers": console.bootstrap, "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": user, "sasl.password": PASSWORDS[user]}
+
+
+# -- a real Kafka client (librdkafka, confluent-kafka) making the data the console shows --------------
+
+def create_topic(admin: AdminClient, name: str, partitions: int, config: dict | None = None) -> None:
+    futures = admin.create_topics([NewTopic(name, partitions, 1, config=config or {})])
+    futures[name].result(30)
+
+
+def produce(bootstrap_or_config, topic: str, records: list[tuple]) -> None:
+    config = bootstrap_or_config if isinstance(bootstrap_or_config, dict) else {"bootstrap.servers": bootstrap_or_config}
+    producer = Producer(config)
+    for partition, key, value, headers in records:
+        producer.produce(topic, key=key, value=value, partition=partition, headers=headers)
+    assert producer.flush(30) == 0
+
+
+def commit_as_group(bootstrap: str, group: str, offsets: list[tuple[str, int, int]]) -> None:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[TopicPartition(t, p, o) for t, p, o in offsets], asynchronous=False)
+    finally:
+        consumer.close()

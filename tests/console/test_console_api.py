@@ -18,8 +18,7 @@ from confluent_kafka.admin import AdminClient, AclBinding, AclOperation, AclPerm
     ResourceType
 
 from broker.testing import REPO_ROOT
-from tests.console.conftest import PASSWORDS, sasl_config
-from tests.console.test_console_browser import commit_as_group, create_topic, produce
+from tests.console.conftest import PASSWORDS, commit_as_group, create_topic, produce, sasl_config
 
 pytestmark = pytest.mark.timeout(180)
 

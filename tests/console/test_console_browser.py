@@ -17,12 +17,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, AclBinding, AclOperation, AclPermissionType, NewTopic, \
-    ResourcePatternType, ResourceType
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, AclBinding, AclOperation, AclPermissionType, ResourcePatternType, \
+    ResourceType
 
 from tests.conftest import missing_tool
-from tests.console.conftest import PASSWORDS, sasl_config
+from tests.console.conftest import PASSWORDS, commit_as_group, create_topic, produce, sasl_config
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -51,27 +51,6 @@ def browse(env: dict, scenario: str, **args) -> dict:
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result.pop("page_errors") == [], "the page threw"
     return result
-
-
-def create_topic(admin: AdminClient, name: str, partitions: int, config: dict | None = None) -> None:
-    futures = admin.create_topics([NewTopic(name, partitions, 1, config=config or {})])
-    futures[name].result(30)
-
-
-def produce(bootstrap_or_config, topic: str, records: list[tuple]) -> None:
-    config = bootstrap_or_config if isinstance(bootstrap_or_config, dict) else {"bootstrap.servers": bootstrap_or_config}
-    producer = Producer(config)
-    for partition, key, value, headers in records:
-        producer.produce(topic, key=key, value=value, partition=partition, headers=headers)
-    assert producer.flush(30) == 0
-
-
-def commit_as_group(bootstrap: str, group: str, offsets: list[tuple[str, int, int]]) -> None:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
-    try:
-        consumer.commit(offsets=[TopicPartition(t, p, o) for t, p, o in offsets], asynchronous=False)
-    finally:
-        consumer.close()
 
 
 def test_pages_render_what_a_client_created(browser_env, writable_console):
