@@ -179,6 +179,9 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("group.consumer.heartbeat.interval.ms", I, 5000, minimum=1),
         ConfigKey("group.consumer.max.size", I, 2147483647, minimum=1),
         ConfigKey("group.consumer.assignors", LS, ["uniform", "range"]),
+        # Online migration between classic and KIP-848 members in one group (coordinator/group_migration.py).
+        ConfigKey("group.consumer.migration.policy", S, "bidirectional",
+                  choices=("bidirectional", "upgrade", "downgrade", "disabled")),
         ConfigKey("transaction.state.log.num.partitions", I, 50, minimum=1),
         ConfigKey("transaction.state.log.replication.factor", ConfigType.SHORT, 3, minimum=1),
         ConfigKey("transaction.state.log.min.isr", I, 2, minimum=1),

@@ -217,7 +217,7 @@ class ConsumerGroupProtocol:
                 except ConversionError as exc:
                     log.warning("cannot upgrade classic group %s: %s", group_id, exc)
                     raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
-                                         f"Cannot upgrade the classic group {group_id} to consumer group because "
+                                         f"Cannot upgrade classic group {group_id} to consumer group because "
                                          f"the embedded consumer protocol is malformed.") from None
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         records = []
@@ -398,7 +398,7 @@ class ConsumerGroupProtocol:
                 self.timer.cancel(_rebalance_key(group_id, member.member_id))
                 log.info("static member %s (instance %s) of consumer group %s left temporarily",
                          member.member_id, instance_id, group_id)
-            elif self.maybe_downgrade(group, member.member_id):
+            elif self.maybe_downgrade(group, [member.member_id]):
                 log.info("member %s left consumer group %s, now a classic group", member.member_id, group_id)
             else:
                 writer.remove_member(member.member_id)
@@ -449,7 +449,7 @@ class ConsumerGroupProtocol:
             return
         writer = _RecordWriter(self, group, [])
         try:
-            if self.maybe_downgrade(group, member_id):
+            if self.maybe_downgrade(group, [member_id]):
                 log.info("member %s of consumer group %s removed (%s), now a classic group", member_id,
                          group.group_id, reason)
                 return

@@ -184,21 +184,22 @@ class GroupMigration:
 
     # == downgrade: consumer group -> classic group ==================================================
 
-    def can_downgrade(self, group: ConsumerGroup, leaving_member_id: str) -> bool:
-        """Kafka's validateOnlineDowngradeWithFencedMember: the member leaving is the last one using
-        ConsumerGroupHeartbeat, others remain, and the policy and the classic size limit allow it."""
-        if not group.all_members_classic_except(leaving_member_id) or len(group.members) <= 1:
+    def can_downgrade(self, group: ConsumerGroup, leaving: list[str]) -> bool:
+        """Kafka's validateOnlineDowngradeWithFencedMembers: the members leaving are the last ones
+        using ConsumerGroupHeartbeat, others remain, and the policy and the classic size limit allow it."""
+        remaining = [m for m in group.members.values() if m.member_id not in leaving]
+        if not remaining or not all(m.uses_classic_protocol for m in remaining):
             return False
         if not self._downgrade_enabled():
             log.info("cannot downgrade consumer group %s: the online downgrade is disabled", group.group_id)
             return False
-        if len(group.members) - 1 > int(self._cfg("group.max.size", 2147483647)):
+        if len(remaining) > int(self._cfg("group.max.size", 2147483647)):
             log.info("cannot downgrade consumer group %s: more members than group.max.size", group.group_id)
             return False
         return True
 
-    def convert_to_classic_group(self, group: ConsumerGroup, leaving_member_id: str) -> tuple[ClassicGroup, list]:
-        """The classic group a consumer group becomes when `leaving_member_id` leaves, and the
+    def convert_to_classic_group(self, group: ConsumerGroup, leaving: list[str]) -> tuple[ClassicGroup, list]:
+        """The classic group a consumer group becomes when the `leaving` members leave, and the
         records: the consumer group's tombstones, then the classic group's metadata."""
         records = []
         for member_id in group.members:
@@ -215,7 +216,7 @@ class GroupMigration:
                                protocol_type=CONSUMER_PROTOCOL_TYPE)
         classic.offsets, classic.pending_txn_offsets = group.offsets, group.pending_txn_offsets
         for member in group.members.values():
-            if member.member_id == leaving_member_id:
+            if member.member_id in leaving:
                 continue
             classic.add(GroupMember(
                 member_id=member.member_id, group_instance_id=member.instance_id, client_id=member.client_id,
@@ -233,13 +234,13 @@ class GroupMigration:
         records.append(group_metadata_record(classic, assignments))
         return classic, records
 
-    def maybe_downgrade(self, group: ConsumerGroup, leaving_member_id: str) -> bool:
-        """Downgrade when `leaving_member_id` leaving allows it; True when the group is now classic
-        (the leaving member is gone with the consumer group)."""
-        if not self.can_downgrade(group, leaving_member_id):
+    def maybe_downgrade(self, group: ConsumerGroup, leaving: list[str]) -> bool:
+        """Downgrade when the `leaving` members leaving allows it; True when the group is now classic
+        (the leaving members are gone with the consumer group)."""
+        if not self.can_downgrade(group, leaving):
             return False
         try:
-            classic, records = self.convert_to_classic_group(group, leaving_member_id)
+            classic, records = self.convert_to_classic_group(group, leaving)
         except ValueError as exc:
             log.warning("cannot downgrade consumer group %s: %s", group.group_id, exc)
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
@@ -251,8 +252,8 @@ class GroupMigration:
         self.groups[group.group_id] = classic
         for member in classic.members.values():
             self._reschedule_heartbeat(classic, member)
-        log.info("consumer group %s downgraded to a classic group at generation %d (member %s left)",
-                 group.group_id, classic.generation_id, leaving_member_id)
+        log.info("consumer group %s downgraded to a classic group at generation %d (members %s left)",
+                 group.group_id, classic.generation_id, leaving)
         self._prepare_rebalance(classic, f"Downgrade group {group.group_id} from consumer to classic.")
         return True
 
@@ -420,40 +421,45 @@ class GroupMigration:
 
     def classic_leave_to_consumer_group(self, group: ConsumerGroup, members: list[tuple[str, str | None]]
                                         ) -> list[tuple[str, str | None, ErrorCode]]:
-        """Kafka's classicGroupLeaveToConsumerGroup: each classic member named leaves; one epoch bump."""
+        """Kafka 4.3's classicGroupLeaveToConsumerGroup: each member named leaves (a KIP-848 member
+        too), then Kafka's consumerGroupFenceMembers: a downgrade when only classic members remain,
+        else their removal and one epoch bump. Answers carry the member ids as the request gave them."""
         results = []
-        writer = _RecordWriter(self, group, [])
-        left = []
+        leaving: list[str] = []
         for member_id, instance_id in members:
-            try:
-                if instance_id is None:
-                    member = self._classic_member(group, member_id, None)
-                else:
-                    member = group.static_member(instance_id)
-                    if member is None:
-                        raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID)
-                    if member_id != UNKNOWN_MEMBER_ID and member.member_id != member_id:
-                        raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID)
-                    if not member.uses_classic_protocol:
-                        raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID)
-                    member_id = member.member_id
-            except HeartbeatError as exc:
-                results.append((member_id, instance_id, exc.error))
-                continue
-            writer.remove_member(member_id, bump_epoch=False)
-            left.append(member_id)
+            if instance_id is None:
+                member = group.members.get(member_id)
+                if member is None:
+                    results.append((member_id, instance_id, ErrorCode.UNKNOWN_MEMBER_ID))
+                    continue
+            else:
+                member = group.static_member(instance_id)
+                if member is None:
+                    results.append((member_id, instance_id, ErrorCode.UNKNOWN_MEMBER_ID))
+                    continue
+                if member_id != UNKNOWN_MEMBER_ID and member.member_id != member_id:
+                    results.append((member_id, instance_id, ErrorCode.FENCED_INSTANCE_ID))
+                    continue
             results.append((member_id, instance_id, ErrorCode.NONE))
-        if left:
+            if member.member_id not in leaving:
+                leaving.append(member.member_id)
+        if not leaving:
+            return results
+        try:
+            if self.maybe_downgrade(group, leaving):
+                return results
+            writer = _RecordWriter(self, group, [])
+            for member_id in leaving:
+                writer.remove_member(member_id, bump_epoch=False)
             writer.subscription_metadata_changed()
             writer.group_epoch(group.group_epoch + 1)
-            try:
-                writer.flush()
-            except AppendFailed as exc:
-                error = group_metadata_append_error(exc.error)
-                return [(m, i, error if e == ErrorCode.NONE else e) for m, i, e in results]
-            for member_id in left:
-                self._cancel_consumer_timers(group.group_id, member_id)
-            log.info("classic members %s left consumer group %s", left, group.group_id)
+            writer.flush()
+        except (AppendFailed, HeartbeatError) as exc:
+            error = group_metadata_append_error(exc.error) if isinstance(exc, AppendFailed) else exc.error
+            return [(m, i, error if e == ErrorCode.NONE else e) for m, i, e in results]
+        for member_id in leaving:
+            self._cancel_consumer_timers(group.group_id, member_id)
+        log.info("members %s left consumer group %s (LeaveGroup)", leaving, group.group_id)
         return results
 
     # == timers of classic members ===================================================================

@@ -10,7 +10,7 @@ previous answer, so the group's epochs advance the same way on both brokers.
 from __future__ import annotations
 
 from ..scenario import ALL, Session, scenario
-from .groups_classic import coordinator_ready, join_body
+from .groups_classic import assignment, coordinator_ready, join_body
 from .offsets import commit_body, topic_ids
 
 REBALANCE_MS = 5000
@@ -247,9 +247,98 @@ def consumer_heartbeat_into_classic_group(s: Session, v: int):
     ready_group(s, topic, 1, group)
     first = s.call("JoinGroup", 9, join_body(group, topic=topic), conn="c", record=False)
     classic = s.call("JoinGroup", 9, join_body(group, first.member_id, topic=topic), conn="c", record=False)
+    # The leader assigns itself the partition: the upgrade keeps it there, so where the partition is
+    # does not depend on how either broker orders two random member ids.
     s.setup("SyncGroup", 5, {"group_id": group, "generation_id": classic.generation_id, "member_id": classic.member_id,
                              "protocol_type": "consumer", "protocol_name": "range",
-                             "assignments": [{"member_id": classic.member_id, "assignment": b""}]}, conn="c")
+                             "assignments": [{"member_id": classic.member_id,
+                                              "assignment": assignment({topic: [0]})}]}, conn="c")
     join(s, v, group, "a", [topic])
     s.call("DescribeGroups", 5, {"groups": [group], "include_authorized_operations": False}, label="DescribeGroups v5")
 
+
+
+# -- online migration: classic members inside a consumer group, and back --------------------------
+
+def _classic_join(s: Session, group: str, topic: str, *, conn: str, label: str, member_id: str = ""):
+    """A classic consumer's JoinGroup v9 (with its member id once Kafka gave one, KIP-394)."""
+    answer = s.call("JoinGroup", 9, join_body(group, member_id, topic=topic), conn=conn, label=f"{label}: JoinGroup")
+    if answer is not None and answer.error_code == 79:  # MEMBER_ID_REQUIRED
+        answer = s.call("JoinGroup", 9, join_body(group, answer.member_id, topic=topic), conn=conn,
+                        label=f"{label}: JoinGroup with its member id")
+    return answer
+
+
+def _classic_sync(s: Session, group: str, joined, *, conn: str, label: str, assignments=()):
+    return s.call("SyncGroup", 5, {"group_id": group, "generation_id": joined.generation_id,
+                                   "member_id": joined.member_id, "group_instance_id": None,
+                                   "protocol_type": "consumer", "protocol_name": "range",
+                                   "assignments": list(assignments)}, conn=conn, label=label)
+
+
+def _classic_heartbeat(s: Session, group: str, joined, *, conn: str, label: str, generation: int | None = None):
+    return s.call("Heartbeat", 4, {"group_id": group, "member_id": joined.member_id, "group_instance_id": None,
+                                   "generation_id": joined.generation_id if generation is None else generation},
+                  conn=conn, label=label)
+
+
+def _mixed_group(s: Session, group: str, topic: str):
+    """A KIP-848 member A owning both partitions, then a classic member C joining: A revokes one,
+    C is told to rejoin (Heartbeat) once it is free and gets it from its next JoinGroup/SyncGroup."""
+    a = join(s, 1, group, "a", [topic])
+    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: owns both", owned=owned(a))
+    c = _classic_join(s, group, topic, conn="c", label="c")
+    _classic_sync(s, group, c, conn="c", label="c: SyncGroup (its partition is still A's)")
+    _classic_heartbeat(s, group, c, conn="c", label="c: Heartbeat while A owns its partition")
+    a2 = heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: asked to revoke", owned=owned(a))
+    a3 = heartbeat(s, 1, group, a.member_id, a2.member_epoch, conn="a", label="a: revoked", owned=owned(a2))
+    _classic_heartbeat(s, group, c, conn="c", label="c: Heartbeat once its partition is free")
+    c = _classic_join(s, group, topic, conn="c", label="c: rejoins", member_id=c.member_id)
+    _classic_sync(s, group, c, conn="c", label="c: SyncGroup with its partition")
+    _classic_heartbeat(s, group, c, conn="c", label="c: Heartbeat, reconciled")
+    return a3, c
+
+
+@scenario("SyncGroup", versions=(5,), profile=PROFILE, covers=["ILLEGAL_GENERATION", "REBALANCE_IN_PROGRESS"])
+def classic_member_in_consumer_group(s: Session, v: int):
+    """Online migration: a classic member (JoinGroup/SyncGroup/Heartbeat/LeaveGroup) shares a consumer
+    group with a KIP-848 member; both describe calls show the mixed group; the classic member commits
+    with its generation; its LeaveGroup gives its partition back."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 2, group)
+    a, c = _mixed_group(s, group, topic)
+    describe(s, 1, [group], "ConsumerGroupDescribe v1 of the mixed group")
+    s.call("DescribeGroups", 5, {"groups": [group], "include_authorized_operations": False},
+           label="DescribeGroups v5 of the mixed group")
+    _classic_heartbeat(s, group, c, conn="c", label="c: Heartbeat with another generation",
+                       generation=c.generation_id + 1)
+    s.call("OffsetCommit", 9, commit_body(group, {topic: [(1, 5, None)]}, generation=c.generation_id + 1,
+                                          member_id=c.member_id), conn="c", label="c: OffsetCommit, wrong generation")
+    s.call("OffsetCommit", 9, commit_body(group, {topic: [(1, 5, None)]}, generation=c.generation_id,
+                                          member_id=c.member_id), conn="c", label="c: OffsetCommit")
+    s.call("LeaveGroup", 5, {"group_id": group, "members": [{"member_id": a.member_id, "group_instance_id": None,
+                                                             "reason": None}]},
+           conn="c", label="LeaveGroup of the KIP-848 member")
+    s.call("LeaveGroup", 5, {"group_id": group, "members": [{"member_id": c.member_id, "group_instance_id": None,
+                                                             "reason": None}]}, conn="c", label="c: LeaveGroup")
+    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: after c left", owned=owned(a))
+    describe(s, 1, [group], "ConsumerGroupDescribe v1 after c left")
+
+
+@scenario("ConsumerGroupHeartbeat", versions=(1,), profile=PROFILE)
+def consumer_group_downgrade(s: Session, v: int):
+    """Online downgrade: the last KIP-848 member leaves a group whose other member is classic, so the
+    group becomes a classic group again, rebalancing; the classic member rejoins it and leads."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 2, group)
+    a, c = _mixed_group(s, group, topic)
+    heartbeat(s, v, group, a.member_id, -1, conn="a", label="a: leaves (epoch -1)")
+    s.call("DescribeGroups", 5, {"groups": [group], "include_authorized_operations": False},
+           label="DescribeGroups v5 after the downgrade")
+    describe(s, 1, [group], "ConsumerGroupDescribe v1 after the downgrade")
+    _classic_heartbeat(s, group, c, conn="c", label="c: Heartbeat after the downgrade")
+    joined = _classic_join(s, group, topic, conn="c", label="c: rejoins the classic group", member_id=c.member_id)
+    _classic_sync(s, group, joined, conn="c", label="c: SyncGroup as leader",
+                  assignments=[{"member_id": joined.member_id, "assignment": b""}])
+    s.call("DescribeGroups", 5, {"groups": [group], "include_authorized_operations": False},
+           label="DescribeGroups v5, Stable again")

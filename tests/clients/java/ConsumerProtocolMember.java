@@ -13,6 +13,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * Prints one line per event: READY, ASSIGNED p,p,..., REVOKED p,p,..., RECORD partition offset value.
  * Commits after every poll and before giving partitions up; closes (leaving the group) when a
  * line "stop" arrives on stdin, then prints CLOSED.
+ * KW_GROUP_PROTOCOL=classic in the environment makes it a classic member instead (JoinGroup/SyncGroup,
+ * the client's default assignors, heartbeats every 500 ms), as a consumer not yet rolled to the new protocol.
  */
 public class ConsumerProtocolMember {
     static synchronized void say(String line) {
@@ -34,8 +36,14 @@ public class ConsumerProtocolMember {
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, args[1]);
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, args[3]);
-        props.put("group.protocol", "consumer");
-        if (args.length > 4) props.put("group.remote.assignor", args[4]);
+        String protocol = System.getenv().getOrDefault("KW_GROUP_PROTOCOL", "consumer");
+        props.put("group.protocol", protocol);
+        if (protocol.equals("classic")) {
+            props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
+            props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
+        } else if (args.length > 4) {
+            props.put("group.remote.assignor", args[4]);
+        }
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
