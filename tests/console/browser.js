@@ -43,6 +43,16 @@ const scenarios = {
     await shot(page, args, "console-topic.png");
     await page.selectOption("select[name=format]", "hex");
     out.messages_hex = await firstRow();
+    // A page of two from offset 0, then "Read on".
+    await page.selectOption("select[name=from]", "offset");
+    await page.fill("input[name=position]", "0");
+    await page.fill("input[name=limit]", "2");
+    await page.click("#browse button[type=submit]");
+    await page.waitForSelector("#read-on", {timeout: WAIT});
+    await page.click("#read-on");
+    await page.waitForSelector('#messages tr[data-offset="2"]', {timeout: WAIT});
+    out.read_on = await page.$$eval("#messages tr[data-offset]", trs => trs.map(tr => tr.dataset.offset));
+    await page.fill("input[name=limit]", "50");
     // Live tail: a message written now appears without reloading.
     await page.selectOption("select[name=format]", "utf8");
     await page.check("input[name=tail]");

@@ -79,6 +79,7 @@ def test_pages_render_what_a_client_created(browser_env, writable_console):
     assert json.loads(first[3]) == {"order": 0, "total": 0} and "\n" in first[3]
     assert first[4] == "source: shop"
     assert shown["messages_hex"][0][2] == " ".join(f"{b:02x}" for b in b"order-0")
+    assert shown["read_on"] == ["2", "3"]
     assert shown["tailed"][0] == "6" and shown["tailed"][2:4] == ["tailed", "live"]
     # topic, partition, committed, end offset, lag (partition 0 has the tailed message too)
     assert shown["group_offsets"] == [["browser-orders", "0", "2", "7", "5"], ["browser-orders", "1", "5", "6", "1"]]
