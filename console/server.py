@@ -24,6 +24,9 @@ STATIC = Path(__file__).parent / "static"
 MAX_HEAD = 16 * 1024
 MAX_BODY = 1 << 20
 READ_TIMEOUT = 10.0
+# Connections served at once; more are closed at once (the page makes a few at a time), so idle or
+# slow clients cannot take the broker's file descriptors.
+MAX_CONNECTIONS = 64
 REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
            404: "Not Found", 405: "Method Not Allowed", 409: "Conflict", 411: "Length Required",
            413: "Payload Too Large", 415: "Unsupported Media Type", 416: "Range Not Satisfiable",
@@ -83,6 +86,7 @@ class ConsoleServer:
         self.server: asyncio.base_events.Server | None = None
         self.address: tuple[str, int] | None = None
         self.cookie = COOKIE
+        self._connections = 0
         self._static = {p.name: p for p in STATIC.iterdir() if p.is_file()}
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
@@ -110,6 +114,10 @@ class ConsoleServer:
     # -- HTTP -----------------------------------------------------------------------------------
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._connections >= MAX_CONNECTIONS:
+            writer.close()
+            return
+        self._connections += 1
         try:
             response = await self._read_and_answer(reader, writer.get_extra_info("peername") or ("", 0))
             head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, '')}",
@@ -123,6 +131,7 @@ class ConsoleServer:
         except Exception:
             log.exception("console request failed")
         finally:
+            self._connections -= 1
             writer.close()
 
     async def _read_and_answer(self, reader: asyncio.StreamReader, peer) -> Response:

@@ -422,3 +422,25 @@ def test_a_cluster_brokers_console_shows_the_brokers_and_under_replicated_partit
         raise
     finally:
         cluster.stop()
+
+
+def test_idle_connections_cannot_take_the_broker_over(writable_console):
+    from console.server import MAX_CONNECTIONS
+
+    host, port = writable_console.url.rsplit("/", 1)[1].split(":")
+    idle = [socket.create_connection((host, int(port)), timeout=30) for _ in range(MAX_CONNECTIONS)]
+    try:
+        # Each idle connection is being served (its request never comes); one more is closed at once.
+        until(lambda: _closed_at_once(host, int(port)), "a connection beyond the limit closed")
+    finally:
+        for conn in idle:
+            conn.close()
+    until(lambda: writable_console.call("GET", "session")[0] == 200, "the console serving again")
+    # Kafka clients were never affected: the broker still answers them.
+    assert AdminClient({"bootstrap.servers": writable_console.bootstrap}).list_topics(timeout=30).brokers
+
+
+def _closed_at_once(host: str, port: int) -> bool:
+    with socket.create_connection((host, port), timeout=30) as conn:
+        conn.sendall(b"GET /api/session HTTP/1.1\r\nHost: x\r\n\r\n")
+        return conn.recv(100) == b""
