@@ -84,6 +84,9 @@ _HEADER = re.compile(r"^=== (?:RUN|CONT|NAME|PAUSE)\s+(\S+)")
 _LOG_LINE = re.compile(r"^\s+(\w+_test\.go:\d+: .*)")
 SECTION_BEGIN = "<!-- franz-go: begin (written by `kafka-wire compat franz-go`) -->"
 SECTION_END = "<!-- franz-go: end -->"
+# The same run against Apache Kafka (--against-kafka) has a section of its own, after kafka-wire's.
+REFERENCE_BEGIN = "<!-- franz-go against Apache Kafka: begin (written by `kafka-wire compat franz-go --against-kafka`) -->"
+REFERENCE_END = "<!-- franz-go against Apache Kafka: end -->"
 
 
 class SuiteUnavailable(RuntimeError):
@@ -332,6 +335,10 @@ def run_test(binary: Path, name: str, target: Target, harness: str, records: int
             timed_out = True
             process.kill()
             returncode = process.wait()
+        except BaseException:  # Ctrl-C: the test process (its own session) must not outlive us
+            process.kill()
+            process.wait()
+            raise
     elapsed = time.monotonic() - began
     requests = None
     if counting:
@@ -520,7 +527,10 @@ def results_markdown(report: SuiteReport, command: str) -> str:
     """The franz-go section of compat/RESULTS.md."""
     plain = report.counts()
     records = report.records or "500000 (kgo's default)"
-    out = [SECTION_BEGIN, "## franz-go's kgo integration tests", "",
+    begin, end = (REFERENCE_BEGIN, REFERENCE_END) if report.reference else (SECTION_BEGIN, SECTION_END)
+    title = f"franz-go's kgo integration tests against {report.target}" if report.reference else \
+        "franz-go's kgo integration tests"
+    out = [begin, f"## {title}", "",
            f"franz-go {report.version}, `pkg/kgo` tests from the Go module proxy, unmodified, compiled by "
            f"`compat/setup-franz-go.sh` and run one process per top-level test with `KGO_TEST_RF=1`, "
            f"`KGO_TEST_RECORDS={records}`, SCRAM tests over SASL_PLAINTEXT, then again over TLS "
@@ -546,9 +556,10 @@ def results_markdown(report: SuiteReport, command: str) -> str:
             continue
         name = f"{r.key} (allowlisted)" if r.key in allowlisted else r.key
         reason = r.reason.replace("|", "\\|")
-        out.append(f"| {name} | {r.outcome} | {r.duration:.1f} | {r.requests if not r.harness else ''} | {reason} |")
+        counted = not r.harness and r.name.split("/")[0] not in SCRAM_TESTS  # others dial uncounted listeners
+        out.append(f"| {name} | {r.outcome} | {r.duration:.1f} | {r.requests if counted else '-'} | {reason} |")
     local = [r.name for r in report.results if r.outcome == LOCAL and r.top_level]
-    out += ["", f"Tests that need no broker ({len(local)}): {', '.join(local)}.", "", SECTION_END, ""]
+    out += ["", f"Tests that need no broker ({len(local)}): {', '.join(local)}.", "", end, ""]
     return "\n".join(out)
 
 
@@ -566,22 +577,31 @@ def write_results(report: SuiteReport, command: str, path: Path = RESULTS_PATH) 
 
 
 def replace_section(text: str, section: str) -> str:
-    """`text` with its franz-go section replaced by `section` (appended when it has none)."""
-    start, end = text.find(SECTION_BEGIN), text.find(SECTION_END)
-    if start >= 0 and end > start:
-        return text[:start] + section.rstrip("\n") + text[end + len(SECTION_END):]
+    """`text` with the franz-go section `section` (kafka-wire's or the reference's, by its first line)
+    put in place of the one there, or appended (the reference's after kafka-wire's)."""
+    begin, end = (REFERENCE_BEGIN, REFERENCE_END) if section.startswith(REFERENCE_BEGIN) else (SECTION_BEGIN,
+                                                                                               SECTION_END)
+    start, stop = text.find(begin), text.find(end)
+    if start >= 0 and stop > start:
+        return text[:start] + section.rstrip("\n") + text[stop + len(end):]
+    if begin == SECTION_BEGIN and (before := text.find(REFERENCE_BEGIN)) >= 0:
+        return text[:before] + section + "\n" + text[before:]
     return text.rstrip("\n") + ("\n\n" if text.strip() else "") + section
 
 
 def kept_section(path: Path = RESULTS_PATH) -> str:
-    """The franz-go section of the results file at `path`, for `kafka-wire compat` to keep when it
-    rewrites the rest ("" when there is none)."""
+    """The franz-go sections of the results file at `path`, for `kafka-wire compat` to keep when it
+    rewrites the rest ("" when there are none)."""
     try:
         text = path.read_text()
     except OSError:
         return ""
-    start, end = text.find(SECTION_BEGIN), text.find(SECTION_END)
-    return "\n" + text[start:end + len(SECTION_END)] + "\n" if start >= 0 and end > start else ""
+    kept = []
+    for begin, end in ((SECTION_BEGIN, SECTION_END), (REFERENCE_BEGIN, REFERENCE_END)):
+        start, stop = text.find(begin), text.find(end)
+        if start >= 0 and stop > start:
+            kept.append(text[start:stop + len(end)])
+    return "".join(f"\n{section}\n" for section in kept)
 
 
 def temporary_log_dir() -> Path:

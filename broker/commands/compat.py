@@ -57,8 +57,7 @@ def run_franz_go(args) -> int:
                           grow=args.grow_allowlist and not args.against_kafka,
                           say=lambda line: print(line, flush=True))
     print(franz_go.summary_text(report))
-    results = Path(args.results) if args.results else (None if args.against_kafka or tests or args.quick
-                                                          else franz_go.RESULTS_PATH)
+    results = Path(args.results) if args.results else (None if tests or args.quick else franz_go.RESULTS_PATH)
     if results is not None:
         franz_go.write_results(report, "kafka-wire compat franz-go " + " ".join(sys.argv[3:]), results)
         print(f"results written to {results} (logs in {log_dir})")
@@ -146,8 +145,9 @@ def register(subparsers) -> None:
         description="Builds franz-go's pkg/kgo tests (the release in compat/franz-go/go.mod, from the Go module "
                     "proxy; compat/setup-franz-go.sh) and runs them unmodified, one process per test, against a "
                     "kafka-wire broker started here (PLAINTEXT, SCRAM over SASL_PLAINTEXT, then again over TLS), "
-                    "or against Apache Kafka with --against-kafka. Writes the franz-go section of compat/RESULTS.md "
-                    "(full kafka-wire runs). Exit status 1 when a test of compat/franz-go-allowlist.txt fails.")
+                    "or against Apache Kafka with --against-kafka. A full run writes its franz-go section of "
+                    "compat/RESULTS.md (kafka-wire's, or Apache Kafka's). Exit status 1 when a test of "
+                    "compat/franz-go-allowlist.txt fails.")
     franz_go.add_argument("--quick", action="store_true",
                           help="CI form: the ETL chains, large messages, a group, SCRAM, a little TLS, "
                                "KGO_TEST_RECORDS=2000")
@@ -159,7 +159,7 @@ def register(subparsers) -> None:
     franz_go.add_argument("--test-timeout", type=float, default=1800.0,
                           help="seconds one test process may take (default 1800)")
     franz_go.add_argument("--results", metavar="PATH",
-                          help="write the results section here (default: compat/RESULTS.md for full kafka-wire runs)")
+                          help="write the results section here (default: compat/RESULTS.md for full runs)")
     franz_go.add_argument("--log-dir", metavar="DIR", help="keep the broker's data and every test's output here")
     franz_go.add_argument("--grow-allowlist", action="store_true",
                           help="append tests that ran and passed to compat/franz-go-allowlist.txt")

@@ -103,3 +103,17 @@ def test_against_apache_kafka_only_a_failure_of_an_allowlisted_test_counts():
     assert [r.key for r in against_us.allowlist_failures] == ["TestIssueProduceBrokerTooOldFailsRecords", "TestPing"]
     assert against_us.allowlist_missing == ["TestIssueProduceBrokerTooOldFailsRecords@tls"]
     assert not against_us.ok
+
+
+def test_the_reference_section_stays_after_kafka_wires(tmp_path):
+    ours = f"{franz_go.SECTION_BEGIN}\nours\n{franz_go.SECTION_END}\n"
+    theirs = f"{franz_go.REFERENCE_BEGIN}\ntheirs\n{franz_go.REFERENCE_END}\n"
+    text = franz_go.replace_section("# results\n", theirs)
+    text = franz_go.replace_section(text, ours)
+    assert text.index("ours") < text.index("theirs")
+    text = franz_go.replace_section(text, theirs.replace("theirs", "again"))
+    assert "theirs" not in text and text.index("ours") < text.index("again")
+    path = tmp_path / "RESULTS.md"
+    path.write_text(text)
+    kept = franz_go.kept_section(path)
+    assert "ours" in kept and "again" in kept and "# results" not in kept
