@@ -64,9 +64,20 @@ def run_franz_go(args) -> int:
     return 0 if report.ok else 1
 
 
+def run_faults(args) -> int:
+    """`kafka-wire compat faults`: Jepsen-style faults (compat/faults/), writes compat/FAULTS.md."""
+    from compat.faults.run import FAULTS_PATH, main as faults_main
+
+    results = Path(args.results) if args.results else (None if args.nemesis or args.workload else FAULTS_PATH)
+    return faults_main(quick=args.quick, nemeses=args.nemesis, workloads=args.workload, seconds=args.time,
+                       out_dir=Path(args.out_dir) if args.out_dir else None, report=results)
+
+
 def run(args) -> int:
     if getattr(args, "compat_command", None) == "reference":
         return run_reference(args)
+    if getattr(args, "compat_command", None) == "faults":
+        return run_faults(args)
     if getattr(args, "compat_command", None) == "franz-go":
         return run_franz_go(args)
     if args.against_kafka:
@@ -131,7 +142,7 @@ def register(subparsers) -> None:
     parser.add_argument("--scenarios", metavar="LIST",
                         help="with --against-kafka: only these scenarios (comma-separated names or prefixes)")
     parser.set_defaults(func=run)
-    sub = parser.add_subparsers(dest="compat_command", metavar="{reference,franz-go}")
+    sub = parser.add_subparsers(dest="compat_command", metavar="{reference,franz-go,faults}")
     reference = sub.add_parser(
         "reference", help="run the reference Apache Kafka (KRaft single node) until Ctrl-C",
         description="Resolves Apache Kafka VERSION from Maven Central (cached in .deps/ and ~/.m2), formats its "
@@ -140,6 +151,21 @@ def register(subparsers) -> None:
     reference.add_argument("--port", type=int, help="its PLAINTEXT port (default: a free one)")
     reference.add_argument("--data-dir", help="where its data and log go (default: a temporary directory)")
     reference.set_defaults(func=run)
+    faults = sub.add_parser(
+        "faults", help="Jepsen-style faults: nemesis x workload in network namespaces, histories checked",
+        description="Runs each broker and each of three ZooKeeper nodes in its own network namespace (needs root), "
+                    "injects each nemesis (partitions, kills, pauses, packet loss, ...) under real clients, checks "
+                    "the recorded histories for anomalies and writes compat/FAULTS.md. Last line: "
+                    "'faults: R runs, A anomalies'. Exit status 1 on an anomaly or a run that could not finish.")
+    faults.add_argument("--quick", action="store_true", help="the CI form: a few nemesis x workload runs, 20 s each")
+    faults.add_argument("--nemesis", action="append", metavar="NAME",
+                        help="only this nemesis (repeatable); compat/FAULTS.md is then left alone unless --results")
+    faults.add_argument("--workload", action="append", metavar="NAME", help="only this workload (repeatable)")
+    faults.add_argument("--time", type=float, metavar="SECONDS",
+                        help="seconds of workload per run (default 20 with --quick, else 300)")
+    faults.add_argument("--out-dir", metavar="DIR", help="keep the histories and the clusters' data here")
+    faults.add_argument("--results", metavar="PATH", help="where to write the table (default compat/FAULTS.md)")
+    faults.set_defaults(func=run)
     franz_go = sub.add_parser(
         "franz-go", help="run franz-go's own kgo integration tests against kafka-wire (or Apache Kafka)",
         description="Builds franz-go's pkg/kgo tests (the release in compat/franz-go/go.mod, from the Go module "

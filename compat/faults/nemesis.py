@@ -221,5 +221,6 @@ NEMESES: dict[str, type[Nemesis]] = {n.name: n for n in [
       for kind in ("leader", "controller", "coordinator")),
 ]}
 
-# The CI form: a network partition of each kind the issue names first, a crash, and packet loss.
-QUICK = ["partition-leader-zk", "kill-leader", "loss"]
+# The CI form, (nemesis, workload): the leader cut from ZooKeeper and a crash under the queue,
+# packet loss under transactions.
+QUICK = [("partition-leader-zk", "queue"), ("kill-leader", "queue"), ("loss", "txn")]

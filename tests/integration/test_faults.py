@@ -19,6 +19,7 @@ import pytest
 from broker.testing import REPO_ROOT
 from broker.wire_client import WireClient
 from compat.faults.cluster import fault_cluster
+from compat.faults.nemesis import QUICK
 from compat.faults.netns import why_unavailable
 from compat.faults.workloads import ClusterState
 from kafka_wire.errors import ErrorCode
@@ -69,8 +70,8 @@ def test_quick_form_finds_no_anomaly_and_its_faults_bite(tmp_path):
     assert output.strip().splitlines()[-1] == "faults: 3 runs, 0 anomalies", output
     table = report.read_text()
     assert table.strip().splitlines()[-1] == "faults: 3 runs, 0 anomalies"
-    for nemesis in ("partition-leader-zk", "kill-leader", "loss"):
-        row = next(line for line in table.splitlines() if line.startswith(f"| {nemesis} | queue |"))
+    for nemesis, workload in QUICK:
+        row = next(line for line in table.splitlines() if line.startswith(f"| {nemesis} | {workload} |"))
         cells = [c.strip() for c in row.split("|")]
         assert int(cells[3]) >= 1 and int(cells[4]) > 0 and cells[7] == "yes" and cells[8] == "none", row
     # Cutting the leader from ZooKeeper and killing it both move leadership: new leader epochs.
