@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -186,5 +187,8 @@ def test_dockerfile_installs_with_the_readme_steps_and_runs_the_entrypoint():
         if not source.startswith("--"):
             assert (REPO / source).exists(), f"Dockerfile copies {source}, which does not exist"
     # Every package pyproject installs is copied in.
-    for package in ("kafka_wire", "log", "coordinator", "broker", "compat", "pipelines"):
-        assert f"COPY {package}/ {package}/" in dockerfile
+    with open(REPO / "pyproject.toml", "rb") as f:
+        packages = [p.rstrip("*") for p in tomllib.load(f)["tool"]["setuptools"]["packages"]["find"]["include"]]
+    assert {"kafka_wire", "log", "coordinator", "broker", "console"} <= set(packages)
+    for package in packages:
+        assert f"COPY {package}/ {package}/" in dockerfile, package
