@@ -14,7 +14,6 @@ import base64
 import datetime
 import json
 import re
-import time
 
 from coordinator.consumer_protocol import assigned_partitions
 from kafka_wire.errors import ErrorCode
@@ -549,7 +548,3 @@ class ConsoleApi:
 
 def to_json(value) -> bytes:
     return json.dumps(value, default=str, separators=(",", ":")).encode()
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
