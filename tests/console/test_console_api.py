@@ -57,6 +57,8 @@ def serve(*settings: str, data_dir) -> subprocess.CompletedProcess:
     ("console.port=70000", "Invalid value 70000 for configuration console.port: Value must be no more than 65535"),
     ("console.read.only=maybe",
      "Invalid value maybe for configuration console.read.only: Expected value to be either true or false"),
+    ("console.sample.interval.ms=5",
+     "Invalid value 5 for configuration console.sample.interval.ms: Value must be at least 100"),
 ])
 def test_a_bad_console_value_stops_the_broker_with_one_line(tmp_path, setting, message):
     done = serve(setting, data_dir=tmp_path)
