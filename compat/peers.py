@@ -93,3 +93,20 @@ class JavaProcess:
         from broker.testing import log_tail
 
         return f"--- last lines of {self.name} ({self.log_path}) ---\n{log_tail(self.log_path, lines)}\n--- end ---"
+
+
+# compat/RESULTS.md's section on these peers is written by hand from measured runs (the tests are
+# pytest tests, not part of `kafka-wire compat`'s run); `kafka-wire compat` keeps it when it rewrites
+# the rest of the file.
+SECTION_BEGIN = "<!-- peers: begin (Kafka Streams, Connect, MirrorMaker 2: tests/integration/test_peers_*.py) -->"
+SECTION_END = "<!-- peers: end -->"
+
+
+def kept_section(path: Path) -> str:
+    """The peers section of the results file at `path` ("" when there is none)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return ""
+    start, end = text.find(SECTION_BEGIN), text.find(SECTION_END)
+    return "\n" + text[start:end + len(SECTION_END)] + "\n" if start >= 0 and end > start else ""

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import clients as client_checks
-from . import franz_go_suite
+from . import franz_go_suite, peers
 from . import librdkafka_suite as suite
 from .matrix import FEATURES, build_matrix
 
@@ -379,8 +379,9 @@ def results_json(report: CompatReport) -> dict:
 
 def write_results(report: CompatReport) -> None:
     path = report.options.results_path
-    # The franz-go section is written by `kafka-wire compat franz-go`; it stays as it was.
-    path.write_text(results_markdown(report) + franz_go_suite.kept_section(path))
+    # The franz-go section is written by `kafka-wire compat franz-go`, the peers section (Kafka Streams,
+    # Connect, MirrorMaker 2) from their tests' measured runs; both stay as they were.
+    path.write_text(results_markdown(report) + franz_go_suite.kept_section(path) + peers.kept_section(path))
     path.with_suffix(".json").write_text(json.dumps(results_json(report), indent=1) + "\n")
 
 
