@@ -183,7 +183,7 @@ if [ ! -f /usr/share/java/zookeeper.jar ]; then
 fi
 
 # --- the fault harness: ip netns, iptables, fuse3 (Debian), for tests/integration/test_faults.py ---
-bash compat/setup-faults.sh || log "WARNING: iptables/fuse3 are not installed; tests/integration/test_faults.py cannot run"
+bash compat/setup-faults.sh || log "WARNING: iptables/fuse are not installed; tests/integration/test_faults.py cannot run"
 
 # --- the web console's browser tests (tests/console/): chromium (apt), playwright-core (npm) ---
 bash scripts/setup-browser.sh || log "WARNING: chromium or playwright-core is not installed; the console's browser tests cannot run"

@@ -5,9 +5,10 @@ with every record it sends to a partition), so a value says who wrote it and in 
 
 The anomaly classes, each a key of `Report.anomalies` with a list of examples:
 
-    lost              an acknowledged write (send ok, or a write of a committed transaction) that no
-                      reader saw, where a reader drained that partition after the faults (or saw a
-                      later offset of it); a truncated log shows up here too.
+    lost              an acknowledged write (send ok, or a write of a committed transaction) missing from
+                      the final read of its partition after the faults (a reader that drained it to its
+                      high watermark), also when some reader saw it before (the log lost it later);
+                      without a final read: one that no reader saw below an offset some reader saw.
     duplicate         one value at two different offsets (or partitions).
     reorder           a producer's values appear in a partition out of the order it sent them.
     divergent         two different values read at one (topic, partition, offset): replicas diverged.
@@ -102,19 +103,29 @@ def check(operations: Iterable[dict]) -> Report:
             read_committed_seen[value] = min(read_committed_seen.get(value, op["end"]), op["end"])
 
     drained: dict[tuple, int] = {}
+    drainers = set()
     for op in operations:
         if op["f"] == "final":
+            drainers.add(op["process"])
             for topic, partition, high_watermark in op["reached"]:
                 drained[(topic, partition)] = max(drained.get((topic, partition), -1), high_watermark)
+    # What the final reads found in each partition (the log as it is after the faults).
+    finally_read: dict[tuple, set] = defaultdict(set)
+    for op, (topic, partition, offset, value) in records_of(operations):
+        if op["process"] in drainers:
+            finally_read[(topic, partition)].add(value)
 
     # -- writes: lost ------------------------------------------------------------------------------
     acknowledged = unknown = unchecked = 0
 
     def judge_unseen(value, tp, offset, what: dict) -> None:
         nonlocal unchecked
-        if value in value_places:
+        if tp in drained:
+            if value not in finally_read[tp]:
+                found.add("lost", {**what, "read_before": value in value_places})
+        elif value in value_places:
             return
-        if tp in drained or (offset is not None and offset < max_offset_seen[tp]):
+        elif offset is not None and offset < max_offset_seen[tp]:
             found.add("lost", what)
         else:
             unchecked += 1

@@ -15,6 +15,7 @@ other brokers reach them over the bridge, and a partition rule cuts exactly what
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import socket
@@ -26,8 +27,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from broker.cluster.testing import CLUSTER_DEFAULTS, TICK_MS, ZOOKEEPER_CLASSPATH, ZOOKEEPER_MAIN
-from broker.testing import BrokerFailure, BrokerProcess, _die_with_parent, log_tail, signal_and_wait
+from broker.testing import REPO_ROOT, BrokerFailure, BrokerProcess, _die_with_parent, log_tail, signal_and_wait
 
+from .lazyfs import CONTROL_PATH
 from .netns import PrivateNetwork, private_network
 
 BROKER_PORT = 9092
@@ -126,8 +128,47 @@ class ZooKeeperNode:
             signal_and_wait(self.process, sig, 15)
 
 
+class LazyMount:
+    """compat/faults/lazyfs.py mounted over a broker's log.dirs: its unsynced writes can be lost."""
+
+    def __init__(self, backing: Path, mount_point: Path) -> None:
+        self.backing = backing
+        self.mount_point = mount_point
+        self.log_path = backing.parent / "lazyfs.log"
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 30.0) -> None:
+        self.backing.mkdir(parents=True, exist_ok=True)
+        self.mount_point.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as out:
+            self.process = subprocess.Popen([sys.executable, "-m", "compat.faults.lazyfs", str(self.backing),
+                                             str(self.mount_point)], cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
+                                            stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+        deadline = time.monotonic() + timeout
+        while not os.path.ismount(self.mount_point):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise BrokerFailure(f"lazyfs did not mount {self.mount_point}:\n{log_tail(self.log_path)}")
+            time.sleep(0.1)
+
+    def power_loss(self) -> int:
+        """Drops every unsynced write (call after the broker is dead); the bytes dropped."""
+        before = self.log_path.read_text(errors="replace").count("power loss")
+        with contextlib.suppress(OSError):  # the mkdir "fails": nothing is created
+            os.mkdir(self.mount_point / CONTROL_PATH.lstrip("/"))
+        lines = [line for line in self.log_path.read_text(errors="replace").splitlines() if "power loss" in line]
+        return int(lines[-1].split(": ")[-1].split()[0]) if len(lines) > before else -1
+
+    def stop(self) -> None:
+        if os.path.ismount(self.mount_point):
+            if subprocess.run(["umount", str(self.mount_point)], capture_output=True).returncode != 0:
+                subprocess.run(["umount", "-l", str(self.mount_point)], capture_output=True)
+        if self.process is not None and self.process.poll() is None:
+            signal_and_wait(self.process, signal.SIGTERM, 10)
+
+
 class FaultCluster:
-    def __init__(self, net: PrivateNetwork, base_dir: Path, brokers: int, config: Mapping[str, object]) -> None:
+    def __init__(self, net: PrivateNetwork, base_dir: Path, brokers: int, config: Mapping[str, object],
+                 lazyfs: bool = False) -> None:
         self.net = net
         self.base_dir = base_dir
         self.zookeeper_nodes = [n for n in net.names if n.startswith("zk")]
@@ -139,6 +180,8 @@ class FaultCluster:
         self.brokers = {name: NamespacedBroker(net, name, base_dir / name,
                                                {**settings, "node.id": int(name[1:])})
                         for name in self.broker_nodes}
+        self.mounts = {name: LazyMount(base_dir / name / "disk", broker.log_dir)
+                       for name, broker in self.brokers.items()} if lazyfs else {}
 
     @property
     def bootstrap(self) -> str:
@@ -148,6 +191,8 @@ class FaultCluster:
         return f"b{broker_id}"
 
     def start(self, timeout: float = 120.0) -> None:
+        for mount in self.mounts.values():
+            mount.start()
         for zookeeper in self.zookeepers.values():
             zookeeper.start()
         deadline = time.monotonic() + timeout
@@ -208,6 +253,13 @@ class FaultCluster:
             broker.stop()
         for zookeeper in self.zookeepers.values():
             zookeeper.stop()
+        for mount in self.mounts.values():
+            mount.stop()
+
+    def power_loss(self, name: str) -> int:
+        """SIGKILL the broker, then drop what it had not fsynced (its log.dirs is a lazyfs mount)."""
+        self.brokers[name].kill()
+        return self.mounts[name].power_loss()
 
     def log_report(self) -> str:
         return "\n".join(b.log_report() for b in self.brokers.values())
@@ -215,7 +267,7 @@ class FaultCluster:
 
 @contextlib.contextmanager
 def fault_cluster(brokers: int = 3, config: Mapping[str, object] | None = None,
-                  keep_dir: Path | None = None) -> Iterator[FaultCluster]:
+                  keep_dir: Path | None = None, lazyfs: bool = False) -> Iterator[FaultCluster]:
     """Namespaces, ensemble and brokers for the block; all stopped and removed after (data kept in
     keep_dir when given, else in a temporary directory removed unless the block failed)."""
     base = Path(keep_dir) if keep_dir else Path(tempfile.mkdtemp(prefix="kafka-wire-faults-"))
@@ -223,7 +275,7 @@ def fault_cluster(brokers: int = 3, config: Mapping[str, object] | None = None,
     names = ["zk1", "zk2", "zk3", *(f"b{i}" for i in range(1, brokers + 1))]
     failed = False
     with private_network(names) as net:
-        cluster = FaultCluster(net, base, brokers, config or {})
+        cluster = FaultCluster(net, base, brokers, config or {}, lazyfs)
         try:
             cluster.start()
             yield cluster

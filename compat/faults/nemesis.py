@@ -24,6 +24,9 @@ class NemesisUnavailable(RuntimeError):
 class Nemesis:
     name = "none"
     description = "no fault: the workload alone"
+    needs_lazyfs = False               # brokers' log.dirs on compat/faults/lazyfs.py mounts
+    broker_config: dict = {}           # on top of the run's cluster settings
+    expected_anomalies: frozenset = frozenset()  # Kafka's documented behaviour under this fault
 
     def __init__(self, cluster: FaultCluster, history: HistoryRecorder, workload: Workload,
                  rng: random.Random | None = None) -> None:
@@ -33,7 +36,8 @@ class Nemesis:
         self.rng = rng or random.Random()
         self.net = cluster.net
 
-    def check_available(self) -> None:
+    @classmethod
+    def check_available(cls) -> None:
         """Raises NemesisUnavailable when this machine cannot inject the fault."""
 
     def note(self, action: str, detail: str) -> None:
@@ -167,7 +171,8 @@ class Delay(NetworkNemesis):
     name = "delay"
     description = "200 ms added to every packet leaving every node (tc netem)"
 
-    def check_available(self) -> None:
+    @classmethod
+    def check_available(cls) -> None:
         if not netem_available():
             raise NemesisUnavailable("the kernel has no sch_netem (tc qdisc netem: 'Specified qdisc kind is "
                                      "unknown'); delay cannot be injected on this machine")
@@ -204,6 +209,57 @@ class ProcessNemesis(Nemesis):
         self.victims.clear()
 
 
+class PowerLoss(Nemesis):
+    """SIGKILL and loss of every write not yet fsynced (lazyfs), of the leader or of every broker;
+    heal() starts them again on what their disks kept."""
+
+    needs_lazyfs = True
+    victim_kind = "leader"
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.victims: list[str] = []
+
+    @classmethod
+    def check_available(cls) -> None:
+        from .lazyfs import WHY_UNAVAILABLE
+
+        if WHY_UNAVAILABLE:
+            raise NemesisUnavailable(WHY_UNAVAILABLE)
+
+    def start(self) -> None:
+        victims = [self.leader()] if self.victim_kind == "leader" else list(self.cluster.broker_nodes)
+        dropped = {}
+        for victim in victims:
+            self.victims.append(victim)
+            dropped[victim] = self.cluster.power_loss(victim)
+        self.note("start", f"power loss of {victims}; unsynced bytes dropped: {dropped}")
+
+    def heal(self) -> None:
+        for victim in self.victims:
+            self.cluster.start_broker(victim)
+        self.note("heal", f"{self.victims} started again")
+        self.victims.clear()
+
+
+def _power_loss_nemesis(kind: str, fsync: bool) -> type[PowerLoss]:
+    whom = "the leader of queue-0" if kind == "leader" else "every broker at once"
+    attributes = {
+        "name": f"power-loss-{kind}" + ("-fsync" if fsync else ""), "victim_kind": kind,
+        "broker_config": {"log.flush.interval.messages": 1} if fsync else {},
+        "description": f"power loss of {whom}: SIGKILL and every write not fsynced lost (lazyfs), "
+                       + ("with flush.messages=1 (an fsync per append)" if fsync else "default flush settings")}
+    if kind == "all" and not fsync:
+        # Kafka acknowledges acks=all once the ISR has the records in memory; it does not fsync
+        # (flush.messages defaults to Long.MAX_VALUE): losing power on every replica at once loses
+        # them, and the offsets they had are written again with other records, which readers see
+        # as two values at one offset, offsets going back, duplicates and reordering of what they
+        # had read before, and committed offsets beyond the new log end.
+        attributes["expected_anomalies"] = frozenset({"lost", "divergent", "duplicate", "reorder",
+                                                      "nonmonotonic-poll", "commit-regress"})
+    return type(f"PowerLoss{kind.title()}{'Fsync' if fsync else ''}", (PowerLoss,), attributes)
+
+
 def _process_nemesis(kind: str, sig: int) -> type[ProcessNemesis]:
     verb = "kill" if sig == signal.SIGKILL else "pause"
     what = {"leader": "the leader of queue-0", "controller": "the controller",
@@ -219,6 +275,7 @@ NEMESES: dict[str, type[Nemesis]] = {n.name: n for n in [
     RandomHalves, Bridge, PacketLoss, Delay,
     *(_process_nemesis(kind, sig) for sig in (signal.SIGKILL, signal.SIGSTOP)
       for kind in ("leader", "controller", "coordinator")),
+    *(_power_loss_nemesis(kind, fsync) for kind in ("leader", "all") for fsync in (False, True)),
 ]}
 
 # The CI form, (nemesis, workload): the leader cut from ZooKeeper and a crash under the queue,

@@ -24,8 +24,9 @@ def poll(process, records, at=2.0, isolation="read_uncommitted"):
             "records": [[T, p, o, v] for p, o, v in records]}
 
 
-def final(partitions, at=10.0, isolation="read_uncommitted"):
-    return {"f": "final", "process": "drain", "time": at, "end": at, "isolation": isolation,
+def final(partitions, at=10.0, isolation="read_uncommitted", process="r0"):
+    """r0 (or `process`) read these partitions to their high watermarks: what it read is the log."""
+    return {"f": "final", "process": process, "time": at, "end": at, "isolation": isolation,
             "reached": [[T, p, hw] for p, hw in partitions]}
 
 
@@ -55,6 +56,14 @@ def test_a_clean_history_has_no_anomaly():
 def test_lost_acknowledged_write():
     history = clean_queue_history() + [send("p0:3", 0, 3, at=1.3)]
     assert only(check(history), "lost")[0]["value"] == "p0:3"
+
+
+def test_a_write_read_once_but_missing_from_the_final_read_is_lost():
+    history = [op for op in clean_queue_history() if op["f"] != "final"] + [
+        {"f": "poll", "process": "final", "time": 9.0, "end": 9.1, "isolation": "read_uncommitted",
+         "records": [[T, 0, 0, "p0:0"], [T, 0, 1, "p0:1"]]}, final([(0, 2)], process="final")]
+    example = only(check(history), "lost")[0]
+    assert example["value"] == "p0:2" and example["read_before"] is True
 
 
 def test_an_unseen_write_is_unchecked_without_a_drain_or_a_later_offset():
@@ -90,7 +99,7 @@ def test_reorder_within_a_partition():
 
 
 def test_two_values_at_one_offset_is_divergence():
-    history = clean_queue_history() + [send("p1:0", 0, 1), poll("r1", [(0, 1, "p1:0")], at=3)]
+    history = clean_queue_history() + [send("p1:0", 0, None, status="info"), poll("r1", [(0, 1, "p1:0")], at=3)]
     example = only(check(history), "divergent")[0]
     assert example["offset"] == 1 and example["values"] == ["p0:1", "p1:0"]
 
@@ -154,7 +163,7 @@ def test_uncommitted_read_under_read_committed():
 def test_a_transaction_partly_visible():
     history = [txn("t1", "commit", [(0, "t0:0"), (1, "t0:1")]),
                poll("rc", [(0, 0, "t0:0")], at=4, isolation="read_committed"),
-               final([(0, 1), (1, 2)], isolation="read_committed")]
+               final([(0, 1), (1, 2)], isolation="read_committed", process="rc")]
     example = only(check(history), "partial-txn")[0]
     assert example["visible"] == ["t0:0"] and example["missing"] == ["t0:1"]
 
