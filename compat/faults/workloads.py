@@ -138,9 +138,12 @@ class Workload:
         self.spawn(self.watch_leaders)
 
     def stop(self, timeout: float = 60.0) -> None:
+        """Stops the clients; one stuck in a call (a transaction waiting for a coordinator) is left
+        behind after `timeout` (the threads are daemons) and its operation stays unfinished."""
         self.stopping.set()
+        deadline = time.monotonic() + timeout
         for thread in self.threads:
-            thread.join(timeout)
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def close(self) -> None:
         self.state.close()
@@ -418,22 +421,22 @@ class TransactionsWorkload(Workload):
                 if abort:
                     # Written first, so the aborted records are in the log for readers to (not) see;
                     # abort_transaction alone would purge them from the client's queue unsent.
-                    producer.flush(30)
+                    producer.flush(10)
                     commit_time = self.history.now()
-                    producer.abort_transaction(30)
+                    producer.abort_transaction(10)
                     status = "abort"
                 else:
                     producer.send_offsets_to_transaction(
-                        consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 30)
+                        consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 10)
                     commit_time = self.history.now()
-                    producer.commit_transaction(30)
+                    producer.commit_transaction(10)
                     status = "commit"
             except KafkaException as error:
                 failure = error.args[0]
                 if failure.txn_requires_abort():
                     try:
                         commit_time = self.history.now()
-                        producer.abort_transaction(30)
+                        producer.abort_transaction(10)
                         status = "abort"
                     except KafkaException:
                         status = "info"
