@@ -9,7 +9,7 @@ over a SASL_PLAINTEXT listener) and KGO_TEST_TLS (every client of the suite dial
 
 Each top-level test runs in its own process (`kgo.test -test.run '^Name$' -test.v`): one hung
 or panicking test cannot take the others down, and the requests that reached the broker while it
-ran are its own. The plain pass goes through a counting proxy (compat/traffic.py) that the broker
+ran are its own (TestGroupSimple's process also runs its companion, see COMPANIONS). The plain pass goes through a counting proxy (compat/traffic.py) that the broker
 advertises, which tells a test that needs a broker from one that does not.
 
 Every test is put in one class (subtests, `TestGroupETL/range/848`, are listed too):
@@ -47,7 +47,7 @@ BINARY = DEPS_DIR / "kgo.test"
 SETUP_SCRIPT = COMPAT_DIR / "setup-franz-go.sh"
 ALLOWLIST_PATH = COMPAT_DIR / "franz-go-allowlist.txt"
 RESULTS_PATH = COMPAT_DIR / "RESULTS.md"
-JSON_RESULTS_PATH = COMPAT_DIR / "FRANZ-GO-RESULTS.json"
+JSON_RESULTS_PATH = COMPAT_DIR / "FRANZ-GO-RESULTS.json"  # beside the results file; -KAFKA for the reference
 
 RAN, FAILED, SKIPPED, LOCAL, EXCLUDED = "ran", "failed", "skipped", "local", "excluded"
 OUTCOMES = (RAN, FAILED, SKIPPED, LOCAL, EXCLUDED)
@@ -453,7 +453,7 @@ def run_suite(binary: Path, target: Target, tests: list[str], tls_tests: list[st
             found = run_test(binary, name, target, harness, records, timeout, log_path)
             results += found
             top = found[0]
-            subtests = [r for r in found[1:]]
+            subtests = found[1:]
             detail = f": {top.reason}" if top.reason and top.outcome != LOCAL else ""
             extra = ""
             if subtests:
@@ -491,8 +491,8 @@ def run(*, binary: Path, target_factory, tests: list[str] | None, quick: bool, r
         report.results = run_suite(binary, plain_only, tests, [], records, timeout, log_dir, say)
         if tls and target.tls_seeds:
             tls_tests = list(QUICK_TLS_TESTS) if quick else tls_candidates(report.results)
-            report.results += [TestResult(name, EXCLUDED, reason=why, harness=TLS) for name, why in TLS_EXCLUDED.items()
-                               if name in tests and not quick]
+            report.results += [TestResult(name, EXCLUDED, reason=why, harness=TLS)
+                               for name, why in TLS_EXCLUDED.items() if name in tests and not quick]
             report.results += run_suite(binary, target, [], tls_tests, records, timeout, log_dir, say,
                                         scram512=False)
     report.elapsed = time.monotonic() - began
@@ -568,7 +568,8 @@ def write_results(report: SuiteReport, command: str, path: Path = RESULTS_PATH) 
     section = results_markdown(report, command)
     text = path.read_text() if path.exists() else ""
     path.write_text(replace_section(text, section))
-    (path.parent / JSON_RESULTS_PATH.name).write_text(json.dumps({
+    json_name = JSON_RESULTS_PATH.name.replace(".json", "-KAFKA.json") if report.reference else JSON_RESULTS_PATH.name
+    (path.parent / json_name).write_text(json.dumps({
         "franz_go": report.version, "target": report.target, "records": report.records,
         "started": report.started.isoformat(), "elapsed": round(report.elapsed, 1), "ok": report.ok,
         "allowlist": report.allowlist, "allowlist_failures": [r.key for r in report.allowlist_failures],
