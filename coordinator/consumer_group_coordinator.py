@@ -560,8 +560,9 @@ class ConsumerGroupProtocol:
         return None
 
     def _classic_group_replacing(self, group: ConsumerGroup):
-        """A classic member joins with JoinGroup: an empty consumer group becomes a classic group
-        (its offsets stay); None when the consumer group has members (they use the other protocol)."""
+        """A classic member joins an empty consumer group with JoinGroup: it becomes a classic group
+        (its offsets stay); None when the tombstones cannot be written. (A non-empty consumer group
+        takes classic members in: group_migration.py.)"""
         from .group import ClassicGroup
 
         if not group.is_empty():
