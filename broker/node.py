@@ -177,10 +177,12 @@ class Broker:
                 plog = self.logs.get_or_create(meta.name, partition, self.topic_config(meta))
                 self._become_leader(meta.name, partition, plog)
         # Directories of topics deleted while the broker was down (or half deleted) go away.
-        for topic, partition in list(self.logs.partitions()):
+        stale = []
+        for topic, partition in self.logs.partitions():
             meta = self.metadata.topic(topic)
             if meta is None or partition >= meta.partitions:
-                self.logs.delete_partition(topic, partition)
+                stale.append((topic, partition))
+        self.logs.delete_partitions(stale)
         self.logs.mover.recover()  # moves between log dirs a restart interrupted
 
     async def start_coordinators(self) -> None:
@@ -454,8 +456,7 @@ class Broker:
 
     def delete_topic(self, name: str) -> TopicMeta:
         meta = self.metadata.delete_topic(name)
-        for partition in range(meta.partitions):
-            self.logs.delete_partition(name, partition)
+        self.logs.delete_partitions([(name, partition) for partition in range(meta.partitions)])
         log.info("deleted topic %s", name)
         return meta
 

@@ -1257,9 +1257,11 @@ class PartitionLog:
             self.leader_epoch_cache.close()
             self._closed = True
 
-    def delete(self) -> None:
+    def delete(self, batched: bool = False) -> str:
         """Topic deletion: close and remove the directory (renamed first, as Kafka does, so a
-        crash half-way leaves a `*-delete` directory that the log manager removes on start)."""
+        crash half-way leaves a `*-delete` directory that the log manager removes on start).
+        `batched`: only close and rename; the caller fsyncs the parent directory once for many
+        partitions and removes the returned `*-delete` directory (LogManager.delete_partitions)."""
         if not self._closed:
             for segment in self._segments:
                 segment.close()
@@ -1268,8 +1270,10 @@ class PartitionLog:
         parent = os.path.dirname(self.dir)
         doomed = os.path.join(parent, f"{os.path.basename(self.dir)}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
         os.rename(self.dir, doomed)
-        fsync_directory(parent)
-        shutil.rmtree(doomed, ignore_errors=True)
+        if not batched:
+            fsync_directory(parent)
+            shutil.rmtree(doomed, ignore_errors=True)
+        return doomed
 
     def __repr__(self) -> str:
         return (
