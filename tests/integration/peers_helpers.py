@@ -59,14 +59,16 @@ def produce(bootstrap: str, records: list[tuple[str, int | None, str, str, int |
 
 
 class TopicReader:
-    """Reads whole topics from the start, read_committed, accumulating (key, value) per partition."""
+    """Reads whole topics from the start, read_committed (or, committed=False, read_uncommitted: records
+    of open transactions too), accumulating (key, value) per partition."""
 
-    def __init__(self, bootstrap: str, topics: dict[str, int]):
+    def __init__(self, bootstrap: str, topics: dict[str, int], committed: bool = True):
         self.topics = topics
         self.records: dict[str, dict[int, list[tuple[str, str]]]] = {t: {p: [] for p in range(n)}
                                                                      for t, n in topics.items()}
         self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "kafka-wire-peers-reader",
-                                  "enable.auto.commit": False, "isolation.level": "read_committed",
+                                  "enable.auto.commit": False,
+                                  "isolation.level": "read_committed" if committed else "read_uncommitted",
                                   "auto.offset.reset": "earliest"})
         self.consumer.assign([TopicPartition(t, p, 0) for t, n in topics.items() for p in range(n)])
 
@@ -112,3 +114,24 @@ class TopicReader:
 
     def close(self) -> None:
         self.consumer.close()
+
+
+def wait_for_open_transaction(committed: TopicReader, uncommitted: TopicReader, topic: str, begin, what: str,
+                              timeout: float, on_timeout=lambda: "") -> None:
+    """Calls `begin()` (which makes the work start: more input), then waits until `topic` (most
+    likely) holds records of a transaction still open: read_uncommitted sees more records beyond
+    read_committed than before `begin()` (the surplus of aborted transactions stays). For timing a
+    kill; not an assertion."""
+    committed.poll(0.5)
+    uncommitted.poll(0.5)
+    before = uncommitted.count(topic) - committed.count(topic)
+    begin()
+    deadline = time.monotonic() + timeout
+    while True:
+        uncommitted.poll(0.1)
+        if uncommitted.count(topic) - committed.count(topic) > before:
+            return
+        committed.poll(0.1)
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: no open transaction seen on {topic} within {timeout:.0f}s\n{on_timeout()}",
+                        pytrace=False)

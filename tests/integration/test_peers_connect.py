@@ -2,9 +2,9 @@
 kafka-wire, with exactly.once.source.support=enabled.
 
 The worker keeps its config, offset and status topics on kafka-wire. A FileStreamSource connector
-(exactly.once.support=required: each poll's records and its source offsets in one transaction)
-copies a file that grows in three parts to a topic; right after the second part is appended the
-worker is SIGKILLed, mid-transaction, and started again: the source task resumes from the offsets
+(exactly.once.support=required: a second's records and its source offsets in one transaction)
+copies a file that grows in three parts to a topic; while the second part is copied the
+worker is SIGKILLed, with a transaction holding lines open, and started again: the source task resumes from the offsets
 committed with the last committed transaction. A FileStreamSink connector then writes the topic,
 read read_committed, to a file, which must equal the source file line for line: no line lost, no
 line twice. (The sink is created after the restart because Connect's sinks are at-least-once: a
@@ -26,7 +26,7 @@ import pytest
 from broker.testing import BrokerProcess, free_port
 from compat import peers
 from compat.reference_kafka import KAFKA_3, KAFKA_4
-from tests.integration.peers_helpers import TopicReader, require_peers
+from tests.integration.peers_helpers import TopicReader, require_peers, wait_for_open_transaction
 
 SLOW = os.environ.get("KW_SLOW") == "1"
 LINES = 6000 if SLOW else 3000
@@ -118,13 +118,18 @@ def test_connect_exactly_once_source_survives_a_worker_kill(version, tmp_path):
         worker.create("file-source", {
             "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "tasks.max": "1",
             "file": str(source), "topic": TOPIC, "batch.size": "100",
-            "exactly.once.support": "required", "transaction.boundary": "poll"})
+            # A transaction per second of lines: the kill finds one open with lines in it.
+            "exactly.once.support": "required", "transaction.boundary": "interval",
+            "transaction.boundary.interval.ms": "1000"})
         reader = TopicReader(broker.bootstrap, {TOPIC: 1})
+        uncommitted = TopicReader(broker.bootstrap, {TOPIC: 1}, committed=False)
         append_lines(source, 0, LINES // 3)
         reader.wait_for(lambda: reader.count(TOPIC) >= LINES // 6, "the first lines on the topic", 180,
                         worker.process.log_report)
-        append_lines(source, LINES // 3, 2 * LINES // 3)
-        reader.poll(0.5)
+        # Killed while copying the second part, with a transaction holding lines open.
+        wait_for_open_transaction(reader, uncommitted, TOPIC,
+                                  lambda: append_lines(source, LINES // 3, 2 * LINES // 3),
+                                  "the second part under way", 180, worker.process.log_report)
         worker.process.kill()
         killed_at = reader.count(TOPIC)
         worker.start()
@@ -152,6 +157,7 @@ def test_connect_exactly_once_source_survives_a_worker_kill(version, tmp_path):
     finally:
         if reader:
             reader.close()
+            uncommitted.close()
         if worker.process:
             worker.process.kill()
         problems = broker.finish()

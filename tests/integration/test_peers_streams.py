@@ -4,9 +4,10 @@ The application (compat/peers/src/EosStreamsApp.java, Kafka Streams from Maven C
 input through a repartition topic, joins it with a KTable, and keeps a plain and a windowed
 aggregation in state stores with changelog topics; with the record cache off, every input event
 yields exactly one record on each of its three outputs. Two instances share the work; the input
-arrives in three parts: after the first, one instance is SIGKILLed (the other takes its tasks over,
-restoring their stores from the changelogs); after the second, the broker is SIGKILLed and
-restarted. The outputs, read read_committed, must then equal what Python computes from the input:
+arrives in three parts. While the second is processed one instance is SIGKILLed (the other takes its
+tasks over, restoring their stores from the changelogs); while the third is, the broker is SIGKILLed
+and restarted: each kill leaves a transaction with records in it open. The outputs, read
+read_committed, must then equal what Python computes from the input:
 no event lost, none counted twice. Afterwards Kafka's kafka-streams-application-reset tool
 (StreamsResetter) resets the application against kafka-wire.
 
@@ -26,7 +27,8 @@ from broker.testing import BrokerProcess
 from compat import peers
 from compat.reference_kafka import KAFKA_3, KAFKA_4, install, run_tool
 from tests.conftest import missing_tool
-from tests.integration.peers_helpers import TopicReader, create_topics, produce, require_peers, topic_names
+from tests.integration.peers_helpers import (TopicReader, create_topics, produce, require_peers, topic_names,
+                                              wait_for_open_transaction)
 
 SLOW = os.environ.get("KW_SLOW") == "1"
 PARTITIONS = 3
@@ -93,7 +95,7 @@ def wait_running(instance: peers.JavaProcess, timeout: float = 120.0) -> None:
 
 
 def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replication_factor: int = 1) -> None:
-    """The scenario on a running kafka-wire (one broker or a cluster); `kill_broker()` SIGKILLs a
+    """The scenario on a running kafka-wire (one broker or a cluster); `kill_broker(app)` SIGKILLs a
     broker (and, single node, restarts it) while the application works through the second part."""
     app = f"eos-{version.replace('.', '')}"
     create_topics(bootstrap, {f"{app}-in": PARTITIONS, f"{app}-users": PARTITIONS,
@@ -106,6 +108,7 @@ def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replicatio
     produce(bootstrap, [(f"{app}-in", p, e, f"{u},{a}", ts) for e, u, a, ts, p in parts[0]])
 
     reader = TopicReader(bootstrap, {f"{app}-{name}": PARTITIONS for name in OUTPUTS})
+    uncommitted = TopicReader(bootstrap, {f"{app}-enriched": PARTITIONS}, committed=False)
     instances = [streams_instance(version, bootstrap, app, tmp_path / f"state-{n}", tmp_path / f"streams-{n}.log")
                  for n in (1, 2)]
     reports = lambda: "\n".join(i.log_report() for i in instances)  # noqa: E731
@@ -114,12 +117,19 @@ def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replicatio
             wait_running(instance)
         enriched = f"{app}-enriched"
         reader.wait_for(lambda: reader.count(enriched) >= EVENTS // 6, "first output", 180, reports)
-        instances[1].kill()
+        # Each kill lands while the application is working through a part: a transaction with
+        # records in it is open then (to be aborted, never read, and done again).
         produce(bootstrap, [(f"{app}-in", p, e, f"{u},{a}", ts) for e, u, a, ts, p in parts[1]])
-        reader.wait_for(lambda: reader.count(enriched) >= EVENTS // 2, "output after the instance was killed",
+        reader.wait_for(lambda: reader.count(enriched) >= EVENTS // 3 + EVENTS // 30, "second part under way",
                         240, reports)
-        kill_broker()
-        produce(bootstrap, [(f"{app}-in", p, e, f"{u},{a}", ts) for e, u, a, ts, p in parts[2]])
+        instances[1].kill()
+        reader.wait_for(lambda: reader.count(enriched) >= 2 * EVENTS // 3, "output after the instance was killed",
+                        240, reports)
+        wait_for_open_transaction(
+            reader, uncommitted, enriched,
+            lambda: produce(bootstrap, [(f"{app}-in", p, e, f"{u},{a}", ts) for e, u, a, ts, p in parts[2]]),
+            "third part under way", 240, reports)
+        kill_broker(app)
         reader.wait_for(lambda: all(reader.count(f"{app}-{name}") >= EVENTS for name in OUTPUTS),
                         "every event on every output", 300, reports)
         assert instances[0].is_running(), reports()
@@ -135,6 +145,7 @@ def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replicatio
                 f"{reports()}")
     finally:
         reader.close()
+        uncommitted.close()
         for instance in instances:
             instance.kill()
     reset_application(version, bootstrap, app)
@@ -172,7 +183,7 @@ def test_streams_exactly_once_survives_instance_and_broker_kills(version, tmp_pa
     broker = BrokerProcess(tmp_path / "broker", config={"group.initial.rebalance.delay.ms": 0}, startup_timeout=60)
     broker.start()
 
-    def kill_and_restart():
+    def kill_and_restart(app):
         broker.kill()
         broker.start()
 
@@ -184,3 +195,30 @@ def test_streams_exactly_once_survives_instance_and_broker_kills(version, tmp_pa
     finally:
         problems = broker.finish()
     assert not problems, problems
+
+
+@pytest.mark.skipif(not SLOW, reason="the 3-broker cluster variant: KW_SLOW=1")
+def test_streams_exactly_once_on_a_cluster_survives_the_changelog_leader_kill(tmp_path, zookeeper_installed):
+    """RF=3 everywhere (inputs, outputs, the application's changelog and repartition topics, the
+    offsets and transaction state topics); the broker leading the changelog partitions of the plain
+    aggregation's store is SIGKILLed mid-run and started again once every event is processed."""
+    from broker.cluster.testing import running_cluster
+
+    require_peers(KAFKA_4)
+    killed: list[int] = []
+    with running_cluster(3, config={"transaction.state.log.replication.factor": 3,
+                                    "transaction.state.log.min.isr": 2, "min.insync.replicas": 2},
+                         tmp_dir=tmp_path / "cluster") as cluster:
+
+        def kill_changelog_leader(app):
+            changelog = f"{app}-totals-store-changelog"
+            leaders = [cluster.leader_of(changelog, p) for p in range(PARTITIONS)]
+            leader = max(set(leaders), key=leaders.count)
+            assert leader > 0, leaders
+            cluster.brokers[leader].kill()
+            killed.append(leader)
+
+        run_scenario(KAFKA_4, tmp_path, cluster.bootstrap, kill_changelog_leader, replication_factor=3)
+        assert killed
+        cluster.brokers[killed[0]].start()
+        cluster.wait_for_brokers(set(cluster.brokers), timeout=60)
