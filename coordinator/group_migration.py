@@ -260,7 +260,8 @@ class GroupMigration:
     # == classic requests to a consumer group ========================================================
 
     def classic_join_to_consumer_group(self, group: ConsumerGroup, request, api_version_requires_id: bool) -> dict:
-        """Kafka's classicGroupJoinToConsumerGroup: one JoinGroup is one reconciliation step."""
+        """Kafka's classicGroupJoinToConsumerGroup: one JoinGroup is one reconciliation step. Its
+        errors carry an empty member id, as Kafka's."""
         from .group_coordinator import join_response
 
         member_id = request.member_id
@@ -268,16 +269,16 @@ class GroupMigration:
         if is_unknown:
             member_id = _new_member_id()
         if len(group.members) >= self._consumer_max_size() and (is_unknown or member_id not in group.members):
-            return join_response(ErrorCode.GROUP_MAX_SIZE_REACHED, request.member_id)
+            return join_response(ErrorCode.GROUP_MAX_SIZE_REACHED)
         if not group.supports_classic_protocols(request.protocol_type, {n for n, _ in request.protocols}):
-            return join_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.member_id)
+            return join_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         if is_unknown and request.group_instance_id is None and api_version_requires_id:
             log.info("dynamic member joins consumer group %s with the classic protocol: asking it to rejoin "
                      "with member id %s", group.group_id, member_id)
             return join_response(ErrorCode.MEMBER_ID_REQUIRED, member_id)
         subscription = parse_subscription(request.protocols[0][1]) if request.protocols else None
         if subscription is None:
-            return join_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.member_id)
+            return join_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         writer = _RecordWriter(self, group, [])
         try:
             member = self._classic_member_for_join(group, writer, member_id, request.group_instance_id, is_unknown)
@@ -317,12 +318,12 @@ class GroupMigration:
                 writer.current_assignment(after)
             writer.flush()
         except HeartbeatError as exc:
-            return join_response(exc.error, request.member_id)
+            return join_response(exc.error)
         except AppendFailed as exc:
-            return join_response(group_metadata_append_error(exc.error), request.member_id)
+            return join_response(group_metadata_append_error(exc.error))
         except PartitionOwnedError as exc:
             log.error("%s", exc)
-            return join_response(ErrorCode.UNKNOWN_SERVER_ERROR, request.member_id)
+            return join_response(ErrorCode.UNKNOWN_SERVER_ERROR)
         member = group.members[updated.member_id]
         self.timer.cancel(_join_timeout_key(group.group_id, member.member_id))
         self._schedule_consumer_session(group, member.member_id)
@@ -334,16 +335,24 @@ class GroupMigration:
 
     def _classic_member_for_join(self, group: ConsumerGroup, writer: _RecordWriter, member_id: str,
                                  instance_id: str | None, is_unknown: bool) -> ConsumerGroupMember:
-        """The member a classic JoinGroup is from: a dynamic one is created when unknown (whatever
-        member id it brings, as Kafka does); a static one takes over its instance id's place."""
+        """The member a classic JoinGroup is from (Kafka's getOrMaybeSubscribe*ConsumerGroupMember):
+        a dynamic one is created when unknown, whatever member id it brings; a static one joining
+        without a member id takes over its instance id's place, one with a member id must be it."""
         if instance_id is None:
             return group.members.get(member_id) or ConsumerGroupMember(member_id)
         existing = group.static_member(instance_id)
-        if existing is None:
-            return group.members.get(member_id) or ConsumerGroupMember(member_id, instance_id=instance_id)
-        if existing.member_id == member_id:
+        if not is_unknown:
+            if existing is None:
+                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                     f"Instance id {instance_id} is unknown in group {group.group_id}.")
+            if existing.member_id != member_id:
+                raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
+                                     f"Static member {member_id} with instance id {instance_id} is fenced by "
+                                     f"member {existing.member_id}.")
             return existing
-        # A static member back under a new member id replaces its predecessor, from epoch 0.
+        if existing is None:
+            return ConsumerGroupMember(member_id, instance_id=instance_id)
+        # The static member is back under a new member id: it replaces its predecessor, from epoch 0.
         successor = replace(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0,
                             assignment_epochs=dict(existing.assignment_epochs))
         target = group.target.get(existing.member_id, {})

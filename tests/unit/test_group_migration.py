@@ -5,6 +5,7 @@ KIP-848 member leaves, the migration policy, and the replay of every conversion.
 
 from __future__ import annotations
 
+import asyncio
 import struct
 
 from coordinator.consumer_group import ConsumerGroup, MemberState
@@ -299,5 +300,57 @@ def test_session_timeout_of_a_classic_member_is_its_own(tmp_path):
             key = ("consumer-session", "g", classic.member_id)
             assert c.timer.is_scheduled(key)
             assert c.groups["g"].members[classic.member_id].classic.session_timeout_ms == 7000
+
+    run(scenario())
+
+
+def test_static_classic_member_in_a_consumer_group(tmp_path):
+    async def scenario():
+        async with running(tmp_path) as c:
+            Member(c, "a").heartbeat()
+
+            async def join(member_id: str) -> dict:
+                return await c.join_group(group_id="g", member_id=member_id, group_instance_id="inst",
+                                          protocol_type="consumer", protocols=[("range", subscription(["t"]))],
+                                          session_timeout_ms=30000, rebalance_timeout_ms=10000, client_id="c",
+                                          client_host="h", require_known_member_id=True)
+
+            first = await join("")
+            assert first["error_code"] == 0  # static members are not asked for a member id first
+            second = await join("")
+            assert second["error_code"] == 0 and second["member_id"] != first["member_id"]
+            group = c.groups["g"]
+            assert first["member_id"] not in group.members and group.static_member("inst").member_id \
+                == second["member_id"]
+            fenced = await join("someone-else")
+            assert fenced["error_code"] == ErrorCode.FENCED_INSTANCE_ID and fenced["member_id"] == ""
+            assert c.heartbeat(group_id="g", generation_id=first["generation_id"], member_id=first["member_id"],
+                               group_instance_id="inst") == ErrorCode.FENCED_INSTANCE_ID
+            error, results = c.leave_group(group_id="g", members=[("", "inst")])
+            assert results == [("", "inst", ErrorCode.NONE)] and group.static_member("inst") is None
+
+    run(scenario())
+
+
+def test_upgrade_during_a_classic_rebalance_sends_waiting_members_back(tmp_path):
+    """Members parked in JoinGroup when a KIP-848 member upgrades the group are told
+    REBALANCE_IN_PROGRESS (Kafka's completeAllJoinFutures), and carry on in the consumer group."""
+    async def scenario():
+        async with running(tmp_path) as c:
+            first = await classic_group_with_one_member(c)
+            second = Classic(c)
+            waiting = asyncio.ensure_future(second.join(owned=False))  # the group rebalances: parked
+            for _ in range(50):
+                await asyncio.sleep(0.01)
+                if c.groups["g"].state == GroupState.PREPARING_REBALANCE:
+                    break
+            assert Member(c, "a").heartbeat()["error_code"] == 0
+            assert (await waiting)["error_code"] == ErrorCode.REBALANCE_IN_PROGRESS
+            group = c.groups["g"]
+            # Every classic member converts, the one that was rejoining too (with what it held: nothing).
+            assert isinstance(group, ConsumerGroup) and set(group.members) == {first.member_id, second.member_id, "a"}
+            assert group.members[second.member_id].assigned == {}
+            joined = await second.join(owned=False)
+            assert joined["error_code"] == 0 and joined["generation_id"] == group.members[second.member_id].member_epoch
 
     run(scenario())

@@ -342,3 +342,29 @@ def consumer_group_downgrade(s: Session, v: int):
                   assignments=[{"member_id": joined.member_id, "assignment": b""}])
     s.call("DescribeGroups", 5, {"groups": [group], "include_authorized_operations": False},
            label="DescribeGroups v5, Stable again")
+
+
+@scenario("JoinGroup", versions=(9,), profile=PROFILE, covers=["FENCED_INSTANCE_ID"])
+def classic_static_member_in_consumer_group(s: Session, v: int):
+    """A static classic member (group.instance.id) inside a consumer group: it joins without a member
+    id, comes back under a new one (its predecessor is fenced), a wrong member id is fenced, and an
+    admin LeaveGroup by instance id removes it."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 2, group)
+    a = join(s, 1, group, "a", [topic])
+    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: owns both", owned=owned(a))
+    first = s.call("JoinGroup", v, join_body(group, instance_id="inst-c", topic=topic), conn="c",
+                   label="static c: JoinGroup")
+    _classic_sync(s, group, first, conn="c", label="static c: SyncGroup")
+    second = s.call("JoinGroup", v, join_body(group, instance_id="inst-c", topic=topic), conn="c2",
+                    label="static c again, without its member id")
+    _classic_heartbeat(s, group, first, conn="c", label="the replaced static member: Heartbeat")
+    s.call("JoinGroup", v, join_body(group, "conformance-wrong-id", instance_id="inst-c", topic=topic), conn="c",
+           label="static c with a wrong member id")
+    _classic_sync(s, group, second, conn="c2", label="static c: SyncGroup as its new self")
+    describe(s, 1, [group], "ConsumerGroupDescribe v1 with the static classic member")
+    s.call("LeaveGroup", 5, {"group_id": group, "members": [{"member_id": "", "group_instance_id": "inst-c",
+                                                             "reason": None}]},
+           conn="c2", label="admin LeaveGroup by instance id")
+    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: after the static member left",
+              owned=owned(a))
