@@ -354,3 +354,27 @@ def test_upgrade_during_a_classic_rebalance_sends_waiting_members_back(tmp_path)
             assert joined["error_code"] == 0 and joined["generation_id"] == group.members[second.member_id].member_epoch
 
     run(scenario())
+
+
+def test_classic_member_that_does_not_sync_in_time_is_removed(tmp_path):
+    """The sync timeout of a classic member in a consumer group (its rebalance timeout): a member
+    that joined and never sent SyncGroup is fenced, its partitions go back to the others."""
+    async def scenario():
+        async with running(tmp_path) as c:
+            a = Member(c, "a")
+            a.heartbeat()
+            joined = await c.join_group(group_id="g", member_id="late", group_instance_id=None,
+                                        protocol_type="consumer", protocols=[("range", subscription(["t"]))],
+                                        session_timeout_ms=30000, rebalance_timeout_ms=50, client_id="c",
+                                        client_host="h", require_known_member_id=True)
+            assert joined["error_code"] == 0 and "late" in c.groups["g"].members
+            for _ in range(500):
+                if "late" not in c.groups["g"].members:
+                    break
+                await asyncio.sleep(0.01)
+            assert "late" not in c.groups["g"].members
+            a.heartbeat()
+            a.heartbeat()
+            assert len(a.owned) == 6
+
+    run(scenario())
