@@ -92,7 +92,7 @@ def run_one(nemesis_name: str, workload_name: str, seconds: float, out_dir: Path
                     finally:
                         nemesis.heal()
                 time.sleep(max(0.0, deadline - time.monotonic()))
-                workload.stop()
+                workload.stop(timeout=20.0)
                 result.drained = workload.finish()
                 result.client_errors = list(workload.errors)
             finally:
