@@ -246,16 +246,28 @@ class GroupMigration:
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
                                  f"Cannot downgrade the consumer group {group.group_id}: {exc}.") from None
         self._append(group, records)
+        self._install_downgraded_group(group, classic, f"members {leaving} left", rebalance=True)
+        return True
+
+    def _can_downgrade_after_replacement(self, group: ConsumerGroup) -> bool:
+        """Kafka's validateOnlineDowngradeWithReplacedMember, once the replacement is applied."""
+        return (all(m.uses_classic_protocol for m in group.members.values()) and self._downgrade_enabled()
+                and len(group.members) <= int(self._cfg("group.max.size", 2147483647)))
+
+    def _install_downgraded_group(self, group: ConsumerGroup, classic: ClassicGroup, why: str, *,
+                                  rebalance: bool) -> None:
+        """Once the downgrade's records are written: serve the classic group (rebalancing when a
+        member left, or a replacing static member subscribes to something else)."""
         for member_id in group.members:
             self._cancel_consumer_timers(group.group_id, member_id)
         group.dead = True
         self.groups[group.group_id] = classic
         for member in classic.members.values():
             self._reschedule_heartbeat(classic, member)
-        log.info("consumer group %s downgraded to a classic group at generation %d (members %s left)",
-                 group.group_id, classic.generation_id, leaving)
-        self._prepare_rebalance(classic, f"Downgrade group {group.group_id} from consumer to classic.")
-        return True
+        log.info("consumer group %s downgraded to a classic group at generation %d (%s)", group.group_id,
+                 classic.generation_id, why)
+        if rebalance:
+            self._prepare_rebalance(classic, f"Downgrade group {group.group_id} from consumer to classic.")
 
     # == classic requests to a consumer group ========================================================
 
@@ -281,6 +293,7 @@ class GroupMigration:
             return join_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         writer = _RecordWriter(self, group, [])
         try:
+            replaced = group.static_member(request.group_instance_id) if is_unknown else None
             member = self._classic_member_for_join(group, writer, member_id, request.group_instance_id, is_unknown)
             updated = ConsumerGroupMember(
                 member.member_id,
@@ -316,7 +329,20 @@ class GroupMigration:
                                            group.partition_epoch, owned)
             if not after.same_assignment(member):
                 writer.current_assignment(after)
+            if replaced is not None and self._can_downgrade_after_replacement(group):
+                # The joining static member replaced the last KIP-848 member: the group is classic again.
+                member = group.members[updated.member_id]
+                classic, records = self.convert_to_classic_group(group, [])
+                writer.records.extend(records)
+                writer.flush()
+                self._install_downgraded_group(group, classic, f"static member {replaced.member_id} replaced",
+                                               rebalance=bump)
+                return join_response(member_id=member.member_id, generation_id=member.member_epoch,
+                                     protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=member.classic.protocol_name)
             writer.flush()
+        except ValueError as exc:
+            log.warning("cannot downgrade consumer group %s: %s", group.group_id, exc)
+            return join_response(ErrorCode.GROUP_ID_NOT_FOUND)
         except HeartbeatError as exc:
             return join_response(exc.error)
         except AppendFailed as exc:

@@ -378,3 +378,36 @@ def test_classic_member_that_does_not_sync_in_time_is_removed(tmp_path):
             assert len(a.owned) == 6
 
     run(scenario())
+
+
+def test_static_member_rolled_back_to_classic_downgrades_the_group(tmp_path):
+    """The last KIP-848 member is static; it restarts as a classic consumer with the same instance
+    id: the replacement makes every member classic, so the group is classic again (no rebalance when
+    the subscription is the same), and the replay says so too."""
+    async def scenario():
+        async with running(tmp_path) as c:
+            a = Member(c, "a", instance_id="inst")
+            a.heartbeat()
+            other = Classic(c)
+            await other.join(owned=False)
+            for _ in range(3):  # A revokes what the classic member is to get
+                assert a.heartbeat()["error_code"] == 0
+            assert a.heartbeat(epoch=-2)["error_code"] == 0
+            held = {(c._topic_name(t), p) for t, p in a.owned}
+            back = await c.join_group(group_id="g", member_id="", group_instance_id="inst",
+                                      protocol_type="consumer", protocols=[("range", subscription(["t"]))],
+                                      session_timeout_ms=30000, rebalance_timeout_ms=10000, client_id="c",
+                                      client_host="h", require_known_member_id=True)
+            assert back["error_code"] == 0
+            group = c.groups["g"]
+            assert isinstance(group, ClassicGroup) and group.state == GroupState.STABLE
+            assert group.generation_id == back["generation_id"] and group.static_member_id("inst") == back["member_id"]
+            synced = await c.sync_group(group_id="g", generation_id=back["generation_id"], member_id=back["member_id"],
+                                        group_instance_id="inst", protocol_type="consumer", protocol_name="range",
+                                        assignments=[])
+            assert {(t, p) for t, parts in assigned_partitions(synced["assignment"]) for p in parts} == held
+        async with running(tmp_path) as c:
+            assert isinstance(c.groups["g"], ClassicGroup) and c.groups["g"].static_member_id("inst") \
+                == back["member_id"]
+
+    run(scenario())

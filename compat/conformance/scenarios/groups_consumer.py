@@ -368,3 +368,28 @@ def classic_static_member_in_consumer_group(s: Session, v: int):
            conn="c2", label="admin LeaveGroup by instance id")
     heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: after the static member left",
               owned=owned(a))
+
+
+@scenario("JoinGroup", versions=(9,), profile=PROFILE)
+def classic_static_member_replaces_last_kip848_member(s: Session, v: int):
+    """A static KIP-848 member restarts as a classic consumer with the same group.instance.id (rolled
+    back): once it replaces the group's last KIP-848 member, the group is classic again."""
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 2, group)
+    a = join(s, 1, group, "a", [topic], instance_id="inst-a")
+    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: owns both", owned=owned(a),
+              instance_id="inst-a")
+    c = _classic_join(s, group, topic, conn="c", label="c")
+    a2 = heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: asked to revoke", owned=owned(a),
+                   instance_id="inst-a")
+    heartbeat(s, 1, group, a.member_id, a2.member_epoch, conn="a", label="a: revoked", owned=owned(a2),
+              instance_id="inst-a")
+    heartbeat(s, 1, group, a.member_id, -2, conn="a", label="a: leaves for a restart (epoch -2)",
+              instance_id="inst-a")
+    back = s.call("JoinGroup", v, join_body(group, instance_id="inst-a", topic=topic), conn="a2",
+                  label="a back as a classic static member")
+    s.call("DescribeGroups", 5, {"groups": [group], "include_authorized_operations": False},
+           label="DescribeGroups v5 after the replacement")
+    describe(s, 1, [group], "ConsumerGroupDescribe v1 after the replacement")
+    _classic_sync(s, group, back, conn="a2", label="a: SyncGroup in the classic group")
+    _classic_heartbeat(s, group, c, conn="c", label="c: Heartbeat in the classic group")
