@@ -33,17 +33,23 @@ def topic_names(bootstrap: str) -> set[str]:
     return set(admin.list_topics(timeout=30).topics)
 
 
-def produce(bootstrap: str, records: list[tuple[str, int | None, str, str, int | None]]) -> None:
-    """(topic, partition or None, key, value, timestamp ms or None) each, idempotently, all acked."""
+def producer_for(bootstrap: str) -> Producer:
+    # murmur2_random: keys land on the partitions Java's producers (Kafka Streams) pick for them.
+    return Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
+                     "linger.ms": 5, "partitioner": "murmur2_random"})
+
+
+def produce(bootstrap: str, records: list[tuple[str, int | None, str, str, int | None]],
+            producer: Producer | None = None) -> None:
+    """(topic, partition or None, key, value, timestamp ms or None) each, idempotently, all acked
+    (through `producer` when given, else a producer of its own)."""
     failures: list[str] = []
 
     def delivered(error, message):
         if error is not None:
             failures.append(f"{message.topic()}: {error}")
 
-    # murmur2_random: keys land on the partitions Java's producers (Kafka Streams) pick for them.
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
-                         "linger.ms": 5, "partitioner": "murmur2_random"})
+    producer = producer or producer_for(bootstrap)
     for topic, partition, key, value, timestamp in records:
         extra = {} if partition is None else {"partition": partition}
         if timestamp is not None:

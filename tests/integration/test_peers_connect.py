@@ -143,7 +143,8 @@ def test_connect_exactly_once_source_survives_a_worker_kill(version, tmp_path):
             return sink.is_file() and len(sink.read_text().splitlines()) >= LINES
 
         worker.wait_for(sink_complete, f"{LINES} lines in the sink file", 300)
-        assert worker.running("file-source") and worker.running("file-sink"), worker.request("GET", "/connectors?expand=status")
+        assert worker.running("file-source") and worker.running("file-sink"), \
+            worker.request("GET", "/connectors?expand=status")
         worker.process.stop()  # stops both connectors; the sink's last lines are flushed
         got = sink.read_text().splitlines()
         assert killed_at < LINES, killed_at

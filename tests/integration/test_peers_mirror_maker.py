@@ -22,7 +22,8 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from broker.testing import BrokerProcess
 from compat import peers
 from compat.reference_kafka import KAFKA_4
-from tests.integration.peers_helpers import TopicReader, create_topics, produce, require_peers, topic_names
+from tests.integration.peers_helpers import (TopicReader, create_topics, produce, producer_for, require_peers,
+                                              topic_names)
 
 PARTITIONS = 3
 RECORDS = 900
@@ -145,11 +146,12 @@ def test_mirror_maker_replicates_topics_and_translates_group_offsets_both_ways(r
         # In small batches, as a live producer writes: MirrorMaker sends an offset sync every
         # offset.lag.max records only while its sync producer keeps up (in one burst, later syncs of a
         # partition replace the pending ones, and offsets before the first sync cannot be translated).
+        producers = {alias: producer_for(bootstrap) for alias, bootstrap in clusters.items()}
         for start in range(0, RECORDS, 10 * PARTITIONS):
             for alias, bootstrap in clusters.items():
                 topic = topics[alias]
                 produce(bootstrap, [(topic, i % PARTITIONS, f"k{i}", f"{topic}-{i}", None)
-                                    for i in range(start, min(RECORDS, start + 10 * PARTITIONS))])
+                                    for i in range(start, min(RECORDS, start + 10 * PARTITIONS))], producers[alias])
             time.sleep(0.1)
 
         for source, target in other.items():
