@@ -371,7 +371,7 @@ def classic_static_member_in_consumer_group(s: Session, v: int):
 
 
 @scenario("JoinGroup", versions=(9,), profile=PROFILE)
-def classic_static_member_replaces_last_kip848_member(s: Session, v: int):
+def consumer_group_downgrade_by_static_classic_member(s: Session, v: int):
     """A static KIP-848 member restarts as a classic consumer with the same group.instance.id (rolled
     back): once it replaces the group's last KIP-848 member, the group is classic again."""
     group, topic = s.group(), s.topic()
