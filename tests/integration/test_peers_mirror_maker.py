@@ -9,11 +9,12 @@ arrived, and a consumer of the same group moved to the other side (auto.offset.r
 must find committed offsets) resumes at most a few records before where the group stopped, never
 after it, and reads everything from there on.
 
-CI runs it with MirrorMaker 4.3.0 against Kafka 4.3.0.
+CI runs it with MirrorMaker 4.3.0 against Kafka 4.3.0; KW_SLOW=1 adds MirrorMaker 3.9.1 against Kafka 3.9.1.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -21,10 +22,11 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from broker.testing import BrokerProcess
 from compat import peers
-from compat.reference_kafka import KAFKA_4
+from compat.reference_kafka import KAFKA_3, KAFKA_4
 from tests.integration.peers_helpers import (TopicReader, create_topics, produce, producer_for, require_peers,
                                               topic_names)
 
+SLOW = os.environ.get("KW_SLOW") == "1"
 PARTITIONS = 3
 RECORDS = 900
 OFFSET_LAG_MAX = 10
@@ -97,9 +99,11 @@ def source_values(topic: str) -> dict[int, list[str]]:
     return values
 
 
-def test_mirror_maker_replicates_topics_and_translates_group_offsets_both_ways(reference_kafka, tmp_path):
-    require_peers(KAFKA_4)
-    kafka = reference_kafka(KAFKA_4)
+@pytest.mark.parametrize("version", [KAFKA_4, pytest.param(KAFKA_3, marks=pytest.mark.skipif(
+    not SLOW, reason="MirrorMaker 3.9 with Kafka 3.9: KW_SLOW=1"))])
+def test_mirror_maker_replicates_topics_and_translates_group_offsets_both_ways(version, reference_kafka, tmp_path):
+    require_peers(version)
+    kafka = reference_kafka(version)
     broker = BrokerProcess(tmp_path / "broker", config={"group.initial.rebalance.delay.ms": 0}, startup_timeout=60)
     broker.start()
     clusters = {"kafka": kafka.bootstrap, "wire": broker.bootstrap}
@@ -130,7 +134,7 @@ def test_mirror_maker_replicates_topics_and_translates_group_offsets_both_ways(r
             "plugin.discovery": "service_load",
         }
         properties = peers.write_properties(tmp_path / "mm2.properties", settings)
-        mirror = peers.JavaProcess("MirrorMaker 2", peers.java_command(KAFKA_4, peers.MIRROR_MAKER, str(properties)),
+        mirror = peers.JavaProcess("MirrorMaker 2", peers.java_command(version, peers.MIRROR_MAKER, str(properties)),
                                    tmp_path / "mirror-maker.log").start()
 
         # MirrorMaker is up once it has created both remote topics; then the records arrive while it
