@@ -102,6 +102,8 @@ class Metric:
 class Results:
     def __init__(self) -> None:
         self.metrics: dict[str, Metric] = {}
+        self.failures: list[str] = []  # measurements a broker failed (the run went on)
+        self.broken_tools: set[tuple[str, str]] = set()  # (broker, tool) pairs not to try again
 
     def add(self, key: str, label: str, unit: str, broker: str, value: float, higher_is_better: bool = True) -> None:
         metric = self.metrics.setdefault(key, Metric(key, label, unit, higher_is_better))
@@ -290,46 +292,78 @@ def compiled_clients(broker, sizes: Sizes, results: Results, round_no: int) -> N
     """Load from compiled clients (bench.tools), no Python per message: rdkafka_performance produce
     (1 KiB and 100 B, acks=1 and acks=all with an fsync per request on the brokers that fsync) and
     consume; Kafka's ProducerPerformance, ConsumerPerformance and EndToEndLatency; rdkafka_performance
-    produce over 1..10,000 partitions (random partitioner); the broker's peak RSS meanwhile."""
+    produce over 1..10,000 partitions (random partitioner); the broker's peak RSS meanwhile.
+    A tool that fails against a broker is reported (the run goes on)."""
     bootstrap, name = broker.bootstrap, broker.name
     if tools.rdkafka_performance() is None or not tools.java_tools_installed():
         raise RuntimeError("rdkafka_performance or Kafka's tools are missing: run bash bench/setup.sh")
+
+    def attempt(what: str, measure, tool: str | None = None):
+        """measure(), or None when it failed (reported); after a tool's first failure against a
+        broker, that tool is not run against it again (tansu never acknowledges rdkafka_performance
+        2.0.2's produce requests: each attempt would wait out message.timeout.ms)."""
+        if (name, tool) in results.broken_tools:
+            return None
+        try:
+            return measure()
+        except Exception as exc:  # noqa: BLE001 - any failure against this broker is a result to report
+            reason = " ".join(str(exc).split())[:300]
+            print(f"  {what} failed on {name}: {reason}", file=sys.stderr, flush=True)
+            results.failures.append(f"{what} on {name} (round {round_no + 1}): {reason}"
+                                    + (f"; {tool} not run against {name} again" if tool else ""))
+            if tool:
+                results.broken_tools.add((name, tool))
+            return None
+
     with RssSampler(broker) as rss:
         for size, acks, count in ((1024, 1, sizes.tool_1k), (100, 1, sizes.tool_100),
                                   (1024, -1, sizes.tool_all_1k), (100, -1, sizes.tool_all_100)):
             topic = f"tool-produce-{size}-{'all' if acks == -1 else acks}-{round_no}"
             create_topic(bootstrap, topic, 1, topic_configs(broker, acks == -1))
-            r = tools.rdkafka_produce(bootstrap, topic, count, size, acks)
             size_label = "1 KiB" if size == 1024 else "100 B"
             acks_label = "all, fsync per request" if acks == -1 else "1"
             label = f"produce {size_label}, acks={acks_label} (rdkafka_performance)"
-            results.add(f"tool-produce-{size}-{acks}-mb", label, "MB/s", name, r["MB/s"])
-            results.add(f"tool-produce-{size}-{acks}-msg", label, "msg/s", name, r["msg/s"])
-            if size == 1024 and acks == 1:
-                r = tools.rdkafka_consume(bootstrap, topic, count)
-                results.add("tool-consume-mb", "consume 1 KiB (rdkafka_performance)", "MB/s", name, r["MB/s"])
-                r = tools.java_consume(bootstrap, topic, count)
-                results.add("tool-java-consume-mb", "consume 1 KiB (ConsumerPerformance, after the group join)",
-                            "MB/s", name, r["MB/s"])
+            r = attempt(label, lambda: tools.rdkafka_produce(bootstrap, topic, count, size, acks), "rdkafka_performance")
+            if r is not None:
+                results.add(f"tool-produce-{size}-{acks}-mb", label, "MB/s", name, r["MB/s"])
+                results.add(f"tool-produce-{size}-{acks}-msg", label, "msg/s", name, r["msg/s"])
+            if size == 1024 and acks == 1 and r is not None:
+                label = "consume 1 KiB (rdkafka_performance)"
+                r = attempt(label, lambda: tools.rdkafka_consume(bootstrap, topic, count), "rdkafka_performance")
+                if r is not None:
+                    results.add("tool-consume-mb", label, "MB/s", name, r["MB/s"])
+                label = "consume 1 KiB (ConsumerPerformance, after the group join)"
+                r = attempt(label, lambda: tools.java_consume(bootstrap, topic, count))
+                if r is not None:
+                    results.add("tool-java-consume-mb", label, "MB/s", name, r["MB/s"])
             delete_topic(bootstrap, topic)
         topic = f"tool-java-produce-{round_no}"
         create_topic(bootstrap, topic, 1)
-        r = tools.java_produce(bootstrap, topic, sizes.java_records, 1024, 1)
-        results.add("tool-java-produce-mb", "produce 1 KiB, acks=1 (ProducerPerformance)", "MB/s", name, r["MB/s"])
+        label = "produce 1 KiB, acks=1 (ProducerPerformance)"
+        r = attempt(label, lambda: tools.java_produce(bootstrap, topic, sizes.java_records, 1024, 1))
+        if r is not None:
+            results.add("tool-java-produce-mb", label, "MB/s", name, r["MB/s"])
         delete_topic(bootstrap, topic)
         topic = f"tool-e2e-{round_no}"
         create_topic(bootstrap, topic, 1)
-        r = tools.java_end_to_end_latency(bootstrap, topic, sizes.e2e_records)
-        for key in ("p50", "p99", "p99.9"):
-            results.add(f"tool-e2e-{key}", f"end-to-end latency {key}, one record in flight (EndToEndLatency)",
-                        "ms", name, r[f"{key} ms"], higher_is_better=False)
+        r = attempt("EndToEndLatency", lambda: tools.java_end_to_end_latency(bootstrap, topic, sizes.e2e_records))
+        if r is not None:
+            for key in ("p50", "p99", "p99.9"):
+                results.add(f"tool-e2e-{key}", f"end-to-end latency {key}, one record in flight (EndToEndLatency)",
+                            "ms", name, r[f"{key} ms"], higher_is_better=False)
         delete_topic(bootstrap, topic)
         for partitions in sizes.tool_partitions:
+            if (name, "rdkafka_performance") in results.broken_tools:
+                break
             topic = f"tool-partitions-{partitions}-{round_no}"
-            create_topic(bootstrap, topic, partitions)
-            r = tools.rdkafka_produce(bootstrap, topic, sizes.tool_partition_messages, 1024, 1, partition=None)
-            results.add(f"tool-partitions-{partitions}", f"produce 1 KiB over {partitions} partitions "
-                        "(rdkafka_performance)", "MB/s", name, r["MB/s"])
+            label = f"produce 1 KiB over {partitions} partitions (rdkafka_performance)"
+            if attempt(f"creating {partitions} partitions",
+                       lambda: create_topic(bootstrap, topic, partitions) or True) is None:
+                continue
+            r = attempt(label, lambda: tools.rdkafka_produce(bootstrap, topic, sizes.tool_partition_messages, 1024, 1,
+                                                            partition=None), "rdkafka_performance")
+            if r is not None:
+                results.add(f"tool-partitions-{partitions}", label, "MB/s", name, r["MB/s"])
             delete_topic(bootstrap, topic)
     results.add("rss-loaded", "broker RSS under load (peak, compiled clients)", "MB", name, rss.peak / MB,
                 higher_is_better=False)
@@ -546,6 +580,8 @@ def report(results: Results, facts: dict, sizes: Sizes, brokers: list[str], comm
     ]
     if skipped:
         lines += ["", "Not run: " + "; ".join(skipped) + "."]
+    if results.failures:
+        lines += ["", "Failed (left out of the medians):", "", *[f"- {f}" for f in results.failures]]
     return "\n".join(lines) + "\n"
 
 
@@ -563,6 +599,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated scenarios: " + ",".join([*SCENARIOS, "ready", "logsize"]))
     parser.add_argument("--brokers", default=f"{OURS},{PEER},{KAFKA}", help="which brokers to measure")
     parser.add_argument("--log-sizes-gb", help="comma-separated log sizes for the log size rows, e.g. 1,10")
+    parser.add_argument("--tool-partitions", help="comma-separated partition counts of the compiled-client "
+                        "partitions rows, e.g. 1,100,1000,10000")
     parser.add_argument("--output", default=str(BENCH_DIR / "RESULTS.md"),
                         help="where to write the results ('-' for nowhere)")
     args = parser.parse_args(argv)
@@ -570,6 +608,8 @@ def main(argv: list[str] | None = None) -> int:
     sizes = SMOKE if args.smoke else QUICK if args.quick else FULL
     if args.rounds:
         sizes.rounds = args.rounds
+    if args.tool_partitions:
+        sizes.tool_partitions = [int(x) for x in args.tool_partitions.split(",")]
     if args.log_sizes_gb:
         sizes.log_sizes_gb = [float(x) for x in args.log_sizes_gb.split(",")]
     wanted = set(args.only.split(",")) if args.only else {*SCENARIOS, "ready", "logsize"}

@@ -77,7 +77,8 @@ def rdkafka_produce(bootstrap: str, topic: str, count: int, size: int, acks: int
     compression, no idempotence, as bench.load's librdkafka producer). partition None: random."""
     binary = rdkafka_performance()
     command = [str(binary), "-P", "-t", topic, "-b", bootstrap, "-s", str(size), "-c", str(count),
-               "-a", str(acks), "-u", "-q", "-X", "linger.ms=5", "-X", "queue.buffering.max.messages=1000000",
+               "-a", str(acks), "-u", "-q", "-X", "linger.ms=5", "-X", "message.timeout.ms=120000",
+               "-X", "queue.buffering.max.messages=1000000",
                "-X", "queue.buffering.max.kbytes=1048576"]
     if partition is not None:
         command += ["-p", str(partition)]
