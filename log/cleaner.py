@@ -337,8 +337,10 @@ class LogCleaner:
     def log_to_clean(self, log: PartitionLog, now_ms: int | None = None) -> LogToClean | None:
         """The log's clean/dirty split, or None when it is not compacted or nothing is cleanable."""
         config = log.config
+        if "compact" not in config.cleanup_policy:
+            return None  # most logs: decided without allocating (this runs for every log each second)
         tp = (log.topic, log.partition)
-        if "compact" not in config.cleanup_policy or tp in self.uncleanable or tp in self.paused:
+        if tp in self.uncleanable or tp in self.paused:
             return None
         now_ms = self._clock_ms() if now_ms is None else now_ms
         segments = log.segments
@@ -380,7 +382,7 @@ class LogCleaner:
         """The log most in need of cleaning, or None (Kafka's grabFilthiestCompactedLog)."""
         now_ms = self._clock_ms() if now_ms is None else now_ms
         best = None
-        for _, log in self._manager.logs():
+        for log in self._manager.log_values():
             candidate = self.log_to_clean(log, now_ms)
             if candidate is None:
                 continue

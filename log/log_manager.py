@@ -320,6 +320,12 @@ class LogManager:
     def logs(self) -> Iterator[tuple[TopicPartition, PartitionLog]]:
         return iter(list(self._logs.items()))
 
+    def log_values(self):
+        """A live view of the logs, without a copy: for scans that run every second over every
+        partition and do not create or delete logs meanwhile (the cleaner's look for work).
+        Copying 10,000 entries each time woke the garbage collector over the whole heap."""
+        return self._logs.values()
+
     def log_dir_of(self, topic: str, partition: int) -> str | None:
         return self._dir_of.get((topic, partition))
 
@@ -443,14 +449,15 @@ class LogManager:
         `checkpoint_later(RECOVERY_POINT_CHECKPOINT)`."""
         now_ms = self._clock_ms() if now_ms is None else now_ms
         pending = []
-        for _, log in self.logs():
+        for log in self._logs.values():  # no copy: this runs every second over every log
             log.maybe_flush(now_ms, background=True)
             pending.extend(log.pending_flushes())
         return pending
 
     def start_offsets_moved(self) -> bool:
         """Whether a log start offset moved since log-start-offset-checkpoint was last written."""
-        return any(self._checkpointed_start_offsets.get(tp) != log.log_start_offset for tp, log in self.logs())
+        checkpointed = self._checkpointed_start_offsets
+        return any(checkpointed.get(tp) != log.log_start_offset for tp, log in self._logs.items())
 
     def delete_old_segments(self, now_ms: int | None = None, checkpoint: bool = True) -> int:
         """One retention pass over all logs (retention.ms, retention.bytes, log start offset);

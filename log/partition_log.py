@@ -675,8 +675,11 @@ class PartitionLog:
             return True
         return False
 
-    def pending_flushes(self) -> list[concurrent.futures.Future]:
-        """The flush jobs not reaped yet (the broker awaits them before checkpointing)."""
+    def pending_flushes(self) -> list[concurrent.futures.Future] | tuple[()]:
+        """The flush jobs not reaped yet (the broker awaits them before checkpointing); an empty
+        tuple, allocating nothing, for the many logs with none."""
+        if not self._background_flushes:
+            return ()
         return [flush.future for flush in self._background_flushes]
 
     # -- reading ----------------------------------------------------------------------------------

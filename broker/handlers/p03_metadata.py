@@ -31,9 +31,18 @@ TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
 def partition_entries(broker, meta) -> list[dict]:
     live = set(broker.live_broker_ids())
     entries = []
+    state_of, name = broker.metadata.partition_state, meta.name
+    previous, previous_entry = None, None
     for partition in range(meta.partitions):
-        state = broker.metadata.partition_state(meta.name, partition)
-        entries.append({
+        state = state_of(name, partition)
+        if state == previous:
+            # Partitions placed alike (on a single node: all of them) share one entry's values:
+            # a topic of 10,000 partitions is answered several times faster.
+            entry = previous_entry.copy()
+            entry["partition_index"] = partition
+            entries.append(entry)
+            continue
+        previous_entry = {
             # A cluster's partition whose replicas in sync are all down has no leader for now.
             "error_code": int(ErrorCode.LEADER_NOT_AVAILABLE) if state.leader < 0 else 0,
             "partition_index": partition,
@@ -42,7 +51,9 @@ def partition_entries(broker, meta) -> list[dict]:
             "replica_nodes": state.replicas,
             "isr_nodes": state.isr,
             "offline_replicas": [r for r in state.replicas if r not in live],
-        })
+        }
+        previous = state
+        entries.append(previous_entry)
     return entries
 
 
