@@ -4,7 +4,7 @@ the broker restarts in the middle (the upgraded group replays from __consumer_of
 
 What users rely on: every acknowledged record is consumed (at least once), committed offsets never
 go back, the group ends fully committed; the group converts each way (a consumer group once a KIP-848
-member joined, classic again once the last one left), as Admin's describeConsumerGroups shows.
+member joined, classic again once the last one left), as ConsumerGroupDescribe and DescribeGroups show.
 
 CI runs it against kafka-wire (about 25 s). The same test runs against the reference Apache Kafka
 4.3.0 with KW_SLOW=1 (the harness proven; about 40 s with Kafka's start):
@@ -19,10 +19,10 @@ import uuid
 import pytest
 
 from broker.testing import BrokerProcess
+from broker.wire_client import KafkaError, WireClient
 from tests.integration.test_consumer_group_protocol import CLIENTS, JavaMember, Producer, create_topic, wait_for
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
-import confluent_kafka.admin  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -59,33 +59,40 @@ def target(request, tmp_path):
 
 
 class Group:
-    """What the Python admin client (librdkafka: ConsumerGroupDescribe, else DescribeGroups) says."""
+    """What the broker says of the group, asked with the APIs admin clients use: ConsumerGroupDescribe
+    (a consumer group) and DescribeGroups (a classic one), and OffsetFetch. Through kafka-wire's own
+    wire client: librdkafka's admin client, created per look (one reused keeps its first idea of the
+    group's type), crashed the test process once in a few runs against the reference Kafka."""
 
     def __init__(self, bootstrap: str, group: str, topic: str) -> None:
         self.bootstrap, self.group, self.topic = bootstrap, group, topic
         self.committed_seen: dict[int, int] = {}
 
-    def admin(self):
-        # A new client each time: one created before a broker restart may wait long to reconnect.
-        return confluent_kafka.admin.AdminClient({"bootstrap.servers": self.bootstrap})
+    def _call(self, api: str, version: int, body):
+        try:
+            with WireClient(self.bootstrap) as client:
+                return client.call(api, version, body)
+        except (OSError, KafkaError):
+            return None  # the broker is restarting
 
     def type_name(self) -> str:
-        admin = self.admin()  # kept referenced until the answer is in: a collected client never answers
-        try:
-            return admin.describe_consumer_groups([self.group])[self.group].result(20).type.name
-        except (confluent_kafka.KafkaException, TimeoutError):
-            return "?"  # the coordinator is loading after a restart
+        described = self._call("ConsumerGroupDescribe", 0, {"group_ids": [self.group],
+                                                            "include_authorized_operations": False})
+        if described is not None and described.groups[0].error_code == 0:
+            return "CONSUMER"
+        classic = self._call("DescribeGroups", 5, {"groups": [self.group], "include_authorized_operations": False})
+        if classic is not None and classic.groups[0].error_code == 0 and classic.groups[0].group_state != "Dead":
+            return "CLASSIC"
+        return "?"  # unknown yet, or the coordinator is loading after a restart
 
     def committed(self) -> dict[int, int]:
         """The committed offsets, checked never to go back from one look to the next."""
-        request = confluent_kafka.ConsumerGroupTopicPartitions(
-            self.group, [confluent_kafka.TopicPartition(self.topic, p) for p in range(PARTITIONS)])
-        admin = self.admin()
-        try:
-            result = admin.list_consumer_group_offsets([request])[self.group].result(20)
-        except (confluent_kafka.KafkaException, TimeoutError):
+        answer = self._call("OffsetFetch", 8, {"groups": [{"group_id": self.group, "topics": [
+            {"name": self.topic, "partition_indexes": list(range(PARTITIONS))}]}], "require_stable": False})
+        if answer is None or answer.groups[0].error_code != 0:
             return dict(self.committed_seen)
-        now = {tp.partition: tp.offset for tp in result.topic_partitions if tp.offset >= 0}
+        now = {p.partition_index: p.committed_offset for t in answer.groups[0].topics for p in t.partitions
+               if p.error_code == 0 and p.committed_offset >= 0}
         for partition, offset in now.items():
             assert offset >= self.committed_seen.get(partition, -1), \
                 f"committed offset of partition {partition} went back: {self.committed_seen[partition]} -> {offset}"
