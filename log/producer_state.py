@@ -175,6 +175,21 @@ class ProducerAppend:
         if self._origin is AppendOrigin.CLIENT and current is not None:
             duplicate = current.find_duplicate(header)
             if duplicate is not None:
+                if header.is_transactional and not header.is_control and (
+                        current.current_txn_first_offset is None
+                        or duplicate.first_offset < current.current_txn_first_offset):
+                    # The original belongs to a transaction a marker has already ended: this batch
+                    # cannot be its retry (a client ends a transaction only after its writes were
+                    # answered). It is new data reusing those sequences at the same epoch (librdkafka
+                    # rewinds them after an abort when it was told the original was not written,
+                    # e.g. NOT_ENOUGH_REPLICAS to a retry after a restart). Answering "duplicate"
+                    # would drop its records while the producer commits them: refuse it instead,
+                    # and the producer aborts and bumps its epoch. (Kafka deduplicates here; its
+                    # transaction.version 2 bumps the epoch at every transaction end instead.)
+                    raise OutOfOrderSequence(
+                        f"producer {producer_id}: sequences {header.base_sequence}..{header.last_sequence} at "
+                        f"epoch {header.producer_epoch} were used by a batch at offset {duplicate.first_offset} of "
+                        f"a transaction that has ended; not a retry of it")
                 return duplicate
         staged = self._staged.get(producer_id)
         if staged is None:

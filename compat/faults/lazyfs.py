@@ -83,6 +83,14 @@ class LazyFS(Operations):
     def drop_unsynced(self) -> int:
         with self._guard:
             lost = sum(len(d) for p in self.pending.values() for _, d in p.writes)
+            for path, pending in sorted(self.pending.items()):
+                # Which files lost what: the evidence a durability anomaly is diagnosed from.
+                try:
+                    on_disk = os.path.getsize(self._full(path))
+                except OSError:
+                    on_disk = "?"
+                print(f"lazyfs: power loss: {path}: {sum(len(d) for _, d in pending.writes)} unsynced bytes "
+                      f"dropped (size {pending.size} -> {on_disk} on disk)", file=sys.stderr, flush=True)
             self.pending.clear()
             self.dropped_bytes += lost
             return lost

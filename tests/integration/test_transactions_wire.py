@@ -364,3 +364,27 @@ def test_add_offsets_to_txn_on_a_fresh_broker_needs_no_group_lookup_first(broker
         assert txn_offset_commit(fresh, txid, group, pid, epoch, topic, 5) == ErrorCode.NONE
         assert end_txn(fresh, txid, pid, epoch, True) == ErrorCode.NONE
         assert fetch_offset(fresh, group, topic, require_stable=True) == (ErrorCode.NONE, 5)
+
+
+def test_a_new_transaction_reusing_an_aborted_batchs_sequences_is_refused(client):
+    """The fault harness's power-loss-all-fsync x txn anomaly, request by request: a batch of an
+    aborted transaction is in the log (written before a power loss, never acknowledged), and the
+    producer's next transaction sends other records with the same producer id, epoch and
+    sequences (librdkafka rewinds them when told the batch was not written). Answered as a
+    duplicate of the aborted batch, they were never written while the transaction committed.
+    Apache Kafka answers this batch as a duplicate too (its transaction.version 2 avoids the case by
+    bumping the epoch at every transaction end); kafka-wire refuses it (README, "Faults")."""
+    topic = unique("txn-reuse")
+    create_topic(client, topic)
+    txid, pid, epoch = begin(client, topic)
+    first = produce(client, topic, txn_batch([b"a1", b"a2", b"a3"], pid, epoch), transactional_id=txid)
+    assert first.error_code == 0 and first.base_offset == 0
+    assert end_txn(client, txid, pid, epoch, False) == ErrorCode.NONE                      # ABORT at 3
+    assert set(add_partitions(client, txid, pid, epoch, {topic: [0]}).values()) == {ErrorCode.NONE}
+    reused = produce(client, topic, txn_batch([b"b1", b"b2", b"b3"], pid, epoch), transactional_id=txid)
+    assert reused.error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, (ErrorCode(reused.error_code),
+                                                                          reused.base_offset)
+    assert end_txn(client, txid, pid, epoch, False) == ErrorCode.NONE
+    values = [r.value for h, rs in batches_of(fetch(client, topic, isolation_level=0).records)
+              if not h.is_control for r in rs]
+    assert values == [b"a1", b"a2", b"a3"]

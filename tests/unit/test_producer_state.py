@@ -334,3 +334,27 @@ def test_transaction_verification_state(tmp_path):
     state.remove_expired_producers(now_ms=10**9, expiration_ms=1000)
     assert state.verification_guard(other) is None
     log.close()
+
+
+def test_a_batch_reusing_the_sequences_of_an_ended_transaction_is_refused_not_swallowed(tmp_path):
+    """The fault harness's power-loss-all-fsync x txn anomaly: a transaction's batch (sequences
+    0..2) reached the leader's log but was never acknowledged; the transaction was aborted, and
+    librdkafka, told the batch was not written, sent its next transaction's batch with the same
+    producer id, epoch and sequences. Answered as a duplicate of the aborted batch, its records
+    were never written while the transaction committed: partly visible."""
+    log = open_log(tmp_path)
+    first = append(log, batch(0, 3, transactional=True))
+    append(log, marker(False, epoch=0), origin=AppendOrigin.COORDINATOR)
+    end = log.log_end_offset
+    with pytest.raises(OutOfOrderSequence):
+        append(log, batch(0, 3, transactional=True, timestamp=5000))
+    assert log.log_end_offset == end
+    assert log.producer_state.first_unstable_offset() is None
+    # A retry within the open transaction is still answered with the original's offsets.
+    opened = append(log, batch(3, 2, transactional=True))
+    retry = append(log, batch(3, 2, transactional=True))
+    assert retry.duplicate and retry.base_offset == opened.base_offset != first.base_offset
+    # After a commit the same holds for the batches of the committed transaction.
+    append(log, marker(True, epoch=0), origin=AppendOrigin.COORDINATOR)
+    with pytest.raises(OutOfOrderSequence):
+        append(log, batch(3, 2, transactional=True))
