@@ -107,6 +107,10 @@ KNOWN = KNOWN + tuple(Known(pattern, KEPT, _FOLLOWS_4 + why, ("3.*",)) for patte
      "3.9 (transaction.version 0) appended it"),
     ("txn_offset_commit_member_checks@v* :: higher producer epoch :: *",
      "transaction.version 2 (KIP-890 part 2): TxnOffsetCommit's producer epoch is verified as Produce's is"),
+    ("broker_loggers@v* :: *",
+     "broker loggers: Kafka 3.9 reaches its loggers through log4j 1 (reload4j in its distribution); the reference "
+     "3.9.1 here runs with log4j 2 (compat/reference/pom.xml, one binding for every version), so it answers "
+     "UNKNOWN_SERVER_ERROR to every broker-logger request, where Kafka 4.3 (log4j 2) answers as kafka-wire"),
     ("authz_offset_fetch@v* :: alice, named topics :: topics.*",
      "Kafka 4.0's group coordinator answers an OffsetFetch the group authorization refused with each named "
      "topic and the error; 3.9 left the topics out"),
