@@ -104,9 +104,12 @@ class Producer:
         if error is None:
             self.acked.add(message.value().decode())
 
-    def send(self, n: int) -> None:
-        for _ in range(n):
-            self.producer.produce(self.topic, f"v{self.count}".encode(), on_delivery=self._delivered)
+    def send(self, n: int, partitions: tuple[int, ...] = ()) -> None:
+        """n records, unkeyed (librdkafka's partitioner places them; its sticky partitioning may put a
+        burst in one partition), or spread over `partitions` in turn."""
+        for i in range(n):
+            where = {"partition": partitions[i % len(partitions)]} if partitions else {}
+            self.producer.produce(self.topic, f"v{self.count}".encode(), on_delivery=self._delivered, **where)
             self.count += 1
         self.producer.flush(30)
 
@@ -249,7 +252,7 @@ def test_added_partitions_are_assigned_and_killed_member_is_expired(broker, memb
         dump = admin_dump(broker.bootstrap, "describe", group)
         assert [line[0] for line in dump].count("MEMBER") == 1, dump
         producer = Producer(broker.bootstrap, topic)
-        producer.send(40)
+        producer.send(40, partitions=(0, 1, 2, 3))  # ten to each: unkeyed records may all land in one
         wait_for(lambda: {p for p, _, _ in a.records} == set(range(4)), 60, "records from every partition", [a])
         a.stop()
     finally:
