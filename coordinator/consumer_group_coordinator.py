@@ -229,6 +229,27 @@ class ConsumerGroupProtocol:
             consumer_group.offsets, consumer_group.pending_txn_offsets = group.offsets, group.pending_txn_offsets
         return consumer_group, records
 
+    def _update_member(self, group, writer: _RecordWriter, member, updated, is_new: bool):
+        """Writes a member's new metadata (a ConsumerGroupHeartbeat's, or a classic member's JoinGroup
+        inside a consumer group): a new member or a changed subscription bumps the group epoch, and so
+        does a change of the subscribed topics' metadata; a group epoch ahead of the assignment's
+        computes the target assignment. Returns the member as the group now holds it, and whether the
+        group epoch was bumped."""
+        bump = False
+        if is_new or not updated.same_metadata(member):
+            writer.member_metadata(updated)
+            if is_new or updated.subscribed_topic_names != member.subscribed_topic_names \
+                    or updated.subscribed_topic_regex != member.subscribed_topic_regex:
+                bump = True
+        self._resolve_regexes(group)
+        if writer.subscription_metadata_changed():
+            bump = True
+        if bump:
+            writer.group_epoch(group.group_epoch + 1)
+        if group.group_epoch > group.assignment_epoch:
+            writer.target_assignment()
+        return group.members[updated.member_id], bump
+
     def _consumer_group_heartbeat(self, group_id, member_id, member_epoch, instance_id, rack_id,
                                   rebalance_timeout_ms, subscribed_topic_names, subscribed_topic_regex,
                                   server_assignor, owned, client_id, client_host) -> dict:
@@ -258,20 +279,7 @@ class ConsumerGroupProtocol:
                 server_assignor=(assignors.assignor_name(server_assignor) if server_assignor is not None
                                  else member.server_assignor),
             )
-            bump = False
-            if is_new or not updated.same_metadata(member):
-                writer.member_metadata(updated)
-                if is_new or updated.subscribed_topic_names != member.subscribed_topic_names \
-                        or updated.subscribed_topic_regex != member.subscribed_topic_regex:
-                    bump = True
-            self._resolve_regexes(group)
-            if writer.subscription_metadata_changed():
-                bump = True
-            if bump:
-                writer.group_epoch(group.group_epoch + 1)
-            if group.group_epoch > group.assignment_epoch:
-                writer.target_assignment()
-            member = group.members[updated.member_id]
+            member, _ = self._update_member(group, writer, member, updated, is_new)
             # Applying records updates members in place: keep what the member had.
             before = replace(member)
             full_request = (owned is not None and rebalance_timeout_ms != -1

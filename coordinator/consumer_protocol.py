@@ -82,7 +82,7 @@ def parse_subscription(metadata) -> Subscription | None:
         version, pos = read_int16(metadata, 0)
         if version < 0:
             return None
-        topics, pos = _read_strings(metadata, pos)
+        topics, pos = _read_array(metadata, pos, read_string)
         _, pos = read_bytes(metadata, pos, nullable=True)  # user data
         owned = []
         rack = None
@@ -92,7 +92,7 @@ def parse_subscription(metadata) -> Subscription | None:
                 return None
             for _ in range(count):
                 topic, pos = read_string(metadata, pos)
-                partitions, pos = _read_int32s(metadata, pos)
+                partitions, pos = _read_array(metadata, pos, read_int32)
                 owned.append((topic, tuple(partitions)))
         if version >= 2:
             _, pos = read_int32(metadata, pos)  # generation id
@@ -103,24 +103,14 @@ def parse_subscription(metadata) -> Subscription | None:
         return None
 
 
-def _read_strings(buf, pos: int) -> tuple[list[str], int]:
+def _read_array(buf, pos: int, read_item) -> tuple[list, int]:
+    """A consumer-protocol array: an int32 count (checked against the buffer), then its items."""
     count, pos = read_int32(buf, pos)
     if count < 0 or count > len(buf):
         raise DecodeError("bad array length")
     items = []
     for _ in range(count):
-        item, pos = read_string(buf, pos)
-        items.append(item)
-    return items, pos
-
-
-def _read_int32s(buf, pos: int) -> tuple[list[int], int]:
-    count, pos = read_int32(buf, pos)
-    if count < 0 or count > len(buf):
-        raise DecodeError("bad array length")
-    items = []
-    for _ in range(count):
-        item, pos = read_int32(buf, pos)
+        item, pos = read_item(buf, pos)
         items.append(item)
     return items, pos
 

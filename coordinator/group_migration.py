@@ -306,20 +306,8 @@ class GroupMigration:
                                       else member.rebalance_timeout_ms),
                 server_assignor=member.server_assignor,
                 classic=ClassicMemberMetadata(request.session_timeout_ms, tuple(request.protocols)))
-            is_new = updated.member_id not in group.members
-            bump = False
-            if is_new or not updated.same_metadata(member):
-                writer.member_metadata(updated)
-                if is_new or updated.subscribed_topic_names != member.subscribed_topic_names:
-                    bump = True
-            self._resolve_regexes(group)
-            if writer.subscription_metadata_changed():
-                bump = True
-            if bump:
-                writer.group_epoch(group.group_epoch + 1)
-            if group.group_epoch > group.assignment_epoch:
-                writer.target_assignment()
-            member = group.members[updated.member_id]
+            # (A classic member keeps the regex it had, none: only its topic names can change.)
+            member, bump = self._update_member(group, writer, member, updated, updated.member_id not in group.members)
             owned = set()
             for topic, partitions in subscription.owned_partitions:
                 meta = self._topic_metadata(topic)
