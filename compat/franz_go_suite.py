@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import allowlist
+
 COMPAT_DIR = Path(__file__).resolve().parent
 REPO_ROOT = COMPAT_DIR.parent
 MODULE_DIR = COMPAT_DIR / "franz-go"
@@ -151,11 +153,7 @@ def list_tests(binary: Path) -> list[str]:
 
 def read_allowlist(path: Path = ALLOWLIST_PATH) -> list[str]:
     """Test names (with subtests and `@harness`), one a line; `#` starts a comment."""
-    try:
-        lines = path.read_text().splitlines()
-    except FileNotFoundError:
-        return []
-    return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
+    return allowlist.read_allowlist(path)
 
 
 ALLOWLIST_HEADER = """\
@@ -169,13 +167,7 @@ ALLOWLIST_HEADER = """\
 
 def grow_allowlist(results: Iterable[TestResult], path: Path = ALLOWLIST_PATH) -> list[str]:
     """Adds every test that ran and passed; never removes one. Returns the added names."""
-    present = set(read_allowlist(path))
-    added = sorted({r.key for r in results if r.outcome == RAN and r.key not in present})
-    if added:
-        header = "" if path.exists() else ALLOWLIST_HEADER
-        with open(path, "a") as out:
-            out.write(header + "".join(f"{name}\n" for name in added))
-    return added
+    return allowlist.grow_allowlist(results, path, ALLOWLIST_HEADER)
 
 
 # -- the broker under test -------------------------------------------------------------------------------------

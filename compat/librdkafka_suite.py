@@ -49,6 +49,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import allowlist
+
 COMPAT_DIR = Path(__file__).resolve().parent
 REPO_ROOT = COMPAT_DIR.parent
 DEPS_DIR = REPO_ROOT / ".deps" / "librdkafka"
@@ -279,22 +281,12 @@ def ensure_built(say: Callable[[str], None] = print) -> SuiteBuild:
 
 def read_allowlist(path: Path = ALLOWLIST_PATH) -> list[str]:
     """Test names, one a line; `#` starts a comment."""
-    try:
-        lines = path.read_text().splitlines()
-    except FileNotFoundError:
-        return []
-    return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
+    return allowlist.read_allowlist(path)
 
 
 def grow_allowlist(results: Iterable[TestResult], path: Path = ALLOWLIST_PATH) -> list[str]:
     """Adds every test that really ran and passed; never removes one. Returns the added names."""
-    present = set(read_allowlist(path))
-    added = sorted({r.key for r in results if r.outcome == RAN and r.key not in present})
-    if added:
-        header = "" if path.exists() else ALLOWLIST_HEADER
-        with open(path, "a") as out:
-            out.write(header + "".join(f"{name}\n" for name in added))
-    return added
+    return allowlist.grow_allowlist(results, path, ALLOWLIST_HEADER)
 
 
 ALLOWLIST_HEADER = """\
