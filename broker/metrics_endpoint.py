@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector,
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import generate_latest
 
+from .http_listener import close_server, start_http
 from .metrics import BYTES_IN, BYTES_OUT, COUNT, FIRST_BUCKET, LATENCY_BUCKETS, LATENCY_SUM, STATS, RequestStats
 
 log = logging.getLogger("kafka_wire.metrics")
@@ -188,20 +189,13 @@ class MetricsEndpoint:
         self.server: asyncio.base_events.Server | None = None
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
-        self.server = await asyncio.start_server(self._serve, host=host, port=port, reuse_address=True,
-                                                 limit=MAX_HTTP_HEAD)
+        self.server = await start_http(self._serve, host, port, MAX_HTTP_HEAD)
         address = self.server.sockets[0].getsockname()
         log.info("metrics on http://%s:%d/metrics", address[0], address[1])
         return address[0], address[1]
 
     async def stop(self) -> None:
-        if self.server is None:
-            return
-        self.server.close()
-        try:
-            await asyncio.wait_for(self.server.wait_closed(), 2)
-        except (asyncio.TimeoutError, Exception):
-            pass
+        await close_server(self.server)
         self.server = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -13,6 +13,8 @@ import mimetypes
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from broker.http_listener import close_server, start_http
+
 from .api import ApiError, ConsoleApi, from_kafka, to_json
 from .kafka_calls import KafkaCalls, KafkaError
 from .sampler import Sampler
@@ -90,8 +92,7 @@ class ConsoleServer:
         self._static = {p.name: p for p in STATIC.iterdir() if p.is_file()}
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
-        self.server = await asyncio.start_server(self._serve, host=host, port=port, reuse_address=True,
-                                                 limit=MAX_HEAD)
+        self.server = await start_http(self._serve, host, port, MAX_HEAD)
         self.address = self.server.sockets[0].getsockname()[:2]
         # Browsers do not keep cookies apart by port: each console's session cookie has its own name.
         self.cookie = f"{COOKIE}_{self.address[1]}"
@@ -102,13 +103,7 @@ class ConsoleServer:
 
     async def stop(self) -> None:
         await self.sampler.stop()
-        if self.server is None:
-            return
-        self.server.close()
-        try:
-            await asyncio.wait_for(self.server.wait_closed(), 2)
-        except (asyncio.TimeoutError, Exception):
-            pass
+        await close_server(self.server)
         self.server = None
 
     # -- HTTP -----------------------------------------------------------------------------------
