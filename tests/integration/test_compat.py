@@ -9,12 +9,11 @@ An allowlisted librdkafka test that fails, or that stops doing broker work, fail
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from compat import librdkafka_suite as suite
+from tests.compat_command import run_compat
 
 COMMAND_TIMEOUT = 900  # seconds; the quick form takes about 4 minutes on 2 cores
 
@@ -47,16 +46,8 @@ def test_allowlist_is_large_enough_and_known(librdkafka_build):
 
 def test_compat_quick(librdkafka_build, tmp_path):
     results = tmp_path / "RESULTS.md"
-    command = [sys.executable, "-m", "broker.cli", "compat", "--quick", "--results", str(results),
-               "--log-dir", str(tmp_path / "logs")]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
-                              stdin=subprocess.DEVNULL, cwd=suite.REPO_ROOT)
-    except subprocess.TimeoutExpired as expired:
-        pytest.fail(f"`kafka-wire compat --quick` did not finish in {COMMAND_TIMEOUT}s:\n{expired.stdout}",
-                    pytrace=False)
-    output = done.stdout + (f"\n--- stderr ---\n{done.stderr[-5000:]}" if done.stderr.strip() else "")
-    print(output)
+    done, output = run_compat(["--quick", "--results", str(results), "--log-dir", str(tmp_path / "logs")],
+                              COMMAND_TIMEOUT)
     assert results.is_file(), f"no results written:\n{output}"
     report = json.loads(results.with_suffix(".json").read_text())
 

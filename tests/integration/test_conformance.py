@@ -9,13 +9,12 @@ answers and ours, naming each. The full run, 3.9 too, is `kafka-wire compat --ag
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from compat.reference_kafka import KAFKA_4, ReferenceKafkaUnavailable, install
-from tests.conftest import REPO_ROOT, missing_tool
+from tests.compat_command import run_compat
+from tests.conftest import missing_tool
 
 pytestmark = [pytest.mark.clients, pytest.mark.timeout(1500)]
 
@@ -26,9 +25,7 @@ def test_kafka_wire_answers_as_apache_kafka_4(tmp_path):
     except ReferenceKafkaUnavailable as error:
         missing_tool(f"Apache Kafka {KAFKA_4} ({error})")
     report = tmp_path / "CONFORMANCE.md"
-    done = subprocess.run([sys.executable, "-m", "broker.cli", "compat", "--against-kafka", KAFKA_4, "--quick",
-                           "--results", str(report)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=1400)
-    output = done.stdout + done.stderr
+    done, output = run_compat(["--against-kafka", KAFKA_4, "--quick", "--results", str(report)], 1400)
     summary = json.loads(report.with_suffix(".json").read_text())[KAFKA_4] if report.with_suffix(".json").exists() else None
     assert summary is not None, f"no report written (exit {done.returncode}):\n{output[-6000:]}"
     assert summary["cases"] > 0

@@ -11,12 +11,11 @@ or an ETL subtest that is skipped, fails this test. The full run is `kafka-wire 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from compat import franz_go_suite as franz_go
+from tests.compat_command import run_compat
 
 COMMAND_TIMEOUT = 600  # seconds; the quick form takes about 2 minutes on 2 cores
 
@@ -52,16 +51,8 @@ def test_allowlist_names_real_kgo_broker_tests(kgo_binary):
 
 def test_franz_go_quick(kgo_binary, tmp_path):
     results = tmp_path / "RESULTS.md"
-    command = [sys.executable, "-m", "broker.cli", "compat", "franz-go", "--quick", "--results", str(results),
-               "--log-dir", str(tmp_path / "logs")]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
-                              stdin=subprocess.DEVNULL, cwd=franz_go.REPO_ROOT)
-    except subprocess.TimeoutExpired as expired:
-        pytest.fail(f"`kafka-wire compat franz-go --quick` did not finish in {COMMAND_TIMEOUT}s:\n{expired.stdout}",
-                    pytrace=False)
-    output = done.stdout + (f"\n--- stderr ---\n{done.stderr[-5000:]}" if done.stderr.strip() else "")
-    print(output)
+    done, output = run_compat(["franz-go", "--quick", "--results", str(results), "--log-dir", str(tmp_path / "logs")],
+                              COMMAND_TIMEOUT)
     report = json.loads((tmp_path / franz_go.JSON_RESULTS_PATH.name).read_text())
     outcomes = {t["name"]: t for t in report["tests"]}
     assert not report["allowlist_failures"], "allowlisted kgo tests failed:\n" + "\n".join(
