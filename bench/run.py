@@ -30,6 +30,7 @@ from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 from . import machine, tools
 from .brokers import ApacheKafka, BrokerUnderTest, OurBroker, Tansu, scratch_dir
 from .clients import run_together, throughput
+from .latency import rate_latency
 
 BENCH_DIR = Path(__file__).resolve().parent
 OURS, PEER, KAFKA = "kafka-wire", "tansu", "kafka"
@@ -67,6 +68,9 @@ class Sizes:
     e2e_records: int = 10_000
     tool_partitions: list[int] = field(default_factory=lambda: [1, 100, 1000, 10_000])
     tool_partition_messages: int = 300_000
+    # End-to-end latency at fixed rates (bench.latency, rdkafka_performance): msg/s, seconds each.
+    rate_latency_rates: list[int] = field(default_factory=lambda: [1000, 10_000, 50_000])
+    rate_latency_seconds: float = 10.0
 
 
 FULL = Sizes(rounds=3, produce_1k=1_000_000, produce_100=2_000_000, acks_all_1k=500_000, acks_all_100=1_000_000,
@@ -76,14 +80,15 @@ QUICK = Sizes(rounds=1, produce_1k=100_000, produce_100=200_000, acks_all_1k=50_
               raw_requests=100, latency_rate=10_000, latency_seconds=3, scaling_messages=50_000,
               partitions=[1, 10, 100], connections=[1, 10], log_sizes_gb=[0.1, 0.5], ready_starts=2,
               tool_1k=200_000, tool_100=500_000, tool_all_1k=20_000, tool_all_100=20_000, java_records=100_000,
-              e2e_records=2000, tool_partitions=[1, 1000], tool_partition_messages=100_000)
+              e2e_records=2000, tool_partitions=[1, 1000], tool_partition_messages=100_000,
+              rate_latency_seconds=3.0)
 
 # For the test suite's smoke run of this code path: seconds, not minutes; the numbers mean nothing.
 SMOKE = Sizes(rounds=1, produce_1k=5000, produce_100=5000, acks_all_1k=2000, acks_all_100=2000, raw_requests=5,
               latency_rate=1000, latency_seconds=1.5, scaling_messages=2000, partitions=[1, 10], connections=[1, 2],
               log_sizes_gb=[0.005, 0.01], ready_starts=1, tool_1k=5000, tool_100=5000, tool_all_1k=500,
               tool_all_100=500, java_records=2000, e2e_records=50, tool_partitions=[1, 10],
-              tool_partition_messages=2000)
+              tool_partition_messages=2000, rate_latency_rates=[1000], rate_latency_seconds=1.0)
 
 
 @dataclass
@@ -375,6 +380,7 @@ SCENARIOS = {
     "latency": latency,
     "scaling": scaling,
     "compiled": compiled_clients,
+    "rate-latency": rate_latency,
 }
 
 
@@ -488,7 +494,7 @@ def kafka_targets(results: Results) -> list[str]:
                 "tool-produce-100--1-mb", "tool-java-produce-mb", "tool-consume-mb", "tool-java-consume-mb",
                 "produce-1024-1-mb", "consume-mb"):
         ratio_row(key, 1.0, True, "ours/Kafka >= 1.0")
-    for key in ("tool-e2e-p99", "latency-p99"):
+    for key in ("tool-e2e-p99", "latency-p99", *(k for k in results.metrics if k.startswith("rate-e2e-p99-"))):
         ratio_row(key, 1.0, False, "ours/Kafka <= 1.0")
     for key in ("rss-idle", "rss-loaded"):
         ratio_row(key, 0.2, False, "ours/Kafka <= 0.2")

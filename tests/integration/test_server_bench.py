@@ -25,7 +25,8 @@ def test_bench_smoke_run_reports_every_measurement(tmp_path):
                 "produce 100 B, acks=all, fsync per request (rdkafka_performance) | msg/s",
                 "consume 1 KiB (rdkafka_performance)", "consume 1 KiB (ConsumerPerformance",
                 "produce 1 KiB, acks=1 (ProducerPerformance)", "end-to-end latency p99.9, one record in flight",
-                "produce 1 KiB over 10 partitions (rdkafka_performance)", "broker RSS under load"):
+                "produce 1 KiB over 10 partitions (rdkafka_performance)", "broker RSS under load",
+                "end-to-end latency p99.9 at 1k msg/s (rdkafka_performance) | ms"):
         assert row in report, f"{row!r} missing from the report:\n{report}"
     assert "## Targets (issue 7)" in report
     assert "TCP loopback" in report and "fdatasync" in report
