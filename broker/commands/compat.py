@@ -70,11 +70,22 @@ def run_franz_go(args) -> int:
 
 def run_faults(args) -> int:
     """`kafka-wire compat faults`: Jepsen-style faults (compat/faults/), writes compat/FAULTS.md."""
-    from compat.faults.run import FAULTS_PATH, main as faults_main
+    from compat.faults.run import FAULTS_PATH, RESULTS_DIR, main as faults_main
 
-    results = Path(args.results) if args.results else (None if args.nemesis or args.workload else FAULTS_PATH)
-    return faults_main(quick=args.quick, nemeses=args.nemesis, workloads=args.workload, seconds=args.time,
-                       out_dir=Path(args.out_dir) if args.out_dir else None, report=results)
+    # The full form (and --resume) stores its results in compat/faults-results/ and renders FAULTS.md
+    # from all of them; other forms write only where told (--results, --results-dir).
+    full = args.resume or not (args.quick or args.nemesis or args.workload)
+    report = Path(args.results) if args.results else (FAULTS_PATH if full else None)
+    results_dir = Path(args.results_dir) if args.results_dir else (
+        RESULTS_DIR if full or (report is not None and report.resolve() == FAULTS_PATH) else None)
+
+    def names(given):  # --nemesis a,b and --nemesis a --nemesis b
+        return [n.strip() for value in given for n in value.split(",") if n.strip()] if given else None
+
+    return faults_main(quick=args.quick, nemeses=names(args.nemesis), workloads=names(args.workload),
+                       seconds=args.time,
+                       out_dir=Path(args.out_dir) if args.out_dir else None, report=report,
+                       results_dir=results_dir, parallel=args.parallel, resume=args.resume)
 
 
 def run(args) -> int:
@@ -163,12 +174,24 @@ def register(subparsers) -> None:
                     "'faults: R runs, A anomalies'. Exit status 1 on an anomaly or a run that could not finish.")
     faults.add_argument("--quick", action="store_true", help="the CI form: a few nemesis x workload runs, 20 s each")
     faults.add_argument("--nemesis", action="append", metavar="NAME",
-                        help="only this nemesis (repeatable); compat/FAULTS.md is then left alone unless --results")
+                        help="only this nemesis (repeatable); compat/FAULTS.md is then left alone unless --results "
+                             "or --resume")
     faults.add_argument("--workload", action="append", metavar="NAME", help="only this workload (repeatable)")
     faults.add_argument("--time", type=float, metavar="SECONDS",
                         help="seconds of workload per run (default 20 with --quick, else 300)")
     faults.add_argument("--out-dir", metavar="DIR", help="keep the histories and the clusters' data here")
-    faults.add_argument("--results", metavar="PATH", help="where to write the table (default compat/FAULTS.md)")
+    faults.add_argument("--results", metavar="PATH",
+                        help="where to write the table (default: compat/FAULTS.md for the full form and --resume; "
+                             "none for --quick or --nemesis/--workload)")
+    faults.add_argument("--results-dir", metavar="DIR",
+                        help="where each run stores its result as JSON, and from which the table is rendered "
+                             "(all results there) (default: compat/faults-results/ for the full form, --resume "
+                             "and --results compat/FAULTS.md; else <out-dir>/results)")
+    faults.add_argument("--parallel", type=int, default=1, metavar="N",
+                        help="N runs at once, each its own cluster, namespaces and subnet (default 1)")
+    faults.add_argument("--resume", action="store_true",
+                        help="skip runs whose stored result covers --time seconds without a harness error "
+                             "(finish the full form over several invocations)")
     faults.set_defaults(func=run)
     franz_go = sub.add_parser(
         "franz-go", help="run franz-go's own kgo integration tests against kafka-wire (or Apache Kafka)",

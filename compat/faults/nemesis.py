@@ -1,6 +1,7 @@
 """Nemeses: the faults, each a `start()` that breaks something and a `heal()` that undoes it.
 
-A nemesis picks its victims when it starts (the leader of `queue`-0 at that moment, the controller,
+A nemesis picks its victims when it starts (the leader of the workload's watched partition, e.g.
+`queue`-0 or `txn-out`-0, at that moment, the controller,
 the group's coordinator, ...) and records what it did in the history (`nemesis` operations), so a
 reader of an anomaly can see which fault was in force. heal() is safe to call twice and when
 start() failed halfway; the runner always calls it.
@@ -14,7 +15,11 @@ import signal
 from .cluster import FaultCluster
 from .history import HistoryRecorder
 from .netns import netem_available
-from .workloads import Workload
+from .workloads import WORKLOADS, Workload
+
+# Whom "leader" nemeses pick: the leader of partition 0 of the workload's watched topic.
+LEADER = "the leader of the workload's partition 0 (" + ", ".join(
+    f"{workload.watched_topic}-0 under {name}" for name, workload in WORKLOADS.items()) + ")"
 
 
 class NemesisUnavailable(RuntimeError):
@@ -71,7 +76,7 @@ class NetworkNemesis(Nemesis):
 
 class LeaderFromZooKeeper(NetworkNemesis):
     name = "partition-leader-zk"
-    description = "the leader of queue-0 cut from every ZooKeeper node (its session expires; a new leader is elected)"
+    description = f"{LEADER} cut from every ZooKeeper node (its session expires; a new leader is elected)"
 
     def start(self) -> None:
         victim = self.leader()
@@ -91,7 +96,7 @@ class CoordinatorFromZooKeeper(NetworkNemesis):
 
 class LeaderFromFollowers(NetworkNemesis):
     name = "partition-leader-followers"
-    description = "the leader of queue-0 cut from the other brokers (it still reaches ZooKeeper and clients)"
+    description = f"{LEADER} cut from the other brokers (it still reaches ZooKeeper and clients)"
 
     def start(self) -> None:
         victim = self.leader()
@@ -102,7 +107,7 @@ class LeaderFromFollowers(NetworkNemesis):
 
 class LeaderFromClients(NetworkNemesis):
     name = "partition-leader-clients"
-    description = "the leader of queue-0 cut from the clients (root namespace); brokers and ZooKeeper still reach it"
+    description = f"{LEADER} cut from the clients (root namespace); brokers and ZooKeeper still reach it"
 
     def start(self) -> None:
         victim = self.leader()
@@ -243,7 +248,7 @@ class PowerLoss(Nemesis):
 
 
 def _power_loss_nemesis(kind: str, fsync: bool) -> type[PowerLoss]:
-    whom = "the leader of queue-0" if kind == "leader" else "every broker at once"
+    whom = LEADER if kind == "leader" else "every broker at once"
     attributes = {
         "name": f"power-loss-{kind}" + ("-fsync" if fsync else ""), "victim_kind": kind,
         "broker_config": {"log.flush.interval.messages": 1} if fsync else {},
@@ -262,7 +267,7 @@ def _power_loss_nemesis(kind: str, fsync: bool) -> type[PowerLoss]:
 
 def _process_nemesis(kind: str, sig: int) -> type[ProcessNemesis]:
     verb = "kill" if sig == signal.SIGKILL else "pause"
-    what = {"leader": "the leader of queue-0", "controller": "the controller",
+    what = {"leader": LEADER, "controller": "the controller",
             "coordinator": "the group's coordinator"}[kind]
     return type(f"{verb.title()}{kind.title()}", (ProcessNemesis,), {
         "name": f"{verb}-{kind}", "sig": sig, "victim_kind": kind,

@@ -10,8 +10,13 @@
 
 Each node gets a namespace `kwf<tag>-<name>` with one veth (`eth0`) on a bridge `kwf<tag>` whose
 address (.1 of a /24 in 10.200-254.x.0 that no route of the machine uses) is the root namespace's:
-clients run there and reach every node directly. `<tag>` is unique per run (pid + random), so
-parallel runs do not collide; everything is removed on exit, also after an error or Ctrl-C.
+clients run there and reach every node directly. Everything is removed on exit, also after an error
+or Ctrl-C.
+
+Parallel runs (threads of one process, or processes) never collide: the tag (pid % 100000, five
+digits, then two hex digits) and the subnet are chosen while holding an exclusive flock on
+ALLOCATION_LOCK, checked against every link, namespace, address and route that exists, and the
+bridge is created and addressed before the lock is released, so the next allocator sees both.
 
 Partitions are iptables DROP rules in the INPUT chain of the receiving namespace (each namespace
 has its own netfilter tables, so nothing of the machine's own firewall is touched); packet loss is
@@ -21,12 +26,19 @@ iptables' `statistic` match; delay is `tc netem` where the kernel has sch_netem.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import ipaddress
+import itertools
 import os
 import random
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterable, Iterator
+
+# Held (flock, exclusive) while a run picks its tag and subnet and creates its bridge.
+ALLOCATION_LOCK = "/run/lock/kafka-wire-faults.lock" if os.path.isdir("/run/lock") else "/tmp/kafka-wire-faults.lock"
+_probes = itertools.count()
 
 
 class NamespacesUnavailable(RuntimeError):
@@ -47,7 +59,7 @@ def why_unavailable() -> str | None:
     for tool, package in (("ip", "iproute2"), ("iptables", "iptables")):
         if shutil.which(tool) is None:
             return f"`{tool}` is not installed (Debian package {package}; compat/setup-faults.sh installs it)"
-    probe = f"kwfprobe{os.getpid()}"
+    probe = f"kwfprobe{os.getpid()}-{threading.get_ident()}-{next(_probes)}"
     made = _run(["ip", "netns", "add", probe], check=False)
     if made.returncode != 0:
         return f"`ip netns add` fails here: {made.stderr.strip()}"
@@ -63,7 +75,7 @@ def why_unavailable() -> str | None:
 
 def netem_available() -> bool:
     """Whether the kernel has sch_netem (tc's delay); probed on a throwaway namespace's loopback."""
-    probe = f"kwfnetem{os.getpid()}"
+    probe = f"kwfnetem{os.getpid()}-{threading.get_ident()}-{next(_probes)}"
     if _run(["ip", "netns", "add", probe], check=False).returncode != 0:
         return False
     try:
@@ -73,7 +85,36 @@ def netem_available() -> bool:
         _run(["ip", "netns", "del", probe], check=False)
 
 
+@contextlib.contextmanager
+def allocation_lock() -> Iterator[None]:
+    """Exclusive across processes and threads (each call opens its own file description, and flock
+    locks belong to the description, so two threads of one process exclude each other too)."""
+    with open(ALLOCATION_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _tags_in_use() -> str:
+    """Every link and namespace name of the machine, one string (a tag is in use if `kwf<tag>` is in it)."""
+    return _run(["ip", "-o", "link"]).stdout + "\n" + _run(["ip", "netns", "list"]).stdout
+
+
+def _free_tag() -> str:
+    """`<pid % 100000, 5 digits><2 hex digits>` that no link or namespace uses (call under the lock)."""
+    in_use = _tags_in_use()
+    start = random.randrange(256)
+    for step in range(256):
+        tag = f"{os.getpid() % 100000:05d}{(start + step) % 256:02x}"
+        if f"kwf{tag}" not in in_use:
+            return tag
+    raise NamespacesUnavailable(f"no free fault-network tag for process {os.getpid()}")
+
+
 def _free_subnet() -> ipaddress.IPv4Network:
+    """A 10.200-254.x.0/24 no route or address of the machine overlaps (call under the lock)."""
     routes = _run(["ip", "-4", "route", "show", "table", "all"]).stdout
     used = [ipaddress.ip_network(word, strict=False) for line in routes.splitlines()
             for word in line.split()[:2] if word[0].isdigit() and "/" in word]
@@ -89,13 +130,13 @@ def _free_subnet() -> ipaddress.IPv4Network:
 
 class PrivateNetwork:
     def __init__(self, names: Iterable[str]) -> None:
-        self.tag = f"{os.getpid() % 100000:05d}{random.randint(0, 255):02x}"
-        self.bridge = f"kwf{self.tag}"            # at most 10 characters (interface names: 15)
-        self.subnet = _free_subnet()
-        hosts = list(self.subnet.hosts())
-        self.host_address = str(hosts[0])
+        # Tag, bridge, subnet and addresses are chosen in create(), under the allocation lock.
+        self.tag = ""
+        self.bridge = ""
+        self.subnet: ipaddress.IPv4Network | None = None
+        self.host_address = ""
         self.names = list(names)
-        self._addresses = {name: str(hosts[10 + i]) for i, name in enumerate(self.names)}
+        self._addresses: dict[str, str] = {}
         self._made_namespaces: list[str] = []
         self._made_bridge = False
         self._netem: set[str] = set()
@@ -116,9 +157,17 @@ class PrivateNetwork:
 
     # -- life ----------------------------------------------------------------------------------------
     def create(self) -> None:
-        _run(["ip", "link", "add", self.bridge, "type", "bridge"])
-        self._made_bridge = True
-        _run(["ip", "addr", "add", f"{self.host_address}/{self.subnet.prefixlen}", "dev", self.bridge])
+        with allocation_lock():
+            self.tag = _free_tag()
+            self.bridge = f"kwf{self.tag}"            # at most 10 characters (interface names: 15)
+            self.subnet = _free_subnet()
+            hosts = list(self.subnet.hosts())
+            self.host_address = str(hosts[0])
+            self._addresses = {name: str(hosts[10 + i]) for i, name in enumerate(self.names)}
+            _run(["ip", "link", "add", self.bridge, "type", "bridge"])
+            self._made_bridge = True
+            # Addressed before the lock is released: its route is what the next _free_subnet sees.
+            _run(["ip", "addr", "add", f"{self.host_address}/{self.subnet.prefixlen}", "dev", self.bridge])
         _run(["ip", "link", "set", self.bridge, "up"])
         for index, name in enumerate(self.names):
             namespace = self.namespace(name)

@@ -4,17 +4,31 @@ One run: a fresh FaultCluster (3 ZooKeeper nodes, 3 brokers, each in its own nam
 workload started, then for `seconds`: a few quiet seconds, the fault, heal, again; then heal,
 restart anything down, wait for full ISRs, let the clients finish and drain every partition; the
 history goes to <out>/<nemesis>-<workload>.jsonl and through the checker.
+
+Results: every finished run writes `<results dir>/<nemesis>-<workload>.json` (counts per anomaly
+class, operations, faults, a few examples, seconds, date, git commit, history path). The table
+(compat/FAULTS.md for the full form, from compat/faults-results/) is rendered from ALL results
+stored there, so the full form can be finished over several invocations: `--resume` skips every
+run whose stored result covers the requested seconds without a harness error. `--parallel N` runs N
+at once, each in its own process (its own cluster, namespaces, bridge and subnet; netns.py
+allocates those under a lock) with its output in <out>/<nemesis>-<workload>.log.
 """
 
 from __future__ import annotations
 
+import argparse
+import concurrent.futures
+import contextlib
 import dataclasses
 import json
 import logging
+import os
 import random
 import shutil
 import signal
+import subprocess
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -26,7 +40,11 @@ from .nemesis import NEMESES, QUICK, NemesisUnavailable
 from .netns import why_unavailable
 from .workloads import WORKLOADS
 
-FAULTS_PATH = Path(__file__).resolve().parent.parent / "FAULTS.md"
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+FAULTS_PATH = REPO_ROOT / "compat" / "FAULTS.md"
+RESULTS_DIR = REPO_ROOT / "compat" / "faults-results"   # the full form's results, committed
+NOTES_NAME = "NOTES.md"   # prose kept beside the results (diagnoses), rendered into the table's page
+EXAMPLES_STORED = 3
 QUICK_SECONDS = 20.0
 FULL_SECONDS = 300.0
 QUIET_SECONDS = 3.0
@@ -45,6 +63,7 @@ class RunResult:
     drained: bool = False
     client_errors: list[str] = dataclasses.field(default_factory=list)
     history_path: Path | None = None
+    wall_seconds: float = 0.0
 
     @property
     def anomalies(self) -> int:
@@ -103,53 +122,220 @@ def run_one(nemesis_name: str, workload_name: str, seconds: float, out_dir: Path
     finally:
         history.close()
     result.report = check(history.operations)
+    result.wall_seconds = time.monotonic() - started
     log(f"{nemesis_name} x {workload_name}: {time.monotonic() - started:.0f}s, {result.faults} faults, "
         f"{result.report.summary()}" + (f"; ERROR {result.error.splitlines()[0]}" if result.error else ""))
     return result
 
 
-def render(results: list[RunResult], quick: bool, seconds: float) -> str:
-    from .nemesis import NEMESES as described
 
-    runs = [r for r in results if not r.skipped]
-    anomalies = sum(r.anomalies for r in runs)
+# -- stored results -------------------------------------------------------------------------------
+
+def git_commit() -> str:
+    """HEAD's short hash, `+dirty` when the broker's or the harness's code differs from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+                              text=True, timeout=30)
+        if head.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "broker", "log",
+                                "coordinator", "kafka_wire", "compat/faults"], cwd=REPO_ROOT, capture_output=True,
+                               text=True, timeout=60).stdout.strip()
+        return head.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def result_record(result: RunResult, commit: str) -> dict:
+    """What a results file holds (JSON): enough to render the run's row and examples."""
+    report = result.report
+    return {
+        "nemesis": result.nemesis, "workload": result.workload, "seconds": result.seconds,
+        "wall_seconds": round(result.wall_seconds, 1), "faults": result.faults,
+        "skipped": result.skipped, "error": result.error[:3000] if result.error else None,
+        "drained": result.drained, "client_errors": [str(e)[:300] for e in result.client_errors[:10]],
+        "operations": report.operations if report else 0,
+        "acknowledged": report.acknowledged if report else 0,
+        "read": report.read if report else 0,
+        "unknown": report.unknown if report else 0,
+        "unchecked": report.unchecked if report else 0,
+        "anomalies": dict(report.counts) if report else {},
+        "expected_anomalies": sorted(NEMESES[result.nemesis].expected_anomalies),
+        "examples": {kind: found[:EXAMPLES_STORED] for kind, found in report.anomalies.items() if found}
+        if report else {},
+        "history": str(result.history_path) if result.history_path else None,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": commit,
+    }
+
+
+def result_path(results_dir: Path, nemesis: str, workload: str) -> Path:
+    return results_dir / f"{nemesis}-{workload}.json"
+
+
+def store_result(results_dir: Path, record: dict) -> Path:
+    results_dir.mkdir(parents=True, exist_ok=True)
+    path = result_path(results_dir, record["nemesis"], record["workload"])
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    temporary.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    os.replace(temporary, path)  # a reader never sees half a file
+    return path
+
+
+def load_results(results_dir: Path) -> dict[tuple[str, str], dict]:
+    """Every stored result, by (nemesis, workload); unreadable files and unknown names are left out."""
+    found = {}
+    for path in sorted(results_dir.glob("*.json")) if results_dir.is_dir() else []:
+        try:
+            record = json.loads(path.read_text())
+            key = (record["nemesis"], record["workload"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if key[0] in NEMESES and key[1] in WORKLOADS:
+            found[key] = record
+    return found
+
+
+def covers(record: dict | None, seconds: float) -> bool:
+    """Whether a stored result makes a new run of `seconds` unnecessary (--resume)."""
+    return (record is not None and not record.get("error") and not record.get("skipped")
+            and float(record.get("seconds", 0)) >= seconds)
+
+
+def unexpected(record: dict) -> int:
+    """Anomalies that are not Kafka's documented behaviour under the record's nemesis."""
+    expected = NEMESES[record["nemesis"]].expected_anomalies
+    return sum(n for k, n in record.get("anomalies", {}).items() if k not in expected)
+
+
+def failed(record: dict) -> bool:
+    return not record.get("skipped") and bool(unexpected(record) or record.get("error") or not record.get("drained"))
+
+
+# -- the table ------------------------------------------------------------------------------------
+
+def render(records: dict[tuple[str, str], dict], results_dir: Path | None = None) -> str:
+    """compat/FAULTS.md from stored results (every nemesis x workload found, in NEMESES order)."""
+    ordered = [records[(n, w)] for n in NEMESES for w in WORKLOADS if (n, w) in records]
+    missing = [f"{n} x {w}" for n in NEMESES for w in WORKLOADS if (n, w) not in records]
+    runs = [r for r in ordered if not r.get("skipped")]
+    anomalies = sum(sum(r.get("anomalies", {}).values()) for r in runs)
+    seconds = sorted({float(r["seconds"]) for r in runs})
+    where = f" from the results in {_shown(results_dir)}" if results_dir is not None else ""
     lines = [
         "# Faults: nemesis x workload",
         "",
-        f"Written by `kafka-wire compat faults{' --quick' if quick else ''}` "
-        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}); {seconds:.0f} s of workload per run, "
-        f"faults of {FAULT_SECONDS:.0f} s after {QUIET_SECONDS:.0f} s quiet, repeated. Each broker and each of "
-        "three ZooKeeper nodes runs in its own network namespace; clients are librdkafka (confluent-kafka) in "
-        "the root namespace. compat/faults/checker.py lists the anomaly classes.",
+        f"Written by `kafka-wire compat faults`{where} "
+        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}), one row per stored run (its seconds of "
+        f"workload, date and the commit it ran; `+dirty`: with uncommitted changes). Faults of "
+        f"{FAULT_SECONDS:.0f} s after {QUIET_SECONDS:.0f} s quiet, repeated. Each broker and each of three "
+        "ZooKeeper nodes runs in its own network namespace; clients are librdkafka (confluent-kafka) in the "
+        "root namespace. compat/faults/checker.py lists the anomaly classes.",
         "",
-        "| nemesis | workload | faults | sends acked | values read | unknown | drained | anomalies |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"{len(runs)} runs of {len(NEMESES) * len(WORKLOADS)} (nemesis x workload); "
+        f"{sum(1 for r in runs if float(r['seconds']) >= FULL_SECONDS)} of them of at least {FULL_SECONDS:.0f} s"
+        + (f" (seconds per run: {', '.join(f'{s:.0f}' for s in seconds)})" if seconds else "") + ".",
+        "",
+        "| nemesis | workload | faults | sends acked | values read | unknown | drained | anomalies | seconds "
+        "| date | commit |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for r in results:
-        if r.skipped:
-            lines.append(f"| {r.nemesis} | {r.workload} | skipped: {r.skipped} | | | | | |")
+    for r in ordered:
+        when = f"{float(r['seconds']):.0f} | {r.get('date', '?')} | {r.get('commit', '?')}"
+        if r.get("skipped"):
+            lines.append(f"| {r['nemesis']} | {r['workload']} | skipped: {r['skipped']} | | | | | | {when} |")
             continue
-        rep = r.report
-        expected = NEMESES[r.nemesis].expected_anomalies
+        expected = NEMESES[r["nemesis"]].expected_anomalies
         found = ", ".join(f"{k} {n}" + (" (documented Kafka behaviour)" if k in expected else "")
-                          for k, n in rep.counts.items() if n) or "none"
-        if r.error:
-            found += f" (harness error: {r.error.splitlines()[0][:120]})"
-        lines.append(f"| {r.nemesis} | {r.workload} | {r.faults} | {rep.acknowledged} | {rep.read} | {rep.unknown} "
-                     f"| {'yes' if r.drained else 'NO'} | {found} |")
+                          for k, n in r.get("anomalies", {}).items() if n) or "none"
+        if r.get("error"):
+            found += f" (harness error: {r['error'].splitlines()[0][:120]})"
+        lines.append(f"| {r['nemesis']} | {r['workload']} | {r['faults']} | {r['acknowledged']} | {r['read']} "
+                     f"| {r['unknown']} | {'yes' if r.get('drained') else 'NO'} | {found} | {when} |")
+    if missing:
+        lines += ["", f"Not run yet ({len(missing)}): {', '.join(missing)}."]
     lines += ["", "## Nemeses", ""]
-    lines += [f"- `{name}`: {cls.description}" for name, cls in described.items()]
-    examples = [(r, k, v) for r in runs if r.report for k, v in r.report.anomalies.items()]
+    lines += [f"- `{name}`: {cls.description}" for name, cls in NEMESES.items()]
+    examples = [(r, k, v) for r in runs for k, v in r.get("examples", {}).items() if v]
     if examples:
         lines += ["", "## Anomaly examples", ""]
         for r, kind, found in examples:
-            lines.append(f"- {r.nemesis} x {r.workload}, {kind}: `{json.dumps(found[:3])[:600]}`")
+            lines.append(f"- {r['nemesis']} x {r['workload']}, {kind}: `{json.dumps(found[:3])[:600]}`")
+    notes = results_dir / NOTES_NAME if results_dir is not None else None
+    if notes is not None and notes.is_file():
+        lines += ["", notes.read_text().strip()]
     lines += ["", f"faults: {len(runs)} runs, {anomalies} anomalies", ""]
     return "\n".join(lines)
 
 
+def _shown(path: Path) -> str:
+    with contextlib.suppress(ValueError):
+        return f"{path.resolve().relative_to(REPO_ROOT)}/"
+    return f"{path}/"
+
+
+# -- running --------------------------------------------------------------------------------------
+
+def run_and_store(nemesis: str, workload: str, seconds: float, out_dir: Path, results_dir: Path,
+                  commit: str) -> dict:
+    result = run_one(nemesis, workload, seconds, out_dir, log=lambda s: print(s, flush=True))
+    record = result_record(result, commit)
+    store_result(results_dir, record)
+    return record
+
+
+def _child_setup() -> None:
+    """In a run's child process: SIGTERM (which removes its namespaces) when the runner dies."""
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def run_in_child(nemesis: str, workload: str, seconds: float, out_dir: Path, results_dir: Path, commit: str,
+                 children: dict, stopping: threading.Event) -> dict:
+    """One run in its own process (`python -m compat.faults.run --one ...`); its result from its file."""
+    log_path = out_dir / f"{nemesis}-{workload}.log"
+    stored = result_path(results_dir, nemesis, workload)
+    before = stored.stat().st_mtime_ns if stored.exists() else None
+    argv = [sys.executable, "-m", "compat.faults.run", "--one", nemesis, workload, "--time", str(seconds),
+            "--out-dir", str(out_dir), "--results-dir", str(results_dir), "--commit", commit]
+    with open(log_path, "ab") as log:
+        if stopping.is_set():
+            raise KeyboardInterrupt
+        process = subprocess.Popen(argv, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=log,
+                                   stderr=subprocess.STDOUT, preexec_fn=_child_setup)
+        children[(nemesis, workload)] = process
+        try:
+            status = process.wait()
+        finally:
+            children.pop((nemesis, workload), None)
+    if stored.exists() and stored.stat().st_mtime_ns != before:
+        record = json.loads(stored.read_text())
+    else:
+        from broker.testing import log_tail
+
+        record = result_record(RunResult(nemesis, workload, seconds,
+                                         error=f"the run's process exited with status {status} without a result\n"
+                                               f"{log_tail(log_path, 30)}"), commit)
+        if not stopping.is_set():
+            store_result(results_dir, record)
+    return record
+
+
+def _say_record(record: dict, parallel: bool) -> None:
+    counts = ", ".join(f"{k} {n}" for k, n in record.get("anomalies", {}).items() if n) or "none"
+    state = (f"skipped: {record['skipped']}" if record.get("skipped") else
+             f"{record['faults']} faults, {record['operations']} operations, anomalies: {counts}"
+             + (f"; ERROR {record['error'].splitlines()[0]}" if record.get("error") else ""))
+    if parallel:
+        print(f"{record['nemesis']} x {record['workload']}: {record.get('wall_seconds', 0):.0f}s, {state}",
+              flush=True)
+
+
 def main(quick: bool = False, nemeses: list[str] | None = None, workloads: list[str] | None = None,
-         seconds: float | None = None, out_dir: Path | None = None, report: Path | None = FAULTS_PATH) -> int:
+         seconds: float | None = None, out_dir: Path | None = None, report: Path | None = FAULTS_PATH,
+         results_dir: Path | None = None, parallel: int = 1, resume: bool = False) -> int:
     reason = why_unavailable()
     if reason is not None:
         print(f"kafka-wire compat faults: cannot run here: {reason}")
@@ -171,18 +357,69 @@ def main(quick: bool = False, nemeses: list[str] | None = None, workloads: list[
 
         out_dir = Path(tempfile.mkdtemp(prefix="kafka-wire-faults-"))
     out_dir.mkdir(parents=True, exist_ok=True)
-    print(f"kafka-wire compat faults: {len(pairs)} runs (nemesis x workload), {seconds:.0f}s each; "
-          f"histories in {out_dir}", flush=True)
-    results = [run_one(n, w, seconds, out_dir, log=lambda s: print(s, flush=True)) for n, w in pairs]
-    text = render(results, quick, seconds)
+    results_dir = results_dir if results_dir is not None else out_dir / "results"
+    stored = load_results(results_dir)
+    todo = [p for p in pairs if not (resume and covers(stored.get(p), seconds))]
+    kept = len(pairs) - len(todo)
+    commit = git_commit()
+    parallel = max(1, min(parallel, len(todo) or 1))
+    print(f"kafka-wire compat faults: {len(todo)} runs (nemesis x workload), {seconds:.0f}s each, {parallel} at "
+          f"once" + (f"; {kept} kept from {results_dir} (--resume)" if kept else "")
+          + f"; histories in {out_dir}, results in {results_dir}", flush=True)
+    records: dict[tuple[str, str], dict] = {p: stored[p] for p in pairs if p not in todo}
+    if parallel == 1:
+        for n, w in todo:
+            records[(n, w)] = run_and_store(n, w, seconds, out_dir, results_dir, commit)
+    else:
+        children: dict = {}
+        stopping = threading.Event()
+        pool = concurrent.futures.ThreadPoolExecutor(parallel)
+        futures = {pool.submit(run_in_child, n, w, seconds, out_dir, results_dir, commit, children, stopping): (n, w)
+                   for n, w in todo}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                records[futures[future]] = future.result()
+                _say_record(records[futures[future]], parallel=True)
+        except BaseException:
+            stopping.set()  # Ctrl-C or SIGTERM: each running child removes its own namespaces
+            for future in futures:
+                future.cancel()
+            for process in list(children.values()):
+                with contextlib.suppress(ProcessLookupError):
+                    process.send_signal(signal.SIGTERM)
+            for process in list(children.values()):
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=120)
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     if report is not None:
-        report.write_text(text)
-    runs = [r for r in results if not r.skipped]
-    anomalies = sum(r.anomalies for r in runs)
-    failed = any(r.unexpected or r.error or not r.drained for r in runs)
+        report.write_text(render(load_results(results_dir), results_dir))
+    runs = [records[p] for p in pairs if p in records and not records[p].get("skipped")]
+    anomalies = sum(sum(r.get("anomalies", {}).values()) for r in runs)
     print(f"faults: {len(runs)} runs, {anomalies} anomalies", flush=True)
-    return 1 if failed else 0
+    return 1 if any(failed(r) for r in runs) else 0
+
+
+def _main_one(argv: list[str]) -> int:
+    """`python -m compat.faults.run --one NEMESIS WORKLOAD ...`: one run, its result stored (the
+    parallel runner's child)."""
+    parser = argparse.ArgumentParser(prog="compat.faults.run")
+    parser.add_argument("--one", nargs=2, metavar=("NEMESIS", "WORKLOAD"), required=True)
+    parser.add_argument("--time", type=float, required=True)
+    parser.add_argument("--out-dir", type=Path, required=True)
+    parser.add_argument("--results-dir", type=Path, required=True)
+    parser.add_argument("--commit", default=None)
+    args = parser.parse_args(argv)
+    logging.getLogger("kazoo").setLevel(logging.WARNING)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    nemesis, workload = args.one
+    record = run_and_store(nemesis, workload, args.time, args.out_dir, args.results_dir,
+                           args.commit or git_commit())
+    return 1 if failed(record) else 0
 
 
 if __name__ == "__main__":
+    if "--one" in sys.argv:
+        sys.exit(_main_one(sys.argv[1:]))
     sys.exit(main(quick="--quick" in sys.argv))

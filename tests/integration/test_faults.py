@@ -6,6 +6,7 @@ namespaces."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import signal
@@ -99,6 +100,61 @@ def test_a_run_stopped_halfway_removes_its_namespaces(tmp_path):
             process.kill()
             process.wait()
     assert leftovers(process.pid) == [], output
+
+
+# One process making `threads` networks at once; prints each one's tag, bridge and subnet as JSON,
+# keeps them until a line arrives on stdin, then removes them.
+NETWORKS_AT_ONCE = """
+import json, sys, threading
+from compat.faults.netns import private_network
+threads = int(sys.argv[1])
+made, release = [], threading.Event()
+ready = threading.Barrier(threads + 1)
+def make():
+    with private_network(["a", "b"]) as net:
+        made.append({"tag": net.tag, "bridge": net.bridge, "subnet": str(net.subnet),
+                     "namespaces": [net.namespace("a"), net.namespace("b")]})
+        ready.wait()
+        release.wait()
+workers = [threading.Thread(target=make) for _ in range(threads)]
+for worker in workers:
+    worker.start()
+ready.wait()
+print(json.dumps(made), flush=True)
+sys.stdin.readline()
+release.set()
+for worker in workers:
+    worker.join()
+"""
+
+
+def test_networks_made_at_once_by_processes_and_threads_do_not_collide():
+    """`--parallel N` runs networks side by side: tags (hence bridge, veth and namespace names) and
+    subnets are allocated under netns.py's lock, so two processes of three threads each get six
+    distinct ones, all existing at the same time, and remove all of them."""
+    processes = [subprocess.Popen([sys.executable, "-c", NETWORKS_AT_ONCE, "3"], cwd=REPO_ROOT, text=True,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for _ in range(2)]
+    try:
+        made = [net for process in processes for net in json.loads(process.stdout.readline() or "[]")]
+        existing = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        for process in processes:
+            process.stdin.write("\n")
+            process.stdin.flush()
+        errors = [process.communicate(timeout=120)[1] for process in processes]
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert [process.returncode for process in processes] == [0, 0], errors
+    assert len(made) == 6, (made, errors)
+    assert len({net["tag"] for net in made}) == 6 and len({net["subnet"] for net in made}) == 6, made
+    subnets = [ipaddress.ip_network(net["subnet"]) for net in made]
+    assert not any(a.overlaps(b) for i, a in enumerate(subnets) for b in subnets[i + 1:]), made
+    assert all(namespace in existing for net in made for namespace in net["namespaces"]), (made, existing)
+    for process in processes:
+        assert leftovers(process.pid) == []
 
 
 def list_offsets_error(bootstrap: str, topic: str, partition: int) -> int:
