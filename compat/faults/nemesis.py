@@ -14,7 +14,7 @@ import signal
 
 from .cluster import FaultCluster
 from .history import HistoryRecorder
-from .netns import netem_available
+from .netns import netem_available, relay_unavailable
 from .workloads import WORKLOADS, Workload
 
 # Whom "leader" nemeses pick: the leader of partition 0 of the workload's watched topic.
@@ -174,18 +174,30 @@ class PacketLoss(NetworkNemesis):
 
 class Delay(NetworkNemesis):
     name = "delay"
-    description = "200 ms added to every packet leaving every node (tc netem)"
+    description = ("200 ms added to everything every node sends: tc netem on its eth0 where the kernel has "
+                   "sch_netem; otherwise compat/faults/delay_relay.py in each "
+                   "node's namespace, which iptables hands the node's TCP connections (opened and accepted) and "
+                   "which forwards what the node sends 200 ms late (TCP only; Kafka and ZooKeeper use nothing "
+                   "else); with the relay, connections open at the fault's start are reset (clients reconnect "
+                   "through it) and relayed ones are closed at heal")
 
     @classmethod
     def check_available(cls) -> None:
-        if not netem_available():
+        if netem_available():
+            return
+        why = relay_unavailable()
+        if why is not None:
             raise NemesisUnavailable("the kernel has no sch_netem (tc qdisc netem: 'Specified qdisc kind is "
-                                     "unknown'); delay cannot be injected on this machine")
+                                     f"unknown') and the delay relay cannot run: {why}")
 
     def start(self) -> None:
-        for node in self.net.names:
-            self.net.delay(node, 200)
-        self.note("start", "200 ms delay at every node")
+        if netem_available():
+            for node in self.net.names:
+                self.net.delay(node, 200)
+            self.note("start", "200 ms delay at every node (tc netem)")
+        else:
+            self.net.delay_through_relay(self.net.names, 200)
+            self.note("start", "200 ms delay at every node (delay relay; connections open before were reset)")
 
 
 class ProcessNemesis(Nemesis):

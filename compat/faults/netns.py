@@ -20,7 +20,9 @@ bridge is created and addressed before the lock is released, so the next allocat
 
 Partitions are iptables DROP rules in the INPUT chain of the receiving namespace (each namespace
 has its own netfilter tables, so nothing of the machine's own firewall is touched); packet loss is
-iptables' `statistic` match; delay is `tc netem` where the kernel has sch_netem.
+iptables' `statistic` match; delay is `tc netem` where the kernel has sch_netem, and otherwise
+a delaying TCP relay (delay_relay.py) in the node's namespace that iptables REDIRECTs the node's
+TCP connections to (see PrivateNetwork.delay).
 """
 
 from __future__ import annotations
@@ -31,14 +33,26 @@ import ipaddress
 import itertools
 import os
 import random
+import select
 import shutil
+import signal
 import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 # Held (flock, exclusive) while a run picks its tag and subnet and creates its bridge.
 ALLOCATION_LOCK = "/run/lock/kafka-wire-faults.lock" if os.path.isdir("/run/lock") else "/tmp/kafka-wire-faults.lock"
 _probes = itertools.count()
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+# The delay relay's ports (in each delayed namespace, which has its own ports) and the SO_MARK of
+# its own connections, which its REDIRECT rules leave alone.
+RELAY_OUTGOING_PORT = 19801
+RELAY_INCOMING_PORT = 19802
+RELAY_MARK = 0x2a
+_netem: bool | None = None
 
 
 class NamespacesUnavailable(RuntimeError):
@@ -74,7 +88,35 @@ def why_unavailable() -> str | None:
 
 
 def netem_available() -> bool:
-    """Whether the kernel has sch_netem (tc's delay); probed on a throwaway namespace's loopback."""
+    """Whether the kernel has sch_netem (tc's delay); probed once on a throwaway namespace's loopback."""
+    global _netem
+    if _netem is None:
+        _netem = _probe_netem()
+    return _netem
+
+
+def relay_unavailable() -> str | None:
+    """None when delay_relay.py can delay here (iptables nat REDIRECT, connmark and conntrack in a
+    namespace); otherwise why not. Probed on a throwaway namespace."""
+    probe = f"kwfrelay{os.getpid()}-{threading.get_ident()}-{next(_probes)}"
+    made = _run(["ip", "netns", "add", probe], check=False)
+    if made.returncode != 0:
+        return f"`ip netns add` fails here: {made.stderr.strip()}"
+    try:
+        for rule in (["-t", "nat", "-A", "OUTPUT", "-o", "lo", "-p", "tcp", "-m", "mark", "!", "--mark", "1",
+                      "-j", "REDIRECT", "--to-ports", "1"],
+                     ["-A", "OUTPUT", "-p", "tcp", "-m", "mark", "--mark", "1", "-j", "CONNMARK", "--set-mark", "1"],
+                     ["-A", "INPUT", "-p", "tcp", "-m", "connmark", "!", "--mark", "1", "-m", "conntrack", "!",
+                      "--ctstate", "DNAT", "-j", "REJECT", "--reject-with", "tcp-reset"]):
+            added = _run(["ip", "netns", "exec", probe, "iptables", *rule], check=False)
+            if added.returncode != 0:
+                return f"iptables {' '.join(rule)}: {added.stderr.strip()}"
+    finally:
+        _run(["ip", "netns", "del", probe], check=False)
+    return None
+
+
+def _probe_netem() -> bool:
     probe = f"kwfnetem{os.getpid()}-{threading.get_ident()}-{next(_probes)}"
     if _run(["ip", "netns", "add", probe], check=False).returncode != 0:
         return False
@@ -140,6 +182,7 @@ class PrivateNetwork:
         self._made_namespaces: list[str] = []
         self._made_bridge = False
         self._netem: set[str] = set()
+        self._relays: dict[str, subprocess.Popen] = {}
 
     # -- names ---------------------------------------------------------------------------------------
     def namespace(self, name: str) -> str:
@@ -184,6 +227,7 @@ class PrivateNetwork:
 
     def remove(self) -> None:
         """Deletes every namespace (and with it its veth end) and the bridge; never raises."""
+        self._stop_relays()
         for namespace in reversed(self._made_namespaces):
             _run(["ip", "netns", "del", namespace], check=False)
         self._made_namespaces.clear()
@@ -222,12 +266,67 @@ class PrivateNetwork:
                         "--probability", str(probability), "-j", "DROP"])
 
     def delay(self, name: str, milliseconds: int, jitter: int = 0) -> None:
-        """Packets leaving `name` wait `milliseconds` (tc netem; needs the kernel's sch_netem)."""
+        """What `name` sends waits `milliseconds`: tc netem on its eth0 where the kernel has sch_netem
+        (every packet), else delay_relay.py (TCP only; see delay_through_relay)."""
+        if not netem_available():
+            if jitter:
+                raise NamespacesUnavailable("the delay relay has no jitter; jitter needs tc netem")
+            self.delay_through_relay([name], milliseconds)
+            return
         argv = ["tc", "qdisc", "add", "dev", "eth0", "root", "netem", "delay", f"{milliseconds}ms"]
         if jitter:
             argv.append(f"{jitter}ms")
         self._in(name, argv)
         self._netem.add(name)
+
+    def delay_through_relay(self, names: Iterable[str], milliseconds: int) -> None:
+        """Every TCP byte each of `names` sends leaves it `milliseconds` late, without netem: a relay in
+        its namespace gets its connections (iptables nat REDIRECT: OUTPUT for connections it opens,
+        PREROUTING for ones it accepts; the relay's own, marked, connections excepted) and forwards
+        what the node sends after the delay. Connections opened before are cut (TCP reset on their
+        next packet: filter rules reject TCP on eth0 that is neither redirected nor the relay's), so
+        clients reconnect through the relay; at heal the relay stops, which closes what went
+        through it, so connections made afterwards are direct again."""
+        names = [n for n in names if n not in self._relays]
+        for name in names:
+            self._relays[name] = subprocess.Popen(
+                self.command(name, [sys.executable, "-m", "compat.faults.delay_relay", "--delay-ms",
+                                    str(milliseconds), "--outgoing-port", str(RELAY_OUTGOING_PORT),
+                                    "--incoming-port", str(RELAY_INCOMING_PORT), "--mark", str(RELAY_MARK)]),
+                cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        for name in names:
+            relay = self._relays[name]
+            ready = select.select([relay.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]
+            if not ready or relay.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"the delay relay in {self.namespace(name)} did not start "
+                                   f"(exit status {relay.poll()})")
+        mark = str(RELAY_MARK)
+        for name in names:
+            for rule in (
+                    ["-t", "nat", "-A", "OUTPUT", "-o", "eth0", "-p", "tcp", "-m", "mark", "!", "--mark", mark,
+                     "-j", "REDIRECT", "--to-ports", str(RELAY_OUTGOING_PORT)],
+                    ["-t", "nat", "-A", "PREROUTING", "-i", "eth0", "-p", "tcp",
+                     "-j", "REDIRECT", "--to-ports", str(RELAY_INCOMING_PORT)],
+                    ["-A", "OUTPUT", "-p", "tcp", "-m", "mark", "--mark", mark, "-j", "CONNMARK", "--set-mark", mark],
+                    ["-A", "OUTPUT", "-o", "eth0", "-p", "tcp", "-m", "connmark", "!", "--mark", mark,
+                     "-m", "conntrack", "!", "--ctstate", "DNAT", "-j", "REJECT", "--reject-with", "tcp-reset"],
+                    ["-A", "INPUT", "-i", "eth0", "-p", "tcp", "-m", "connmark", "!", "--mark", mark,
+                     "-m", "conntrack", "!", "--ctstate", "DNAT", "-j", "REJECT", "--reject-with", "tcp-reset"]):
+                self._in(name, ["iptables", *rule])
+
+    def _stop_relays(self) -> None:
+        for relay in self._relays.values():
+            if relay.poll() is None:
+                relay.send_signal(signal.SIGTERM)
+        for relay in self._relays.values():
+            try:
+                relay.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                relay.kill()
+                relay.wait()
+            relay.stdout.close()
+        self._relays.clear()
 
     def heal(self) -> None:
         """Removes every partition, loss and delay."""
@@ -236,6 +335,10 @@ class PrivateNetwork:
         for name in list(self._netem):
             self._in(name, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
         self._netem.clear()
+        for name in list(self._relays):  # new connections direct first, then the relayed ones closed
+            self._in(name, ["iptables", "-F", "OUTPUT"], check=False)
+            self._in(name, ["iptables", "-t", "nat", "-F"], check=False)
+        self._stop_relays()
 
 
 @contextlib.contextmanager

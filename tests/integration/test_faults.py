@@ -10,6 +10,7 @@ import ipaddress
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -155,6 +156,80 @@ def test_networks_made_at_once_by_processes_and_threads_do_not_collide():
     assert all(namespace in existing for net in made for namespace in net["namespaces"]), (made, existing)
     for process in processes:
         assert leftovers(process.pid) == []
+
+
+# A TCP echo server on port 7000 of the namespace it runs in; `who` answers the peer address it sees.
+ECHO_SERVER = """
+import socket, threading
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("0.0.0.0", 7000))
+server.listen(50)
+print("ready", flush=True)
+def serve(conn):
+    while data := conn.recv(4096):
+        conn.sendall(repr(conn.getpeername()[0]).encode() if data == b"who" else data)
+    conn.close()
+while True:
+    threading.Thread(target=serve, args=(server.accept()[0],), daemon=True).start()
+"""
+
+
+def round_trip(conn) -> float:
+    started = time.monotonic()
+    conn.sendall(b"x")
+    assert conn.recv(16) == b"x"
+    return time.monotonic() - started
+
+
+def peer_seen(conn) -> str:
+    conn.sendall(b"who")
+    return conn.recv(100).decode().strip("'")
+
+
+def test_delay_without_netem_delays_what_a_namespace_sends_until_healed():
+    """The delay nemesis where the kernel has no sch_netem: a relay in the node's namespace gets its TCP
+    connections (iptables REDIRECT) and sends what the node sends 200 ms late. Measured from the root
+    namespace to an echo server in the node: every round trip during the fault takes at least 200 ms;
+    a connection opened before the fault is reset (clients reconnect through the relay); after heal a
+    new connection goes straight to the server again (it sees the client's address, not the relay's)."""
+    from compat.faults.netns import private_network, relay_unavailable
+
+    reason = relay_unavailable()
+    if reason is not None:
+        pytest.skip(f"the delay relay cannot run here: {reason}")
+    with private_network(["node"]) as net:
+        server = subprocess.Popen(net.command("node", [sys.executable, "-c", ECHO_SERVER]), stdout=subprocess.PIPE,
+                                  text=True)
+        try:
+            assert server.stdout.readline().strip() == "ready"
+            address = (net.address("node"), 7000)
+            before = socket.create_connection(address, timeout=10)
+            assert peer_seen(before) == net.host_address
+            net.delay_through_relay(["node"], 200)
+            during = socket.create_connection(address, timeout=10)
+            delayed = [round_trip(during) for _ in range(5)]
+            assert min(delayed) >= 0.2, delayed
+            assert peer_seen(during) == net.address("node")  # through the relay in the node's namespace
+            with pytest.raises(OSError):  # reset at the fault's start
+                before.sendall(b"x")
+                assert before.recv(16) == b""  # or closed
+                raise ConnectionResetError("closed")
+            net.heal()
+            with pytest.raises(OSError):  # the relayed connection is closed at heal
+                during.sendall(b"x")
+                assert during.recv(16) == b""
+                raise ConnectionResetError("closed")
+            after = socket.create_connection(address, timeout=10)
+            healed = [round_trip(after) for _ in range(5)]
+            assert peer_seen(after) == net.host_address  # direct again: nothing left to delay it
+            print(f"round trips during the fault {[round(t, 3) for t in delayed]}, "
+                  f"after heal {[round(t, 3) for t in healed]}")
+            for conn in (before, during, after):
+                conn.close()
+        finally:
+            server.kill()
+            server.wait()
 
 
 def list_offsets_error(bootstrap: str, topic: str, partition: int) -> int:
