@@ -27,7 +27,7 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
-from . import machine, tools
+from . import fanout, machine, tools
 from .brokers import ApacheKafka, BrokerUnderTest, OurBroker, Tansu, scratch_dir
 from .clients import run_together, throughput
 from .latency import rate_latency
@@ -71,6 +71,8 @@ class Sizes:
     # End-to-end latency at fixed rates (bench.latency, rdkafka_performance): msg/s, seconds each.
     rate_latency_rates: list[int] = field(default_factory=lambda: [1000, 10_000, 50_000])
     rate_latency_seconds: float = 10.0
+    # Many connections and many consumer groups from one franz-go process (bench.fanout).
+    fanout: fanout.FanoutSizes = field(default_factory=fanout.FanoutSizes)
 
 
 FULL = Sizes(rounds=3, produce_1k=1_000_000, produce_100=2_000_000, acks_all_1k=500_000, acks_all_100=1_000_000,
@@ -81,14 +83,15 @@ QUICK = Sizes(rounds=1, produce_1k=100_000, produce_100=200_000, acks_all_1k=50_
               partitions=[1, 10, 100], connections=[1, 10], log_sizes_gb=[0.1, 0.5], ready_starts=2,
               tool_1k=200_000, tool_100=500_000, tool_all_1k=20_000, tool_all_100=20_000, java_records=100_000,
               e2e_records=2000, tool_partitions=[1, 1000], tool_partition_messages=100_000,
-              rate_latency_seconds=3.0)
+              rate_latency_seconds=3.0, fanout=fanout.QUICK)
 
 # For the test suite's smoke run of this code path: seconds, not minutes; the numbers mean nothing.
 SMOKE = Sizes(rounds=1, produce_1k=5000, produce_100=5000, acks_all_1k=2000, acks_all_100=2000, raw_requests=5,
               latency_rate=1000, latency_seconds=1.5, scaling_messages=2000, partitions=[1, 10], connections=[1, 2],
               log_sizes_gb=[0.005, 0.01], ready_starts=1, tool_1k=5000, tool_100=5000, tool_all_1k=500,
               tool_all_100=500, java_records=2000, e2e_records=50, tool_partitions=[1, 10],
-              tool_partition_messages=2000, rate_latency_rates=[1000], rate_latency_seconds=1.0)
+              tool_partition_messages=2000, rate_latency_rates=[1000], rate_latency_seconds=1.0,
+              fanout=fanout.SMOKE)
 
 
 @dataclass
@@ -380,6 +383,7 @@ SCENARIOS = {
     "latency": latency,
     "scaling": scaling,
     "compiled": compiled_clients,
+    **fanout.SCENARIOS,  # connections, groups
     "rate-latency": rate_latency,
 }
 
@@ -506,6 +510,7 @@ def kafka_targets(results: Results) -> list[str]:
         if one and most is not None:
             rows.append(f"| produce over {partitions[-1]:,} partitions >= 50% of {partitions[0]} (kafka-wire) | "
                         f"{most:.0f} vs {one:.0f} MB/s = {most / one:.2f} | {'met' if most / one >= 0.5 else 'MISSED'} |")
+    rows += fanout.target_rows(results)
     if not rows:
         return []
     return ["## Targets against Apache Kafka (issue 17)", "", "| target | measured | verdict |", "| --- | --- | --- |",

@@ -31,4 +31,7 @@ fi
 RDKAFKA_SRC="$(cat .deps/librdkafka/BUILT)"
 "$PY" -c "from bench.tools import rdkafka_performance; rdkafka_performance()"
 "$PY" -c "from compat.reference_kafka import install, KAFKA_4; install(KAFKA_4)"
-echo "bench/setup.sh: ready ($("$TANSU" --version), $RDKAFKA_SRC/examples/rdkafka_performance, Kafka 4.3.0)"
+# bench/loadgen (Go, franz-go from the Go module proxy): the many-connections and many-groups load.
+[ -f .deps/franz-go/BUILT ] || bash compat/setup-franz-go.sh
+bash bench/setup-loadgen.sh
+echo "bench/setup.sh: ready ($("$TANSU" --version), $RDKAFKA_SRC/examples/rdkafka_performance, Kafka 4.3.0, .deps/bench/loadgen)"

@@ -175,6 +175,7 @@ bash compat/setup-librdkafka.sh || log "WARNING: librdkafka's test suite could n
 
 # --- franz-go's kgo integration tests (Go module proxy; built into .deps/franz-go, caches in .deps/go) ---
 bash compat/setup-franz-go.sh || log "WARNING: franz-go's kgo tests could not be built; tests/integration/test_franz_go.py cannot run"
+bash bench/setup-loadgen.sh || log "WARNING: bench/loadgen (franz-go) could not be built; bench.run's connections and groups rows cannot run"
 
 # --- ZooKeeper (Debian), for cluster mode's tests (tests/integration/test_cluster.py) ----------
 if [ ! -f /usr/share/java/zookeeper.jar ]; then

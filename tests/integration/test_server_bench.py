@@ -26,7 +26,10 @@ def test_bench_smoke_run_reports_every_measurement(tmp_path):
                 "consume 1 KiB (rdkafka_performance)", "consume 1 KiB (ConsumerPerformance",
                 "produce 1 KiB, acks=1 (ProducerPerformance)", "end-to-end latency p99.9, one record in flight",
                 "produce 1 KiB over 10 partitions (rdkafka_performance)", "broker RSS under load",
-                "end-to-end latency p99.9 at 1k msg/s (rdkafka_performance) | ms"):
+                "end-to-end latency p99.9 at 1k msg/s (rdkafka_performance) | ms",
+                "produce 1 KiB from 10 connections, one process (franz-go) | MB/s",
+                "broker CPU per GB produced (franz-go, 10 connections", "2 consumer groups polling at once",
+                "until the last group was assigned | s", "broker CPU per GB consumed (2 groups, franz-go)"):
         assert row in report, f"{row!r} missing from the report:\n{report}"
     assert "## Targets (issue 7)" in report
     assert "TCP loopback" in report and "fdatasync" in report

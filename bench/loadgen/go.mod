@@ -1,0 +1,13 @@
+// kafka-wire's benchmark load generator (bench/loadgen/main.go), built by bench/setup-loadgen.sh
+// from the Go module proxy into .deps/bench/loadgen.
+module kafkawire/bench/loadgen
+
+go 1.26.0
+
+require github.com/twmb/franz-go v1.22.3
+
+require (
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1 // indirect
+)
