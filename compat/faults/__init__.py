@@ -3,9 +3,12 @@ histories of real clients, and a checker that finds the anomalies in them.
 
 - history.py: the operations a workload records (one JSON object per line) and the recorder.
 - checker.py: reads a history, reports each anomaly class with examples.
-- netns.py:   network namespaces on a private bridge; partitions (iptables), delay and loss (tc netem).
+- netns.py:   network namespaces on a private bridge (allocated under a lock: parallel runs never
+              collide); partitions and loss (iptables), delay (tc netem, else delay_relay.py).
+- delay_relay.py: a TCP relay inside a namespace that sends what the node sends 200 ms late.
 - cluster.py: a 3-node ZooKeeper ensemble and kafka-wire brokers, each in its own namespace.
 - nemesis.py: the faults, each a start/heal pair.
 - workloads.py: the queue workload with confluent-kafka (librdkafka) clients.
-- run.py:     `kafka-wire compat faults`: nemesis x workload runs, compat/FAULTS.md.
+- run.py:     `kafka-wire compat faults`: nemesis x workload runs (--parallel N), each result stored as
+              JSON (compat/faults-results/ for the full form; --resume), compat/FAULTS.md from all.
 """
