@@ -28,8 +28,7 @@ import struct
 from collections import deque
 from dataclasses import dataclass, field
 
-from crc32c import crc32c
-
+from kafka_wire import records
 from kafka_wire.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, BatchHeader
 from log.checkpoints import write_file_atomically
 from log.errors import InvalidProducerEpoch, InvalidTxnState, OutOfOrderSequence
@@ -470,7 +469,7 @@ def encode_snapshot(entries) -> bytes:
         )
         for b in e.batches:
             body += _BATCH.pack(b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.timestamp)
-    return _SNAPSHOT_HEADER.pack(SNAPSHOT_MAGIC, SNAPSHOT_VERSION, crc32c(body)) + bytes(body)
+    return _SNAPSHOT_HEADER.pack(SNAPSHOT_MAGIC, SNAPSHOT_VERSION, records.crc32c(body)) + bytes(body)
 
 
 def decode_snapshot(data: bytes) -> list[ProducerStateEntry]:
@@ -480,7 +479,7 @@ def decode_snapshot(data: bytes) -> list[ProducerStateEntry]:
     if magic != SNAPSHOT_MAGIC or version != SNAPSHOT_VERSION:
         raise CorruptSnapshot(f"unknown snapshot magic/version {magic!r}/{version}")
     body = memoryview(data)[_SNAPSHOT_HEADER.size :]
-    if crc32c(body) != crc:
+    if records.crc32c(body) != crc:
         raise CorruptSnapshot("snapshot CRC mismatch")
     try:
         (count,) = _COUNT.unpack_from(body, 0)
