@@ -81,7 +81,7 @@ FULL = Sizes(rounds=3, produce_1k=1_000_000, produce_100=2_000_000, acks_all_1k=
 QUICK = Sizes(rounds=1, produce_1k=100_000, produce_100=200_000, acks_all_1k=50_000, acks_all_100=100_000,
               raw_requests=100, latency_rate=10_000, latency_seconds=3, scaling_messages=50_000,
               partitions=[1, 10, 100], connections=[1, 10], log_sizes_gb=[0.1, 0.5], ready_starts=2,
-              tool_1k=200_000, tool_100=500_000, tool_all_1k=20_000, tool_all_100=20_000, java_records=100_000,
+              tool_1k=200_000, tool_100=500_000, tool_all_1k=20_000, tool_all_100=20_000, java_records=300_000,
               e2e_records=2000, tool_partitions=[1, 1000], tool_partition_messages=100_000,
               rate_latency_seconds=3.0, fanout=fanout.QUICK)
 
@@ -331,15 +331,23 @@ def compiled_clients(broker, sizes: Sizes, results: Results, round_no: int) -> N
             size_label = "1 KiB" if size == 1024 else "100 B"
             acks_label = "all, fsync per request" if acks == -1 else "1"
             label = f"produce {size_label}, acks={acks_label} (rdkafka_performance)"
+            cpu_before = broker.cpu_seconds()  # the broker's CPU over the tool's whole run, start-up included
             r = attempt(label, lambda: tools.rdkafka_produce(bootstrap, topic, count, size, acks), "rdkafka_performance")
             if r is not None:
                 results.add(f"tool-produce-{size}-{acks}-mb", label, "MB/s", name, r["MB/s"])
                 results.add(f"tool-produce-{size}-{acks}-msg", label, "msg/s", name, r["msg/s"])
             if size == 1024 and acks == 1 and r is not None:
+                results.add("tool-produce-cpu", "broker CPU per GB produced (rdkafka_performance, 1 KiB, acks=1)",
+                            "CPU s/GB", name, (broker.cpu_seconds() - cpu_before) / (count * size / GB),
+                            higher_is_better=False)
                 label = "consume 1 KiB (rdkafka_performance)"
+                cpu_before = broker.cpu_seconds()
                 r = attempt(label, lambda: tools.rdkafka_consume(bootstrap, topic, count), "rdkafka_performance")
                 if r is not None:
                     results.add("tool-consume-mb", label, "MB/s", name, r["MB/s"])
+                    results.add("tool-consume-cpu", "broker CPU per GB consumed (rdkafka_performance)", "CPU s/GB",
+                                name, (broker.cpu_seconds() - cpu_before) / (count * size / GB),
+                                higher_is_better=False)
                 label = "consume 1 KiB (ConsumerPerformance, after the group join)"
                 r = attempt(label, lambda: tools.java_consume(bootstrap, topic, count))
                 if r is not None:
@@ -348,9 +356,17 @@ def compiled_clients(broker, sizes: Sizes, results: Results, round_no: int) -> N
         topic = f"tool-java-produce-{round_no}"
         create_topic(bootstrap, topic, 1)
         label = "produce 1 KiB, acks=1 (ProducerPerformance)"
+        broker_cpu = broker.cpu_seconds()
         r = attempt(label, lambda: tools.java_produce(bootstrap, topic, sizes.java_records, 1024, 1))
         if r is not None:
             results.add("tool-java-produce-mb", label, "MB/s", name, r["MB/s"])
+            # CPU seconds per GB do not depend on how loaded the machine is, MB/s does: the broker's
+            # and the Java client's (which needs more CPU than either broker on this machine).
+            gb = sizes.java_records * 1024 / GB
+            results.add("tool-java-produce-cpu", "broker CPU per GB produced (ProducerPerformance, 1 KiB, acks=1)",
+                        "CPU s/GB", name, (broker.cpu_seconds() - broker_cpu) / gb, higher_is_better=False)
+            results.add("tool-java-produce-client-cpu", "ProducerPerformance's own CPU per GB produced (Java client)",
+                        "CPU s/GB", name, r["client CPU s"] / gb, higher_is_better=False)
         delete_topic(bootstrap, topic)
         topic = f"tool-e2e-{round_no}"
         create_topic(bootstrap, topic, 1)

@@ -6,8 +6,8 @@
 //
 // produce opens N franz-go clients (one producing connection each), has each send one record
 // synchronously so that its connections exist, prints "ready", waits for "go" on stdin, then
-// the clients send R records of S bytes between them at once (linger 5 ms, no compression, no
-// idempotence, like bench/tools.py's rdkafka_performance).
+// the clients send R records of S bytes between them at once (linger 5 ms, 5 requests in flight
+// per connection, no compression, no idempotence, like bench/tools.py's rdkafka_performance).
 //
 // groups opens G clients, each the only member of its own consumer group on topic T, reading
 // from the start; after "go" all subscribe at once and each reads R records. It reports when
