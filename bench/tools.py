@@ -10,6 +10,7 @@ that compat/setup-librdkafka.sh builds (Debian's librdkafka source); the Java to
 from __future__ import annotations
 
 import re
+import resource
 import subprocess
 from pathlib import Path
 
@@ -109,9 +110,18 @@ _PRODUCER_SUMMARY = re.compile(r"(\d+) records sent, ([\d.]+) records/sec \(([\d
                                r"latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th")
 
 
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def java_produce(bootstrap: str, topic: str, count: int, size: int, acks: int) -> dict[str, float]:
     """Kafka's ProducerPerformance (kafka-producer-perf-test.sh), unthrottled, linger.ms=5:
-    {'msg/s', 'MB/s', 'p99 ms'} from its summary line."""
+    {'msg/s', 'MB/s', 'p99 ms'} from its summary line, and 'client CPU s': the CPU time the tool's
+    JVM used (all threads; run alone, so the children's rusage is its own). On this 2-core machine
+    the tool is the bottleneck: it uses about twice kafka-wire's CPU for the same records, a third
+    of it in the JIT compilers (bench/RESULTS-KAFKA.md, notes)."""
+    cpu_before = _children_cpu_seconds()
     out = _java("org.apache.kafka.tools.ProducerPerformance", "--topic", topic, "--num-records", str(count),
                 "--record-size", str(size), "--throughput", "-1", "--command-property",
                 f"bootstrap.servers={bootstrap}", f"acks={'all' if acks == -1 else acks}", "linger.ms=5")
@@ -121,7 +131,8 @@ def java_produce(bootstrap: str, topic: str, count: int, size: int, acks: int) -
     sent, per_s, mb_s, _, _, _, _, p99 = found[-1]
     if int(sent) < count:
         raise ToolFailed(f"ProducerPerformance sent {sent} of {count}")
-    return {"msg/s": float(per_s), "MB/s": float(mb_s) * 1.048576, "p99 ms": float(p99)}
+    return {"msg/s": float(per_s), "MB/s": float(mb_s) * 1.048576, "p99 ms": float(p99),
+            "client CPU s": _children_cpu_seconds() - cpu_before}
 
 
 def java_consume(bootstrap: str, topic: str, count: int) -> dict[str, float]:
