@@ -14,7 +14,7 @@ import signal
 
 from .cluster import FaultCluster
 from .history import HistoryRecorder
-from .netns import netem_available, relay_unavailable
+from .netns import netem_available, queue_unavailable, relay_unavailable
 from .workloads import WORKLOADS, Workload
 
 # Whom "leader" nemeses pick: the leader of partition 0 of the workload's watched topic.
@@ -174,27 +174,43 @@ class PacketLoss(NetworkNemesis):
 
 class Delay(NetworkNemesis):
     name = "delay"
-    description = ("200 ms added to everything every node sends: tc netem on its eth0 where the kernel has "
-                   "sch_netem; otherwise compat/faults/delay_relay.py in each "
-                   "node's namespace, which iptables hands the node's TCP connections (opened and accepted) and "
-                   "which forwards what the node sends 200 ms late (TCP only; Kafka and ZooKeeper use nothing "
-                   "else); with the relay, connections open at the fault's start are reset (clients reconnect "
-                   "through it) and relayed ones are closed at heal")
+    description = ("200 ms added to every packet every node sends: tc netem on its eth0 where the kernel has "
+                   "sch_netem; otherwise compat/faults/delay_queue.py in each node's namespace, to which iptables "
+                   "queues (NFQUEUE) every packet leaving eth0 and which accepts each 200 ms later, in order "
+                   "(established connections are delayed too, as with netem); where neither works, "
+                   "compat/faults/delay_relay.py, a TCP relay that connections are redirected to (those open at "
+                   "the fault's start are reset, relayed ones closed at heal)")
+    _mechanism: str | None = None
+
+    @classmethod
+    def mechanism(cls) -> str:
+        """netem, queue or relay: the first that works here (probed once)."""
+        if cls._mechanism is None:
+            if netem_available():
+                cls._mechanism = "netem"
+            else:
+                why_not_queue = queue_unavailable()
+                why_not_relay = relay_unavailable() if why_not_queue else None
+                if why_not_queue and why_not_relay:
+                    raise NemesisUnavailable("the kernel has no sch_netem (tc qdisc netem: 'Specified qdisc kind "
+                                             f"is unknown'), NFQUEUE does not work ({why_not_queue}) and the "
+                                             f"delay relay cannot run ({why_not_relay})")
+                cls._mechanism = "queue" if not why_not_queue else "relay"
+        return cls._mechanism
 
     @classmethod
     def check_available(cls) -> None:
-        if netem_available():
-            return
-        why = relay_unavailable()
-        if why is not None:
-            raise NemesisUnavailable("the kernel has no sch_netem (tc qdisc netem: 'Specified qdisc kind is "
-                                     f"unknown') and the delay relay cannot run: {why}")
+        cls.mechanism()
 
     def start(self) -> None:
-        if netem_available():
+        how = self.mechanism()
+        if how == "netem":
             for node in self.net.names:
                 self.net.delay(node, 200)
             self.note("start", "200 ms delay at every node (tc netem)")
+        elif how == "queue":
+            self.net.delay_through_queue(self.net.names, 200)
+            self.note("start", "200 ms delay at every node (NFQUEUE, delay_queue.py)")
         else:
             self.net.delay_through_relay(self.net.names, 200)
             self.note("start", "200 ms delay at every node (delay relay; connections open before were reset)")

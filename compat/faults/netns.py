@@ -20,9 +20,9 @@ bridge is created and addressed before the lock is released, so the next allocat
 
 Partitions are iptables DROP rules in the INPUT chain of the receiving namespace (each namespace
 has its own netfilter tables, so nothing of the machine's own firewall is touched); packet loss is
-iptables' `statistic` match; delay is `tc netem` where the kernel has sch_netem, and otherwise
-a delaying TCP relay (delay_relay.py) in the node's namespace that iptables REDIRECTs the node's
-TCP connections to (see PrivateNetwork.delay).
+iptables' `statistic` match; delay is `tc netem` where the kernel has sch_netem, otherwise
+delay_queue.py (iptables NFQUEUE: every packet a node sends is accepted 200 ms late), otherwise
+delay_relay.py (a TCP relay iptables REDIRECTs the node's connections to).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 RELAY_OUTGOING_PORT = 19801
 RELAY_INCOMING_PORT = 19802
 RELAY_MARK = 0x2a
+DELAY_QUEUE = 7  # the netfilter queue delay_queue.py binds (queues are per namespace)
 _netem: bool | None = None
 
 
@@ -111,6 +112,28 @@ def relay_unavailable() -> str | None:
             added = _run(["ip", "netns", "exec", probe, "iptables", *rule], check=False)
             if added.returncode != 0:
                 return f"iptables {' '.join(rule)}: {added.stderr.strip()}"
+    finally:
+        _run(["ip", "netns", "del", probe], check=False)
+    return None
+
+
+def queue_unavailable() -> str | None:
+    """None when delay_queue.py can delay here (it binds a netfilter queue over nfnetlink); otherwise
+    why not. Probed on a throwaway namespace."""
+    probe = f"kwfqueue{os.getpid()}-{threading.get_ident()}-{next(_probes)}"
+    made = _run(["ip", "netns", "add", probe], check=False)
+    if made.returncode != 0:
+        return f"`ip netns add` fails here: {made.stderr.strip()}"
+    try:
+        rule = _run(["ip", "netns", "exec", probe, "iptables", "-A", "OUTPUT", "-o", "lo", "-j", "NFQUEUE",
+                     "--queue-num", str(DELAY_QUEUE), "--queue-bypass"], check=False)
+        if rule.returncode != 0:
+            return f"iptables NFQUEUE: {rule.stderr.strip()}"
+        bound = subprocess.run(["ip", "netns", "exec", probe, sys.executable, "-c",
+                                "from compat.faults.delay_queue import DelayQueue; DelayQueue(7, 0).bind()"],
+                               cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+        if bound.returncode != 0:
+            return f"nfnetlink_queue: {(bound.stderr.strip().splitlines() or ['?'])[-1]}"
     finally:
         _run(["ip", "netns", "del", probe], check=False)
     return None
@@ -182,7 +205,8 @@ class PrivateNetwork:
         self._made_namespaces: list[str] = []
         self._made_bridge = False
         self._netem: set[str] = set()
-        self._relays: dict[str, subprocess.Popen] = {}
+        self._delayers: dict[str, subprocess.Popen] = {}   # delay_queue.py or delay_relay.py per node
+        self._queued: set[str] = set()                      # nodes with a delayer's iptables rules
 
     # -- names ---------------------------------------------------------------------------------------
     def namespace(self, name: str) -> str:
@@ -227,7 +251,7 @@ class PrivateNetwork:
 
     def remove(self) -> None:
         """Deletes every namespace (and with it its veth end) and the bridge; never raises."""
-        self._stop_relays()
+        self._stop_delayers()
         for namespace in reversed(self._made_namespaces):
             _run(["ip", "netns", "del", namespace], check=False)
         self._made_namespaces.clear()
@@ -266,43 +290,54 @@ class PrivateNetwork:
                         "--probability", str(probability), "-j", "DROP"])
 
     def delay(self, name: str, milliseconds: int, jitter: int = 0) -> None:
-        """What `name` sends waits `milliseconds`: tc netem on its eth0 where the kernel has sch_netem
-        (every packet), else delay_relay.py (TCP only; see delay_through_relay)."""
-        if not netem_available():
-            if jitter:
-                raise NamespacesUnavailable("the delay relay has no jitter; jitter needs tc netem")
-            self.delay_through_relay([name], milliseconds)
-            return
+        """Packets leaving `name` wait `milliseconds` (tc netem; needs the kernel's sch_netem)."""
         argv = ["tc", "qdisc", "add", "dev", "eth0", "root", "netem", "delay", f"{milliseconds}ms"]
         if jitter:
             argv.append(f"{jitter}ms")
         self._in(name, argv)
         self._netem.add(name)
 
-    def delay_through_relay(self, names: Iterable[str], milliseconds: int) -> None:
-        """Every TCP byte each of `names` sends leaves it `milliseconds` late, without netem: a relay in
-        its namespace gets its connections (iptables nat REDIRECT: OUTPUT for connections it opens,
-        PREROUTING for ones it accepts; the relay's own, marked, connections excepted) and forwards
-        what the node sends after the delay. Connections opened before are cut (TCP reset on their
-        next packet: filter rules reject TCP on eth0 that is neither redirected nor the relay's), so
-        clients reconnect through the relay; at heal the relay stops, which closes what went
-        through it, so connections made afterwards are direct again."""
-        names = [n for n in names if n not in self._relays]
+    def _start_delayers(self, names: list[str], module: str, arguments: list[str]) -> None:
+        """One `python -m <module>` per node, in its namespace, each until it prints `ready`."""
         for name in names:
-            self._relays[name] = subprocess.Popen(
-                self.command(name, [sys.executable, "-m", "compat.faults.delay_relay", "--delay-ms",
-                                    str(milliseconds), "--outgoing-port", str(RELAY_OUTGOING_PORT),
-                                    "--incoming-port", str(RELAY_INCOMING_PORT), "--mark", str(RELAY_MARK)]),
-                cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+            self._delayers[name] = subprocess.Popen(
+                self.command(name, [sys.executable, "-m", module, *arguments]), cwd=REPO_ROOT,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         for name in names:
-            relay = self._relays[name]
-            ready = select.select([relay.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]
-            if not ready or relay.stdout.readline().strip() != "ready":
-                raise RuntimeError(f"the delay relay in {self.namespace(name)} did not start "
-                                   f"(exit status {relay.poll()})")
+            delayer = self._delayers[name]
+            ready = select.select([delayer.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]
+            if not ready or delayer.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"{module} in {self.namespace(name)} did not start (exit status {delayer.poll()})")
+
+    def delay_through_queue(self, names: Iterable[str], milliseconds: int) -> None:
+        """Every packet each of `names` sends leaves it `milliseconds` late, without netem: iptables
+        queues its outgoing packets (NFQUEUE, on eth0) to delay_queue.py in its namespace, which
+        accepts each one `milliseconds` after it was queued, in order. Established connections are
+        delayed too, as with netem. `--queue-bypass`: should the delayer die, packets pass."""
+        names = [n for n in names if n not in self._delayers]
+        self._start_delayers(names, "compat.faults.delay_queue",
+                             ["--queue", str(DELAY_QUEUE), "--delay-ms", str(milliseconds)])
+        for name in names:
+            self._in(name, ["iptables", "-A", "OUTPUT", "-o", "eth0", "-j", "NFQUEUE", "--queue-num",
+                            str(DELAY_QUEUE), "--queue-bypass"])
+            self._queued.add(name)
+
+    def delay_through_relay(self, names: Iterable[str], milliseconds: int) -> None:
+        """Every TCP byte each of `names` sends leaves it `milliseconds` late, without netem nor
+        NFQUEUE: a relay in its namespace gets its connections (iptables nat REDIRECT: OUTPUT for
+        connections it opens, PREROUTING for ones it accepts; the relay's own, marked, connections
+        excepted) and forwards what the node sends after the delay. Connections opened before are
+        cut (TCP reset on their next packet: filter rules reject TCP on eth0 that is neither
+        redirected nor the relay's), so clients reconnect through the relay; at heal the relay
+        stops, which closes what went through it, so connections made afterwards are direct again."""
+        names = [n for n in names if n not in self._delayers]
+        self._start_delayers(names, "compat.faults.delay_relay",
+                             ["--delay-ms", str(milliseconds), "--outgoing-port", str(RELAY_OUTGOING_PORT),
+                              "--incoming-port", str(RELAY_INCOMING_PORT), "--mark", str(RELAY_MARK)])
         mark = str(RELAY_MARK)
         for name in names:
+            self._queued.add(name)
             for rule in (
                     ["-t", "nat", "-A", "OUTPUT", "-o", "eth0", "-p", "tcp", "-m", "mark", "!", "--mark", mark,
                      "-j", "REDIRECT", "--to-ports", str(RELAY_OUTGOING_PORT)],
@@ -315,18 +350,18 @@ class PrivateNetwork:
                      "-m", "conntrack", "!", "--ctstate", "DNAT", "-j", "REJECT", "--reject-with", "tcp-reset"]):
                 self._in(name, ["iptables", *rule])
 
-    def _stop_relays(self) -> None:
-        for relay in self._relays.values():
-            if relay.poll() is None:
-                relay.send_signal(signal.SIGTERM)
-        for relay in self._relays.values():
+    def _stop_delayers(self) -> None:
+        for delayer in self._delayers.values():
+            if delayer.poll() is None:
+                delayer.send_signal(signal.SIGTERM)
+        for delayer in self._delayers.values():
             try:
-                relay.wait(timeout=10)
+                delayer.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                relay.kill()
-                relay.wait()
-            relay.stdout.close()
-        self._relays.clear()
+                delayer.kill()
+                delayer.wait()
+            delayer.stdout.close()
+        self._delayers.clear()
 
     def heal(self) -> None:
         """Removes every partition, loss and delay."""
@@ -335,10 +370,11 @@ class PrivateNetwork:
         for name in list(self._netem):
             self._in(name, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
         self._netem.clear()
-        for name in list(self._relays):  # new connections direct first, then the relayed ones closed
+        for name in self._queued:  # the rules first (nothing new is queued or relayed), then the delayers
             self._in(name, ["iptables", "-F", "OUTPUT"], check=False)
             self._in(name, ["iptables", "-t", "nat", "-F"], check=False)
-        self._stop_relays()
+        self._queued.clear()
+        self._stop_delayers()
 
 
 @contextlib.contextmanager

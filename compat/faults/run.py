@@ -340,7 +340,7 @@ def main(quick: bool = False, nemeses: list[str] | None = None, workloads: list[
     if reason is not None:
         print(f"kafka-wire compat faults: cannot run here: {reason}")
         return 2
-    logging.getLogger("kazoo").setLevel(logging.WARNING)  # the monitors' connects are no news
+    logging.getLogger("kazoo").setLevel(logging.ERROR)  # the monitors' (re)connects are no news
     # SIGTERM ends the run like Ctrl-C: every context manager removes its namespaces and processes.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     unknown = [n for n in nemeses or [] if n not in NEMESES] + [w for w in workloads or [] if w not in WORKLOADS]
@@ -411,7 +411,7 @@ def _main_one(argv: list[str]) -> int:
     parser.add_argument("--results-dir", type=Path, required=True)
     parser.add_argument("--commit", default=None)
     args = parser.parse_args(argv)
-    logging.getLogger("kazoo").setLevel(logging.WARNING)
+    logging.getLogger("kazoo").setLevel(logging.ERROR)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     nemesis, workload = args.one
     record = run_and_store(nemesis, workload, args.time, args.out_dir, args.results_dir,
