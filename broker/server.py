@@ -4,6 +4,11 @@ Kafka answers one connection's requests strictly in order, so a connection handl
 at a time; a client's pipelined requests wait in our receive buffer or the socket. A frame larger
 than `socket.request.max.bytes`, a negative size, an unknown API key, an unsupported version
 (other than ApiVersions) or an undecodable body closes that connection only, as Kafka does.
+A handler that fails unexpectedly (raises, or answers what cannot be encoded) is our error: it
+is logged once with its traceback, and the request is answered as Kafka's KafkaApis.handle
+answers it (getErrorResponse: every entry of the request, or the top-level error code, set to
+UNKNOWN_SERVER_ERROR; kafka_wire/error_responses.py); the connection stays open, except after
+a Produce with acks=0, which has no answer and whose connection Kafka closes.
 
 The data path avoids copying bytes through Python objects:
 - Requests are read with a BufferedProtocol. Small frames are parsed out of a per-connection
@@ -48,6 +53,7 @@ import time
 import types
 from dataclasses import dataclass, field
 
+from kafka_wire.error_responses import error_response
 from kafka_wire.errors import ErrorCode
 from kafka_wire.headers import API_VERSIONS_KEY, decode_request_header, encode_response_header, peek_api
 from kafka_wire.primitives import DecodeError
@@ -503,7 +509,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
                              self.principal)
         if self.token_id is not None:
             ctx.extra["token_authenticated"] = True
-        what = (api, version, correlation_id, header.client_id, time.monotonic(), len(frame) + _SIZE)
+        what = (api, version, correlation_id, header.client_id, time.monotonic(), len(frame) + _SIZE, request)
         coro = handler.handle(self.server.broker, ctx, request)
         try:
             pending = coro.send(None)
@@ -514,7 +520,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             raise
         except Exception:
             self._log_handler_error(what)
-            raise CloseConnection
+            self._respond_error(what)
+            return None
         return coro, pending, what
 
     async def _finish_request(self, coro, pending, what) -> None:
@@ -528,7 +535,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
             raise
         except Exception:
             self._log_handler_error(what)
-            self._finish_busy(close=True)
+            if not self._closed:
+                try:
+                    self._respond_error(what)
+                except CloseConnection:
+                    self._finish_busy(close=True)
+                    return
+            self._finish_busy(close=False)
             return
         if not self._closed:
             try:
@@ -556,8 +569,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def _respond(self, what, response) -> None:
         """Queue the encoded response; a response that cannot be encoded is our error: logged,
-        and the connection closed (raises CloseConnection)."""
-        api, version, correlation_id, _, started, bytes_in = what
+        and answered as a failed request (_respond_error)."""
+        api, version, correlation_id, _, started, bytes_in, _ = what
         if response is None:  # acks=0 produce: no answer
             metrics.observe_request(api.name, version, time.monotonic() - started, bytes_in, 0)
             return
@@ -565,6 +578,27 @@ class KafkaConnection(asyncio.BufferedProtocol):
             parts = encode_response(api, version, correlation_id, response)
         except Exception:
             self._log_handler_error(what)
+            self._respond_error(what)
+            return
+        metrics.observe_request(api.name, version, time.monotonic() - started, bytes_in,
+                                sum(len(part) for part in parts))
+        self._queue(parts)
+
+    def _respond_error(self, what) -> None:
+        """Answer a request whose handling failed as Kafka does (getErrorResponse with
+        UNKNOWN_SERVER_ERROR); raises CloseConnection where Kafka closes instead (a Produce with
+        acks=0) or the error answer itself cannot be built."""
+        api, version, correlation_id, _, started, bytes_in, request = what
+        try:
+            response = error_response(api, version, request)
+            if response is None:
+                raise CloseConnection
+            parts = encode_response(api, version, correlation_id, response)
+        except CloseConnection:
+            raise
+        except Exception:
+            log.exception("cannot build the error answer to %s v%d (correlation id %d); closing the connection",
+                          api.name, version, correlation_id)
             raise CloseConnection
         metrics.observe_request(api.name, version, time.monotonic() - started, bytes_in,
                                 sum(len(part) for part in parts))

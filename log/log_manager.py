@@ -27,7 +27,6 @@ import os
 import shutil
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -46,7 +45,7 @@ from log.cleaner import LogCleaner
 from log.config import LogConfig
 from log.future_log import FutureLog, LogDirMover
 from log.errors import KafkaStorageError, LogDirFailure, is_log_dir_failure
-from log.partition_log import DELETE_DIR_SUFFIX, PartitionLog, parse_partition_dir_name
+from log.partition_log import DELETE_DIR_SUFFIX, PartitionLog, deleted_dir_name, parse_partition_dir_name
 
 logger = logging.getLogger(__name__)
 
@@ -410,7 +409,7 @@ class LogManager:
             self._logs[tp] = self._open_moved(current.dir, current.config, offsets)
             raise
         self._logs[tp] = self._open_moved(target, current.config, offsets)
-        doomed = f"{current.dir}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+        doomed = os.path.join(source_dir, deleted_dir_name(*tp))
         os.rename(current.dir, doomed)
         fsync_directory(future.log_dir)
         fsync_directory(source_dir)

@@ -114,6 +114,17 @@ NO_TIMESTAMP = -1
 # interrupted swaps are completed (a `.log.swap` is a committed cleaned segment).
 _STRAY_SUFFIXES = (DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, ".tmp")
 DELETE_DIR_SUFFIX = "-delete"
+# The longest file name Linux file systems take; a topic name may be 249 characters long.
+MAX_FILE_NAME_BYTES = 255
+
+
+def deleted_dir_name(topic: str, partition: int) -> str:
+    """`<topic>-<partition>.<unique id>-delete`, the topic cut short so that the name fits in 255
+    bytes (Kafka's UnifiedLog.logDeleteDirName: a 249-character topic's partition directory
+    plus the suffix would not)."""
+    suffix = f"-{partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+    prefix = topic.encode()[: MAX_FILE_NAME_BYTES - len(suffix)].decode(errors="ignore")
+    return prefix + suffix
 
 
 def _wall_clock_ms() -> int:
@@ -1271,7 +1282,7 @@ class PartitionLog:
             self._closed = True
         self.leader_epoch_cache.close()
         parent = os.path.dirname(self.dir)
-        doomed = os.path.join(parent, f"{os.path.basename(self.dir)}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+        doomed = os.path.join(parent, deleted_dir_name(self.topic, self.partition))
         os.rename(self.dir, doomed)
         if not batched:
             fsync_directory(parent)

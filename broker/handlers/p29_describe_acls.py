@@ -10,7 +10,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..security.authorizer import CLUSTER_NAME, AclBindingFilter, AclOperation, ResourceType
+from ..security.authorizer import CLUSTER_NAME, AclBindingFilter, AclOperation, ResourceType, sent_unknown
 
 API = APIS_BY_NAME["DescribeAcls"]
 
@@ -24,7 +24,8 @@ def _error(error: ErrorCode, message: str | None) -> dict:
 
 async def handle(broker, ctx, request):
     flt = AclBindingFilter.from_request(request)
-    if flt.unknown_elements():
+    if sent_unknown(request.resource_type_filter, request.pattern_type_filter, request.operation,
+                    request.permission_type):
         from ..server import CloseConnection  # the server imports the handlers
 
         raise CloseConnection

@@ -23,6 +23,7 @@ from ..security.authorizer import (
     PatternType,
     ResourceType,
     from_code,
+    sent_unknown,
 )
 from .p29_describe_acls import NO_AUTHORIZER
 
@@ -42,7 +43,8 @@ def _unbuildable(binding: AclBinding) -> bool:
 
 async def handle(broker, ctx, request):
     bindings = [_binding(creation) for creation in request.creations]
-    if any(b.unknown_elements() for b in bindings):
+    if any(sent_unknown(c.resource_type, c.resource_pattern_type, c.operation, c.permission_type)
+           for c in request.creations):
         from ..server import CloseConnection  # the server imports the handlers
 
         raise CloseConnection

@@ -120,6 +120,14 @@ class InvalidAcl(ValueError):
     """A binding or filter CreateAcls/DeleteAcls must refuse (INVALID_REQUEST); Kafka's message."""
 
 
+def sent_unknown(*codes: int) -> bool:
+    """Kafka's parse-time validation of DescribeAcls, CreateAcls and DeleteAcls requests: an enum
+    sent as UNKNOWN (code 0) makes the request unparseable, and the connection is closed. Codes
+    Kafka does not know at all pass that check (they read as UNKNOWN only afterwards), so the
+    raw codes are checked, not the enums they map to."""
+    return UNKNOWN_CODE in codes
+
+
 @dataclass(frozen=True)
 class AclBinding:
     """One ACL: a resource pattern and an access control entry."""

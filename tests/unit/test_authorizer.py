@@ -278,7 +278,7 @@ def test_create_acls_with_an_any_element_fails_the_whole_request(tmp_path, eleme
 
 @pytest.mark.parametrize("api, body", [
     ("CreateAcls", {"creations": [_creation(operation=0)]}),
-    ("CreateAcls", {"creations": [_creation(), _creation(resource_pattern_type=9)]}),
+    ("CreateAcls", {"creations": [_creation(), _creation(resource_pattern_type=0)]}),
     ("DescribeAcls", _any_filter(pattern_type_filter=0)),
     ("DeleteAcls", {"filters": [_any_filter(), _any_filter(permission_type=0)]})])
 def test_acl_requests_with_unknown_elements_close_the_connection(tmp_path, api, body):
@@ -290,6 +290,27 @@ def test_acl_requests_with_unknown_elements_close_the_connection(tmp_path, api, 
     for principal in ("User:admin", "User:alice"):
         with pytest.raises(CloseConnection):
             _call(api, broker, body, 3, principal=principal)
+
+
+def test_acl_requests_with_codes_kafka_does_not_know_are_answered(tmp_path):
+    """Only an element sent as UNKNOWN (0) makes Kafka's request unparseable; other unknown codes
+    (found by the request fuzzer, tests/integration/test_request_fuzz.py) read as UNKNOWN afterwards.
+    Kafka 4.3.0 with StandardAuthorizer answers these (each checked against it): a creation INVALID_REQUEST
+    with AclControlManager's message, a describe filter nothing, a delete filter INVALID_REQUEST."""
+    broker = _broker(tmp_path, **AUTHZ)
+    created = _call("CreateAcls", broker, {"creations": [_creation(), _creation(resource_pattern_type=9)]}, 3)
+    assert [(r.error_code, r.error_message) for r in created.results] == [(0, ""), (42, "Invalid patternType UNKNOWN")]
+    created = _call("CreateAcls", broker, {"creations": [_creation(resource_type=127)]}, 3)
+    assert [(r.error_code, r.error_message) for r in created.results] == [(42, "Invalid resourceType UNKNOWN")]
+    for flt in (_any_filter(resource_type_filter=127), _any_filter(pattern_type_filter=9), _any_filter(operation=-3)):
+        described = _call("DescribeAcls", broker, flt, 3)
+        assert (described.error_code, described.resources) == (0, [])
+    deleted = _call("DeleteAcls", broker, {"filters": [_any_filter(permission_type=77), _any_filter(resource_type_filter=99)]}, 3)
+    assert [(r.error_code, r.error_message) for r in deleted.filter_results] == [
+        (42, "Unknown entryFilter."), (42, "Unknown patternFilter.")]
+    # Without an authorizer: SECURITY_DISABLED, as for any other filter.
+    plain = _broker(tmp_path / "plain")
+    assert _call("DescribeAcls", plain, _any_filter(resource_type_filter=127), 3).error_code == 54
 
 
 def test_acl_apis_need_cluster_permissions(tmp_path):

@@ -726,6 +726,22 @@ def test_log_manager_checkpoints_and_clean_shutdown(tmp_path):
     assert log.config.retention_ms == 1000 and log.config.segment_bytes == 1000
 
 
+def test_a_topic_with_a_name_of_249_characters_can_be_deleted(tmp_path):
+    """Kafka's longest topic name: `<topic>-<partition>.<uuid>-delete` would be 292 bytes, more
+    than a file name may have (the request fuzzer's DeleteTopics crashed with ENAMETOOLONG);
+    the name is cut short as Kafka's logDeleteDirName cuts it, and removed on the next start."""
+    dirs = [str(tmp_path / "data")]
+    manager = LogManager(dirs)
+    manager.load()
+    name = "a" * 249
+    for partition in (0, 17):
+        manager.get_or_create(name, partition).append(batch(), leader_epoch=0)
+    assert manager.delete_partitions([(name, 0)]) and manager.delete_partition(name, 17)
+    assert manager.partitions() == [] and os.listdir(dirs[0]) == sorted(os.listdir(dirs[0]))
+    assert not any(entry.startswith("a") for entry in os.listdir(dirs[0]))
+    manager.close()
+
+
 def test_log_manager_recovers_without_the_marker_and_deletes_partitions(tmp_path):
     dirs = [str(tmp_path / "data")]
     manager = LogManager(dirs)

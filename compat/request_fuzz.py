@@ -1,0 +1,359 @@
+"""A structured request fuzzer: well-typed random requests of every advertised API and version.
+
+Requests are built from kafka_wire's message specs (so they always parse): random strings (empty,
+long, unicode, dots, the name of a real topic), negative and huge integers, empty and long
+arrays, nulls where a field is nullable, unknown and real topic ids, record batches that are
+valid, empty or garbage. Each case is reproducible from (seed, api key, version, index) alone.
+
+`fuzz_broker` sends them over real sockets to a running broker and reports what a client would
+see: an answer that does not parse with the API's response schema, a wrong correlation id, a
+connection closed or an answer not sent. The broker's own log says which handlers failed (the
+broker answers those UNKNOWN_SERVER_ERROR and logs "error handling <API>"); the test reads it.
+
+Waiting fields (timeout_ms, max_wait_ms, session/rebalance timeouts) get small values only, so
+no request legitimately holds its answer for long.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import struct
+import uuid
+from dataclasses import dataclass, field
+
+from kafka_wire.headers import encode_request_header
+from kafka_wire.messages import APIS
+from kafka_wire.primitives import DecodeError
+from kafka_wire.record_codec import Record, build_batch
+from kafka_wire.schema import (BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS, UINT16, UINT32,
+                               UUID, Array, Api, Field, StructType, Writer, _String)
+
+FUZZ_TOPIC = "fuzz-topic"
+FUZZ_GROUP = "fuzz-group"
+_INT_EDGES = {
+    INT8: [0, 1, -1, 2, 3, 127, -128],
+    INT16: [0, 1, -1, 2, 3, 32767, -32768],
+    UINT16: [0, 1, 65535],
+    INT32: [0, 1, -1, 2, 3, 2**31 - 1, -(2**31), 1000],
+    UINT32: [0, 1, 2**32 - 1],
+    INT64: [0, 1, -1, -2, 2**63 - 1, -(2**63), 1000],
+}
+_INT_RANGES = {INT8: 7, INT16: 15, UINT16: 16, INT32: 31, UINT32: 32, INT64: 63}
+_WAITING = ("timeout", "wait")
+
+
+@dataclass
+class Known:
+    """Names and ids of things that exist on the broker, so some requests reach deep code."""
+
+    topic: str = FUZZ_TOPIC
+    topic_id: uuid.UUID | None = None
+    group: str = FUZZ_GROUP
+
+
+# APIs whose requests name no internal topic: Kafka lets them delete __consumer_offsets, change its
+# partition count or its configs too, and a broker without them serves no group afterwards, which
+# is not what the run is looking for.
+ALTERING_APIS = {"DeleteTopics", "CreatePartitions", "DeleteRecords", "AlterConfigs", "IncrementalAlterConfigs",
+                 "AlterPartitionReassignments", "AlterReplicaLogDirs", "ElectLeaders"}
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
+
+
+class RequestGenerator:
+    """Random values for a message's fields, typed by the spec, from one `random.Random`."""
+
+    def __init__(self, rng: random.Random, known: Known) -> None:
+        self.rng = rng
+        self.known = known
+        self.internal_names = True
+
+    def request(self, api: Api, version: int):
+        self.internal_names = api.name not in ALTERING_APIS
+        return self._struct(api.request.struct, version, api.is_flexible(version), 0)
+
+    def _struct(self, struct: StructType, version: int, flexible: bool, depth: int):
+        values = {}
+        for f in struct.fields:
+            if not f.versions[0] <= version <= f.versions[1]:
+                continue
+            if f.tag is not None and (not flexible or self.rng.random() < 0.5):
+                continue
+            values[f.name] = self._field(f, version, flexible, depth)
+        return struct.cls(**values)
+
+    def _field(self, f: Field, version: int, flexible: bool, depth: int):
+        nullable = f.is_nullable(version)
+        if nullable and self.rng.random() < 0.12:
+            return None
+        t = f.type
+        if t in _INT_RANGES and any(word in f.name for word in _WAITING):
+            return self.rng.choice([-1, 0, 1, 20, 100] + ([-(2**31)] if t is INT32 else []))
+        return self._value(t, f.name, version, flexible, depth)
+
+    def _value(self, t, name: str, version: int, flexible: bool, depth: int):
+        rng = self.rng
+        if t in _INT_RANGES:
+            roll = rng.random()
+            if roll < 0.45:
+                return rng.choice(_INT_EDGES[t])
+            if roll < 0.8:
+                return rng.randint(-2, 5) if t not in (UINT16, UINT32) else rng.randint(0, 5)
+            bits = _INT_RANGES[t]
+            low = 0 if t in (UINT16, UINT32) else -(2**bits)
+            high = 2**bits - 1 if t in (UINT16, UINT32) else 2**bits - 1
+            return rng.randint(low, high)
+        if t is BOOL:
+            return rng.random() < 0.5
+        if t is FLOAT64:
+            return rng.choice([0.0, 1.0, -1.0, 1e308, float("inf"), float("-inf"), float("nan"), rng.uniform(-1e6, 1e6)])
+        if t is UUID:
+            choices = [uuid.UUID(int=0), uuid.UUID(int=rng.getrandbits(128))]
+            if self.known.topic_id is not None:
+                choices += [self.known.topic_id, self.known.topic_id]
+            return rng.choice(choices)
+        if isinstance(t, _String):
+            return self._string(name)
+        if t is BYTES:
+            return self._bytes()
+        if t is RECORDS:
+            return self._records()
+        if isinstance(t, Array):
+            return self._array(t, name, version, flexible, depth)
+        if isinstance(t, StructType):
+            return self._struct(t, version, flexible, depth + 1)
+        raise TypeError(f"no generator for {t!r}")
+
+    def _string(self, name: str) -> str:
+        rng = self.rng
+        pool = [
+            "", "", self.known.topic, self.known.topic, self.known.group, ".", "..", "a" * 249, "a" * 300,
+            "with space", "ünïcödé-名前", "\x00", "topic/../x", "-1", "User:ANONYMOUS", "*", "PLAIN", "SCRAM-SHA-256",
+        ]
+        if self.internal_names:
+            pool += INTERNAL_TOPICS
+        if rng.random() < 0.5:
+            return rng.choice(pool)
+        alphabet = "abcdefghijklmnopqrstuvwxyz0123456789._-"
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24)))
+
+    def _bytes(self) -> bytes:
+        rng = self.rng
+        return rng.choice([b"", b"\x00", bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 64))),
+                           b"\x00\x01" + b"\xff" * 20])
+
+    def _records(self):
+        rng = self.rng
+        roll = rng.random()
+        if roll < 0.15:
+            return None
+        if roll < 0.25:
+            return b""
+        if roll < 0.45:
+            return bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 120)))
+        records = [Record(offset_delta=i, timestamp_delta=i, key=rng.choice([None, b"k", b""]),
+                          value=rng.choice([None, b"v", b"x" * 100]), headers=[])
+                   for i in range(rng.randint(1, 4))]
+        producer_id = rng.choice([-1, -1, 0, 1, 2**62])
+        batch = bytearray(build_batch(
+            records, compression=rng.choice([0, 0, 1, 2, 3, 4]), producer_id=producer_id,
+            producer_epoch=rng.choice([-1, 0, 1]) if producer_id >= 0 else -1,
+            base_sequence=rng.choice([-1, 0, 5]) if producer_id >= 0 else -1,
+            is_transactional=producer_id >= 0 and rng.random() < 0.3,
+            is_control=rng.random() < 0.05, base_timestamp=rng.choice([0, 1700000000000, -5])))
+        if rng.random() < 0.2:  # a flipped byte: a CRC or header error
+            position = rng.randrange(len(batch))
+            batch[position] ^= 0xFF
+        if rng.random() < 0.1:  # two batches
+            batch = batch + batch
+        return bytes(batch)
+
+    def _array(self, t: Array, name: str, version: int, flexible: bool, depth: int):
+        rng = self.rng
+        roll = rng.random()
+        if depth >= 3 or roll < 0.2:
+            count = 0
+        elif roll < 0.9:
+            count = rng.randint(1, 3)
+        else:
+            count = rng.randint(10, 40)
+        return [self._value(t.item, name, version, flexible, depth + 1) for _ in range(count)]
+
+
+def kafka_closes(api: Api, request) -> str | None:
+    """Why Kafka itself closes the connection on this well-formed request, else None: the request
+    classes whose validation throws while the request is parsed (an IllegalArgumentException
+    there is an unparseable request, and the socket server closes the connection)."""
+    if api.name in ("DescribeAcls", "DeleteAcls", "CreateAcls"):
+        # DescribeAclsRequest/DeleteAclsRequest/CreateAclsRequest.validate: any of the four enums
+        # equal to UNKNOWN (code 0) as sent; other unknown codes pass.
+        entries = {"DescribeAcls": lambda: [request], "DeleteAcls": lambda: request.filters,
+                   "CreateAcls": lambda: request.creations}[api.name]()
+        for entry in entries:
+            codes = [getattr(entry, name) for name in ("resource_type_filter", "resource_type", "pattern_type_filter",
+                                                       "resource_pattern_type", "operation", "permission_type")
+                     if hasattr(entry, name)]
+            if 0 in codes:
+                return "an ACL (filter) with an UNKNOWN element"
+    return None
+
+
+def request_case(seed: int, api: Api, version: int, index: int, known: Known):
+    """The request of one case, a function of its coordinates alone."""
+    rng = random.Random(f"{seed}:{api.key}:{version}:{index}")
+    return RequestGenerator(rng, known).request(api, version)
+
+
+@dataclass
+class Finding:
+    api: str
+    version: int
+    index: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.api} v{self.version} case {self.index}: {self.what}"
+
+
+@dataclass
+class FuzzReport:
+    sent: int = 0
+    answered: int = 0
+    unanswered_by_design: int = 0  # Produce acks=0
+    closed_as_kafka: int = 0  # closed where Kafka closes too (kafka_closes)
+    findings: list[Finding] = field(default_factory=list)
+    # (api, version, index) -> "closed", or the sorted error codes of the answer (every
+    # error_code-like field, at any depth), for comparing two brokers' answers case by case.
+    outcomes: dict[tuple[str, int, int], object] = field(default_factory=dict)
+
+
+def error_codes(value) -> list[int]:
+    """Every error code an answer carries, at any depth, sorted."""
+    found = []
+
+    def walk(v):
+        if isinstance(v, list):
+            for item in v:
+                walk(item)
+        elif hasattr(v, "_fields"):
+            for f in v._fields:
+                item = getattr(v, f.name)
+                if f.name.endswith("error_code") and isinstance(item, int):
+                    found.append(item)
+                else:
+                    walk(item)
+
+    walk(value)
+    return sorted(found)
+
+
+class _Connection:
+    def __init__(self, host: str, port: int, timeout: float) -> None:
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+        self.correlation_id = 0
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def send(self, api: Api, version: int, body) -> int:
+        self.correlation_id += 1
+        w = Writer()
+        encode_request_header(w, api.key, version, self.correlation_id, "request-fuzz", api.is_flexible(version))
+        api.request.encode(body, version, w)
+        data = w.to_bytes()
+        self.sock.sendall(struct.pack(">i", len(data)) + data)
+        return self.correlation_id
+
+    def read_frame(self) -> bytes | None:
+        head = self._read(4)
+        if head is None:
+            return None
+        return self._read(struct.unpack(">i", head)[0])
+
+    def _read(self, n: int) -> bytes | None:
+        chunks = []
+        while n:
+            try:
+                chunk = self.sock.recv(n)
+            except ConnectionResetError:
+                return None
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
+
+
+def _check_answer(api: Api, version: int, correlation_id: int, frame: bytes):
+    """(what is wrong with an answer or None, the decoded answer)."""
+    flexible_header = api.is_flexible(version) and api.key != 18
+    try:
+        got = struct.unpack_from(">i", frame, 0)[0]
+        pos = 4
+        if flexible_header:
+            pos += 1  # no tagged fields in our headers; a count of 0
+        if got != correlation_id:
+            return f"correlation id {got}, expected {correlation_id}", None
+        return None, api.response.decode(frame, version, pos)
+    except (DecodeError, UnicodeDecodeError, ValueError, struct.error) as exc:
+        return f"the answer does not parse as {api.name}Response v{version}: {exc}", None
+
+
+def fuzz_broker(bootstrap: str, advertised: dict[int, tuple[int, int]], seed: int, cases: int,
+                known: Known, timeout: float = 60.0, only: set[str] | None = None) -> FuzzReport:
+    """Send `cases` random requests for every advertised (API, version) and check every answer."""
+    host, _, port = bootstrap.rpartition(":")
+    report = FuzzReport()
+    for key, (low, high) in sorted(advertised.items()):
+        api = APIS.get(key)
+        if api is None or (only and api.name not in only):
+            continue
+        for version in range(low, high + 1):
+            conn = _Connection(host, int(port), timeout)
+            try:
+                for index in range(cases):
+                    request = request_case(seed, api, version, index, known)
+                    try:
+                        correlation_id = conn.send(api, version, request)
+                    except (BrokenPipeError, ConnectionResetError):
+                        report.findings.append(Finding(api.name, version, index, "connection closed before the request was sent"))
+                        conn.close()
+                        conn = _Connection(host, int(port), timeout)
+                        continue
+                    report.sent += 1
+                    if api.name == "Produce" and request.acks == 0:
+                        # No answer; Kafka closes the connection when a partition failed. The
+                        # broker log shows whether a handler failed.
+                        report.unanswered_by_design += 1
+                        conn.close()
+                        conn = _Connection(host, int(port), timeout)
+                        continue
+                    closes = kafka_closes(api, request)
+                    try:
+                        frame = conn.read_frame()
+                    except socket.timeout:
+                        report.findings.append(Finding(api.name, version, index, f"no answer within {timeout:.0f} s"))
+                        frame = None
+                    if frame is None:
+                        report.outcomes[(api.name, version, index)] = "closed"
+                        if closes:
+                            report.closed_as_kafka += 1
+                        elif not any(f.what.startswith("no answer") for f in report.findings[-1:]):
+                            report.findings.append(Finding(api.name, version, index, "connection closed without an answer"))
+                        conn.close()
+                        conn = _Connection(host, int(port), timeout)
+                        continue
+                    report.answered += 1
+                    if closes:
+                        report.findings.append(Finding(api.name, version, index, f"answered, where Kafka closes the connection: {closes}"))
+                        continue
+                    problem, answer = _check_answer(api, version, correlation_id, frame)
+                    report.outcomes[(api.name, version, index)] = error_codes(answer)
+                    if problem:
+                        report.findings.append(Finding(api.name, version, index, problem))
+            finally:
+                conn.close()
+    return report
