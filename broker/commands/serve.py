@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -13,6 +14,19 @@ from log.errors import LogDirFailure
 from ..config import BrokerConfig, ConfigError
 
 log = logging.getLogger("kafka_wire")
+
+
+def freeze_startup_heap() -> None:
+    """Move every object alive once the broker has started (modules, codecs, the loaded logs and
+    coordinator state) out of the garbage collector's view (gc.freeze).
+
+    A full collection otherwise walks all of them each time, with the event loop stopped: about
+    100 ms for a freshly started broker (30,000 tracked objects) and more with each loaded
+    partition, measured on the loaded benchmark machine (bench/PROFILE.md, end-to-end latency).
+    Frozen objects are never collected: a reference cycle among them that later becomes garbage
+    stays in memory, which bounds that cost by the start-up heap. O(1): no collection runs here.
+    """
+    gc.freeze()
 
 
 async def serve(config: BrokerConfig, started: float) -> int:
@@ -65,6 +79,7 @@ async def serve(config: BrokerConfig, started: float) -> int:
         broker.close()
         raise
     broker.start_background_tasks()
+    freeze_startup_heap()
     log.info("kafka-wire started in %.3f s (node.id=%d, cluster.id=%s, log.dirs=%s)",
              time.monotonic() - started, broker.node_id, broker.metadata.cluster_id,
              ",".join(config.log_dirs))
