@@ -15,6 +15,7 @@ librdkafka's fetch defaults (fetch.wait.max.ms=500, fetch.min.bytes=1), so the l
 how quickly a broker answers a parked Fetch once records arrive.
 
     .venv/bin/python -m bench.run --only rate-latency --brokers kafka-wire,kafka
+    .venv/bin/python -m bench.latency --rounds 3 --seconds 3 [--source /tmp/kw-head]   # these rows alone
 """
 
 from __future__ import annotations
@@ -152,3 +153,106 @@ def rate_latency(broker, sizes, results, round_no: int) -> None:
             results.add(f"rate-e2e-{key}-{rate}", f"end-to-end latency {key} at {label_rate} msg/s "
                         f"(rdkafka_performance)", "ms", broker.name, r[f"{key} ms"], higher_is_better=False)
         delete_topic(broker.bootstrap, topic)
+
+
+def our_broker_from(workdir, source: str, label: str):
+    """kafka-wire from another source tree (e.g. `git archive <commit> | tar -x -C DIR`), named
+    `label`, for a before/after comparison in one run: same interpreter and settings, that tree's
+    modules."""
+    from .brokers import OurBroker
+    from .run import OUR_SETTINGS
+
+    class FromSource(OurBroker):
+        name = label
+
+        def command(self) -> list[str]:
+            command = super().command()
+            launcher = (f"import sys; sys.path.insert(0, {str(source)!r}); from broker.cli import main; "
+                        "sys.exit(main(sys.argv[1:]))")
+            return [command[0], "-c", launcher, *command[3:]]
+
+    return FromSource(workdir, OUR_SETTINGS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Latency rows alone, kafka-wire (this tree, and optionally another) beside Apache Kafka,
+    alternating by round; prints each measurement and the medians with their spread."""
+    import argparse
+    import os
+    import shutil
+    import statistics
+    import sys
+    import time
+
+    from .brokers import ApacheKafka, OurBroker, scratch_dir
+    from .run import OUR_SETTINGS, create_topic, delete_topic
+
+    parser = argparse.ArgumentParser(prog="python -m bench.latency", description=main.__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=10.0, help="seconds per rate")
+    parser.add_argument("--rates", default="1000,10000,50000")
+    parser.add_argument("--e2e-records", type=int, default=1000,
+                        help="Kafka's EndToEndLatency round trips per round (0: not run)")
+    parser.add_argument("--source", help="also run kafka-wire from this source tree (labelled 'before')")
+    parser.add_argument("--no-kafka", action="store_true", help="leave Apache Kafka out")
+    args = parser.parse_args(argv)
+    rates = [int(r) for r in args.rates.split(",") if r]
+    scratch = scratch_dir()
+    brokers = []
+    if args.source:
+        brokers.append(our_broker_from(scratch / "before", args.source, "before"))
+    brokers.append(OurBroker(scratch / "ours", OUR_SETTINGS))
+    if not args.no_kafka and ApacheKafka.installed():
+        brokers.append(ApacheKafka(scratch / "kafka"))
+    values: dict[tuple[str, str], list[float]] = {}
+    try:
+        for broker in brokers:
+            broker.start()
+        time.sleep(5)
+        for round_no in range(args.rounds):
+            for broker in brokers if round_no % 2 == 0 else brokers[::-1]:
+                for rate in rates:
+                    topic = f"latency-{rate}-{round_no}"
+                    create_topic(broker.bootstrap, topic, 1)
+                    try:
+                        r = rdkafka_rate_latency(broker.bootstrap, topic, rate, args.seconds)
+                    except tools.ToolFailed as exc:
+                        print(f"{round_no} {broker.name} {rate} msg/s failed: {exc}", flush=True)
+                        continue
+                    finally:
+                        delete_topic(broker.bootstrap, topic)
+                    print(f"{round_no} {broker.name} {rate} msg/s (reached {r['msg/s']:.0f}): p50 {r['p50 ms']:.2f} "
+                          f"p99 {r['p99 ms']:.2f} p99.9 {r['p99.9 ms']:.2f} ms; load average "
+                          f"{os.getloadavg()[0]:.1f}", flush=True)
+                    for key in ("p50", "p99", "p99.9"):
+                        values.setdefault((broker.name, f"{rate} msg/s {key}"), []).append(r[f"{key} ms"])
+                if args.e2e_records:
+                    topic = f"latency-e2e-{round_no}"
+                    create_topic(broker.bootstrap, topic, 1)
+                    try:
+                        r = tools.java_end_to_end_latency(broker.bootstrap, topic, args.e2e_records)
+                        print(f"{round_no} {broker.name} EndToEndLatency: p50 {r['p50 ms']:.0f} p99 {r['p99 ms']:.0f} "
+                              f"p99.9 {r['p99.9 ms']:.0f} ms; load average {os.getloadavg()[0]:.1f}", flush=True)
+                        for key in ("p50", "p99", "p99.9"):
+                            values.setdefault((broker.name, f"EndToEndLatency {key}"), []).append(r[f"{key} ms"])
+                    except tools.ToolFailed as exc:
+                        print(f"{round_no} {broker.name} EndToEndLatency failed: {exc}", flush=True)
+                    delete_topic(broker.bootstrap, topic)
+    finally:
+        for broker in brokers:
+            broker.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+    names = [b.name for b in brokers]
+    print("\n| ms: median (min-max) | " + " | ".join(names) + " |")
+    print("| --- |" + " ---: |" * len(names))
+    for what in dict.fromkeys(k for _, k in values):
+        cells = []
+        for name in names:
+            v = values.get((name, what))
+            cells.append(f"{statistics.median(v):.1f} ({min(v):.1f}-{max(v):.1f})" if v else "-")
+        print(f"| {what} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
