@@ -76,6 +76,21 @@ class JavaMember:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=10)
 
+    def positions(self) -> str:
+        """The member's POSITIONS line: each assigned partition's fetch position ('' if none came)."""
+        if self.process.poll() is not None:
+            return ""
+        seen = len(self.output)
+        self.process.stdin.write("positions\n")
+        self.process.stdin.flush()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            found = [line for line in self.output[seen:] if line.startswith("POSITIONS")]
+            if found:
+                return found[0]
+            time.sleep(0.2)
+        return ""
+
 
 def wait_for(condition, timeout: float, what: str, members=()) -> None:
     deadline = time.monotonic() + timeout
@@ -253,7 +268,17 @@ def test_added_partitions_are_assigned_and_killed_member_is_expired(broker, memb
         assert [line[0] for line in dump].count("MEMBER") == 1, dump
         producer = Producer(broker.bootstrap, topic)
         producer.send(40, partitions=(0, 1, 2, 3))  # ten to each: unkeyed records may all land in one
-        wait_for(lambda: {p for p, _, _ in a.records} == set(range(4)), 60, "records from every partition", [a])
+        try:
+            wait_for(lambda: {p for p, _, _ in a.records} == set(range(4)), 60, "records from every partition", [a])
+        except AssertionError as failure:
+            # What tells a consumer that never fetched a taken-over partition (its position stays
+            # at 0, or unknown) from one the broker answered wrongly, or from records not written.
+            failure.add_note(f"acked: {len(producer.acked)} of 40; records per partition: "
+                             f"{ {p: sum(1 for q, _, _ in a.records if q == p) for p in range(4)} }")
+            failure.add_note(f"a's events: {[line for line in a.output if not line.startswith('RECORD')]}")
+            failure.add_note(f"a's {a.positions() or 'positions: no answer'}")
+            failure.add_note(f"the group: {admin_dump(broker.bootstrap, 'describe', group)}")
+            raise
         a.stop()
     finally:
         for m in (a, b):

@@ -12,7 +12,9 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * TOPIC "regex:RE" subscribes to a SubscriptionPattern the broker resolves (kafka-clients 4.x).
  * Prints one line per event: READY, ASSIGNED p,p,..., REVOKED p,p,..., RECORD partition offset value.
  * Commits after every poll and before giving partitions up; closes (leaving the group) when a
- * line "stop" arrives on stdin, then prints CLOSED.
+ * line "stop" arrives on stdin, then prints CLOSED. A line "positions" prints the fetch position of
+ * each assigned partition (POSITIONS p:offset,... with ? for one not known within a second): what a
+ * test that waits in vain for records shows to tell a consumer that never fetched a partition.
  * KW_GROUP_PROTOCOL=classic in the environment makes it a classic member instead (JoinGroup/SyncGroup,
  * the client's default assignors, heartbeats every 500 ms), as a consumer not yet rolled to the new protocol.
  */
@@ -49,11 +51,15 @@ public class ConsumerProtocolMember {
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         final boolean[] stop = {false};
+        final boolean[] showPositions = {false};
         Thread stdin = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {
                 String line;
                 while ((line = in.readLine()) != null) {
                     if (line.trim().equals("stop")) break;
+                    if (line.trim().equals("positions")) {
+                        synchronized (stop) { showPositions[0] = true; }
+                    }
                 }
             } catch (Exception ignored) {
             }
@@ -88,7 +94,27 @@ public class ConsumerProtocolMember {
             }
             say("READY");
             while (true) {
-                synchronized (stop) { if (stop[0]) break; }
+                boolean positionsAsked;
+                synchronized (stop) {
+                    if (stop[0]) break;
+                    positionsAsked = showPositions[0];
+                    showPositions[0] = false;
+                }
+                if (positionsAsked) {
+                    List<TopicPartition> assigned = new ArrayList<>(consumer.assignment());
+                    assigned.sort(Comparator.comparingInt(TopicPartition::partition));
+                    StringBuilder out = new StringBuilder();
+                    for (TopicPartition tp : assigned) {
+                        String position;
+                        try {
+                            position = Long.toString(consumer.position(tp, Duration.ofSeconds(1)));
+                        } catch (Exception e) {
+                            position = "?";
+                        }
+                        out.append(out.length() == 0 ? "" : ",").append(tp.partition()).append(":").append(position);
+                    }
+                    say("POSITIONS " + (out.length() == 0 ? "-" : out.toString()));
+                }
                 ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(200));
                 for (ConsumerRecord<String, String> r : records) {
                     say("RECORD " + r.partition() + " " + r.offset() + " " + r.value() + " " + r.topic());
