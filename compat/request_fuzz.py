@@ -357,3 +357,85 @@ def fuzz_broker(bootstrap: str, advertised: dict[int, tuple[int, int]], seed: in
             finally:
                 conn.close()
     return report
+
+
+# -- running it by hand, against kafka-wire and the reference Kafka --------------------------------
+
+
+def prepare_broker(bootstrap: str) -> tuple[dict[int, tuple[int, int]], Known]:
+    """The broker's advertised versions, and the fuzz topic (created, 3 partitions) with its id."""
+    import time
+
+    from broker.wire_client import WireClient
+
+    with WireClient(bootstrap, client_id="request-fuzz-setup") as client:
+        advertised = client.negotiate()
+        client.request("CreateTopics", {"topics": [{"name": FUZZ_TOPIC, "num_partitions": 3, "replication_factor": 1}],
+                                        "timeout_ms": 10000})
+        for _ in range(50):  # KRaft publishes a new topic a moment after creating it
+            topic = client.request("Metadata", {"topics": [{"name": FUZZ_TOPIC}]}).topics[0]
+            if topic.error_code == 0:
+                return advertised, Known(topic_id=topic.topic_id)
+            time.sleep(0.2)
+    raise RuntimeError(f"{FUZZ_TOPIC} was not created on {bootstrap}")
+
+
+def compare_outcomes(ours: FuzzReport, theirs: FuzzReport) -> dict[str, list[tuple[int, int, object, object]]]:
+    """Per API: the cases whose outcome (closed, or the answer's error codes) differs."""
+    differences: dict[str, list] = {}
+    for case, outcome in sorted(ours.outcomes.items()):
+        other = theirs.outcomes.get(case)
+        if outcome != other:
+            differences.setdefault(case[0], []).append((case[1], case[2], outcome, other))
+    return differences
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m compat.request_fuzz [--seed N] [--cases N] [--api Name ...] [--against-kafka 4.3.0]:
+    fuzz a fresh kafka-wire broker and print what the checks found; with --against-kafka, send the
+    same cases (the versions both advertise) to that reference Kafka too and print the cases
+    whose outcome differs, per API (the way to learn Kafka's error code for a crash's input)."""
+    import argparse
+    import re
+    import tempfile
+
+    from broker.testing import running_broker
+
+    parser = argparse.ArgumentParser(prog="python -m compat.request_fuzz", description=main.__doc__)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cases", type=int, default=12, help="cases per API version")
+    parser.add_argument("--api", action="append", help="only this API (repeatable)")
+    parser.add_argument("--against-kafka", metavar="VERSION", help="compare with this reference Kafka")
+    args = parser.parse_args(argv)
+    only = set(args.api) if args.api else None
+    config = {"group.initial.rebalance.delay.ms": 0}
+    with running_broker(tempfile.mkdtemp(prefix="request-fuzz-"), config=config, require_clean_exit=False) as broker:
+        advertised, known = prepare_broker(broker.bootstrap)
+        if args.against_kafka:
+            from compat.reference_kafka import running_reference_kafka
+
+            with running_reference_kafka(args.against_kafka, config=config) as kafka:
+                theirs_advertised, theirs_known = prepare_broker(kafka.bootstrap)
+                common = {key: (max(low, theirs_advertised[key][0]), min(high, theirs_advertised[key][1]))
+                          for key, (low, high) in advertised.items() if key in theirs_advertised}
+                ours = fuzz_broker(broker.bootstrap, common, args.seed, args.cases, known, only=only)
+                theirs = fuzz_broker(kafka.bootstrap, common, args.seed, args.cases, theirs_known, only=only)
+            for api, cases in compare_outcomes(ours, theirs).items():
+                print(f"{api}: {len(cases)} cases differ")
+                for version, index, outcome, other in cases[:10]:
+                    print(f"  v{version} case {index}: kafka-wire {outcome}, Kafka {other}")
+            for finding in theirs.findings:
+                print(f"Kafka: {finding}")
+        else:
+            ours = fuzz_broker(broker.bootstrap, advertised, args.seed, args.cases, known, only=only)
+        print(f"kafka-wire: {ours.sent} requests sent, {ours.answered} answered, {len(ours.findings)} findings")
+        for finding in ours.findings:
+            print(f"kafka-wire: {finding}")
+        failures = re.findall(r"ERROR \[kafka_wire\.server\] (error handling .*)", broker.log_path.read_text(errors="replace"))
+        for line in failures:
+            print(f"kafka-wire handler failed: {line} (traceback in {broker.log_path})")
+        return 1 if ours.findings or failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
