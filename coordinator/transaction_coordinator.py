@@ -294,6 +294,12 @@ class TransactionCoordinator:
         metadata.complete_transition(transit)
         return ErrorCode.NONE
 
+    async def replicated(self, transactional_id: str | None, error: ErrorCode) -> ErrorCode:
+        """The answer to a request that wrote the transaction log, once the write is as safe as
+        Kafka's acks=-1 makes it: on a single node at once (a cluster's coordinator waits for the
+        in-sync replicas)."""
+        return error
+
     # == InitProducerId ==============================================================================
 
     async def init_producer_id(self, request, version: int | None = None) -> dict:
@@ -304,6 +310,9 @@ class TransactionCoordinator:
                                               getattr(request, "producer_epoch", NO_PRODUCER_EPOCH))
         if result.error == ErrorCode.PRODUCER_FENCED and version is not None and version < 4:
             result.error = ErrorCode.INVALID_PRODUCER_EPOCH
+        error = await self.replicated(request.transactional_id, result.error)
+        if error != result.error:
+            result = InitProducerIdResult(error)
         return {"throttle_time_ms": 0, "error_code": int(result.error), "producer_id": result.producer_id,
                 "producer_epoch": result.producer_epoch}
 

@@ -18,6 +18,7 @@ transactional id; otherwise with AddPartitionsToTxn v5 to the broker that does.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 
 from coordinator.transaction_coordinator import (
@@ -29,7 +30,7 @@ from coordinator.transaction_coordinator import (
     produce_error_of,
 )
 from coordinator.offsets_store import AppendFailed
-from coordinator.txn_log import TRANSACTION_STATE_TOPIC, TransactionStateTopic
+from coordinator.txn_log import TRANSACTION_STATE_TOPIC, TransactionStateTopic, append_transaction_log_error
 from kafka_wire.errors import ErrorCode
 from kafka_wire.records import read_batch_header
 
@@ -40,6 +41,9 @@ log = logging.getLogger("kafka_wire.cluster.transactions")
 WRITE_TXN_MARKERS_VERSION = 2  # v2 carries the transaction version (KIP-1228)
 ADD_PARTITIONS_TO_TXN_VERSION = 5  # a leader's verify-or-add batch (KIP-890), TRANSACTION_ABORTABLE known
 PREPARED = ("PrepareCommit", "PrepareAbort")
+# How long a marker or a transaction log write may wait for the in-sync replicas (Kafka's
+# request.timeout.ms default, which its coordinator uses for both).
+MARKER_REPLICATION_TIMEOUT_MS = 30000
 
 
 class ReplicatedTransactionStateTopic(TransactionStateTopic):
@@ -57,17 +61,34 @@ class ReplicatedTransactionStateTopic(TransactionStateTopic):
 
 
 class TransactionMarkerChannel:
-    """Writes a transaction's markers at each partition's leader (Kafka's TransactionMarkerChannelManager)."""
+    """Writes a transaction's markers at each partition's leader (Kafka's TransactionMarkerChannelManager).
+
+    A marker counts as written once the partition's in-sync replicas have it (Kafka appends markers
+    with acks=-1): a marker only the leader had is gone when another replica takes over, and the
+    partition would keep the transaction open. Both ways of writing one are therefore asynchronous:
+    appended here and awaited (this broker leads the partition) or sent with WriteTxnMarkers, whose
+    handler awaits the same. `write` answers REQUEST_TIMED_OUT while either is under way; the answer
+    waits in `answers` for the coordinator's next try, which `on_answer` brings forward.
+
+    Every marker under way has its own number. An answer is kept only while its marker is still the
+    one wanted for that key: transactions of one producer (same id and, before transaction.version
+    2, same epoch) have equal keys, and an answer left over from an earlier transaction (its marker
+    written another way meanwhile, or its coordinator gone and back) would otherwise be taken for
+    the next one's, leaving that transaction open in the partition.
+    """
 
     def __init__(self, broker) -> None:
         self.broker = broker
         self.answers: dict[tuple, ErrorCode] = {}
-        self.in_flight: set[tuple] = set()
+        self.in_flight: dict[tuple, int] = {}  # key -> the number of the marker under way
+        self._numbers = itertools.count(1)
+        self.on_answer = None  # called (no arguments) when an answer arrives
 
     def write(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
               partitions, transaction_version: int = 0) -> dict[tuple[str, int], ErrorCode]:
         results: dict[tuple[str, int], ErrorCode] = {}
-        remote: dict[int, list[tuple[str, int]]] = {}
+        local: list[tuple[tuple, int]] = []
+        remote: dict[int, list[tuple[tuple, int]]] = {}
         for topic, partition in partitions:
             key = (producer_id, producer_epoch, committed, topic, partition)
             if key in self.answers:
@@ -76,28 +97,62 @@ class TransactionMarkerChannel:
             if self.broker.metadata.topic(topic) is None:
                 results[(topic, partition)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
+            if key in self.in_flight:
+                results[(topic, partition)] = ErrorCode.REQUEST_TIMED_OUT  # answered by a later try
+                continue
             state = self.broker.metadata.leader_and_isr(topic, partition)
             if state is None or state.leader < 0:
                 results[(topic, partition)] = ErrorCode.NOT_LEADER_OR_FOLLOWER
-            elif state.leader == self.broker.node_id:
-                results.update(self.broker.write_txn_markers(producer_id, producer_epoch, coordinator_epoch,
-                                                             committed, [(topic, partition)], transaction_version))
+                continue
+            number = next(self._numbers)
+            self.in_flight[key] = number
+            results[(topic, partition)] = ErrorCode.REQUEST_TIMED_OUT
+            if state.leader == self.broker.node_id:
+                local.append((key, number))
             else:
-                # Pending: answered by a later retry once the leader has written it.
-                results[(topic, partition)] = ErrorCode.REQUEST_TIMED_OUT
-                if key not in self.in_flight:
-                    self.in_flight.add(key)
-                    remote.setdefault(state.leader, []).append((topic, partition))
-        for leader, tps in remote.items():
-            asyncio.get_running_loop().create_task(
-                self._send(leader, producer_id, producer_epoch, coordinator_epoch, committed, tps,
-                           transaction_version))
+                remote.setdefault(state.leader, []).append((key, number))
+        loop = asyncio.get_running_loop()
+        if local:
+            written = {}
+            for key, number in local:
+                _, _, _, topic, partition = key
+                written.update(self.broker.write_txn_markers(producer_id, producer_epoch, coordinator_epoch,
+                                                             committed, [(topic, partition)], transaction_version))
+            loop.create_task(self._await_local(local, written))
+        for leader, markers in remote.items():
+            loop.create_task(self._send(leader, producer_id, producer_epoch, coordinator_epoch, committed, markers,
+                                        transaction_version))
         return results
 
-    async def _send(self, leader: int, producer_id, producer_epoch, coordinator_epoch, committed, tps,
-                    transaction_version: int = 0) -> None:
-        keys = [(producer_id, producer_epoch, committed, t, p) for t, p in tps]
-        errors = dict.fromkeys(keys, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    def forget(self, producer_ids) -> None:
+        """A coordinator gave these producers' transactions up: answers still to come are not wanted."""
+        producer_ids = set(producer_ids)
+        for table in (self.answers, self.in_flight):
+            for key in [k for k in table if k[0] in producer_ids]:
+                del table[key]
+
+    def _answer(self, key: tuple, number: int, error: ErrorCode) -> None:
+        if self.in_flight.get(key) != number:
+            return  # given up, or superseded by a later marker for the same key
+        del self.in_flight[key]
+        self.answers[key] = error
+        if self.on_answer is not None:
+            try:
+                self.on_answer()
+            except Exception:
+                log.exception("completing transactions after a marker answer failed")
+
+    async def _await_local(self, markers: list[tuple[tuple, int]], written: dict) -> None:
+        appended = [key[3:] for key, _ in markers if written.get(key[3:]) == ErrorCode.NONE]
+        replicated = await self.broker.await_replication(appended, MARKER_REPLICATION_TIMEOUT_MS) if appended else {}
+        for key, number in markers:
+            tp = key[3:]
+            error = written.get(tp, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            self._answer(key, number, replicated.get(tp, error) if error == ErrorCode.NONE else error)
+
+    async def _send(self, leader: int, producer_id, producer_epoch, coordinator_epoch, committed,
+                    markers: list[tuple[tuple, int]], transaction_version: int = 0) -> None:
+        errors = {key: ErrorCode.NOT_LEADER_OR_FOLLOWER for key, _ in markers}
         info = self.broker.metadata.brokers.get(leader)
         endpoint = info.endpoint(self.broker.inter_broker_listener()) if info is not None else None
         try:
@@ -106,12 +161,13 @@ class TransactionMarkerChannel:
                 await connection.connect(10)
                 try:
                     topics: dict[str, list[int]] = {}
-                    for topic, partition in tps:
-                        topics.setdefault(topic, []).append(partition)
+                    for key, _ in markers:
+                        topics.setdefault(key[3], []).append(key[4])
                     response = await connection.call("WriteTxnMarkers", WRITE_TXN_MARKERS_VERSION, {"markers": [{
                         "producer_id": producer_id, "producer_epoch": producer_epoch, "transaction_result": committed,
                         "coordinator_epoch": coordinator_epoch, "transaction_version": transaction_version,
-                        "topics": [{"name": t, "partition_indexes": ps} for t, ps in topics.items()]}]}, 30)
+                        "topics": [{"name": t, "partition_indexes": ps} for t, ps in topics.items()]}]},
+                        MARKER_REPLICATION_TIMEOUT_MS / 1000 + 10)
                 finally:
                     connection.close()
                 for marker in response.markers:
@@ -122,9 +178,8 @@ class TransactionMarkerChannel:
         except (OSError, ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError) as exc:
             log.info("sending transaction markers to broker %d failed: %s", leader, exc)
         finally:
-            for key in keys:
-                self.in_flight.discard(key)
-                self.answers[key] = errors[key]
+            for key, number in markers:
+                self._answer(key, number, errors[key])
 
 
 class ReplicatedTransactionCoordinator(TransactionCoordinator):
@@ -134,12 +189,43 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
         super().__init__(**kwargs)
         self.owned_partitions: set[int] = set()
         self.channel: TransactionMarkerChannel | None = None
+        self._retry_soon: asyncio.Handle | None = None
 
     def attach(self, config, state_log, write_markers, *rest, **kwargs) -> None:
         # The same wiring with this module's state topic and marker channel in place of the single node's.
         broker = state_log.broker
         self.channel = TransactionMarkerChannel(broker)
+        self.channel.on_answer = self._marker_answered
         super().attach(config, ReplicatedTransactionStateTopic(broker), self.channel.write, *rest, **kwargs)
+
+    def _marker_answered(self) -> None:
+        """A marker's answer arrived: finish the transactions waiting for it now, not at the next retry."""
+        if self._retry_soon is None:
+            self._retry_soon = asyncio.get_running_loop().call_soon(self._retry_answered)
+
+    def _retry_answered(self) -> None:
+        self._retry_soon = None
+        try:
+            self.retry_incomplete()
+        except Exception:
+            log.exception("retrying transaction markers failed")
+
+    async def replicated(self, transactional_id: str | None, error: ErrorCode) -> ErrorCode:
+        """Kafka answers a write to the transaction log once the in-sync replicas have it
+        (TransactionStateManager.appendTransactionToLog, acks=-1): what only this leader had is gone
+        when another replica takes the partition over, and with it, say, a partition added to the
+        transaction, whose records would then get no marker. The write's error, or the one Kafka
+        answers when the replicas do not follow (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)."""
+        if error != ErrorCode.NONE or not transactional_id or self._not_coordinator(transactional_id):
+            return error
+        tp = (TRANSACTION_STATE_TOPIC, self.partition_for(transactional_id))
+        result = (await self.channel.broker.await_replication([tp], MARKER_REPLICATION_TIMEOUT_MS))[tp]
+        if result == ErrorCode.NONE:
+            return error
+        answer = append_transaction_log_error(result)
+        log.warning("the transaction log write of transactional id %s did not reach the in-sync replicas: %s "
+                    "(answering %s)", transactional_id, result.name, answer.name)
+        return answer
 
     # -- failover -----------------------------------------------------------------------------
 
@@ -168,10 +254,13 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
     def _forget(self, partition: int) -> None:
         if not self.state_log or not self.state_log.num_partitions:
             return
+        forgotten = set()
         for transactional_id in list(self.transactions):
             if self.partition_for(transactional_id) == partition:
-                del self.transactions[transactional_id]
+                forgotten.add(self.transactions.pop(transactional_id).producer_id)
                 self._incomplete.discard(transactional_id)
+        if self.channel is not None and forgotten:
+            self.channel.forget(forgotten)
 
     def _not_coordinator(self, transactional_id: str | None) -> bool:
         if not transactional_id or self.state_log is None:
@@ -230,8 +319,11 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
                            partition: int, plog, operation: int, sequence: int = -1) -> tuple[ErrorCode, object | None]:
         """(the coordinator's answer, the verification guard for the append)."""
         if not self._not_coordinator(transactional_id):
-            return TransactionCoordinator.start_write_verification(
+            error, guard = TransactionCoordinator.start_write_verification(
                 self, transactional_id, producer_id, producer_epoch, topic, partition, plog, operation, sequence)
+            if operation == ADD_PARTITION:  # a transaction.version 2 write adds the partition: a log write
+                error = await self.replicated(transactional_id, error)
+            return error, guard
         if not self.needs_write_verification(producer_id, producer_epoch, plog, operation):
             return ErrorCode.NONE, None  # the transaction is open here at this epoch: checked before
         guard = None if plog is None else plog.producer_state.start_verification(

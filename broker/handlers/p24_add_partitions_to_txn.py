@@ -45,6 +45,15 @@ def add_partitions(broker, transactional_id: str, producer_id: int, producer_epo
     return dict.fromkeys(partitions, error)
 
 
+async def replicated(broker, transactional_id: str, errors: dict[tuple[str, int], ErrorCode]
+                     ) -> dict[tuple[str, int], ErrorCode]:
+    """Added partitions are answered once the transaction log write is replicated (acks=-1)."""
+    if errors and all(error == ErrorCode.NONE for error in errors.values()):
+        error = await broker.transactions.replicated(transactional_id, ErrorCode.NONE)
+        return dict.fromkeys(errors, error)
+    return errors
+
+
 async def handle(broker, ctx, request):
     version = ctx.api_version
     if version < 4:
@@ -61,6 +70,7 @@ async def handle(broker, ctx, request):
             return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": topic_results(errors)}
         errors = add_partitions(broker, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
                                 request.v3_and_below_producer_epoch, partitions, version)
+        errors = await replicated(broker, request.v3_and_below_transactional_id, errors)
         return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": topic_results(errors)}
     if not broker.authorizer.authorize(ctx, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
@@ -75,5 +85,6 @@ async def handle(broker, ctx, request):
         else:
             errors = add_partitions(broker, txn.transactional_id, txn.producer_id, txn.producer_epoch,
                                     partitions, version)
+            errors = await replicated(broker, txn.transactional_id, errors)
         results.append({"transactional_id": txn.transactional_id, "topic_results": topic_results(errors)})
     return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}

@@ -34,6 +34,7 @@ async def handle(broker, ctx, request):
             partition = groups.partition_for(request.group_id)
         error = broker.transactions.handle_add_partitions(request.transactional_id, request.producer_id,
                                                           request.producer_epoch, [(OFFSETS_TOPIC, partition)])
+        error = await broker.transactions.replicated(request.transactional_id, error)
     if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 2:
         error = ErrorCode.INVALID_PRODUCER_EPOCH
     return {"throttle_time_ms": 0, "error_code": int(error)}

@@ -7,6 +7,7 @@ epoch the producer goes on with (-1 on errors)."""
 
 from __future__ import annotations
 
+from coordinator.transaction_coordinator import EndTxnResult
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
@@ -22,7 +23,9 @@ async def handle(broker, ctx, request):
     result = broker.transactions.end_transaction(request.transactional_id, request.producer_id,
                                                  request.producer_epoch, request.committed,
                                                  client_transaction_version=2 if ctx.api_version > 4 else 0)
-    error = result.error
+    error = await broker.transactions.replicated(request.transactional_id, result.error)
+    if error != result.error:
+        result = EndTxnResult(error)  # the producer id and epoch go back only with a success
     if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 2:
         error = ErrorCode.INVALID_PRODUCER_EPOCH
     return {"throttle_time_ms": 0, "error_code": int(error), "producer_id": result.producer_id,

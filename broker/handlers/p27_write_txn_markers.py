@@ -14,6 +14,8 @@ from kafka_wire.messages import APIS_BY_NAME
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["WriteTxnMarkers"]
+# How long the in-sync replicas may take (Kafka uses request.timeout.ms, 30 s by default).
+MARKER_REPLICATION_TIMEOUT_MS = 30000
 
 
 async def handle(broker, ctx, request):
@@ -26,6 +28,10 @@ async def handle(broker, ctx, request):
             errors = broker.write_txn_markers(marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
                                               marker.transaction_result, partitions,
                                               marker.transaction_version if ctx.api_version >= 2 else 0)
+            # As Kafka (acks=-1): a marker is answered once the in-sync replicas have it.
+            written = [tp for tp, error in errors.items() if error == ErrorCode.NONE]
+            if written:
+                errors.update(await broker.await_replication(written, MARKER_REPLICATION_TIMEOUT_MS))
         by_topic: dict[str, list[dict]] = {}
         for (topic, partition), error in errors.items():
             by_topic.setdefault(topic, []).append({"partition_index": partition, "error_code": int(error)})
