@@ -15,7 +15,7 @@ librdkafka's fetch defaults (fetch.wait.max.ms=500, fetch.min.bytes=1), so the l
 how quickly a broker answers a parked Fetch once records arrive.
 
     .venv/bin/python -m bench.run --only rate-latency --brokers kafka-wire,kafka
-    .venv/bin/python -m bench.latency --rounds 3 --seconds 3 [--source /tmp/kw-head]   # these rows alone
+    .venv/bin/python -m bench.latency --rounds 3 --seconds 3 [--source before=/tmp/kw-head]   # these rows alone
 """
 
 from __future__ import annotations
@@ -193,15 +193,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rates", default="1000,10000,50000")
     parser.add_argument("--e2e-records", type=int, default=1000,
                         help="Kafka's EndToEndLatency round trips per round (0: not run)")
-    parser.add_argument("--source", help="also run kafka-wire from this source tree (labelled 'before')")
+    parser.add_argument("--source", action="append", default=[], metavar="[LABEL=]DIR",
+                        help="also run kafka-wire from this source tree, named LABEL (default 'before'); repeatable")
+    parser.add_argument("--no-ours", action="store_true", help="leave out kafka-wire from this tree")
     parser.add_argument("--no-kafka", action="store_true", help="leave Apache Kafka out")
     args = parser.parse_args(argv)
     rates = [int(r) for r in args.rates.split(",") if r]
     scratch = scratch_dir()
     brokers = []
-    if args.source:
-        brokers.append(our_broker_from(scratch / "before", args.source, "before"))
-    brokers.append(OurBroker(scratch / "ours", OUR_SETTINGS))
+    for source in args.source:
+        label, _, directory = source.rpartition("=")
+        brokers.append(our_broker_from(scratch / (label or "before"), directory, label or "before"))
+    if not args.no_ours:
+        brokers.append(OurBroker(scratch / "ours", OUR_SETTINGS))
     if not args.no_kafka and ApacheKafka.installed():
         brokers.append(ApacheKafka(scratch / "kafka"))
     values: dict[tuple[str, str], list[float]] = {}

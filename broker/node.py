@@ -50,6 +50,11 @@ PRODUCER_ID_BLOCK = 1000
 PRODUCER_ID_FILE = "kafka-wire-producer-ids"
 
 
+def _end_wait(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(False)
+
+
 class DataWaiters:
     """Long-polling fetches wait here; an append to a partition wakes the fetches watching it."""
 
@@ -61,21 +66,25 @@ class DataWaiters:
         if waiters:
             for fut in waiters:
                 if not fut.done():
-                    fut.set_result(None)
+                    fut.set_result(True)
 
     async def wait(self, partitions: list[tuple[str, int]], timeout: float) -> bool:
-        """Wait until any of the partitions gets data or the timeout passes; True if woken."""
+        """Wait until any of the partitions gets data or the timeout passes; True if woken.
+
+        The waiting Fetch awaits the future itself, with a timer that ends it with False: a wake-up
+        resumes the Fetch in the next loop iteration (asyncio.wait_for relays it through a second
+        future and two more callbacks, each a loop iteration later, on every append)."""
         if timeout <= 0:
             return False
-        fut = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
         for tp in partitions:
             self._waiters.setdefault(tp, set()).add(fut)
+        timer = loop.call_later(timeout, _end_wait, fut)
         try:
-            await asyncio.wait_for(fut, timeout)
-            return True
-        except asyncio.TimeoutError:
-            return False
+            return await fut
         finally:
+            timer.cancel()
             for tp in partitions:
                 waiters = self._waiters.get(tp)
                 if waiters is not None:
