@@ -129,11 +129,27 @@ def rdkafka_rate_latency(bootstrap: str, topic: str, rate: int, seconds: float) 
             "msg/s": row["msgs"] / (row["elapsed"] / 1000), "records": len(measured)}
 
 
+def warm_up(broker, create_topic, delete_topic) -> None:
+    """One short measurement whose numbers are dropped, before a broker's first round: the first
+    records sent to a freshly started Kafka took seconds to reach the consumer (p50 3.5-37 s at 1k
+    msg/s in three runs on 2026-11-25, its later rounds tens to hundreds of ms)."""
+    topic = "rate-latency-warm-up"
+    create_topic(broker.bootstrap, topic, 1)
+    try:
+        rdkafka_rate_latency(broker.bootstrap, topic, 1000, 1.0)
+    except tools.ToolFailed as exc:
+        print(f"  warm-up on {broker.name} failed: {exc}", flush=True)
+    finally:
+        delete_topic(broker.bootstrap, topic)
+
+
 def rate_latency(broker, sizes, results, round_no: int) -> None:
     """The scenario of bench.run: end-to-end latency p50/p99/p99.9 at each of sizes.rate_latency_rates
     msg/s, on a new one-partition topic per rate (same client settings on every broker)."""
     from .run import create_topic, delete_topic
 
+    if round_no == 0 and sizes.rate_latency_warmup:
+        warm_up(broker, create_topic, delete_topic)
     for rate in sizes.rate_latency_rates:
         topic = f"rate-latency-{rate}-{round_no}"
         create_topic(broker.bootstrap, topic, 1)
@@ -213,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         for broker in brokers:
             broker.start()
         time.sleep(5)
+        for broker in brokers:
+            warm_up(broker, create_topic, delete_topic)
         for round_no in range(args.rounds):
             for broker in brokers if round_no % 2 == 0 else brokers[::-1]:
                 for rate in rates:

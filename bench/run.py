@@ -71,6 +71,7 @@ class Sizes:
     # End-to-end latency at fixed rates (bench.latency, rdkafka_performance): msg/s, seconds each.
     rate_latency_rates: list[int] = field(default_factory=lambda: [1000, 10_000, 50_000])
     rate_latency_seconds: float = 10.0
+    rate_latency_warmup: bool = True  # a dropped 1 s measurement before each broker's first round
     # Many connections and many consumer groups from one franz-go process (bench.fanout).
     fanout: fanout.FanoutSizes = field(default_factory=fanout.FanoutSizes)
 
@@ -91,6 +92,7 @@ SMOKE = Sizes(rounds=1, produce_1k=5000, produce_100=5000, acks_all_1k=2000, ack
               log_sizes_gb=[0.005, 0.01], ready_starts=1, tool_1k=5000, tool_100=5000, tool_all_1k=500,
               tool_all_100=500, java_records=2000, e2e_records=50, tool_partitions=[1, 10],
               tool_partition_messages=2000, rate_latency_rates=[1000], rate_latency_seconds=1.0,
+              rate_latency_warmup=False,
               fanout=fanout.SMOKE)
 
 
