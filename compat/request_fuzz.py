@@ -406,9 +406,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=12, help="cases per API version")
     parser.add_argument("--api", action="append", help="only this API (repeatable)")
     parser.add_argument("--against-kafka", metavar="VERSION", help="compare with this reference Kafka")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a broker property for both brokers (repeatable), e.g. authorizer.class.name=...")
     args = parser.parse_args(argv)
     only = set(args.api) if args.api else None
-    config = {"group.initial.rebalance.delay.ms": 0}
+    config = {"group.initial.rebalance.delay.ms": 0, **dict(item.split("=", 1) for item in args.set)}
     with running_broker(tempfile.mkdtemp(prefix="request-fuzz-"), config=config, require_clean_exit=False) as broker:
         advertised, known = prepare_broker(broker.bootstrap)
         if args.against_kafka:
