@@ -256,12 +256,19 @@ class Workload:
             consumer.close()
 
     def drain(self, topics: list[str], isolation: str, timeout: float = 60.0) -> bool:
-        """After the faults: a fresh reader reads every partition to its high watermark (the last
-        stable offset under read_committed). True when it got there."""
+        """After the faults: a fresh reader reads every partition to its high watermark. Under
+        read_committed it gets there once no transaction is open in the partition (the last stable
+        offset has reached the high watermark): a transaction a client left open is aborted by its
+        coordinator after transaction.timeout.ms, so `timeout` must allow for that. The high
+        watermark is asked for with read_uncommitted: librdkafka's watermark query under
+        read_committed answers the last stable offset, and reading only to there would miss
+        committed records behind a transaction still open. True when it got there."""
         name = "final"
         consumer = Consumer(self.client_config(**{
             "group.id": "final-unused", "enable.auto.commit": False, "auto.offset.reset": "earliest",
             "isolation.level": isolation}))
+        watermarks = consumer if isolation == "read_uncommitted" else Consumer(self.client_config(**{
+            "group.id": "final-unused", "enable.auto.commit": False, "isolation.level": "read_uncommitted"}))
         deadline = time.monotonic() + timeout
         try:
             ends: dict[tuple, int] = {}
@@ -269,7 +276,7 @@ class Workload:
                 for partition in range(PARTITIONS):
                     while True:
                         try:
-                            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=5)
+                            _, high = watermarks.get_watermark_offsets(TopicPartition(topic, partition), timeout=5)
                             ends[(topic, partition)] = high
                             break
                         except KafkaException:
@@ -293,6 +300,8 @@ class Workload:
             return True
         finally:
             consumer.close()
+            if watermarks is not consumer:
+                watermarks.close()
 
     def wait_until_healthy(self, timeout: float = 90.0) -> bool:
         """Every partition of our topics has a leader and a full ISR again (after heal and restarts)."""
@@ -464,7 +473,10 @@ class TransactionsWorkload(Workload):
 
     def finish(self) -> bool:
         healthy = self.wait_until_healthy()
-        return self.drain(["txn-in", "txn-out"], "read_committed") and healthy
+        # A transaction a processor left open (stopped mid-transaction) keeps the last stable offset
+        # back until its coordinator aborts it: transaction.timeout.ms (30 s) plus Kafka's check
+        # interval (transaction.abort.timed.out.transaction.cleanup.interval.ms, 10 s).
+        return self.drain(["txn-in", "txn-out"], "read_committed", timeout=120.0) and healthy
 
 
 WORKLOADS = {"queue": QueueWorkload, "txn": TransactionsWorkload}
