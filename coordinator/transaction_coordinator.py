@@ -266,6 +266,16 @@ class TransactionCoordinator:
     def partition_for(self, transactional_id: str) -> int:
         return self.state_log.partition_for(transactional_id)
 
+    def state_error(self) -> ErrorCode | None:
+        """coordinator_error, or NOT_COORDINATOR while __transaction_state does not exist: Kafka's
+        TransactionStateManager.getTransactionState answers NOT_COORDINATOR for an id whose state
+        partition it has not loaded, and on a fresh broker none is (a client's FindCoordinator or
+        InitProducerId creates the topic)."""
+        error = self.coordinator_error()
+        if error is None and not self.state_log.num_partitions and not self.state_log.existing_partitions():
+            return ErrorCode.NOT_COORDINATOR
+        return error
+
     def _ensure_state_topic(self) -> ErrorCode | None:
         """Create __transaction_state on first use (Kafka creates it on the first lookup of a
         transaction coordinator); COORDINATOR_NOT_AVAILABLE when that fails."""
@@ -388,7 +398,7 @@ class TransactionCoordinator:
                         ) -> tuple[ErrorCode | None, TransactionMetadata | None]:
         if not transactional_id:
             return ErrorCode.INVALID_REQUEST, None
-        error = self.coordinator_error()
+        error = self.state_error()
         if error is not None:
             return error, None
         metadata = self.transactions.get(transactional_id)
@@ -407,7 +417,7 @@ class TransactionCoordinator:
         partitions = set(partitions)
         if not transactional_id:
             return ErrorCode.INVALID_REQUEST
-        error = self.coordinator_error()
+        error = self.state_error()
         if error is not None:
             return error
         metadata = self.transactions.get(transactional_id)
@@ -550,7 +560,7 @@ class TransactionCoordinator:
         """Kafka's endTransactionWithTV1."""
         if not transactional_id:
             return ErrorCode.INVALID_REQUEST
-        error = self.coordinator_error()
+        error = self.state_error()
         if error is not None:
             return error
         metadata = self.transactions.get(transactional_id)
@@ -609,7 +619,7 @@ class TransactionCoordinator:
         up). A coordinator's fence (PrepareEpochFence pending) aborts with the next epoch too."""
         if not transactional_id:
             return ErrorCode.INVALID_REQUEST, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
-        error = self.coordinator_error()
+        error = self.state_error()
         metadata = self.transactions.get(transactional_id) if error is None else None
         if error is None and metadata is None:
             error = ErrorCode.INVALID_PRODUCER_ID_MAPPING
@@ -805,6 +815,8 @@ class TransactionCoordinator:
         error = self.coordinator_error()
         if error is None and not transactional_id:
             error = ErrorCode.INVALID_REQUEST
+        if error is None:
+            error = self.state_error()
         metadata = self.transactions.get(transactional_id) if error is None else None
         if error is None and (metadata is None or metadata.state == S.DEAD):
             error = ErrorCode.TRANSACTIONAL_ID_NOT_FOUND

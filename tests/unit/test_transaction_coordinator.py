@@ -625,3 +625,19 @@ def test_leaders_add_partitions_for_tv2_writes(coordinator):
     coordinator.write_markers.failing = {("t", 0)}
     assert end_v2(coordinator, pid, epoch, True) == (ErrorCode.NONE, pid, epoch + 1)
     assert verify(TXID, pid, epoch + 1, "t", 0, None, ADD_PARTITION) == ErrorCode.CONCURRENT_TRANSACTIONS
+
+
+def test_requests_before_the_state_topic_exists_answer_not_coordinator():
+    """On a fresh broker (no __transaction_state yet) Kafka 4.3.0 answers EndTxn, AddOffsetsToTxn,
+    AddPartitionsToTxn and DescribeTransactions NOT_COORDINATOR (getTransactionState finds no
+    loaded partition), not INVALID_PRODUCER_ID_MAPPING / TRANSACTIONAL_ID_NOT_FOUND; an empty id
+    is still INVALID_REQUEST first."""
+    coordinator = make_coordinator(state_log=MemoryStateLog(partitions=0))
+    assert coordinator.handle_end_transaction(TXID, 5, 0, True) == ErrorCode.NOT_COORDINATOR
+    assert coordinator.end_transaction(TXID, 5, 0, False, client_transaction_version=2).error == ErrorCode.NOT_COORDINATOR
+    assert coordinator.handle_add_partitions(TXID, 5, 0, [("t", 0)]) == ErrorCode.NOT_COORDINATOR
+    assert coordinator.handle_verify_partitions(TXID, 5, 0, [("t", 0)]) == {("t", 0): ErrorCode.NOT_COORDINATOR}
+    assert coordinator.describe_transaction(TXID)["error_code"] == ErrorCode.NOT_COORDINATOR
+    assert coordinator.handle_end_transaction("", 5, 0, True) == ErrorCode.INVALID_REQUEST
+    assert coordinator.describe_transaction("")["error_code"] == ErrorCode.INVALID_REQUEST
+    assert coordinator.list_transactions()["transaction_states"] == []
