@@ -421,7 +421,16 @@ class ClusterBroker(Broker):
         error = self.replicas.leadership_error(topic, partition)
         if error != ErrorCode.NONE:
             return error, -1, -1, -1
-        return super().list_offset(topic, partition, timestamp, **kwargs)
+        answer = super().list_offset(topic, partition, timestamp, **kwargs)
+        if answer[0] == ErrorCode.NONE and kwargs.get("from_consumer", True) \
+                and self.replicas.high_watermark_behind_epoch_start(topic, partition) \
+                and (timestamp == -1 or timestamp >= 0 and answer[1] == -1):
+            # Kafka's Partition.fetchOffsetForTimestamp (KAFKA-2334): a new leader knows the high
+            # watermark it had as a follower until the ISR fetches from it; answering that would
+            # move a consumer's latest offset back, so latest (and a timestamp found at or past it)
+            # is OFFSET_NOT_AVAILABLE, retriable, until the high watermark reaches the epoch's start.
+            return ErrorCode.OFFSET_NOT_AVAILABLE, -1, -1, -1
+        return answer
 
     def end_offset_for_epoch(self, topic, partition, epoch, **kwargs):
         error = self.replicas.leadership_error(topic, partition)

@@ -155,6 +155,14 @@ class ReplicaManager:
         hosted = self.partitions.get((topic, partition))
         return hosted is not None and hosted.is_leader
 
+    def high_watermark_behind_epoch_start(self, topic: str, partition: int) -> bool:
+        """Whether this leader's high watermark is still below the offset its leader epoch began at
+        (it took over and the ISR has not fetched from it yet)."""
+        hosted = self.partitions.get((topic, partition))
+        plog = self.broker.logs.get(topic, partition)
+        return (hosted is not None and hosted.is_leader and plog is not None
+                and plog.high_watermark < hosted.leader_epoch_start_offset)
+
     def leadership_error(self, topic: str, partition: int) -> ErrorCode:
         """NONE when this broker leads the partition; what to tell a client otherwise."""
         meta = self.metadata.topic(topic)

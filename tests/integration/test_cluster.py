@@ -444,6 +444,45 @@ def test_deleting_a_topic_deletes_its_offsets_on_every_group_coordinator(healthy
         healthy.wait_for(lambda: committed(client) == -1, 20, "the deleted topic's offset gone")
 
 
+class LatestOffsetWatcher(threading.Thread):
+    """Asks every broker for partition 0's latest offset (ListOffsets, as a consumer) again and again,
+    keeping the answers of those that answer as its leader: (node, leader epoch, offset) in order."""
+
+    def __init__(self, cluster: Cluster, topic: str) -> None:
+        super().__init__(daemon=True)
+        self.cluster, self.topic = cluster, topic
+        self.answers: list[tuple[int, int, int]] = []
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            for node_id, broker in self.cluster.brokers.items():
+                try:
+                    with WireClient(broker.bootstrap, timeout=5) as client:
+                        response = client.call("ListOffsets", 7, {
+                            "replica_id": -1, "isolation_level": 0, "topics": [{"name": self.topic, "partitions": [
+                                {"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]})
+                except OSError:
+                    continue  # killed, or starting
+                answer = response.topics[0].partitions[0]
+                if answer.error_code == 0:
+                    self.answers.append((node_id, answer.leader_epoch, answer.offset))
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join(timeout=30)
+
+    def went_back(self) -> list[tuple]:
+        """Each answer lower than one before it, with the highest before it."""
+        highest, lower = -1, []
+        for node_id, epoch, offset in self.answers:
+            if offset < highest:
+                lower.append((node_id, epoch, offset, highest))
+            highest = max(highest, offset)
+        return lower
+
+
 @pytest.mark.slow
 def test_repeated_leader_failures_under_idempotent_load(healthy, cluster_producer):
     """Soak: the leader dies again and again (each time after the last victim caught up) while an
@@ -452,6 +491,8 @@ def test_repeated_leader_failures_under_idempotent_load(healthy, cluster_produce
     topic = "cluster-soak"
     healthy.create_topic(topic, replication_factor=3, configs={"min.insync.replicas": 2})
     count = rounds * 1500
+    latest = LatestOffsetWatcher(healthy, topic)
+    latest.start()
     java = subprocess.Popen(cluster_producer + [healthy.bootstrap, topic, "soak", str(count), "3"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -468,11 +509,15 @@ def test_repeated_leader_failures_under_idempotent_load(healthy, cluster_produce
             healthy.wait_for_isr(topic, 0, {1, 2, 3}, timeout=30)
         out, err = java.communicate(timeout=180)
     finally:
+        latest.stop()
         if java.poll() is None:
             java.kill()
     assert java.returncode == 0 and "DONE failed=0" in out, (out[-2000:], err[-2000:])
     acked = {line.split()[1].encode() for line in out.splitlines() if line.startswith("ACK ")}
     assert len(acked) == count
+    # Across the leader changes, the latest offset consumers are told never went back (a new leader
+    # answers OFFSET_NOT_AVAILABLE until its high watermark reaches the start of its epoch).
+    assert latest.answers and not latest.went_back(), latest.went_back()[:10]
     # A leader that took over since the last ack (the preferred replica back) answers with the high
     # watermark it knew as a follower until the others fetch from it: read once it covers every
     # acknowledged offset (a lost record keeps it short, or leaves a value missing).
