@@ -115,12 +115,12 @@ func closeAll(clients []*kgo.Client) {
 	wg.Wait()
 }
 
-// parallel runs f(i) for i in [0, n) on at most 64 goroutines at a time (connecting 1,000
-// clients at once would only queue in the broker's accept backlog); the first error wins.
-func parallel(n int, f func(i int) error) error {
+// parallel runs f(i) for i in [0, n) on at most `limit` goroutines at a time; the first error
+// wins.
+func parallel(n, limit int, f func(i int) error) error {
 	var wg sync.WaitGroup
 	var first atomic.Value
-	slots := make(chan struct{}, 64)
+	slots := make(chan struct{}, limit)
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		slots <- struct{}{}
@@ -167,7 +167,8 @@ func produce(ctx context.Context, brokers, topic string, connections, records, s
 	for i := range value {
 		value[i] = byte(i * 7)
 	}
-	if err := parallel(connections, func(i int) error {
+	// 64 at a time: connecting 1,000 clients at once would only queue in the accept backlog.
+	if err := parallel(connections, 64, func(i int) error {
 		return clients[i].ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr()
 	}); err != nil {
 		return nil, fmt.Errorf("first record: %w", err)
@@ -224,7 +225,7 @@ func consume(ctx context.Context, brokers, topic string, groups, records int) (m
 	}
 	defer closeAll(clients)
 	// Connected (a Metadata request each) before the clock starts; the group joins after "go".
-	if err := parallel(groups, func(i int) error { return clients[i].Ping(ctx) }); err != nil {
+	if err := parallel(groups, 64, func(i int) error { return clients[i].Ping(ctx) }); err != nil {
 		return nil, fmt.Errorf("ping: %w", err)
 	}
 	if err := readyThenWaitForGo(); err != nil {
@@ -236,7 +237,7 @@ func consume(ctx context.Context, brokers, topic string, groups, records int) (m
 	}
 	var messages, nbytes atomic.Int64
 	readAll := make([]float64, groups)
-	err = parallel(groups, func(i int) error {
+	err = parallel(groups, groups, func(i int) error { // every group polls at once
 		got := 0
 		for got < records {
 			fetches := clients[i].PollFetches(ctx)
