@@ -22,7 +22,12 @@ batch of the new epoch. So both brokers show the same duplicate; this is librdka
 (its issue #4953; a maintainer's comment there: duplicates on other partitions when messages time
 out and the epoch is bumped), not the broker's.
 
-Run: python -m compat.idempotent_epoch_bump [--against kafka-wire|4.3.0|3.9.1 ...]
+--client java runs the same with Kafka's Java producer (kafka-clients of the reference Kafka,
+tests/clients/java/EpochBumpProducer.java; answers pass again once A's delivery report is in):
+it bumps the epoch too, but a batch already sent keeps its epoch and sequence, so B is written
+once (reported ok, or TimeoutException when it expires first: an unknown outcome, not a copy).
+
+Run: python -m compat.idempotent_epoch_bump [--against kafka-wire|4.3.0|3.9.1 ...] [--client java]
 Prints, per broker, the records of each partition and whether B is there twice.
 """
 
@@ -32,10 +37,12 @@ import argparse
 import contextlib
 import select
 import socket
+import subprocess
 import sys
 import threading
 import time
 import uuid
+from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -199,14 +206,108 @@ def run(against: str, message_timeout_ms: int = 10000, verbose: bool = True, deb
     return outcome
 
 
+JAVA_PROGRAM = Path(__file__).resolve().parent.parent / "tests" / "clients" / "java" / "EpochBumpProducer.java"
+
+
+class JavaProducer:
+    """tests/clients/java/EpochBumpProducer.java (Kafka's own Java client, kafka-clients of the
+    reference Kafka's libs) driven over stdin; its delivery reports collected by a thread."""
+
+    def __init__(self, bootstrap: str, topic: str, delivery_timeout_ms: int, request_timeout_ms: int,
+                 version: str = "4.3.0") -> None:
+        from compat.reference_kafka import install, java
+
+        classpath = str(install(version) / "*")
+        self.process = subprocess.Popen(
+            [java(), "-cp", classpath, str(JAVA_PROGRAM), bootstrap, topic, str(delivery_timeout_ms),
+             str(request_timeout_ms)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.reports: dict[str, str] = {}
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip())
+            words = line.split()
+            if len(words) == 3 and words[0] == "REPORT":
+                self.reports[words[1]] = words[2]
+
+    def command(self, text: str) -> None:
+        self.process.stdin.write(text + "\n")
+        self.process.stdin.flush()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.command("close")
+        try:
+            self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def run_java(against: str, delivery_timeout_ms: int = 15000, request_timeout_ms: int = 15000,
+             verbose: bool = True) -> dict:
+    """The same with the Java producer: A is sent, B half a delivery timeout later; the broker's
+    answers pass again once A's delivery report (its expiry) is in."""
+    topic = f"epoch-bump-{uuid.uuid4().hex[:8]}"
+    proxy = AnswerDroppingProxy()
+    producer = None
+    try:
+        with running_target(against, proxy.port) as upstream:
+            proxy.start(upstream)
+            bootstrap = f"127.0.0.1:{proxy.port}"
+            admin = AdminClient({"bootstrap.servers": bootstrap})
+            admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(60)
+            producer = JavaProducer(bootstrap, topic, delivery_timeout_ms, request_timeout_ms)
+            reports = producer.reports
+            deadline = time.monotonic() + 120
+            producer.command("send 0 first-0")
+            producer.command("send 1 first-1")
+            while len(reports) < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if reports != {"first-0": "ok", "first-1": "ok"}:
+                raise RuntimeError(f"the first records were not acknowledged: {reports} {producer.lines}")
+            proxy.answering.clear()
+            sent = proxy.request_bytes
+            producer.command("send 0 A")
+            while proxy.request_bytes == sent and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(delivery_timeout_ms / 2000)
+            producer.command("send 1 B")
+            while "A" not in reports and time.monotonic() < deadline:
+                time.sleep(0.05)
+            proxy.answering.set()
+            while "B" not in reports and time.monotonic() < deadline:
+                time.sleep(0.1)
+            producer.command("flush")
+            while "FLUSHED" not in producer.lines and time.monotonic() < deadline:
+                time.sleep(0.1)
+            producer.close()
+            values = partition_values(bootstrap, topic, 2)
+    finally:
+        if producer is not None and producer.process.poll() is None:
+            producer.process.kill()
+        proxy.close()
+    outcome = {"against": against, "client": "java", "reports": dict(reports), "values": values,
+               "B in partition 1": values[1].count("B"), "A in partition 0": values[0].count("A")}
+    if verbose:
+        print(f"{against} (Java producer): delivery reports {reports}; partition 0 {values[0]}; "
+              f"partition 1 {values[1]} -> B written {outcome['B in partition 1']} time(s)")
+    return outcome
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="compat.idempotent_epoch_bump", description=__doc__.splitlines()[0])
     parser.add_argument("--against", action="append", default=None,
                         help="kafka-wire or a reference Kafka version (4.3.0, 3.9.1); repeatable")
     parser.add_argument("--debug", default="", help="librdkafka debug contexts of the producer, e.g. eos,msg")
+    parser.add_argument("--client", choices=["librdkafka", "java"], default="librdkafka")
     args = parser.parse_args(argv)
     for against in args.against or ["kafka-wire", "4.3.0"]:
-        run(against, debug=args.debug)
+        if args.client == "java":
+            run_java(against)
+        else:
+            run(against, debug=args.debug)
     return 0
 
 
