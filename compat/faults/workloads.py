@@ -183,8 +183,13 @@ class Workload:
                 self.errors.append(f"{process}: {error}")
                 fatal.set()
 
+        # librdkafka's default message.timeout.ms (300 s): a message that times out makes librdkafka
+        # bump the producer's epoch and send its queued retries again from sequence 0, so records the
+        # broker already has are written twice, by Kafka as by us (compat/idempotent_epoch_bump.py,
+        # compat/faults-results/NOTES.md); with a timeout longer than the faults, retries keep their
+        # epoch and sequence and the broker's deduplication is what the checker sees.
         producer = Producer(self.client_config(**{
-            "enable.idempotence": True, "acks": "all", "linger.ms": 5, "message.timeout.ms": 20000,
+            "enable.idempotence": True, "acks": "all", "linger.ms": 5, "message.timeout.ms": 300000,
             "request.timeout.ms": 5000, "error_cb": on_error}))
         sequence = 0
         interval = 1.0 / self.rate
