@@ -21,6 +21,7 @@ import socket
 import struct
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kafka_wire.headers import encode_request_header
 from kafka_wire.messages import APIS
@@ -248,8 +249,9 @@ def error_codes(value) -> list[int]:
 
 
 class _Connection:
-    def __init__(self, host: str, port: int, timeout: float) -> None:
-        self.sock = socket.create_connection((host, port), timeout=timeout)
+    def __init__(self, host: str, port: int, timeout: float, login=None) -> None:
+        # login(host, port, timeout) -> an authenticated socket (a SASL listener), else plain TCP.
+        self.sock = login(host, port, timeout) if login else socket.create_connection((host, port), timeout=timeout)
         self.correlation_id = 0
 
     def close(self) -> None:
@@ -303,8 +305,9 @@ def _check_answer(api: Api, version: int, correlation_id: int, frame: bytes):
 
 
 def fuzz_broker(bootstrap: str, advertised: dict[int, tuple[int, int]], seed: int, cases: int,
-                known: Known, timeout: float = 60.0, only: set[str] | None = None) -> FuzzReport:
-    """Send `cases` random requests for every advertised (API, version) and check every answer."""
+                known: Known, timeout: float = 60.0, only: set[str] | None = None, login=None) -> FuzzReport:
+    """Send `cases` random requests for every advertised (API, version) and check every answer.
+    `login`: how to open an authenticated connection (see sasl_login), for a SASL listener."""
     host, _, port = bootstrap.rpartition(":")
     report = FuzzReport()
     for key, (low, high) in sorted(advertised.items()):
@@ -312,7 +315,7 @@ def fuzz_broker(bootstrap: str, advertised: dict[int, tuple[int, int]], seed: in
         if api is None or (only and api.name not in only):
             continue
         for version in range(low, high + 1):
-            conn = _Connection(host, int(port), timeout)
+            conn = _Connection(host, int(port), timeout, login)
             try:
                 for index in range(cases):
                     request = request_case(seed, api, version, index, known)
@@ -321,7 +324,7 @@ def fuzz_broker(bootstrap: str, advertised: dict[int, tuple[int, int]], seed: in
                     except (BrokenPipeError, ConnectionResetError):
                         report.findings.append(Finding(api.name, version, index, "connection closed before the request was sent"))
                         conn.close()
-                        conn = _Connection(host, int(port), timeout)
+                        conn = _Connection(host, int(port), timeout, login)
                         continue
                     report.sent += 1
                     if api.name == "Produce" and request.acks == 0:
@@ -329,7 +332,7 @@ def fuzz_broker(bootstrap: str, advertised: dict[int, tuple[int, int]], seed: in
                         # broker log shows whether a handler failed.
                         report.unanswered_by_design += 1
                         conn.close()
-                        conn = _Connection(host, int(port), timeout)
+                        conn = _Connection(host, int(port), timeout, login)
                         continue
                     closes = kafka_closes(api, request)
                     try:
@@ -338,13 +341,15 @@ def fuzz_broker(bootstrap: str, advertised: dict[int, tuple[int, int]], seed: in
                         report.findings.append(Finding(api.name, version, index, f"no answer within {timeout:.0f} s"))
                         frame = None
                     if frame is None:
-                        report.outcomes[(api.name, version, index)] = "closed"
+                        timed_out = any(f.what.startswith("no answer") and f.index == index and f.api == api.name
+                                        and f.version == version for f in report.findings[-1:])
+                        report.outcomes[(api.name, version, index)] = "no answer" if timed_out else "closed"
                         if closes:
                             report.closed_as_kafka += 1
                         elif not any(f.what.startswith("no answer") for f in report.findings[-1:]):
                             report.findings.append(Finding(api.name, version, index, "connection closed without an answer"))
                         conn.close()
-                        conn = _Connection(host, int(port), timeout)
+                        conn = _Connection(host, int(port), timeout, login)
                         continue
                     report.answered += 1
                     if closes:
@@ -360,6 +365,25 @@ def fuzz_broker(bootstrap: str, advertised: dict[int, tuple[int, int]], seed: in
 
 
 # -- running it by hand, against kafka-wire and the reference Kafka --------------------------------
+
+SASL_USER, SASL_PASSWORD = "fuzz-admin", "fuzz-admin-pw"
+
+
+def sasl_login(mechanism: str, username: str = SASL_USER, password: str = SASL_PASSWORD):
+    """A `login` for fuzz_broker: a connection that has passed SASL `mechanism` (PLAIN, SCRAM-*)."""
+    def login(host: str, port: int, timeout: float) -> socket.socket:
+        from broker.wire_client import WireClient
+
+        client = WireClient(f"{host}:{port}", timeout=timeout, client_id="request-fuzz")
+        try:
+            client.sasl_authenticate(mechanism, username, password)
+        except BaseException:
+            client.close()
+            raise
+        return client.sock
+
+    return login
+
 
 
 def prepare_broker(bootstrap: str) -> tuple[dict[int, tuple[int, int]], Known]:
@@ -408,9 +432,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against-kafka", metavar="VERSION", help="compare with this reference Kafka")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a broker property for both brokers (repeatable), e.g. authorizer.class.name=...")
+    parser.add_argument("--cluster", type=int, metavar="N",
+                        help="fuzz a ZooKeeper cluster of N kafka-wire brokers (each in turn), not one broker")
+    parser.add_argument("--sasl", metavar="MECHANISM",
+                        help="fuzz through a SASL_PLAINTEXT listener, logged in with MECHANISM (PLAIN, "
+                             "SCRAM-SHA-256, SCRAM-SHA-512) as a super user")
     args = parser.parse_args(argv)
     only = set(args.api) if args.api else None
     config = {"group.initial.rebalance.delay.ms": 0, **dict(item.split("=", 1) for item in args.set)}
+    if args.cluster or args.sasl:
+        if args.against_kafka:
+            parser.error("--against-kafka compares one plain broker; not with --cluster or --sasl")
+        return _fuzz_cluster_or_sasl(args, config, only)
     with running_broker(tempfile.mkdtemp(prefix="request-fuzz-"), config=config, require_clean_exit=False) as broker:
         advertised, known = prepare_broker(broker.bootstrap)
         if args.against_kafka:
@@ -433,10 +466,95 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kafka-wire: {ours.sent} requests sent, {ours.answered} answered, {len(ours.findings)} findings")
         for finding in ours.findings:
             print(f"kafka-wire: {finding}")
-        failures = re.findall(r"ERROR \[kafka_wire\.server\] (error handling .*)", broker.log_path.read_text(errors="replace"))
-        for line in failures:
-            print(f"kafka-wire handler failed: {line} (traceback in {broker.log_path})")
+        failures = handler_failures([broker])
         return 1 if ours.findings or failures else 0
+
+
+def handler_failures(brokers) -> list[str]:
+    """Print and return the handler failures the brokers' logs show."""
+    import re
+
+    failures = []
+    for broker in brokers:
+        for line in re.findall(r"ERROR \[kafka_wire\.server\] (error handling .*)",
+                               broker.log_path.read_text(errors="replace")):
+            print(f"kafka-wire handler failed: {line} (traceback in {broker.log_path})")
+            failures.append(line)
+    return failures
+
+
+def _fuzz_cluster_or_sasl(args, config: dict, only: set[str] | None) -> int:
+    """--cluster N (each broker of a ZooKeeper cluster in turn) and/or --sasl MECHANISM (a
+    SASL_PLAINTEXT listener beside the PLAINTEXT one, which sets up and carries inter-broker
+    traffic; the fuzzed connections log in as a super user)."""
+    import contextlib
+    import shutil
+    import tempfile
+
+    from broker.testing import free_port, running_broker
+
+    login = None
+    if args.sasl:
+        login = sasl_login(args.sasl)
+        config = {"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+                  "inter.broker.listener.name": "PLAINTEXT", "super.users": f"User:{SASL_USER};User:ANONYMOUS",
+                  **config}
+    with contextlib.ExitStack() as stack:
+        if args.cluster:
+            from broker.cluster.testing import Cluster
+
+            cluster = Cluster(Path(tempfile.mkdtemp(prefix="request-fuzz-cluster-")), args.cluster, config)
+            sasl_ports = {}
+            if args.sasl:
+                for node, broker in cluster.brokers.items():
+                    sasl_ports[node] = free_port()
+                    broker.config["listeners"] = (f"PLAINTEXT://{broker.bootstrap},"
+                                                  f"SASL_PLAINTEXT://127.0.0.1:{sasl_ports[node]}")
+                    _add_sasl_users([broker.log_dir])
+            stack.callback(cluster.stop)
+            data_dirs = [cluster.base_dir]
+            cluster.start()
+            print(f"cluster data in {cluster.base_dir}")
+            brokers = list(cluster.brokers.values())
+        else:
+            data_dir = Path(tempfile.mkdtemp(prefix="request-fuzz-"))
+            sasl_port, plain_port = free_port(), free_port()
+            config = {**config, "listeners": f"PLAINTEXT://127.0.0.1:{plain_port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"}
+            _add_sasl_users([data_dir / "logs"])
+            brokers = [stack.enter_context(running_broker(data_dir, port=plain_port, config=config,
+                                                          require_clean_exit=False))]
+            sasl_ports = {0: sasl_port}
+            data_dirs = [data_dir]
+        advertised, known = prepare_broker(brokers[0].bootstrap)
+        findings = 0
+        for index, broker in enumerate(brokers):
+            target = broker.bootstrap
+            if args.sasl:
+                target = f"127.0.0.1:{list(sasl_ports.values())[index]}"
+            report = fuzz_broker(target, advertised, args.seed, args.cases, known, only=only, login=login)
+            print(f"kafka-wire {target}: {report.sent} requests sent, {report.answered} answered, "
+                  f"{len(report.findings)} findings")
+            for finding in report.findings:
+                print(f"kafka-wire {target}: {finding}")
+            findings += len(report.findings)
+        failures = handler_failures(brokers)
+    if findings or failures:
+        print(f"data and broker logs kept in {data_dirs[0]}")
+        return 1
+    for path in data_dirs:
+        shutil.rmtree(path, ignore_errors=True)
+    return 0
+
+
+def _add_sasl_users(log_dirs) -> None:
+    from broker.security.credentials import CredentialStore
+    from kafka_wire.sasl import SCRAM_MECHANISMS
+
+    for log_dir in log_dirs:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        store = CredentialStore(log_dir)
+        for mechanism in SCRAM_MECHANISMS.values():
+            store.set_password(SASL_USER, SASL_PASSWORD, mechanism)
 
 
 if __name__ == "__main__":

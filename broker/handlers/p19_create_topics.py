@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from kafka_wire.error_responses import error_response
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from log.errors import KafkaStorageError
@@ -162,6 +163,13 @@ async def handle(broker, ctx, request):
     creatable = set(counts) if broker.authorizer.authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER,
                                                            CLUSTER_NAME) else \
         broker.authorizer.filter_authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, counts)
+    if request.timeout_ms <= 0 and any(count == 1 and name in creatable and name != CLUSTER_METADATA_TOPIC
+                                       for name, count in counts.items()):
+        # Kafka's controller queues the operation with the deadline now + timeout_ms
+        # (ControllerApis, requestTimeoutMsToDeadlineNs); one already past (timeout_ms <= 0) fails
+        # it before it runs: every entry of the request answers REQUEST_TIMED_OUT
+        # (getErrorResponse), and nothing is created, deleted or validated.
+        return error_response(API, ctx.api_version, request, ErrorCode.REQUEST_TIMED_OUT)
     for topic in request.topics:
         if counts[topic.name] > 1:
             continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from kafka_wire.error_responses import error_response
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from log.errors import KafkaStorageError
@@ -54,6 +55,14 @@ def _check(broker, topic) -> tuple[ErrorCode, str | None]:
 
 async def handle(broker, ctx, request):
     counts = Counter(t.name for t in request.topics)
+    if request.timeout_ms <= 0 and any(
+            count == 1 and broker.authorizer.authorize(ctx, AclOperation.ALTER, ResourceType.TOPIC, name)
+            for name, count in counts.items()):
+        # Kafka's controller queues the operation with the deadline now + timeout_ms
+        # (ControllerApis, requestTimeoutMsToDeadlineNs); one already past (timeout_ms <= 0) fails
+        # it before it runs: every entry of the request answers REQUEST_TIMED_OUT
+        # (getErrorResponse), and nothing is changed.
+        return error_response(API, ctx.api_version, request, ErrorCode.REQUEST_TIMED_OUT)
     checked = []
     for topic in request.topics:
         if counts[topic.name] > 1:
