@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kafka_wire.error_responses import error_response
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from log.errors import KafkaStorageError
@@ -163,13 +162,6 @@ async def handle(broker, ctx, request):
     creatable = set(counts) if broker.authorizer.authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER,
                                                            CLUSTER_NAME) else \
         broker.authorizer.filter_authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, counts)
-    if request.timeout_ms <= 0 and any(count == 1 and name in creatable and name != CLUSTER_METADATA_TOPIC
-                                       for name, count in counts.items()):
-        # Kafka's controller queues the operation with the deadline now + timeout_ms
-        # (ControllerApis, requestTimeoutMsToDeadlineNs); one already past (timeout_ms <= 0) fails
-        # it before it runs: every entry of the request answers REQUEST_TIMED_OUT
-        # (getErrorResponse), and nothing is created, deleted or validated.
-        return error_response(API, ctx.api_version, request, ErrorCode.REQUEST_TIMED_OUT)
     for topic in request.topics:
         if counts[topic.name] > 1:
             continue
@@ -212,6 +204,10 @@ async def handle(broker, ctx, request):
                 # A log (or the metadata) that cannot be written: the topic's error, not a
                 # dropped connection (log dirs whose disk failed are offline from now on).
                 results.append(_refused(c.topic.name, ErrorCode.KAFKA_STORAGE_ERROR, str(exc)))
+                continue
+            if request.timeout_ms <= 0:
+                # "Created, not waited for": README, Timeouts of 0 (ZkAdminManager.createTopics).
+                results.append(_refused(c.topic.name, ErrorCode.REQUEST_TIMED_OUT, None))
                 continue
         if c.topic.name not in describable:
             results.append({"name": c.topic.name, "topic_id": topic_id, "error_code": 0, "error_message": None,

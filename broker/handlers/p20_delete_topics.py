@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kafka_wire.error_responses import error_response
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.primitives import ZERO_UUID
@@ -50,12 +49,6 @@ async def handle(broker, ctx, request):
         return everything or broker.authorizer.authorize(ctx, AclOperation.DELETE, ResourceType.TOPIC, name)
 
     ids = Counter(topic_id for name, topic_id in wanted if name is None and topic_id != ZERO_UUID)
-    if request.timeout_ms <= 0 and (1 in names.values() or 1 in ids.values()):
-        # Kafka's controller queues the operation with the deadline now + timeout_ms
-        # (ControllerApis, requestTimeoutMsToDeadlineNs); one already past (timeout_ms <= 0) fails
-        # it before it runs: every entry of the request answers REQUEST_TIMED_OUT
-        # (getErrorResponse), and nothing is changed.
-        return error_response(API, ctx.api_version, request, ErrorCode.REQUEST_TIMED_OUT)
     responses = []
     for name, topic_id in wanted:
         if name is None and topic_id == ZERO_UUID:
@@ -92,4 +85,9 @@ async def handle(broker, ctx, request):
         else:
             _delete(broker, meta)
             responses.append(_result(meta.name, meta.topic_id))
+    if request.timeout_ms <= 0:
+        # "Deleted, not waited for": README, Timeouts of 0 (ZkAdminManager.deleteTopics).
+        for response in responses:
+            if response["error_code"] == ErrorCode.NONE:
+                response["error_code"] = int(ErrorCode.REQUEST_TIMED_OUT)
     return {"throttle_time_ms": 0, "responses": responses}

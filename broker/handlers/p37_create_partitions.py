@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kafka_wire.error_responses import error_response
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from log.errors import KafkaStorageError
@@ -55,14 +54,6 @@ def _check(broker, topic) -> tuple[ErrorCode, str | None]:
 
 async def handle(broker, ctx, request):
     counts = Counter(t.name for t in request.topics)
-    if request.timeout_ms <= 0 and any(
-            count == 1 and broker.authorizer.authorize(ctx, AclOperation.ALTER, ResourceType.TOPIC, name)
-            for name, count in counts.items()):
-        # Kafka's controller queues the operation with the deadline now + timeout_ms
-        # (ControllerApis, requestTimeoutMsToDeadlineNs); one already past (timeout_ms <= 0) fails
-        # it before it runs: every entry of the request answers REQUEST_TIMED_OUT
-        # (getErrorResponse), and nothing is changed.
-        return error_response(API, ctx.api_version, request, ErrorCode.REQUEST_TIMED_OUT)
     checked = []
     for topic in request.topics:
         if counts[topic.name] > 1:
@@ -87,5 +78,9 @@ async def handle(broker, ctx, request):
                 broker.add_partitions(topic.name, topic.count, assignment=assignment)
             except (OSError, KafkaStorageError) as exc:  # a log that cannot be created
                 error, message = ErrorCode.KAFKA_STORAGE_ERROR, str(exc)
+            else:
+                if request.timeout_ms <= 0:
+                    # "Added, not waited for": README, Timeouts of 0 (ZkAdminManager.createPartitions).
+                    error = ErrorCode.REQUEST_TIMED_OUT
         results.append({"name": topic.name, "error_code": int(error), "error_message": message})
     return {"throttle_time_ms": 0, "results": results}

@@ -11,7 +11,6 @@ leader, so no election is ever needed.
 
 from __future__ import annotations
 
-from kafka_wire.error_responses import error_response
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
@@ -46,12 +45,6 @@ def _refused(request, error: ErrorCode, message: str | None = None) -> dict:
 async def handle(broker, ctx, request):
     if not broker.authorizer.authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
         return _refused(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
-    if request.timeout_ms <= 0 and request.topic_partitions != []:
-        # Kafka's controller queues the operation with the deadline now + timeout_ms
-        # (ControllerApis, requestTimeoutMsToDeadlineNs); one already past (timeout_ms <= 0) fails
-        # it before it runs (an empty list is answered at once): the top level and every
-        # partition of the request answer REQUEST_TIMED_OUT (getErrorResponse).
-        return error_response(API, ctx.api_version, request, ErrorCode.REQUEST_TIMED_OUT)
     election_type = request.election_type if ctx.api_version >= 1 else PREFERRED
     if election_type not in ELECTION_TYPES:
         return _refused(request, ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
