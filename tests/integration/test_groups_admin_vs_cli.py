@@ -79,7 +79,9 @@ def test_java_admin_and_cli_agree(broker, admin_dump):
         assert group in listed and set(cli("groups", "list", *b).split()) == listed
     finally:
         member.send_signal(signal.SIGINT)  # commits, leaves the group
-        member.communicate(timeout=30)
+        # 90 s: in the fresh-clone CI run of 2026-11-25 05:38 the member was still running 30 s after
+        # SIGINT (not diagnosed: the interrupt may land inside a request on the coordinator connection)
+        member.communicate(timeout=90)
     java = admin_dump(broker.bootstrap, "describe", group)
     java_offsets = sorted((line[1], int(line[2]), int(line[3])) for line in java if line[0] == "OFFSET")
     cli_offsets = sorted((r[1], int(r[2]), int(r[3])) for r in rows(cli("groups", "describe", group, *b))
