@@ -743,6 +743,10 @@ class TransactionCoordinator:
 
     def _retry_from_timer(self) -> None:
         self._retry_handle = None
+        self._retry_guarded()
+
+    def _retry_guarded(self) -> None:
+        """retry_incomplete from a callback of the event loop: a failure is logged, not raised there."""
         try:
             self.retry_incomplete()
         except Exception:

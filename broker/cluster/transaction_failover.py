@@ -205,10 +205,7 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
 
     def _retry_answered(self) -> None:
         self._retry_soon = None
-        try:
-            self.retry_incomplete()
-        except Exception:
-            log.exception("retrying transaction markers failed")
+        self._retry_guarded()
 
     async def replicated(self, transactional_id: str | None, error: ErrorCode) -> ErrorCode:
         """Kafka answers a write to the transaction log once the in-sync replicas have it
