@@ -6,6 +6,7 @@ namespaces."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -175,6 +176,19 @@ while True:
 """
 
 
+@contextlib.contextmanager
+def echo_server(net):
+    """ECHO_SERVER in the namespace "node"; yields its address, kills it at the end."""
+    server = subprocess.Popen(net.command("node", [sys.executable, "-c", ECHO_SERVER]), stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert server.stdout.readline().strip() == "ready"
+        yield (net.address("node"), 7000)
+    finally:
+        server.kill()
+        server.wait()
+
+
 def round_trip(conn) -> float:
     started = time.monotonic()
     conn.sendall(b"x")
@@ -199,11 +213,7 @@ def test_delay_through_nfqueue_delays_every_packet_a_namespace_sends_until_heale
     if reason is not None:
         pytest.skip(f"NFQUEUE cannot delay here: {reason}")
     with private_network(["node"]) as net:
-        server = subprocess.Popen(net.command("node", [sys.executable, "-c", ECHO_SERVER]), stdout=subprocess.PIPE,
-                                  text=True)
-        try:
-            assert server.stdout.readline().strip() == "ready"
-            address = (net.address("node"), 7000)
+        with echo_server(net) as address:
             before = socket.create_connection(address, timeout=10)
             round_trip(before)
             net.delay_through_queue(["node"], 200)
@@ -217,9 +227,6 @@ def test_delay_through_nfqueue_delays_every_packet_a_namespace_sends_until_heale
                   f"after heal {[round(t, 3) for t in healed]}")
             before.close()
             during.close()
-        finally:
-            server.kill()
-            server.wait()
 
 
 def test_delay_relay_delays_what_a_namespace_sends_until_healed():
@@ -234,11 +241,7 @@ def test_delay_relay_delays_what_a_namespace_sends_until_healed():
     if reason is not None:
         pytest.skip(f"the delay relay cannot run here: {reason}")
     with private_network(["node"]) as net:
-        server = subprocess.Popen(net.command("node", [sys.executable, "-c", ECHO_SERVER]), stdout=subprocess.PIPE,
-                                  text=True)
-        try:
-            assert server.stdout.readline().strip() == "ready"
-            address = (net.address("node"), 7000)
+        with echo_server(net) as address:
             before = socket.create_connection(address, timeout=10)
             assert peer_seen(before) == net.host_address
             net.delay_through_relay(["node"], 200)
@@ -262,9 +265,6 @@ def test_delay_relay_delays_what_a_namespace_sends_until_healed():
                   f"after heal {[round(t, 3) for t in healed]}")
             for conn in (before, during, after):
                 conn.close()
-        finally:
-            server.kill()
-            server.wait()
 
 
 def list_offsets_error(bootstrap: str, topic: str, partition: int) -> int:
