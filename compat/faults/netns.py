@@ -203,6 +203,7 @@ class PrivateNetwork:
         self.names = list(names)
         self._addresses: dict[str, str] = {}
         self._made_namespaces: list[str] = []
+        self._made_links: list[str] = []
         self._made_bridge = False
         self._netem: set[str] = set()
         self._delayers: dict[str, subprocess.Popen] = {}   # delay_queue.py or delay_relay.py per node
@@ -242,6 +243,7 @@ class PrivateNetwork:
             self._made_namespaces.append(namespace)
             outer, inner = f"kwf{self.tag}v{index}", f"kwf{self.tag}p{index}"
             _run(["ip", "link", "add", outer, "type", "veth", "peer", "name", inner])
+            self._made_links.append(outer)
             _run(["ip", "link", "set", inner, "netns", namespace])
             _run(["ip", "link", "set", outer, "master", self.bridge, "up"])
             self._in(name, ["ip", "link", "set", inner, "name", "eth0"])
@@ -250,8 +252,13 @@ class PrivateNetwork:
             self._in(name, ["ip", "link", "set", "lo", "up"])
 
     def remove(self) -> None:
-        """Deletes every namespace (and with it its veth end) and the bridge; never raises."""
+        """Deletes every veth pair, namespace and the bridge; never raises."""
         self._stop_delayers()
+        # Deleting one end of a veth deletes its peer at once; a namespace's deletion takes its end
+        # along only when the kernel's deferred namespace clean-up gets to it, which can be seconds.
+        for link in reversed(self._made_links):
+            _run(["ip", "link", "del", link], check=False)
+        self._made_links.clear()
         for namespace in reversed(self._made_namespaces):
             _run(["ip", "netns", "del", namespace], check=False)
         self._made_namespaces.clear()
