@@ -23,6 +23,8 @@ v10's bytes: TRANSACTION_ABORTABLE and the implicit AddPartitionsToTxn of transa
 
 from __future__ import annotations
 
+import logging
+
 from coordinator.transaction_coordinator import TransactionVerificationFailed, produce_operation
 from kafka_wire.compression import CompressionType
 from kafka_wire.errors import ErrorCode
@@ -43,6 +45,12 @@ LEADER_HINTS_VERSION = 10
 
 # Kafka lets its own admin tools write to internal topics (AdminUtils.AdminClientId).
 ADMIN_CLIENT_ID = "__admin_client"
+logger = logging.getLogger(__name__)
+
+# Append failures Kafka answers without logging them (ReplicaManager.appendToLocalLog's expected
+# exceptions); it logs every other one (processFailedRecord), InvalidProducerEpoch at INFO.
+_NOT_LOGGED = {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.MESSAGE_TOO_LARGE,
+               ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE, ErrorCode.KAFKA_STORAGE_ERROR}
 # Errors Kafka answers without the partition's log start offset (LogAppendInfo.UNKNOWN_LOG_APPEND_INFO).
 _WITHOUT_LOG_START = {ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE,
                       ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
@@ -108,6 +116,10 @@ def append_partition(broker, ctx, topic: str, index: int, records, acks: int, tr
         code = error_code_of(exc)
         if code is None:
             raise
+        if code not in _NOT_LOGGED:
+            # Which answer a producer got is what a duplicate or a fatal client error is traced to.
+            logger.log(logging.INFO if code == ErrorCode.INVALID_PRODUCER_EPOCH else logging.ERROR,
+                       "Error processing append operation on partition %s-%d: %s %s", topic, index, code.name, exc)
         return _partition_error(index, code,
                                 log_start_offset=-1 if code in _WITHOUT_LOG_START else plog.log_start_offset)
     return {"index": index, "error_code": 0, "base_offset": result.base_offset,

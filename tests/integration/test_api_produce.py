@@ -427,7 +427,9 @@ def test_duplicates_of_the_last_five_batches_get_their_original_offsets(client):
     assert log_end_offset(client, topic) == 12
 
 
-def test_sequence_gap_is_out_of_order(client):
+def test_sequence_gap_is_out_of_order(client, shared_broker):
+    """Refused, and logged by the broker as Kafka's ReplicaManager logs it ("Error processing append
+    operation on partition"), the one trace of what a producer was told."""
     topic = unique("gap")
     create_topic(client, topic)
     pid, epoch = init_producer_id(client)
@@ -436,6 +438,8 @@ def test_sequence_gap_is_out_of_order(client):
     assert error_name(gap.error_code) == "OUT_OF_ORDER_SEQUENCE_NUMBER"
     assert gap.log_start_offset == 0
     assert log_end_offset(client, topic) == 1
+    logged = f"Error processing append operation on partition {topic}-0: OUT_OF_ORDER_SEQUENCE_NUMBER"
+    assert logged in shared_broker.log_path.read_text(errors="replace")
 
 
 def test_unknown_producer_may_start_at_any_sequence(client):
