@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import os
 import random
 import threading
 import time
@@ -40,6 +42,10 @@ CLIENT_DEFAULTS = {
     "retry.backoff.ms": 100,
     "log_level": 0,
 }
+# librdkafka debug contexts for the producers (e.g. "eos,msg"), their log in the run's cluster
+# directory as <process>.rdkafka.log: how a duplicate came about (an epoch bump and what caused it)
+# is only in the client's own log.
+CLIENT_DEBUG_ENV = "KW_FAULTS_CLIENT_DEBUG"
 PARTITIONS = 3
 OFFSETS_PARTITIONS = 3  # broker/cluster/testing.py's CLUSTER_DEFAULTS["offsets.topic.num.partitions"]
 
@@ -107,6 +113,21 @@ class Workload:
     def _client_error(self, error: KafkaError) -> None:
         if error.fatal():
             self.errors.append(str(error))
+
+    def producer_config(self, process: str, **extra) -> dict:
+        """client_config for a producer, with librdkafka's debug log of it in a file when
+        KW_FAULTS_CLIENT_DEBUG names debug contexts."""
+        contexts = os.environ.get(CLIENT_DEBUG_ENV, "").strip()
+        if not contexts:
+            return self.client_config(**extra)
+        logger = logging.getLogger(f"kafka-wire-faults.rdkafka.{process}")
+        if not logger.handlers:
+            handler = logging.FileHandler(self.cluster.base_dir / f"{process}.rdkafka.log")
+            handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+            logger.addHandler(handler)
+            logger.setLevel(logging.DEBUG)
+            logger.propagate = False
+        return self.client_config(**extra, debug=contexts, log_level=7, logger=logger)
 
     def setup(self, timeout: float = 60.0) -> None:
         admin = AdminClient(self.client_config())
@@ -188,7 +209,7 @@ class Workload:
         # broker already has are written twice, by Kafka as by us (compat/idempotent_epoch_bump.py,
         # compat/faults-results/NOTES.md); with a timeout longer than the faults, retries keep their
         # epoch and sequence and the broker's deduplication is what the checker sees.
-        producer = Producer(self.client_config(**{
+        producer = Producer(self.producer_config(process, **{
             "enable.idempotence": True, "acks": "all", "linger.ms": 5, "message.timeout.ms": 300000,
             "request.timeout.ms": 5000, "error_cb": on_error}))
         sequence = 0
@@ -406,7 +427,7 @@ class TransactionsWorkload(Workload):
                 consumer.close()
 
     def _transact_with(self, process: str, transactional_id: str, consumer: Consumer) -> None:
-        producer = Producer(self.client_config(**{
+        producer = Producer(self.producer_config(process, **{
             "transactional.id": transactional_id, "acks": "all", "linger.ms": 5,
             "transaction.timeout.ms": 30000, "message.timeout.ms": 20000, "request.timeout.ms": 5000}))
         try:
