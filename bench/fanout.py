@@ -125,6 +125,16 @@ def connections(broker, sizes, results, round_no: int) -> None:
         results.add(f"fanout-connections-{count}-cpu",
                     f"broker CPU per GB produced (franz-go, {count:,} connections, 1 KiB, acks=1)", "CPU s/GB",
                     broker.name, run.cpu_per_gb, higher_is_better=False)
+        # What one core of the broker answers: Produce requests per broker CPU second (kafka-wire
+        # serves on one core; for Kafka, the CPU of all its threads), and records per request.
+        requests = run.result.get("produce_requests") or 0
+        if requests and run.broker_cpu > 0:
+            results.add(f"fanout-connections-{count}-requests-per-cpu-s",
+                        f"Produce requests per broker CPU second ({count:,} connections)", "req/CPU s",
+                        broker.name, requests / run.broker_cpu)
+            results.add(f"fanout-connections-{count}-records-per-request",
+                        f"records per Produce request ({count:,} connections)", "records",
+                        broker.name, run.result["messages"] / requests)
         delete_topic(broker.bootstrap, topic)
 
 

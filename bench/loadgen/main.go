@@ -14,7 +14,8 @@
 // the last group got its assignment and when the last one had read R records.
 //
 // Both print one JSON line: {"start","end","messages","bytes",...} with times in seconds since
-// "go" (bench/fanout.py only takes differences).
+// "go" (bench/fanout.py only takes differences). produce also counts the Produce requests its
+// clients wrote after "go" ("produce_requests"): with the broker's CPU time, requests per core.
 package main
 
 import (
@@ -139,6 +140,18 @@ func parallel(n, limit int, f func(i int) error) error {
 	return nil
 }
 
+// produceRequests counts the Produce requests (API key 0) written to brokers once counting is on.
+type produceRequests struct {
+	counting atomic.Bool
+	written  atomic.Int64
+}
+
+func (p *produceRequests) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key == 0 && err == nil && p.counting.Load() {
+		p.written.Add(1)
+	}
+}
+
 func produce(ctx context.Context, brokers, topic string, connections, records, size, acks int) (map[string]any, error) {
 	ack := kgo.LeaderAck()
 	if acks == -1 {
@@ -152,8 +165,9 @@ func produce(ctx context.Context, brokers, topic string, connections, records, s
 	if buffered < 100 {
 		buffered = 100
 	}
+	requests := &produceRequests{}
 	clients, err := openClients(connections, func(int) []kgo.Opt {
-		return []kgo.Opt{kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(ack),
+		return []kgo.Opt{kgo.SeedBrokers(brokers), kgo.WithHooks(requests), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(ack),
 			kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(5),
 			kgo.ProducerLinger(5 * time.Millisecond),
 			kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedRecords(buffered),
@@ -177,6 +191,7 @@ func produce(ctx context.Context, brokers, topic string, connections, records, s
 		return nil, err
 	}
 	start := time.Now()
+	requests.counting.Store(true)
 	var delivered, failed atomic.Int64
 	var firstErr atomic.Value
 	var done sync.WaitGroup
@@ -203,7 +218,8 @@ func produce(ctx context.Context, brokers, topic string, connections, records, s
 	done.Wait()
 	seconds := time.Since(start).Seconds()
 	result := map[string]any{"start": 0.0, "end": seconds, "messages": delivered.Load(),
-		"bytes": delivered.Load() * int64(size), "error_count": failed.Load(), "connections": connections}
+		"bytes": delivered.Load() * int64(size), "error_count": failed.Load(), "connections": connections,
+		"produce_requests": requests.written.Load()}
 	if err, ok := firstErr.Load().(error); ok {
 		result["errors"] = []string{err.Error()}
 	}

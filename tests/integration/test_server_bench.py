@@ -29,6 +29,8 @@ def test_bench_smoke_run_reports_every_measurement(tmp_path):
                 "end-to-end latency p99.9 at 1k msg/s (rdkafka_performance) | ms",
                 "produce 1 KiB from 10 connections, one process (franz-go) | MB/s",
                 "broker CPU per GB produced (franz-go, 10 connections", "2 consumer groups polling at once",
+                "Produce requests per broker CPU second (10 connections) | req/CPU s",
+                "records per Produce request (10 connections)",
                 "until the last group was assigned | s", "broker CPU per GB consumed (2 groups, franz-go)",
                 "broker CPU per GB produced (rdkafka_performance", "broker CPU per GB consumed (rdkafka_performance)"):
         assert row in report, f"{row!r} missing from the report:\n{report}"
