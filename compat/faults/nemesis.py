@@ -35,6 +35,8 @@ class Nemesis:
 
     def __init__(self, cluster: FaultCluster, history: HistoryRecorder, workload: Workload,
                  rng: random.Random | None = None) -> None:
+        # This run's documented anomalies: the class's, plus what a fault found in force adds.
+        self.expected_anomalies = set(type(self).expected_anomalies)
         self.cluster = cluster
         self.history = history
         self.workload = workload
@@ -262,6 +264,15 @@ class PowerLoss(Nemesis):
 
     def start(self) -> None:
         victims = [self.leader()] if self.victim_kind == "leader" else list(self.cluster.broker_nodes)
+        if self.victim_kind == "leader" and not self.broker_config:
+            # The victim alone in a partition's ISR (the others fell out during earlier faults):
+            # losing its unsynced writes is losing power on every in-sync replica at once, and a
+            # clean election may pick only it when it is back (Kafka without fsync, the case
+            # KIP-966's eligible leader replicas address); what that loses is documented behaviour.
+            alone = self.workload.state.sole_in_sync_replica_of(int(victims[0].lstrip("b")))
+            if alone:
+                self.expected_anomalies |= DATA_LOSS_ANOMALIES
+                self.note("isr", f"{victims[0]} is the only in-sync replica of {', '.join(alone)}")
         dropped = {}
         for victim in victims:
             self.victims.append(victim)
@@ -273,6 +284,18 @@ class PowerLoss(Nemesis):
             self.cluster.start_broker(victim)
         self.note("heal", f"{self.victims} started again")
         self.victims.clear()
+
+
+# What losing acknowledged writes on every in-sync replica shows (Kafka acknowledges acks=all once
+# the ISR has the records in memory; it does not fsync: flush.messages defaults to Long.MAX_VALUE).
+# The lost offsets are written again with other records, so readers see two values at one offset,
+# offsets going back, duplicates and reordering of what they had read before, and committed offsets
+# beyond the new log end. Transactions rest on the same writes: an acknowledged AddPartitionsToTxn
+# record of __transaction_state or a marker lost leaves a transaction's records without their marker
+# in a partition, where the producer's next commit under the same epoch (transaction.version 1) ends
+# them: an aborted transaction's records become visible, a committed one's partly.
+DATA_LOSS_ANOMALIES = frozenset({"lost", "divergent", "duplicate", "reorder", "nonmonotonic-poll", "commit-regress",
+                                 "aborted-read", "partial-txn"})
 
 
 def _power_loss_nemesis(kind: str, fsync: bool) -> type[PowerLoss]:
@@ -288,8 +311,7 @@ def _power_loss_nemesis(kind: str, fsync: bool) -> type[PowerLoss]:
         # them, and the offsets they had are written again with other records, which readers see
         # as two values at one offset, offsets going back, duplicates and reordering of what they
         # had read before, and committed offsets beyond the new log end.
-        attributes["expected_anomalies"] = frozenset({"lost", "divergent", "duplicate", "reorder",
-                                                      "nonmonotonic-poll", "commit-regress"})
+        attributes["expected_anomalies"] = DATA_LOSS_ANOMALIES
     return type(f"PowerLoss{kind.title()}{'Fsync' if fsync else ''}", (PowerLoss,), attributes)
 
 

@@ -64,6 +64,8 @@ class RunResult:
     client_errors: list[str] = dataclasses.field(default_factory=list)
     history_path: Path | None = None
     wall_seconds: float = 0.0
+    # Documented anomalies a fault found in force added to the nemesis's own (nemesis.py).
+    expected_anomalies: set = dataclasses.field(default_factory=set)
 
     @property
     def anomalies(self) -> int:
@@ -72,7 +74,7 @@ class RunResult:
     @property
     def unexpected(self) -> int:
         """Anomalies that are not Kafka's documented behaviour under this nemesis."""
-        expected = NEMESES[self.nemesis].expected_anomalies
+        expected = NEMESES[self.nemesis].expected_anomalies | self.expected_anomalies
         return sum(n for k, n in self.report.counts.items() if k not in expected) if self.report else 0
 
 
@@ -115,6 +117,7 @@ def run_one(nemesis_name: str, workload_name: str, seconds: float, out_dir: Path
                 result.drained = workload.finish()
                 result.client_errors = list(workload.errors)
             finally:
+                result.expected_anomalies = set(nemesis.expected_anomalies)
                 workload.stopping.set()
                 workload.close()
     except Exception as error:  # noqa: BLE001 - the harness failing is reported, the other runs go on
@@ -160,7 +163,7 @@ def result_record(result: RunResult, commit: str) -> dict:
         "unknown": report.unknown if report else 0,
         "unchecked": report.unchecked if report else 0,
         "anomalies": dict(report.counts) if report else {},
-        "expected_anomalies": sorted(NEMESES[result.nemesis].expected_anomalies),
+        "expected_anomalies": sorted(NEMESES[result.nemesis].expected_anomalies | result.expected_anomalies),
         "examples": {kind: found[:EXAMPLES_STORED] for kind, found in report.anomalies.items() if found}
         if report else {},
         "history": str(result.history_path) if result.history_path else None,
@@ -202,9 +205,15 @@ def covers(record: dict | None, seconds: float) -> bool:
             and float(record.get("seconds", 0)) >= seconds)
 
 
+def expected_in(record: dict) -> set:
+    """The anomalies documented as Kafka's behaviour for a stored run: its nemesis's, and those the
+    run found grounds for (e.g. a power loss of the only in-sync replica)."""
+    return set(NEMESES[record["nemesis"]].expected_anomalies) | set(record.get("expected_anomalies", []))
+
+
 def unexpected(record: dict) -> int:
     """Anomalies that are not Kafka's documented behaviour under the record's nemesis."""
-    expected = NEMESES[record["nemesis"]].expected_anomalies
+    expected = expected_in(record)
     return sum(n for k, n in record.get("anomalies", {}).items() if k not in expected)
 
 
@@ -245,7 +254,7 @@ def render(records: dict[tuple[str, str], dict], results_dir: Path | None = None
         if r.get("skipped"):
             lines.append(f"| {r['nemesis']} | {r['workload']} | skipped: {r['skipped']} | | | | | | {when} |")
             continue
-        expected = NEMESES[r["nemesis"]].expected_anomalies
+        expected = expected_in(r)
         found = ", ".join(f"{k} {n}" + (" (documented Kafka behaviour)" if k in expected else "")
                           for k, n in r.get("anomalies", {}).items() if n) or "none"
         if r.get("error"):

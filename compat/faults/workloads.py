@@ -69,6 +69,24 @@ class ClusterState:
             return None
         return {**json.loads(data), "version": stat.version}
 
+    def sole_in_sync_replica_of(self, broker_id: int) -> list[str]:
+        """Every `topic-partition` (internal topics too) whose ISR in ZooKeeper is this broker alone."""
+        found = []
+        try:
+            topics = self.zk.get_children("/brokers/topics")
+        except Exception:  # noqa: BLE001 - ZooKeeper unreachable: nothing known
+            return found
+        for topic in sorted(topics):
+            try:
+                partitions = self.zk.get_children(f"/brokers/topics/{topic}/partitions")
+            except Exception:  # noqa: BLE001
+                continue
+            for partition in sorted(partitions, key=int):
+                state = self.partition_state(topic, int(partition))
+                if state is not None and [int(b) for b in state.get("isr", [])] == [broker_id]:
+                    found.append(f"{topic}-{partition}")
+        return found
+
     def leader_of(self, topic: str, partition: int) -> int:
         state = self.partition_state(topic, partition)
         return -1 if state is None else int(state["leader"])
