@@ -69,7 +69,13 @@ class ClusterBroker(Broker):
     def __init__(self, config) -> None:
         super().__init__(config)
         session_timeout = int(config["zookeeper.session.timeout.ms"]) / 1000
-        self.zk = KazooClient(hosts=config["zookeeper.connect"], timeout=session_timeout)
+        # Reconnect at most ~1.4 s apart, however long ZooKeeper was away, as ZooKeeper's Java
+        # client does (it sleeps under a second after trying every host): kazoo's default backoff
+        # doubles up to 60 s, and a broker leads nothing while disconnected, so after a long
+        # outage the cluster stayed down for up to a minute after ZooKeeper was back.
+        self.zk = KazooClient(hosts=config["zookeeper.connect"], timeout=session_timeout,
+                              connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_jitter": 0.4,
+                                                "max_delay": 1.0})
         self.metadata = ZkMetadata(self.zk, self.node_id, config.log_dirs[0])
         self.producer_ids = ZkProducerIdManager(self.zk, self.node_id)
         self.groups = ReplicatedGroupCoordinator()

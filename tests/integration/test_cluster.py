@@ -581,3 +581,20 @@ def test_transactions_span_brokers_and_survive_coordinator_failover(healthy):
     transaction(successor, b"after-failover", True)
     del successor
     assert committed_values() == {b"%s-%d" % (tag, i) for tag in (b"committed", b"after-failover") for i in range(9)}
+
+
+def test_a_broker_leads_again_within_seconds_of_zookeeper_returning_after_a_long_outage(zookeeper_installed, tmp_path):
+    """A broker leads nothing while it cannot reach ZooKeeper; when ZooKeeper is back it must
+    reconnect at once, as ZooKeeper's Java client does (it sleeps under a second after trying
+    every host). kazoo's default reconnect backoff doubles up to 60 s: after a 30 s outage the
+    broker tried again about 20 s after ZooKeeper answered, and under the faults harness's
+    repeated ZooKeeper-majority cuts the cluster stayed leaderless for minutes."""
+    with running_cluster(1, tmp_dir=tmp_path) as cluster:
+        cluster.create_topic("zk-outage", replication_factor=1)
+        cluster.zookeeper.stop()
+        cluster.wait_for(lambda: not cluster.serves_as_leader(1, "zk-outage"), 20, "the broker stepping down")
+        time.sleep(30)
+        cluster.zookeeper.start()
+        back = time.monotonic()
+        cluster.wait_for(lambda: cluster.serves_as_leader(1, "zk-outage"), 60, "the broker leading again")
+        assert time.monotonic() - back < 10, f"led again {time.monotonic() - back:.1f} s after ZooKeeper was back"
