@@ -442,11 +442,11 @@ class PartitionLog:
                 raise KafkaStorageError(f"fsync of {self.topic}-{self.partition} failed: {e}") from e
 
         self.log_end_offset = new_log_end_offset
+        # The transactions open before this append, while the producer state still says so.
+        open_before = self._open_transactions() if producer_append.completed_transactions else None
         producer_append.commit()
-        for producer_id, first_offset, marker_offset in producer_append.completed_transactions:
-            position = next(pos for pos, header in headers if header.base_offset == marker_offset)
-            if marker_is_abort(buf, position):
-                self._index_aborted_transaction(segment.base_offset, producer_id, first_offset, marker_offset)
+        if open_before is not None:
+            self._index_aborted_transactions(buf, headers, segment.base_offset, open_before, producer_append)
         self.producer_state.map_end_offset = self.log_end_offset
         if flush_now:
             self.recovery_point = new_log_end_offset
@@ -729,10 +729,38 @@ class PartitionLog:
 
     # -- transactions -----------------------------------------------------------------------------
 
+    def _open_transactions(self) -> dict[int, int]:
+        """{first offset: producer id} of the transactions the producer state has open."""
+        return {entry.current_txn_first_offset: pid for pid, entry in self.producer_state.entries.items()
+                if entry.current_txn_first_offset is not None}
+
+    def _index_aborted_transactions(self, buf, headers, segment_base: int, open_before: dict[int, int],
+                                    producer_append) -> None:
+        """Index the aborts among an append's markers, each with the last stable offset as it
+        stood at its own marker: what was open before the append, plus what the append opened
+        before that marker, less what its earlier markers closed. (The state after the whole
+        append can be too high: a follower appends many transactions at once, and an LSO past
+        the truth stops the search for aborts before later ones, see TransactionIndex.collect.)"""
+        ongoing = dict(open_before)
+        started = sorted(producer_append.started_transactions, key=lambda t: t[1])
+        next_started = 0
+        for producer_id, first_offset, marker_offset in producer_append.completed_transactions:
+            while next_started < len(started) and started[next_started][1] < marker_offset:
+                ongoing[started[next_started][1]] = started[next_started][0]
+                next_started += 1
+            ongoing.pop(first_offset, None)
+            position = next(pos for pos, header in headers if header.base_offset == marker_offset)
+            if marker_is_abort(buf, position):
+                others = [first for first, pid in ongoing.items() if pid != producer_id]
+                last_stable = min(others) if others else marker_offset + 1
+                self.transaction_index.append(
+                    segment_base, AbortedTxn(producer_id, first_offset, marker_offset, last_stable))
+
     def _index_aborted_transaction(self, segment_base: int, producer_id: int, first_offset: int,
                                    marker_offset: int) -> None:
-        """Record an aborted transaction; its last stable offset is where the partition's LSO
-        stood once it completed (Kafka's ProducerStateManager.lastStableOffset(completedTxn))."""
+        """Record an aborted transaction whose marker the producer state has just applied (recovery
+        replays one batch at a time); its last stable offset is where the partition's LSO stood
+        once it completed (Kafka's ProducerStateManager.lastStableOffset(completedTxn))."""
         others = [entry.current_txn_first_offset for pid, entry in self.producer_state.entries.items()
                   if pid != producer_id and entry.current_txn_first_offset is not None]
         last_stable = min(others) if others else marker_offset + 1

@@ -159,6 +159,8 @@ class ProducerAppend:
         # (producer id, first offset, marker offset) of each transaction a marker closed here;
         # a transaction with no data in this partition spans only its marker (as in Kafka).
         self.completed_transactions: list[tuple[int, int, int]] = []
+        # (producer id, first offset) of each transaction a batch of this append opened.
+        self.started_transactions: list[tuple[int, int]] = []
 
     def check_and_record(self, header: BatchHeader, coordinator_epoch: int | None = None) -> BatchMetadata | None:
         """Validate a batch (offsets already assigned) and stage its metadata. For a transaction
@@ -265,6 +267,7 @@ class ProducerAppend:
             )
         if staged.current_txn_first_offset is None and header.is_transactional:
             staged.current_txn_first_offset = header.base_offset
+            self.started_transactions.append((producer_id, header.base_offset))
         return None
 
     def commit(self) -> None:

@@ -24,6 +24,7 @@ replaying the markers after its last producer snapshot (`append` is idempotent f
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import logging
 import os
 import struct
@@ -192,6 +193,24 @@ class PartitionTransactionIndex:
                     logger.warning("cannot read %s: %s; it will be rebuilt where possible", name, e)
                     continue
                 self._put(index)
+        self._repair_last_stable_offsets()
+
+    def _repair_last_stable_offsets(self) -> None:
+        """Lower each entry's last stable offset to the first offsets of the entries after it.
+        A correct index already holds that (a transaction open at a marker bounds the marker's
+        LSO; one opened later starts past the marker); files written before the LSO was taken at
+        each marker of a follower's multi-transaction append may not, and collect() would stop
+        before aborts they hide. Only the copy in memory is changed."""
+        lowest_first = None
+        for base in reversed(self._bases):
+            index = self._indexes[base]
+            entries = index.entries
+            for i in range(len(entries) - 1, -1, -1):
+                entry = entries[i]
+                if lowest_first is not None and entry.last_stable_offset > lowest_first:
+                    entries[i] = dataclasses.replace(entry, last_stable_offset=lowest_first)
+                if lowest_first is None or entry.first_offset < lowest_first:
+                    lowest_first = entry.first_offset
 
     def _put(self, index: TransactionIndex) -> None:
         if index.base_offset not in self._indexes:

@@ -84,6 +84,53 @@ def test_an_abort_is_indexed_with_the_lso_at_its_completion(tmp_path):
     assert path.stat().st_size == 2 * ENTRY_SIZE
 
 
+def test_aborts_in_one_follower_append_are_indexed_with_the_lso_at_each_marker(tmp_path):
+    """A follower appends what it fetched in one piece, often many transactions (a replica catching
+    up copies up to a MiB at once). Each abort must be indexed with the last stable offset as it
+    stood at its marker, not after the whole append: the search for aborted transactions stops at
+    an entry whose LSO is past the range, so an LSO too high hides later aborts from read_committed
+    consumers, which then read aborted records (the faults harness's power-loss-leader x txn run:
+    a leader rebuilt by replication answered 226 aborted records to a read_committed reader)."""
+    leader = open_log(tmp_path / "leader")
+    a, b, c = Producer(A), Producer(B), Producer(C)
+    write(leader, b.batch())                     # 0   B opens
+    write(leader, a.batch())                     # 1   A opens
+    abort_a = marker(leader, A, commit=False)    # 2   B still open: LSO 0
+    write(leader, b.batch())                     # 3
+    abort_b = marker(leader, B, commit=False)    # 4   LSO 5
+    write(leader, c.batch())                     # 5   C opens and stays open
+    segment = tmp_path / "leader" / "topic-0" / "00000000000000000000.log"
+    follower = open_log(tmp_path / "follower")
+    follower.append(bytearray(segment.read_bytes()), leader_epoch=-1, assign_offsets=False)
+    follower.high_watermark = follower.log_end_offset
+    assert follower.last_stable_offset == 5
+    expected = [AbortedTxn(A, 1, abort_a, 0), AbortedTxn(B, 0, abort_b, 5)]
+    assert leader.transaction_index.all_entries() == expected
+    assert follower.transaction_index.all_entries() == expected
+    # A read_committed fetch of [3, 5) must learn that B's records there are aborted.
+    assert [t.producer_id for t in follower.collect_aborted_transactions(3, 5)] == [B]
+
+
+def test_an_index_written_with_too_high_last_stable_offsets_is_repaired_when_loaded(tmp_path):
+    """Indexes written before the fix above may hold an LSO past a later entry's first offset,
+    which no correct index does (a transaction open at a marker bounds that marker's LSO; one
+    opened after it starts past it): loading lowers each LSO to the first offsets after it."""
+    log = open_log(tmp_path)
+    a, b, c = Producer(A), Producer(B), Producer(C)
+    write(log, b.batch())                        # 0   B opens
+    write(log, a.batch())                        # 1   A opens
+    marker(log, A, commit=False)                 # 2
+    write(log, b.batch())                        # 3
+    marker(log, B, commit=False)                 # 4
+    write(log, c.batch())                        # 5
+    log.close()
+    path = tmp_path / "topic-0" / "00000000000000000000.txnindex"
+    path.write_bytes(b"".join(e.encode() for e in [AbortedTxn(A, 1, 2, 5), AbortedTxn(B, 0, 4, 5)]))
+    reloaded = open_log(tmp_path)
+    assert reloaded.transaction_index.all_entries() == [AbortedTxn(A, 1, 2, 0), AbortedTxn(B, 0, 4, 5)]
+    assert [t.producer_id for t in reloaded.collect_aborted_transactions(3, 5)] == [B]
+
+
 def test_collect_aborted_transactions_by_range(tmp_path):
     log = open_log(tmp_path)
     a, b = Producer(A), Producer(B)
