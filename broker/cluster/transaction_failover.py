@@ -31,6 +31,7 @@ from coordinator.transaction_coordinator import (
 )
 from coordinator.offsets_store import AppendFailed
 from coordinator.txn_log import TRANSACTION_STATE_TOPIC, TransactionStateTopic, append_transaction_log_error
+from coordinator.txn_metadata import TransactionState
 from kafka_wire.errors import ErrorCode
 from kafka_wire.records import read_batch_header
 
@@ -41,6 +42,7 @@ log = logging.getLogger("kafka_wire.cluster.transactions")
 WRITE_TXN_MARKERS_VERSION = 2  # v2 carries the transaction version (KIP-1228)
 ADD_PARTITIONS_TO_TXN_VERSION = 5  # a leader's verify-or-add batch (KIP-890), TRANSACTION_ABORTABLE known
 PREPARED = ("PrepareCommit", "PrepareAbort")
+_PREPARED_STATES = (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
 # How long a marker or a transaction log write may wait for the in-sync replicas (Kafka's
 # request.timeout.ms default, which its coordinator uses for both).
 MARKER_REPLICATION_TIMEOUT_MS = 30000
@@ -190,6 +192,10 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
         self.owned_partitions: set[int] = set()
         self.channel: TransactionMarkerChannel | None = None
         self._retry_soon: asyncio.Handle | None = None
+        # Transactional id -> the offset __transaction_state's high watermark must reach (its
+        # PrepareCommit/PrepareAbort record replicated) before the transaction's markers go out.
+        self._markers_after: dict[str, int] = {}
+        self._replication_waits: set[str] = set()
 
     def attach(self, config, state_log, write_markers, *rest, **kwargs) -> None:
         # The same wiring with this module's state topic and marker channel in place of the single node's.
@@ -224,6 +230,60 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
                     "(answering %s)", transactional_id, result.name, answer.name)
         return answer
 
+    # -- markers only for a replicated PrepareCommit/PrepareAbort --------------------------------
+
+    def _append(self, metadata, transit) -> ErrorCode:
+        error = super()._append(metadata, transit)
+        if error == ErrorCode.NONE and metadata.state in _PREPARED_STATES:
+            self._markers_after[metadata.transactional_id] = self._state_log_end(metadata.transactional_id)
+        return error
+
+    def _state_log_end(self, transactional_id: str) -> int:
+        plog = self.state_log.broker.logs.get(TRANSACTION_STATE_TOPIC, self.partition_for(transactional_id))
+        return plog.log_end_offset if plog is not None else 0
+
+    def _send_markers(self, metadata) -> None:
+        """Kafka sends a transaction's markers once its PrepareCommit or PrepareAbort record is in
+        the in-sync replicas of __transaction_state (the callback of appendTransactionToLog, acks=-1).
+        Sent before, the markers outlive a record that a failover can still truncate, and the next
+        coordinator, which never sees it, may end the transaction the other way: found by the faults
+        harness (pause-coordinator x txn): a coordinator aborted a timed-out transaction, its
+        PrepareAbort was lost with its leadership, its ABORT markers reached two of three
+        partitions, and the next coordinator committed the client's EndTxn into the third."""
+        transactional_id = metadata.transactional_id
+        required = self._markers_after.get(transactional_id)
+        if required is not None:
+            partition = self.partition_for(transactional_id)
+            plog = self.state_log.broker.logs.get(TRANSACTION_STATE_TOPIC, partition)
+            if plog is None or plog.high_watermark < required:
+                self._markers_once_replicated(metadata, partition, required)
+                return
+            del self._markers_after[transactional_id]
+        super()._send_markers(metadata)
+
+    def _markers_once_replicated(self, metadata, partition: int, required: int) -> None:
+        if metadata.transactional_id in self._replication_waits:
+            return
+        self._replication_waits.add(metadata.transactional_id)
+        asyncio.get_running_loop().create_task(self._await_prepared_record(metadata, partition, required))
+
+    async def _await_prepared_record(self, metadata, partition: int, required: int) -> None:
+        transactional_id = metadata.transactional_id
+        try:
+            error = await self.state_log.broker.replicas.wait_for_replication(
+                TRANSACTION_STATE_TOPIC, partition, required, MARKER_REPLICATION_TIMEOUT_MS)
+        finally:
+            self._replication_waits.discard(transactional_id)
+        if error == ErrorCode.NOT_LEADER_OR_FOLLOWER or partition not in self.owned_partitions \
+                or self.transactions.get(transactional_id) is not metadata \
+                or metadata.state not in _PREPARED_STATES or metadata.pending_transition_in_progress:
+            return  # the partition's next coordinator reads the record, or not, and goes on from there
+        try:
+            self._send_markers(metadata)  # or wait again: the replicas have not caught up yet
+        except Exception:
+            log.exception("sending the markers of transactional id %s failed", transactional_id)
+            self._retry_later(transactional_id)
+
     # -- failover -----------------------------------------------------------------------------
 
     def load_partition(self, partition: int) -> None:
@@ -238,9 +298,13 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
         self._forget(partition)
         self.owned_partitions.add(partition)
         super().load_partition(partition)
+        plog = self.state_log.broker.logs.get(TRANSACTION_STATE_TOPIC, partition)
         for metadata in list(self.transactions.values()):
             if self.partition_for(metadata.transactional_id) == partition and \
                     metadata.state.display_name in PREPARED:
+                # Read from this leader's log, perhaps past its high watermark: replicated first.
+                if plog is not None:
+                    self._markers_after[metadata.transactional_id] = plog.log_end_offset
                 self._send_markers(metadata)
         log.info("transaction coordinator: loaded %s-%d", TRANSACTION_STATE_TOPIC, partition)
 
@@ -256,6 +320,7 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
             if self.partition_for(transactional_id) == partition:
                 forgotten.add(self.transactions.pop(transactional_id).producer_id)
                 self._incomplete.discard(transactional_id)
+                self._markers_after.pop(transactional_id, None)
         if self.channel is not None and forgotten:
             self.channel.forget(forgotten)
 
