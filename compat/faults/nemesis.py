@@ -293,9 +293,11 @@ class PowerLoss(Nemesis):
 # beyond the new log end. Transactions rest on the same writes: an acknowledged AddPartitionsToTxn
 # record of __transaction_state or a marker lost leaves a transaction's records without their marker
 # in a partition, where the producer's next commit under the same epoch (transaction.version 1) ends
-# them: an aborted transaction's records become visible, a committed one's partly.
+# them: an aborted transaction's records become visible, a committed one's partly; a PrepareCommit
+# kept while its CompleteCommit and the next transaction's records in __transaction_state are lost
+# has its COMMIT markers sent again, and they end the next transaction's records before its commit.
 DATA_LOSS_ANOMALIES = frozenset({"lost", "divergent", "duplicate", "reorder", "nonmonotonic-poll", "commit-regress",
-                                 "aborted-read", "partial-txn"})
+                                 "aborted-read", "partial-txn", "uncommitted-read"})
 
 
 def _power_loss_nemesis(kind: str, fsync: bool) -> type[PowerLoss]:
