@@ -273,7 +273,10 @@ def render(records: dict[tuple[str, str], dict], results_dir: Path | None = None
     notes = results_dir / NOTES_NAME if results_dir is not None else None
     if notes is not None and notes.is_file():
         lines += ["", notes.read_text().strip()]
-    lines += ["", f"faults: {len(runs)} runs, {anomalies} anomalies", ""]
+    outside = sum(unexpected(r) for r in runs)
+    lines += ["", f"Of the {anomalies} anomalies, {outside} are not Kafka's documented behaviour under their "
+                  "nemesis; the table marks the documented ones.",
+              "", f"faults: {len(runs)} runs, {anomalies} anomalies", ""]
     return "\n".join(lines)
 
 

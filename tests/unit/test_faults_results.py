@@ -56,6 +56,7 @@ def test_the_table_is_rendered_from_all_stored_results(tmp_path):
     text = render(load_results(tmp_path), tmp_path)
     lines = text.strip().splitlines()
     assert lines[-1] == "faults: 3 runs, 7 anomalies"
+    assert "Of the 7 anomalies, 0 are not Kafka's documented behaviour under their nemesis" in text
     row = next(line for line in lines if line.startswith("| kill-leader | queue |"))
     assert [c.strip() for c in row.split("|")][3:12] == ["3", "0", "0", "0", "yes", "none", "300",
                                                          row.split("|")[10].strip(), "abc123"]
