@@ -10,8 +10,8 @@ Two scenarios of bench.run (issue 17), measured on each broker in turn like the 
 - `groups`: a topic of 10 partitions is filled, then one loadgen process opens 100 clients, each
   the only member of its own consumer group, and all subscribe at once; each reads the same
   records from the start. Rows: aggregate MB/s, seconds until the last group was assigned its
-  partitions (both brokers wait group.initial.rebalance.delay.ms, 3 s by default, before the
-  first rebalance of a new group) and until the last group had read them all, broker CPU per GB
+  partitions (both brokers run with the quickstart's group.initial.rebalance.delay.ms=0, so a
+  new group's first rebalance is not held) and until the last group had read them all, broker CPU per GB
   consumed.
 
 A connection count here is a producer client: franz-go holds a producing connection to the

