@@ -1,0 +1,39 @@
+"""Large-frame buffers shared by every connection (broker/server.py SpareFrames)."""
+
+from broker.server import SPARE_FRAME_MAX_BYTES, SpareFrames
+
+
+def test_a_finished_buffer_serves_the_next_frame_of_any_size_it_holds():
+    spares = SpareFrames(limit=4 << 20)
+    buffer = bytearray(1 << 20)
+    spares.give(buffer)
+    del buffer
+    assert spares.take(2 << 20) is None  # too small for this frame
+    taken = spares.take(900_000)
+    assert taken is not None and len(taken) == 1 << 20
+    assert spares.take(900_000) is None  # handed out once
+    assert spares.held_bytes == 0
+
+
+def test_a_buffer_still_viewed_by_a_request_is_not_handed_out():
+    spares = SpareFrames(limit=4 << 20)
+    buffer = bytearray(1 << 20)
+    spares.give(buffer)
+    records = memoryview(buffer)[100:200]  # e.g. the log still writing the request's records
+    del buffer
+    assert spares.take(1000) is None
+    records.release()
+    assert spares.take(1000) is not None
+
+
+def test_the_spares_hold_at_most_their_limit_however_many_connections_finish_frames():
+    spares = SpareFrames(limit=3 << 20)
+    for _ in range(1000):  # a thousand producing connections, one 1 MiB request each
+        spares.give(bytearray(1 << 20))
+    assert spares.held_bytes == 3 << 20
+
+
+def test_a_frame_buffer_larger_than_a_spare_may_be_is_not_kept():
+    spares = SpareFrames(limit=64 << 20)
+    spares.give(bytearray(SPARE_FRAME_MAX_BYTES + 1))
+    assert spares.held_bytes == 0
