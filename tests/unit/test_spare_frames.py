@@ -1,6 +1,6 @@
 """Large-frame buffers shared by every connection (broker/server.py SpareFrames)."""
 
-from broker.server import SPARE_FRAME_MAX_BYTES, SpareFrames
+from broker.server import SPARE_KEPT_MAX_BYTES, SpareFrames
 
 
 def test_a_finished_buffer_serves_the_next_frame_of_any_size_it_holds():
@@ -35,5 +35,5 @@ def test_the_spares_hold_at_most_their_limit_however_many_connections_finish_fra
 
 def test_a_frame_buffer_larger_than_a_spare_may_be_is_not_kept():
     spares = SpareFrames(limit=64 << 20)
-    spares.give(bytearray(SPARE_FRAME_MAX_BYTES + 1))
+    spares.give(bytearray(SPARE_KEPT_MAX_BYTES + 1))
     assert spares.held_bytes == 0
