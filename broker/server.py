@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import ctypes
 import errno
 import itertools
 import logging
@@ -171,26 +170,29 @@ class HeapTrimmer:
     TRIM_SECONDS = 10.0
 
     def __init__(self) -> None:
-        self._trim = None
-        try:
-            trim = ctypes.CDLL(None).malloc_trim
-        except (OSError, AttributeError):
-            return
-        trim.argtypes = (ctypes.c_size_t,)
-        trim.restype = ctypes.c_int
-        self._trim = trim
+        self._trim = None  # malloc_trim, looked up at the first trim (ctypes costs start-up time)
         self._timer: asyncio.TimerHandle | None = None
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self._trim is not None:
-            self._timer = loop.call_later(self.TRIM_SECONDS, self._run, loop)
+        self._timer = loop.call_later(self.TRIM_SECONDS, self._run, loop)
 
     def _run(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._trim is None:
+            import ctypes
+
+            try:
+                trim = ctypes.CDLL(None).malloc_trim
+            except (OSError, AttributeError):  # not glibc: nothing to trim with
+                self._timer = None
+                return
+            trim.argtypes = (ctypes.c_size_t,)
+            trim.restype = ctypes.c_int
+            self._trim = trim
         self._trim(0)
         self._timer = loop.call_later(self.TRIM_SECONDS, self._run, loop)
 
     def stop(self) -> None:
-        if self._trim is not None and self._timer is not None:
+        if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 

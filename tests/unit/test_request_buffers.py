@@ -1,4 +1,4 @@
-"""Large-frame buffers shared by every connection (broker/server.py SpareFrames)."""
+"""Request buffers (broker/server.py): the large-frame pool all connections share, heap trimming."""
 
 from broker.server import SPARE_KEPT_MAX_BYTES, SpareFrames
 
@@ -37,3 +37,22 @@ def test_a_frame_buffer_larger_than_a_spare_may_be_is_not_kept():
     spares = SpareFrames(limit=64 << 20)
     spares.give(bytearray(SPARE_KEPT_MAX_BYTES + 1))
     assert spares.held_bytes == 0
+
+
+def test_the_heap_trimmer_trims_on_its_timer_and_stops():
+    import asyncio
+
+    from broker.server import HeapTrimmer
+
+    async def run():
+        trimmer = HeapTrimmer()
+        trimmer.TRIM_SECONDS = 0.01
+        trimmer.start(asyncio.get_running_loop())
+        await asyncio.sleep(0.05)
+        trimmed = trimmer._trim is not None
+        trimmer.stop()
+        return trimmed, trimmer._timer
+
+    trimmed, timer = asyncio.run(run())
+    assert trimmed  # glibc's malloc_trim was found and called (this project runs on Linux/glibc)
+    assert timer is None
