@@ -11,8 +11,8 @@ Two scenarios of bench.run (issue 17), measured on each broker in turn like the 
   the only member of its own consumer group, and all subscribe at once; each reads the same
   records from the start. Rows: aggregate MB/s, seconds until the last group was assigned its
   partitions (both brokers run with the quickstart's group.initial.rebalance.delay.ms=0, so a
-  new group's first rebalance is not held) and until the last group had read them all, broker CPU per GB
-  consumed.
+  new group's first rebalance is not held) and until the last group had read them all, broker
+  CPU per GB consumed.
 
 A connection count here is a producer client: franz-go holds a producing connection to the
 broker plus a general one (Metadata) per client, so the broker holds about 2 x N sockets. The

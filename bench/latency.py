@@ -157,10 +157,7 @@ def rate_latency(broker, sizes, results, round_no: int) -> None:
         try:
             r = rdkafka_rate_latency(broker.bootstrap, topic, rate, sizes.rate_latency_seconds)
         except Exception as exc:  # noqa: BLE001 - a failure against one broker is a result; the run goes on
-            reason = " ".join(str(exc).split())[:300]
-            print(f"  rate latency at {rate} msg/s failed on {broker.name}: {reason}", flush=True)
-            results.failures.append(f"end-to-end latency at {rate} msg/s on {broker.name} (round {round_no + 1}): "
-                                    f"{reason}")
+            results.failed(f"end-to-end latency at {rate} msg/s", broker.name, round_no, exc)
             delete_topic(broker.bootstrap, topic)
             continue
         print(f"  {rate} msg/s (reached {r['msg/s']:.0f}): p50 {r['p50 ms']:.2f} p99 {r['p99 ms']:.2f} "

@@ -118,6 +118,16 @@ class Results:
         self.failures: list[str] = []  # measurements a broker failed (the run went on)
         self.broken_tools: set[tuple[str, str]] = set()  # (broker, tool) pairs not to try again
 
+    def failed(self, what: str, broker: str, round_no: int, exc: Exception, never_again: str | None = None) -> None:
+        """`what` failed against `broker`: printed and listed under "Failed"; with `never_again` (a
+        tool or scenario), that is not tried against this broker again."""
+        reason = " ".join(str(exc).split())[:300]
+        print(f"  {what} failed on {broker}: {reason}", file=sys.stderr, flush=True)
+        self.failures.append(f"{what} on {broker} (round {round_no + 1}): {reason}"
+                             + (f"; {never_again} not run against {broker} again" if never_again else ""))
+        if never_again:
+            self.broken_tools.add((broker, never_again))
+
     def add(self, key: str, label: str, unit: str, broker: str, value: float, higher_is_better: bool = True) -> None:
         metric = self.metrics.setdefault(key, Metric(key, label, unit, higher_is_better))
         metric.values.setdefault(broker, []).append(value)
@@ -320,12 +330,7 @@ def compiled_clients(broker, sizes: Sizes, results: Results, round_no: int) -> N
         try:
             return measure()
         except Exception as exc:  # noqa: BLE001 - any failure against this broker is a result to report
-            reason = " ".join(str(exc).split())[:300]
-            print(f"  {what} failed on {name}: {reason}", file=sys.stderr, flush=True)
-            results.failures.append(f"{what} on {name} (round {round_no + 1}): {reason}"
-                                    + (f"; {tool} not run against {name} again" if tool else ""))
-            if tool:
-                results.broken_tools.add((name, tool))
+            results.failed(what, name, round_no, exc, never_again=tool)
             return None
 
     with RssSampler(broker) as rss:
@@ -694,11 +699,7 @@ def main(argv: list[str] | None = None) -> int:
                         run(running[name], sizes, results, round_no)
                     except Exception as exc:  # noqa: BLE001 - one broker failing a scenario is a result
                         # (tansu closes franz-go's connections at ApiVersions): the run goes on.
-                        reason = " ".join(str(exc).split())[:300]
-                        print(f"  {scenario} failed on {name}: {reason}", file=sys.stderr, flush=True)
-                        results.failures.append(f"{scenario} on {name} (round {round_no + 1}): {reason}; "
-                                                f"not run against {name} again")
-                        results.broken_tools.add((name, scenario))
+                        results.failed(scenario, name, round_no, exc, never_again=scenario)
         if "logsize" in wanted:
             for name in brokers:
                 print(f"log size on {name} ...", flush=True)

@@ -76,11 +76,11 @@ _connection_ids = itertools.count(1)
 # two sockets each held 128 MB in 64 KiB buffers.
 RECEIVE_BUFFER_BYTES = 16 * 1024
 DIRECT_FRAME_BYTES = 16 * 1024
-# A large frame of up to SPARE_FRAME_MAX_BYTES gets a buffer of its full size at once (a spare
+# A large frame of up to WHOLE_FRAME_MAX_BYTES gets a buffer of its full size at once (a spare
 # one when there is one); a larger one starts at LARGE_FRAME_FIRST_BYTES and doubles as its bytes
 # arrive, so that a size prefix alone (a client promising 100 MB and stalling) reserves little.
 LARGE_FRAME_FIRST_BYTES = 256 * 1024
-SPARE_FRAME_MAX_BYTES = 2 * 1024 * 1024
+WHOLE_FRAME_MAX_BYTES = 2 * 1024 * 1024
 # Finished large-frame buffers of up to SPARE_KEPT_MAX_BYTES are kept for the next large frame
 # of any connection, at most SPARE_FRAMES_BYTES in all: a spare per connection held 1.2 GB with
 # 1,000 producing clients.
@@ -481,12 +481,12 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def _start_large_frame(self, size: int, received: bytearray) -> None:
         """Receive a large frame into a buffer of its own: a spare one (SpareFrames), else a new
-        one of the frame's size, or for a frame over SPARE_FRAME_MAX_BYTES one that starts small
+        one of the frame's size, or for a frame over WHOLE_FRAME_MAX_BYTES one that starts small
         and grows as the bytes actually arrive (kept as a spare after, up to SPARE_KEPT_MAX_BYTES)."""
         spare = self.server.spare_frames.take(size) if size <= SPARE_KEPT_MAX_BYTES else None
         if spare is not None:
             frame = memoryview(spare)[:size]
-        elif size <= SPARE_FRAME_MAX_BYTES:
+        elif size <= WHOLE_FRAME_MAX_BYTES:
             frame = memoryview(bytearray(size))
         else:
             frame = memoryview(bytearray(LARGE_FRAME_FIRST_BYTES))

@@ -41,7 +41,6 @@ log = logging.getLogger("kafka_wire.cluster.transactions")
 
 WRITE_TXN_MARKERS_VERSION = 2  # v2 carries the transaction version (KIP-1228)
 ADD_PARTITIONS_TO_TXN_VERSION = 5  # a leader's verify-or-add batch (KIP-890), TRANSACTION_ABORTABLE known
-PREPARED = ("PrepareCommit", "PrepareAbort")
 _PREPARED_STATES = (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
 # How long a marker or a transaction log write may wait for the in-sync replicas (Kafka's
 # request.timeout.ms default, which its coordinator uses for both).
@@ -235,12 +234,13 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
     def _append(self, metadata, transit) -> ErrorCode:
         error = super()._append(metadata, transit)
         if error == ErrorCode.NONE and metadata.state in _PREPARED_STATES:
-            self._markers_after[metadata.transactional_id] = self._state_log_end(metadata.transactional_id)
+            plog = self._state_partition_log(self.partition_for(metadata.transactional_id))
+            self._markers_after[metadata.transactional_id] = plog.log_end_offset if plog is not None else 0
         return error
 
-    def _state_log_end(self, transactional_id: str) -> int:
-        plog = self.state_log.broker.logs.get(TRANSACTION_STATE_TOPIC, self.partition_for(transactional_id))
-        return plog.log_end_offset if plog is not None else 0
+    def _state_partition_log(self, partition: int):
+        """This broker's replica of __transaction_state-`partition`, or None."""
+        return self.state_log.broker.logs.get(TRANSACTION_STATE_TOPIC, partition)
 
     def _send_markers(self, metadata) -> None:
         """Kafka sends a transaction's markers once its PrepareCommit or PrepareAbort record is in
@@ -254,7 +254,7 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
         required = self._markers_after.get(transactional_id)
         if required is not None:
             partition = self.partition_for(transactional_id)
-            plog = self.state_log.broker.logs.get(TRANSACTION_STATE_TOPIC, partition)
+            plog = self._state_partition_log(partition)
             if plog is None or plog.high_watermark < required:
                 self._markers_once_replicated(metadata, partition, required)
                 return
@@ -298,10 +298,9 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
         self._forget(partition)
         self.owned_partitions.add(partition)
         super().load_partition(partition)
-        plog = self.state_log.broker.logs.get(TRANSACTION_STATE_TOPIC, partition)
+        plog = self._state_partition_log(partition)
         for metadata in list(self.transactions.values()):
-            if self.partition_for(metadata.transactional_id) == partition and \
-                    metadata.state.display_name in PREPARED:
+            if self.partition_for(metadata.transactional_id) == partition and metadata.state in _PREPARED_STATES:
                 # Read from this leader's log, perhaps past its high watermark: replicated first.
                 if plog is not None:
                     self._markers_after[metadata.transactional_id] = plog.log_end_offset
