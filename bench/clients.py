@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from broker.testing import REPO_ROOT
+from testing.broker_process import REPO_ROOT
 
 
 class LoadFailed(RuntimeError):

@@ -27,7 +27,7 @@ import resource
 import subprocess
 from dataclasses import dataclass, field
 
-from broker.testing import REPO_ROOT
+from testing.broker_process import REPO_ROOT
 
 LOADGEN = REPO_ROOT / ".deps" / "bench" / "loadgen"
 SETUP = REPO_ROOT / "bench" / "setup-loadgen.sh"

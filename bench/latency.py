@@ -180,7 +180,7 @@ def our_broker_from(workdir, source: str, label: str):
 
         def command(self) -> list[str]:
             command = super().command()
-            launcher = (f"import sys; sys.path.insert(0, {str(source)!r}); from broker.cli import main; "
+            launcher = (f"import sys; sys.path.insert(0, {str(source)!r}); from cli.main import main; "
                         "sys.exit(main(sys.argv[1:]))")
             return [command[0], "-c", launcher, *command[3:]]
 

@@ -17,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from broker.wire_client import WireClient
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch, decode_batches
 

@@ -25,7 +25,7 @@ from bench.brokers import OurBroker
 def measure(runs: int, source: str | None = None) -> dict[str, list[tuple[float, float]]]:
     results: dict[str, list[tuple[float, float]]] = {"empty data directory": [], "restart": []}
     if source is not None:
-        # `python -m broker.cli` imports from the working directory first: run another checkout
+        # `python -m cli` imports from the working directory first: run another checkout
         # (e.g. `git archive HEAD | tar -x -C /tmp/kw-head`) with the same interpreter.
         brokers.REPO_ROOT = Path(source)
     with tempfile.TemporaryDirectory(prefix="kw-ready-") as scratch:

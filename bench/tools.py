@@ -14,7 +14,7 @@ import resource
 import subprocess
 from pathlib import Path
 
-from broker.testing import REPO_ROOT
+from testing.broker_process import REPO_ROOT
 
 _BUILT = REPO_ROOT / ".deps" / "librdkafka" / "BUILT"
 TOOL_TIMEOUT = 900

@@ -29,19 +29,9 @@ import socket
 import time
 from collections import deque
 
+from kafka_wire.client_quotas import CLIENT_ID, ENTITY_TYPES, IP, IP_KEYS, USER, USER_CLIENT_KEYS
 from kafka_wire.errors import ErrorCode
 
-USER, CLIENT_ID, IP = "user", "client-id", "ip"
-ENTITY_TYPES = (USER, CLIENT_ID, IP)
-
-# Kafka's QuotaConfig: the keys of user and client-id entities, and of ip entities, with their types.
-USER_CLIENT_KEYS = {
-    "producer_byte_rate": "LONG",
-    "consumer_byte_rate": "LONG",
-    "request_percentage": "DOUBLE",
-    "controller_mutation_rate": "DOUBLE",
-}
-IP_KEYS = {"connection_creation_rate": "INT"}
 _MAX = {"SHORT": (1 << 15) - 1, "INT": (1 << 31) - 1, "LONG": float((1 << 63) - 1)}
 
 QUOTA_WINDOW_NUM = 11

@@ -23,7 +23,7 @@ from log.config import LogConfig
 
 from .config import BROKER_KEYS, ConfigError, ConfigType, validate_dynamic_broker_configs
 
-log = logging.getLogger("kafka_wire.broker")
+logger = logging.getLogger("kafka_wire.broker")
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
@@ -146,7 +146,7 @@ def alter_broker_configs(broker, resource_name: str, new_props: dict[str, str], 
     if not validate_only:
         broker.metadata.set_broker_configs(resource_name, new_props)
         apply_dynamic_broker_configs(broker)
-        log.info("dynamic broker configs of %s are now %s", repr(resource_name) if resource_name else "the default broker",
+        logger.info("dynamic broker configs of %s are now %s", repr(resource_name) if resource_name else "the default broker",
                  new_props)
     return ErrorCode.NONE, None
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from kafka_wire.errors import ErrorCode
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH, FINAL_EPOCH = 0, -1
@@ -154,9 +154,9 @@ class FetchSessionCacheShard:
                                    now, now, next_epoch(INITIAL_EPOCH))
             self.sessions[session.id] = session
             self.touch(session, now)
-            log.debug("Created fetch session %d (privileged=%s, %d partitions)", session.id, privileged, len(partitions))
+            logger.debug("Created fetch session %d (privileged=%s, %d partitions)", session.id, privileged, len(partitions))
             return session.id
-        log.debug("No fetch session created for privileged=%s, size=%d", privileged, len(partitions))
+        logger.debug("No fetch session created for privileged=%s, size=%d", privileged, len(partitions))
         return INVALID_SESSION_ID
 
     def _try_evict(self, privileged: bool, size: int, now: int) -> bool:
@@ -238,7 +238,7 @@ class FetchSessionCache:
             if session_id != INVALID_SESSION_ID:
                 shard = self._shard_of(session_id)
                 if shard is not None and shard.remove(session_id) is not None:
-                    log.debug("Removed fetch session %d (a full fetch named it)", session_id)
+                    logger.debug("Removed fetch session %d (a full fetch named it)", session_id)
             if epoch == FINAL_EPOCH:
                 return FetchContext("sessionless", asked)
             return FetchContext("full", asked, privileged=from_follower, uses_topic_ids=version >= TOPIC_IDS_VERSION)
@@ -247,7 +247,7 @@ class FetchSessionCache:
         if session is None:
             return FetchContext("error", error=ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
         if session.epoch != epoch:
-            log.debug("Fetch session %d expected epoch %d, got %d", session_id, session.epoch, epoch)
+            logger.debug("Fetch session %d expected epoch %d, got %d", session_id, session.epoch, epoch)
             return FetchContext("error", error=ErrorCode.INVALID_FETCH_SESSION_EPOCH)
         if session.uses_topic_ids != (version >= TOPIC_IDS_VERSION):
             return FetchContext("error", error=ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)

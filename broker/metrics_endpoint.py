@@ -28,7 +28,7 @@ from prometheus_client.exposition import generate_latest
 from .http_listener import close_server, start_http
 from .metrics import BYTES_IN, BYTES_OUT, COUNT, FIRST_BUCKET, LATENCY_BUCKETS, LATENCY_SUM, STATS, RequestStats
 
-log = logging.getLogger("kafka_wire.metrics")
+logger = logging.getLogger("kafka_wire.metrics")
 
 PREFIX = "kafka_wire"
 # What generate_latest writes: Prometheus' text format 0.0.4, which every Prometheus version reads.
@@ -191,7 +191,7 @@ class MetricsEndpoint:
     async def start(self, host: str, port: int) -> tuple[str, int]:
         self.server = await start_http(self._serve, host, port, MAX_HTTP_HEAD)
         address = self.server.sockets[0].getsockname()
-        log.info("metrics on http://%s:%d/metrics", address[0], address[1])
+        logger.info("metrics on http://%s:%d/metrics", address[0], address[1])
         return address[0], address[1]
 
     async def stop(self) -> None:
@@ -215,7 +215,7 @@ class MetricsEndpoint:
         except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
             pass
         except Exception:
-            log.exception("metrics request failed")
+            logger.exception("metrics request failed")
         finally:
             writer.close()
 

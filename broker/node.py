@@ -44,7 +44,7 @@ from .cluster.partition_reassignment import single_node_outcomes
 from .metadata_store import EmbeddedMetadata, TopicMeta
 from .security import attach as attach_security
 
-log = logging.getLogger("kafka_wire.broker")
+logger = logging.getLogger("kafka_wire.broker")
 
 PRODUCER_ID_BLOCK = 1000
 PRODUCER_ID_FILE = "kafka-wire-producer-ids"
@@ -220,7 +220,7 @@ class Broker:
             try:
                 state_log.ensure_created()
             except Exception:
-                log.exception("could not create %s", TRANSACTION_STATE_TOPIC)
+                logger.exception("could not create %s", TRANSACTION_STATE_TOPIC)
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         if not self._groups_on_demand:
             return None
@@ -230,7 +230,7 @@ class Broker:
                 # The topic exists when this answer goes out; the replay (of nothing) follows.
                 OffsetsTopic(self).ensure_created()
             except Exception:
-                log.exception("could not create %s", OFFSETS_TOPIC)
+                logger.exception("could not create %s", OFFSETS_TOPIC)
                 return ErrorCode.COORDINATOR_NOT_AVAILABLE
             self._groups_starting = asyncio.get_running_loop().create_task(self.groups.start(self))
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -238,7 +238,7 @@ class Broker:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         if starting.cancelled() or starting.exception() is not None:
             if not starting.cancelled():
-                log.error("starting the group coordinator failed", exc_info=starting.exception())
+                logger.error("starting the group coordinator failed", exc_info=starting.exception())
             self._groups_starting = None  # the next lookup tries again
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         self._groups_on_demand = False
@@ -279,7 +279,7 @@ class Broker:
             try:
                 await action()
             except Exception:
-                log.exception("scheduled %s failed", what)
+                logger.exception("scheduled %s failed", what)
 
     # Kafka's scheduler threads do this work; here the fsyncs run on the log flusher thread and
     # the event loop only takes the offsets and waits.
@@ -366,7 +366,7 @@ class Broker:
         if self.metadata.finalized_features is None:
             levels = bootstrap_levels(self.supported_features())
             self.metadata.bootstrap_finalized_features(levels)
-            log.info("finalized features bootstrapped: %s", ", ".join(f"{k}={v}" for k, v in sorted(levels.items())))
+            logger.info("finalized features bootstrapped: %s", ", ".join(f"{k}={v}" for k, v in sorted(levels.items())))
 
     def update_features(self, updates: list[FeatureUpdate], validate_only: bool) -> ErrorCode:
         """UpdateFeatures: apply all updates or none (raises features.InvalidFeatureUpdate)."""
@@ -374,7 +374,7 @@ class Broker:
         proposed = plan_feature_updates(current, self.supported_features(), updates, self.node_id)
         if not validate_only and proposed != current:
             epoch = self.metadata.set_finalized_features(proposed)
-            log.info("finalized features changed to %s (epoch %d)",
+            logger.info("finalized features changed to %s (epoch %d)",
                      ", ".join(f"{k}={v}" for k, v in sorted(proposed.items())) or "none", epoch)
         return ErrorCode.NONE
 
@@ -451,22 +451,22 @@ class Broker:
         except (OSError, KafkaStorageError) as exc:
             # A log that cannot be created fails the topic (KAFKA_STORAGE_ERROR): what was made of
             # it goes, so a retry once the disk is back starts afresh.
-            log.error("creating topic %s failed: %s", name, exc)
+            logger.error("creating topic %s failed: %s", name, exc)
             self._undo_topic_creation(name)
             raise KafkaStorageError(str(exc)) from exc
-        log.info("created topic %s with %d partitions (id %s)", name, partitions, meta.topic_id)
+        logger.info("created topic %s with %d partitions (id %s)", name, partitions, meta.topic_id)
         return meta
 
     def _undo_topic_creation(self, name: str) -> None:
         try:
             self.delete_topic(name)
         except Exception:  # noqa: BLE001 - the disk that failed the creation may fail this too
-            log.exception("could not remove topic %s after its creation failed", name)
+            logger.exception("could not remove topic %s after its creation failed", name)
 
     def delete_topic(self, name: str) -> TopicMeta:
         meta = self.metadata.delete_topic(name)
         self.logs.delete_partitions([(name, partition) for partition in range(meta.partitions)])
-        log.info("deleted topic %s", name)
+        logger.info("deleted topic %s", name)
         return meta
 
     def add_partitions(self, name: str, total: int, assignment: list[list[int]] | None = None) -> None:
@@ -479,7 +479,7 @@ class Broker:
         try:
             logs = [self.logs.get_or_create(name, partition, effective) for partition in range(first_new, total)]
         except (OSError, KafkaStorageError) as exc:
-            log.error("adding partitions to %s failed: %s", name, exc)
+            logger.error("adding partitions to %s failed: %s", name, exc)
             for partition in range(first_new, total):
                 try:
                     self.logs.delete_partition(name, partition)
@@ -576,7 +576,7 @@ class Broker:
         except OffsetOutOfRange:
             return PartitionRead(ErrorCode.OFFSET_OUT_OF_RANGE)
         except OSError as exc:  # Kafka's readFromLog answers a failed read KAFKA_STORAGE_ERROR
-            log.warning("reading %s-%d failed: %s", topic, partition, exc)
+            logger.warning("reading %s-%d failed: %s", topic, partition, exc)
             self.logs.handle_storage_error(topic, partition, exc)
             return PartitionRead(ErrorCode.KAFKA_STORAGE_ERROR)
         aborted = []

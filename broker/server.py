@@ -65,7 +65,7 @@ from .security import attach as attach_security
 from .security.listeners import ConnectionQuotas, listener_security
 from .security.tls import PrincipalMappingError
 
-log = logging.getLogger("kafka_wire.server")
+logger = logging.getLogger("kafka_wire.server")
 
 _SIZE = 4
 _connection_ids = itertools.count(1)
@@ -235,7 +235,7 @@ class KafkaServer:
             for sock in server.sockets:
                 addr = sock.getsockname()
                 self.bound.append((name, addr[0], addr[1]))
-                log.info("listening on %s://%s:%d", name, addr[0], addr[1])
+                logger.info("listening on %s://%s:%d", name, addr[0], addr[1])
         if self.idle_seconds > 0:
             self._idle_sweep = loop.call_later(self._idle_sweep_interval(), self._close_idle_connections)
         self.heap_trimmer.start(loop)
@@ -250,7 +250,7 @@ class KafkaServer:
         cutoff = loop.time() - self.idle_seconds
         for connection in list(self.connections):
             if connection.idle_since(cutoff):
-                log.debug("closing connection %d from %s: idle for more than connections.max.idle.ms",
+                logger.debug("closing connection %d from %s: idle for more than connections.max.idle.ms",
                           connection.connection_id, connection.peer)
                 connection.abort()
         self._idle_sweep = loop.call_later(self._idle_sweep_interval(), self._close_idle_connections)
@@ -321,7 +321,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._last_active = self._loop.time()
         refusal = self.server.quotas.open(self.peer[0])
         if refusal is not None:
-            log.info("closing connection from %s: %s", self.peer, refusal)
+            logger.info("closing connection from %s: %s", self.peer, refusal)
             self._closed = True
             transport.abort()
             return
@@ -332,7 +332,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             try:
                 self.principal = self.security.transport_principal(transport)
             except PrincipalMappingError as exc:
-                log.info("closing connection %d from %s: %s", self.connection_id, self.peer, exc)
+                logger.info("closing connection %d from %s: %s", self.connection_id, self.peer, exc)
                 self.abort()
                 return
             self._authenticator = self.security.authenticator(
@@ -451,13 +451,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 break
             size = int.from_bytes(buffer[start : start + _SIZE], "big", signed=True)
             if size < 0 or size > self.max_request:
-                log.warning("closing connection %d from %s: frame size %d outside 0..%d "
+                logger.warning("closing connection %d from %s: frame size %d outside 0..%d "
                             "(socket.request.max.bytes)", self.connection_id, self.peer, size, self.max_request)
                 self._close()
                 break
             authenticator = self._authenticator
             if authenticator is not None and not authenticator.complete and size > authenticator.max_receive_size:
-                log.info("closing connection %d from %s: frame of %d bytes before authentication "
+                logger.info("closing connection %d from %s: frame of %d bytes before authentication "
                          "(sasl.server.max.receive.size %d)", self.connection_id, self.peer, size,
                          authenticator.max_receive_size)
                 self._close()
@@ -559,22 +559,22 @@ class KafkaConnection(asyncio.BufferedProtocol):
         try:
             api_key, version, correlation_id = peek_api(frame)
         except DecodeError:
-            log.warning("closing connection %d from %s: frame too short for a request header", conn_id, peer)
+            logger.warning("closing connection %d from %s: frame too short for a request header", conn_id, peer)
             raise CloseConnection
         handler = HANDLERS.get(api_key)
         if handler is None:
-            log.warning("closing connection %d from %s: unknown API key %d", conn_id, peer, api_key)
+            logger.warning("closing connection %d from %s: unknown API key %d", conn_id, peer, api_key)
             raise CloseConnection
         if self.token_expiry_ms is not None and time.time() * 1000 > self.token_expiry_ms:
             # Kafka ends a token's session at the token's expiry (KIP-368's session lifetime) and
             # its clients re-authenticate; without re-authentication here, they connect again.
-            log.info("closing connection %d from %s: its delegation token session expired", conn_id, peer)
+            logger.info("closing connection %d from %s: its delegation token session expired", conn_id, peer)
             raise CloseConnection
         if not handler.supports(version):
             if api_key == API_VERSIONS_KEY:
                 self._queue(self._unsupported_api_versions(correlation_id))
                 return None
-            log.warning("closing connection %d from %s: %s v%d is not supported", conn_id, peer,
+            logger.warning("closing connection %d from %s: %s v%d is not supported", conn_id, peer,
                         handler.api.name, version)
             raise CloseConnection
         api = handler.api
@@ -582,7 +582,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             header, pos = decode_request_header(frame, api.is_flexible(version))
             request = api.request.decode(frame, version, pos, exact=False)
         except (DecodeError, UnicodeDecodeError, ValueError) as exc:
-            log.warning("closing connection %d from %s: malformed %s v%d request (correlation id %d): %s",
+            logger.warning("closing connection %d from %s: malformed %s v%d request (correlation id %d): %s",
                         conn_id, peer, api.name, version, correlation_id, exc)
             raise CloseConnection
         ctx = RequestContext(api_key, version, correlation_id, header.client_id, self.listener, peer, conn_id,
@@ -644,7 +644,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
     @staticmethod
     def _log_handler_error(what) -> None:
         api, version, correlation_id, client_id = what[:4]
-        log.exception("error handling %s v%d (correlation id %d, client %s)", api.name, version,
+        logger.exception("error handling %s v%d (correlation id %d, client %s)", api.name, version,
                       correlation_id, client_id)
 
     def _respond(self, what, response) -> None:
@@ -677,7 +677,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         except CloseConnection:
             raise
         except Exception:
-            log.exception("cannot build the error answer to %s v%d (correlation id %d); closing the connection",
+            logger.exception("cannot build the error answer to %s v%d (correlation id %d); closing the connection",
                           api.name, version, correlation_id)
             raise CloseConnection
         metrics.observe_request(api.name, version, time.monotonic() - started, bytes_in,
@@ -729,7 +729,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
                     if sent == 0:
                         # The file got shorter under us (a follower truncated it): the size prefix
                         # already promised these bytes, so the only way out is to drop the connection.
-                        log.warning("connection %d: log file slice %r ended early; closing", self.connection_id, first)
+                        logger.warning("connection %d: log file slice %r ended early; closing", self.connection_id, first)
                         self.abort()
                         return
                     self._consume_output(sent)
@@ -741,7 +741,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return
         except OSError as exc:
             if exc.errno not in (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN, errno.EBADF):
-                log.warning("connection %d from %s: write failed: %s", self.connection_id, self.peer, exc)
+                logger.warning("connection %d from %s: write failed: %s", self.connection_id, self.peer, exc)
             self.abort()
             return
         self._after_flush()

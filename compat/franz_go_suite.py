@@ -212,7 +212,7 @@ def kafka_wire_target(log_dir: Path, tls: bool = True) -> Iterator[Target]:
     """A kafka-wire broker started here: PLAINTEXT behind a counting proxy (advertised), SASL_PLAINTEXT
     with a SCRAM user, and SSL when `tls`."""
     from broker.security.credentials import CredentialStore
-    from broker.testing import BrokerProcess, free_port
+    from testing.broker_process import BrokerProcess, free_port
     from kafka_wire.sasl import SCRAM_MECHANISMS
 
     from .traffic import CountingProxy
@@ -252,7 +252,7 @@ def reference_kafka_target(version: str, log_dir: Path, tls: bool = True) -> Ite
     """The reference Apache Kafka (compat/reference_kafka.py), KRaft single node, with a PLAINTEXT listener
     behind a counting proxy, a SASL_PLAINTEXT one with the same SCRAM user (added at format time) and,
     when `tls`, an SSL one with the same kind of PEM certificate as kafka-wire's."""
-    from broker.testing import free_port
+    from testing.broker_process import free_port
 
     from .reference_kafka import running_reference_kafka
     from .traffic import CountingProxy

@@ -109,12 +109,12 @@ class AnswerDroppingProxy:
 @contextlib.contextmanager
 def running_target(against: str, proxy_port: int):
     """A broker whose advertised listener is the proxy: kafka-wire or the reference Kafka."""
-    from broker.testing import free_port
+    from testing.broker_process import free_port
 
     port = free_port()
     advertised = {"advertised.listeners": f"PLAINTEXT://127.0.0.1:{proxy_port}"}
     if against == "kafka-wire":
-        from broker.testing import running_broker
+        from testing.broker_process import running_broker
 
         with running_broker(port=port, config=advertised) as broker:
             yield ("127.0.0.1", port)

@@ -62,7 +62,7 @@ class JavaProcess:
         self.process: subprocess.Popen | None = None
 
     def start(self) -> JavaProcess:
-        from broker.testing import _die_with_parent
+        from testing.broker_process import _die_with_parent
 
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
@@ -77,7 +77,7 @@ class JavaProcess:
         return self.process is not None and self.process.poll() is None
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int | None:
-        from broker.testing import signal_and_wait
+        from testing.broker_process import signal_and_wait
 
         if self.process is not None and self.process.poll() is None:
             signal_and_wait(self.process, sig, timeout)
@@ -90,7 +90,7 @@ class JavaProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.is_file() else ""
 
     def log_report(self, lines: int = 80) -> str:
-        from broker.testing import log_tail
+        from testing.broker_process import log_tail
 
         return f"--- last lines of {self.name} ({self.log_path}) ---\n{log_tail(self.log_path, lines)}\n--- end ---"
 

@@ -114,13 +114,13 @@ def java_command(version: str, main_class: str, *args: str, jvm_options: tuple[s
 
 
 def _free_port() -> int:
-    from broker.testing import free_port
+    from testing.broker_process import free_port
 
     return free_port()
 
 
 def _die_with_parent() -> None:
-    from broker.testing import _die_with_parent as die
+    from testing.broker_process import _die_with_parent as die
 
     die()
 
@@ -226,7 +226,7 @@ class ReferenceKafka:
     def _wait_until_ready(self) -> None:
         """Ready when the broker answers Metadata naming itself (KRaft: it has caught up with the
         metadata log and been unfenced), not merely when the port accepts connections."""
-        from broker.wire_client import WireClient
+        from client import WireClient
 
         deadline = time.monotonic() + self.startup_timeout
         last_error: Exception | None = None
@@ -255,7 +255,7 @@ class ReferenceKafka:
             return None
         self._stopping = True
         if self.process.poll() is None:
-            from broker.testing import signal_and_wait
+            from testing.broker_process import signal_and_wait
 
             signal_and_wait(self.process, sig, timeout)
         return self.process.returncode
@@ -273,7 +273,7 @@ class ReferenceKafka:
         return run_tool(self.version, main_class, *args, input=input, timeout=timeout, env=env)
 
     def log_tail(self, lines: int = 60) -> str:
-        from broker.testing import log_tail
+        from testing.broker_process import log_tail
 
         return log_tail(self.log_path, lines)
 

@@ -372,7 +372,7 @@ SASL_USER, SASL_PASSWORD = "fuzz-admin", "fuzz-admin-pw"
 def sasl_login(mechanism: str, username: str = SASL_USER, password: str = SASL_PASSWORD):
     """A `login` for fuzz_broker: a connection that has passed SASL `mechanism` (PLAIN, SCRAM-*)."""
     def login(host: str, port: int, timeout: float) -> socket.socket:
-        from broker.wire_client import WireClient
+        from client import WireClient
 
         client = WireClient(f"{host}:{port}", timeout=timeout, client_id="request-fuzz")
         try:
@@ -390,7 +390,7 @@ def prepare_broker(bootstrap: str) -> tuple[dict[int, tuple[int, int]], Known]:
     """The broker's advertised versions, and the fuzz topic (created, 3 partitions) with its id."""
     import time
 
-    from broker.wire_client import WireClient
+    from client import WireClient
 
     with WireClient(bootstrap, client_id="request-fuzz-setup") as client:
         advertised = client.negotiate()
@@ -423,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     import re
     import tempfile
 
-    from broker.testing import running_broker
+    from testing.broker_process import running_broker
 
     parser = argparse.ArgumentParser(prog="python -m compat.request_fuzz", description=main.__doc__)
     parser.add_argument("--seed", type=int, default=1)
@@ -491,7 +491,7 @@ def _fuzz_cluster_or_sasl(args, config: dict, only: set[str] | None) -> int:
     import shutil
     import tempfile
 
-    from broker.testing import free_port, running_broker
+    from testing.broker_process import free_port, running_broker
 
     login = None
     if args.sasl:
@@ -501,7 +501,7 @@ def _fuzz_cluster_or_sasl(args, config: dict, only: set[str] | None) -> int:
                   **config}
     with contextlib.ExitStack() as stack:
         if args.cluster:
-            from broker.cluster.testing import Cluster
+            from testing.cluster import Cluster
 
             cluster = Cluster(Path(tempfile.mkdtemp(prefix="request-fuzz-cluster-")), args.cluster, config)
             sasl_ports = {}

@@ -1,6 +1,6 @@
 """`kafka-wire compat`: real clients and librdkafka's own test suite against a broker, one matrix.
 
-Starts brokers (broker.testing.BrokerProcess) unless one is given, runs every client program
+Starts brokers (testing.broker_process.BrokerProcess) unless one is given, runs every client program
 (compat/clients.py) and librdkafka's integration tests (compat/librdkafka_suite.py), prints the
 client x feature matrix and writes compat/RESULTS.md (plus a JSON twin for tools and CI).
 
@@ -123,7 +123,7 @@ def _lanes(options: Options, log_dir: Path) -> Iterator[list[suite.Lane]]:
     if options.bootstrap:
         yield [suite.Lane("default", options.bootstrap)]
         return
-    from broker.testing import BrokerProcess, free_port
+    from testing.broker_process import BrokerProcess, free_port
     from kafka_wire.sasl import SCRAM_MECHANISMS
 
     from .traffic import CountingProxy

@@ -18,7 +18,7 @@ import time
 
 from kafka_wire.errors import ErrorCode
 
-log = logging.getLogger("kafka_wire.console")
+logger = logging.getLogger("kafka_wire.console")
 
 # Samples kept per series: at the default 5 s interval, the last 10 minutes.
 KEEP = 120
@@ -52,7 +52,7 @@ class Sampler:
             try:
                 self.sample()
             except Exception:
-                log.exception("console sampling failed")
+                logger.exception("console sampling failed")
             await asyncio.sleep(self.interval)
 
     def _end_offset(self, topic: str, partition: int) -> int | None:

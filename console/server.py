@@ -20,7 +20,7 @@ from .kafka_calls import KafkaCalls, KafkaError
 from .sampler import Sampler
 from .sessions import COOKIE, SESSION_SECONDS, Sessions
 
-log = logging.getLogger("kafka_wire.console")
+logger = logging.getLogger("kafka_wire.console")
 
 STATIC = Path(__file__).parent / "static"
 MAX_HEAD = 16 * 1024
@@ -97,7 +97,7 @@ class ConsoleServer:
         # Browsers do not keep cookies apart by port: each console's session cookie has its own name.
         self.cookie = f"{COOKIE}_{self.address[1]}"
         self.sampler.start()
-        log.info("console on http://%s:%d/ (%s)", self.address[0], self.address[1],
+        logger.info("console on http://%s:%d/ (%s)", self.address[0], self.address[1],
                  "read-only" if self.read_only else "read-write")
         return self.address
 
@@ -124,7 +124,7 @@ class ConsoleServer:
         except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
             pass
         except Exception:
-            log.exception("console request failed")
+            logger.exception("console request failed")
         finally:
             self._connections -= 1
             writer.close()
@@ -164,7 +164,7 @@ class ConsoleServer:
             err = from_kafka(exc)
             return _error(err.status, err.error, err.message)
         except Exception:
-            log.exception("console: %s %s failed", method, target)
+            logger.exception("console: %s %s failed", method, target)
             return _error(500, "UNKNOWN_SERVER_ERROR", "The console failed to answer; the broker's log says why")
 
     def _static_file(self, name: str) -> Response:

@@ -61,7 +61,7 @@ from .consumer_group import (
 )
 from .offsets_store import AppendFailed, group_metadata_append_error, group_tombstone
 
-log = logging.getLogger("kafka_wire.coordinator")
+logger = logging.getLogger("kafka_wire.coordinator")
 
 # ConsumerGroupMember's MemberType in ConsumerGroupDescribe v1 (KIP-1099).
 MEMBER_TYPE_CLASSIC = 0
@@ -215,7 +215,7 @@ class ConsumerGroupProtocol:
                 try:
                     return self.convert_to_consumer_group(group)
                 except ConversionError as exc:
-                    log.warning("cannot upgrade classic group %s: %s", group_id, exc)
+                    logger.warning("cannot upgrade classic group %s: %s", group_id, exc)
                     raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
                                          f"Cannot upgrade classic group {group_id} to consumer group because "
                                          f"the embedded consumer protocol is malformed.") from None
@@ -294,7 +294,7 @@ class ConsumerGroupProtocol:
         except AppendFailed as exc:
             raise HeartbeatError(group_metadata_append_error(exc.error)) from None
         except PartitionOwnedError as exc:
-            log.error("%s", exc)
+            logger.error("%s", exc)
             raise HeartbeatError(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc)) from None
         if self.groups.get(group_id) is not group:
             # The new group (or the classic group it replaces) is now written: serve it.
@@ -305,7 +305,7 @@ class ConsumerGroupProtocol:
                 self.timer.cancel(("join", group_id))
                 self.timer.cancel(("sync", group_id))
                 self.groups[group_id] = group
-                log.info("consumer group %s created by member %s", group_id, before.member_id)
+                logger.info("consumer group %s created by member %s", group_id, before.member_id)
         member = group.members[before.member_id]
         self._schedule_consumer_session(group, member.member_id)
         self._maybe_schedule_revocation_timeout(group, member)
@@ -404,15 +404,15 @@ class ConsumerGroupProtocol:
                                                   assignment_epochs=reset))
                 writer.flush()
                 self.timer.cancel(_rebalance_key(group_id, member.member_id))
-                log.info("static member %s (instance %s) of consumer group %s left temporarily",
+                logger.info("static member %s (instance %s) of consumer group %s left temporarily",
                          member.member_id, instance_id, group_id)
             elif self.maybe_downgrade(group, [member.member_id]):
-                log.info("member %s left consumer group %s, now a classic group", member.member_id, group_id)
+                logger.info("member %s left consumer group %s, now a classic group", member.member_id, group_id)
             else:
                 writer.remove_member(member.member_id)
                 writer.flush()
                 self._cancel_consumer_timers(group_id, member.member_id)
-                log.info("member %s left consumer group %s", member.member_id, group_id)
+                logger.info("member %s left consumer group %s", member.member_id, group_id)
         except AppendFailed as exc:
             raise HeartbeatError(group_metadata_append_error(exc.error)) from None
         return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "member_id": member.member_id,
@@ -458,20 +458,20 @@ class ConsumerGroupProtocol:
         writer = _RecordWriter(self, group, [])
         try:
             if self.maybe_downgrade(group, [member_id]):
-                log.info("member %s of consumer group %s removed (%s), now a classic group", member_id,
+                logger.info("member %s of consumer group %s removed (%s), now a classic group", member_id,
                          group.group_id, reason)
                 return
             writer.remove_member(member_id)
             writer.flush()
         except HeartbeatError as exc:
-            log.warning("could not remove member %s of consumer group %s: %s", member_id, group.group_id, exc)
+            logger.warning("could not remove member %s of consumer group %s: %s", member_id, group.group_id, exc)
             return
         except AppendFailed as exc:
-            log.warning("could not remove member %s of consumer group %s: %s", member_id, group.group_id,
+            logger.warning("could not remove member %s of consumer group %s: %s", member_id, group.group_id,
                         exc.error.name)
             return
         self._cancel_consumer_timers(group.group_id, member_id)
-        log.info("member %s of consumer group %s removed: %s", member_id, group.group_id, reason)
+        logger.info("member %s of consumer group %s removed: %s", member_id, group.group_id, reason)
 
     def _on_consumer_groups_loaded(self) -> None:
         """Loaded members must heartbeat within the session timeout, or they are removed."""
@@ -639,7 +639,7 @@ class ConsumerGroupProtocol:
         try:
             apply_consumer_group_record(group, record_type, member_id, value, strict=False)
         except PartitionOwnedError as exc:
-            log.warning("replaying %s: %s", group.group_id, exc)
+            logger.warning("replaying %s: %s", group.group_id, exc)
         if record_type == GROUP_METADATA and value is None:
             self._drop_consumer_group(group)
 

@@ -50,7 +50,7 @@ from .offsets_store import (
 )
 from .timer import CoordinatorTimer
 
-log = logging.getLogger("kafka_wire.coordinator")
+logger = logging.getLogger("kafka_wire.coordinator")
 
 UNKNOWN_MEMBER_ID = ""
 # A new member cannot heartbeat before its first JoinGroup answer; it is dropped after this
@@ -140,7 +140,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         finally:
             self.loading = False
         self._on_loaded()
-        log.info("group coordinator loaded %d groups from %d partitions of %s in %.3f s",
+        logger.info("group coordinator loaded %d groups from %d partitions of %s in %.3f s",
                  len(self.groups), partitions, OFFSETS_TOPIC, time.monotonic() - started)
         self._expiration_task = asyncio.create_task(self._expire_offsets_periodically())
 
@@ -259,7 +259,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         if request.group_instance_id is not None:
             existing = group.static_member_id(request.group_instance_id)
             if existing is not None:
-                log.info("static member %s of group %s rejoins with an unknown member id in state %s; "
+                logger.info("static member %s of group %s rejoins with an unknown member id in state %s; "
                          "replacing member %s", request.group_instance_id, group.group_id, group.state, existing)
                 self._update_static_member_then_rebalance_or_complete_join(
                     group, request, existing, new_member_id, future)
@@ -324,7 +324,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
                     protocol_type=group.protocol_type, protocol_name=group.protocol_name,
                     leader=group.leader_id))
         else:
-            log.warning("member %s tried to rejoin group %s in state %s", member_id, group.group_id, group.state)
+            logger.warning("member %s tried to rejoin group %s in state %s", member_id, group.group_id, group.state)
             _resolve(future, join_response(ErrorCode.UNKNOWN_MEMBER_ID, member_id))
 
     def _add_member_then_rebalance_or_complete_join(self, group: ClassicGroup, request: _JoinRequest,
@@ -380,7 +380,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
                 try:
                     self._append(group, [group_metadata_record(group, assignment)])
                 except AppendFailed as exc:
-                    log.warning("could not persist static member %s of group %s: %s; keeping member id %s",
+                    logger.warning("could not persist static member %s of group %s: %s; keeping member id %s",
                                 new_member_id, group.group_id, exc.error.name, old_member_id)
                     group.update_member(member, old_protocols, old_rebalance_timeout, old_session_timeout, None)
                     restored = group.replace_static_member(request.group_instance_id, new_member_id, old_member_id,
@@ -443,7 +443,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             self.timer.schedule(_join_key(group.group_id), delay,
                                 lambda: self._try_complete_initial_rebalance(group, delay, remaining))
         group.transition_to(PREPARING_REBALANCE, self.clock_ms())
-        log.info("preparing to rebalance group %s with old generation %d (reason: %s)",
+        logger.info("preparing to rebalance group %s with old generation %d (reason: %s)",
                  group.group_id, group.generation_id, reason)
         if not initial:
             self._maybe_complete_join_else_schedule(group)
@@ -479,26 +479,26 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         for member in gone:
             self._forget_member(group, member)
         if gone:
-            log.info("group %s removed dynamic members who did not rejoin: %s",
+            logger.info("group %s removed dynamic members who did not rejoin: %s",
                      group.group_id, [m.member_id for m in gone])
         if group.is_in(DEAD):
             return
         if not group.maybe_elect_new_joined_leader() and group.members:
             # Only static members remain and none rejoined: wait for their sessions to end.
-            log.error("group %s could not complete rebalance because no members rejoined", group.group_id)
+            logger.error("group %s could not complete rebalance because no members rejoined", group.group_id)
             self.timer.schedule(_join_key(group.group_id), group.rebalance_timeout_ms(),
                                 lambda: self._complete_join_if_current(group))
             return
         group.init_next_generation(self.clock_ms())
         if group.is_in(EMPTY):
-            log.info("group %s with generation %d is now empty", group.group_id, group.generation_id)
+            logger.info("group %s with generation %d is now empty", group.group_id, group.generation_id)
             try:
                 self._append(group, [group_metadata_record(group, {})])
             except AppendFailed as exc:
                 # The previous generation on disk has no live members either; nothing to undo.
-                log.warning("failed to write empty metadata for group %s: %s", group.group_id, exc.error.name)
+                logger.warning("failed to write empty metadata for group %s: %s", group.group_id, exc.error.name)
             return
-        log.info("stabilized group %s generation %d (%s) with %d members", group.group_id, group.generation_id,
+        logger.info("stabilized group %s generation %d (%s) with %d members", group.group_id, group.generation_id,
                  group.protocol_name, group.size)
         for member in list(group.members.values()):
             members = group.current_members_for_leader() if group.is_leader(member.member_id) else []
@@ -529,7 +529,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
                 member = group.members.get(member_id)
                 if member is not None:
                     self._forget_member(group, member)
-            log.info("group %s removed members who did not send SyncGroup: %s", group.group_id, missing)
+            logger.info("group %s removed members who did not send SyncGroup: %s", group.group_id, missing)
             self._prepare_rebalance(group, f"removing {missing} on pending sync request expiration")
 
     def _reset_and_propagate_assignment_error(self, group: ClassicGroup, error: ErrorCode) -> None:
@@ -568,7 +568,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         if not self._current(group):
             return
         if member_id in group.pending_join_members:
-            log.info("pending member %s of group %s removed after its session timeout", member_id, group.group_id)
+            logger.info("pending member %s of group %s removed after its session timeout", member_id, group.group_id)
             group.remove(member_id)
             if group.is_in(PREPARING_REBALANCE) and group.has_all_members_joined():
                 self._complete_join(group)
@@ -576,7 +576,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         member = group.members.get(member_id)
         if member is None or member.has_satisfied_heartbeat():
             return
-        log.info("member %s of group %s has failed (session timeout), removing it", member_id, group.group_id)
+        logger.info("member %s of group %s has failed (session timeout), removing it", member_id, group.group_id)
         self._remove_member_and_update_group(group, member, f"removing member {member_id} on heartbeat expiration")
 
     def _forget_member(self, group: ClassicGroup, member: GroupMember) -> None:
@@ -633,7 +633,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             for assigned_member, data in assignments:
                 if assigned_member in assignment:
                     assignment[assigned_member] = bytes(data) if data is not None else b""
-            log.info("assignment received from leader %s for group %s generation %d (%d members)",
+            logger.info("assignment received from leader %s for group %s generation %d (%d members)",
                      member_id, group_id, group.generation_id, group.size)
             try:
                 self._append(group, [group_metadata_record(group, assignment)])
@@ -735,7 +735,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
                     results.append((member_id, instance_id, ErrorCode.NONE))
         left = [m for m, _, e in results if e == ErrorCode.NONE]
         if left:
-            log.info("members %s left group %s", left, group_id)
+            logger.info("members %s left group %s", left, group_id)
             if group.is_in(STABLE, COMPLETING_REBALANCE):
                 self._maybe_prepare_rebalance_or_complete_join(group, f"explicit LeaveGroup request for {left}")
             elif group.is_in(PREPARING_REBALANCE):
@@ -1019,7 +1019,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         except AppendFailed as exc:
             return group_metadata_append_error(exc.error)
         self._remove_group(group)
-        log.info("deleted group %s", group_id)
+        logger.info("deleted group %s", group_id)
         return ErrorCode.NONE
 
     def _remove_group(self, group: ClassicGroup) -> None:
@@ -1076,7 +1076,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             try:
                 self._append(group, [offset_tombstone(group.group_id, t, p) for t, p in doomed])
             except AppendFailed as exc:
-                log.warning("could not delete offsets of deleted partitions for group %s: %s",
+                logger.warning("could not delete offsets of deleted partitions for group %s: %s",
                             group.group_id, exc.error.name)
                 continue
             for tp in doomed:
@@ -1093,7 +1093,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             try:
                 self.expire_offsets()
             except Exception:
-                log.exception("offset expiration failed")
+                logger.exception("offset expiration failed")
 
     def expire_offsets(self) -> int:
         """Tombstone offsets past offsets.retention.minutes (Kafka's expiration conditions), and
@@ -1132,16 +1132,16 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             try:
                 self._append(group, records)
             except AppendFailed as exc:
-                log.warning("could not expire offsets of group %s: %s", group.group_id, exc.error.name)
+                logger.warning("could not expire offsets of group %s: %s", group.group_id, exc.error.name)
                 continue
             for tp in expired:
                 group.offsets.pop(tp, None)
             expired_total += len(expired)
             if expired:
-                log.info("expired %d offsets of group %s", len(expired), group.group_id)
+                logger.info("expired %d offsets of group %s", len(expired), group.group_id)
             if delete_group:
                 self._remove_group(group)
-                log.info("group %s is empty and has no offsets left: deleted", group.group_id)
+                logger.info("group %s is empty and has no offsets left: deleted", group.group_id)
         return expired_total
 
     def _expiration_base(self, group: ClassicGroup):
@@ -1197,7 +1197,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
                         continue
                     decoded = decode_offsets_record(record.key, record.value)
                 except (DecodeError, UnicodeDecodeError, ValueError) as exc:
-                    log.warning("skipping undecodable record at %s-%d offset %d: %s", OFFSETS_TOPIC, partition,
+                    logger.warning("skipping undecodable record at %s-%d offset %d: %s", OFFSETS_TOPIC, partition,
                                 header.base_offset + record.offset_delta, exc)
                     continue
                 if decoded is None:

@@ -58,7 +58,7 @@ from .consumer_protocol import (
 from .group import DEAD, STABLE, ClassicGroup, GroupMember
 from .offsets_store import AppendFailed, group_metadata_append_error, group_metadata_record, group_tombstone
 
-log = logging.getLogger("kafka_wire.coordinator")
+logger = logging.getLogger("kafka_wire.coordinator")
 
 UNKNOWN_MEMBER_ID = ""
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
@@ -95,13 +95,13 @@ class GroupMigration:
     def can_upgrade(self, classic: ClassicGroup) -> bool:
         """Kafka's validateOnlineUpgrade, for a non-empty classic group a ConsumerGroupHeartbeat joins."""
         if not self._upgrade_enabled():
-            log.info("cannot upgrade classic group %s: the online upgrade is disabled", classic.group_id)
+            logger.info("cannot upgrade classic group %s: the online upgrade is disabled", classic.group_id)
             return False
         if not classic.uses_consumer_protocol() or classic.protocol_name is None:
-            log.info("cannot upgrade classic group %s: it does not use the consumer protocol", classic.group_id)
+            logger.info("cannot upgrade classic group %s: it does not use the consumer protocol", classic.group_id)
             return False
         if classic.size > self._consumer_max_size():
-            log.info("cannot upgrade classic group %s: more members than group.consumer.max.size", classic.group_id)
+            logger.info("cannot upgrade classic group %s: more members than group.consumer.max.size", classic.group_id)
             return False
         return True
 
@@ -157,7 +157,7 @@ class GroupMigration:
         self.groups[group.group_id] = group
         for member_id in group.members:
             self._schedule_consumer_session(group, member_id)
-        log.info("classic group %s upgraded to a consumer group at epoch %d (%d members)", group.group_id,
+        logger.info("classic group %s upgraded to a consumer group at epoch %d (%d members)", group.group_id,
                  group.group_epoch, len(group.members))
 
     def _assignment_by_topic_id(self, assignment: bytes):
@@ -191,10 +191,10 @@ class GroupMigration:
         if not remaining or not all(m.uses_classic_protocol for m in remaining):
             return False
         if not self._downgrade_enabled():
-            log.info("cannot downgrade consumer group %s: the online downgrade is disabled", group.group_id)
+            logger.info("cannot downgrade consumer group %s: the online downgrade is disabled", group.group_id)
             return False
         if len(remaining) > int(self._cfg("group.max.size", 2147483647)):
-            log.info("cannot downgrade consumer group %s: more members than group.max.size", group.group_id)
+            logger.info("cannot downgrade consumer group %s: more members than group.max.size", group.group_id)
             return False
         return True
 
@@ -242,7 +242,7 @@ class GroupMigration:
         try:
             classic, records = self.convert_to_classic_group(group, leaving)
         except ValueError as exc:
-            log.warning("cannot downgrade consumer group %s: %s", group.group_id, exc)
+            logger.warning("cannot downgrade consumer group %s: %s", group.group_id, exc)
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
                                  f"Cannot downgrade the consumer group {group.group_id}: {exc}.") from None
         self._append(group, records)
@@ -264,7 +264,7 @@ class GroupMigration:
         self.groups[group.group_id] = classic
         for member in classic.members.values():
             self._reschedule_heartbeat(classic, member)
-        log.info("consumer group %s downgraded to a classic group at generation %d (%s)", group.group_id,
+        logger.info("consumer group %s downgraded to a classic group at generation %d (%s)", group.group_id,
                  classic.generation_id, why)
         if rebalance:
             self._prepare_rebalance(classic, f"Downgrade group {group.group_id} from consumer to classic.")
@@ -285,7 +285,7 @@ class GroupMigration:
         if not group.supports_classic_protocols(request.protocol_type, {n for n, _ in request.protocols}):
             return join_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         if is_unknown and request.group_instance_id is None and api_version_requires_id:
-            log.info("dynamic member joins consumer group %s with the classic protocol: asking it to rejoin "
+            logger.info("dynamic member joins consumer group %s with the classic protocol: asking it to rejoin "
                      "with member id %s", group.group_id, member_id)
             return join_response(ErrorCode.MEMBER_ID_REQUIRED, member_id)
         subscription = parse_subscription(request.protocols[0][1]) if request.protocols else None
@@ -329,20 +329,20 @@ class GroupMigration:
                                      protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=member.classic.protocol_name)
             writer.flush()
         except ValueError as exc:
-            log.warning("cannot downgrade consumer group %s: %s", group.group_id, exc)
+            logger.warning("cannot downgrade consumer group %s: %s", group.group_id, exc)
             return join_response(ErrorCode.GROUP_ID_NOT_FOUND)
         except HeartbeatError as exc:
             return join_response(exc.error)
         except AppendFailed as exc:
             return join_response(group_metadata_append_error(exc.error))
         except PartitionOwnedError as exc:
-            log.error("%s", exc)
+            logger.error("%s", exc)
             return join_response(ErrorCode.UNKNOWN_SERVER_ERROR)
         member = group.members[updated.member_id]
         self.timer.cancel(_join_timeout_key(group.group_id, member.member_id))
         self._schedule_consumer_session(group, member.member_id)
         self._schedule_classic_sync_timeout(group, member.member_id, request.rebalance_timeout_ms)
-        log.info("classic member %s joined consumer group %s at epoch %d", member.member_id, group.group_id,
+        logger.info("classic member %s joined consumer group %s at epoch %d", member.member_id, group.group_id,
                  member.member_epoch)
         return join_response(member_id=member.member_id, generation_id=member.member_epoch,
                              protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=member.classic.protocol_name)
@@ -482,7 +482,7 @@ class GroupMigration:
             return [(m, i, error if e == ErrorCode.NONE else e) for m, i, e in results]
         for member_id in leaving:
             self._cancel_consumer_timers(group.group_id, member_id)
-        log.info("members %s left consumer group %s (LeaveGroup)", leaving, group.group_id)
+        logger.info("members %s left consumer group %s (LeaveGroup)", leaving, group.group_id)
         return results
 
     # == timers of classic members ===================================================================

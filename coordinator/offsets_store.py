@@ -39,7 +39,7 @@ from log.producer_state import AppendOrigin
 
 from .group import ClassicGroup, CommittedOffset
 
-log = logging.getLogger("kafka_wire.coordinator")
+logger = logging.getLogger("kafka_wire.coordinator")
 
 OFFSETS_TOPIC = "__consumer_offsets"
 # How much of a partition replay reads at once (whole batches; at least one however large).
@@ -175,7 +175,7 @@ def append_internal_batch(broker, topic: str, partition: int, batch: bytearray) 
         # As Kafka's coordinators do: producer epochs are checked, sequences are not.
         info = plog.append(batch, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR)
     except (LogError, InvalidRecordBatch, OSError) as exc:
-        log.error("append to %s-%d failed: %s", topic, partition, exc)
+        logger.error("append to %s-%d failed: %s", topic, partition, exc)
         raise AppendFailed(append_error_of(exc), str(exc)) from exc
     # Single node: the high watermark follows the log end offset (see Broker.append_records).
     plog.high_watermark = plog.log_end_offset

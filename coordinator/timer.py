@@ -7,7 +7,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Hashable
 
-log = logging.getLogger("kafka_wire.coordinator")
+logger = logging.getLogger("kafka_wire.coordinator")
 
 
 class CoordinatorTimer:
@@ -25,7 +25,7 @@ class CoordinatorTimer:
             try:
                 callback()
             except Exception:
-                log.exception("coordinator timer %s failed", key)
+                logger.exception("coordinator timer %s failed", key)
 
         handle = loop.call_later(max(delay_ms, 0) / 1000.0, fire)
         self._handles[key] = handle

@@ -58,7 +58,7 @@ from .txn_metadata import (
     is_epoch_exhausted,
 )
 
-log = logging.getLogger("kafka_wire.coordinator")
+logger = logging.getLogger("kafka_wire.coordinator")
 
 S = TransactionState
 TopicPartition = tuple[str, int]
@@ -187,7 +187,7 @@ class TransactionCoordinator:
                 await asyncio.sleep(0)
         finally:
             self.loading = False
-        log.info("transaction coordinator loaded %d transactional ids from %d partitions in %.3f s",
+        logger.info("transaction coordinator loaded %d transactional ids from %d partitions in %.3f s",
                  len(self.transactions), partitions, time.monotonic() - started)
         self.complete_prepared_transactions()
         self._tasks = [
@@ -219,7 +219,7 @@ class TransactionCoordinator:
             try:
                 action()
             except Exception:
-                log.exception("transaction coordinator task %s failed", getattr(action, "__name__", action))
+                logger.exception("transaction coordinator task %s failed", getattr(action, "__name__", action))
 
     def _cfg(self, name: str):
         default = DEFAULTS.get(name)
@@ -249,7 +249,7 @@ class TransactionCoordinator:
         (again: a marker written twice is harmless) and their Complete* record."""
         for metadata in list(self.transactions.values()):
             if metadata.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
-                log.info("completing %s of transactional id %s (producer %d, epoch %d) found on load",
+                logger.info("completing %s of transactional id %s (producer %d, epoch %d) found on load",
                          metadata.state.display_name, metadata.transactional_id, metadata.producer_id,
                          metadata.producer_epoch)
                 self._send_markers(metadata)
@@ -284,7 +284,7 @@ class TransactionCoordinator:
         try:
             self.state_log.ensure_created()
         except Exception:
-            log.exception("could not create the transaction state topic")
+            logger.exception("could not create the transaction state topic")
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         return None
 
@@ -298,7 +298,7 @@ class TransactionCoordinator:
         except AppendFailed as exc:
             metadata.abort_transition()
             error = append_transaction_log_error(exc.error)
-            log.warning("could not write %s of transactional id %s to the transaction log: %s (answering %s)",
+            logger.warning("could not write %s of transactional id %s to the transaction log: %s (answering %s)",
                         transit.state.display_name, metadata.transactional_id, exc.error.name, error.name)
             return error
         metadata.complete_transition(transit)
@@ -361,7 +361,7 @@ class TransactionCoordinator:
         error = self._append(metadata, prepared)
         if error != ErrorCode.NONE:
             return InitProducerIdResult(error)
-        log.info("initialized transactional id %s with producer id %d and epoch %d on partition %d",
+        logger.info("initialized transactional id %s with producer id %d and epoch %d on partition %d",
                  transactional_id, metadata.producer_id, metadata.producer_epoch, self.partition_for(transactional_id))
         return InitProducerIdResult(ErrorCode.NONE, metadata.producer_id, metadata.producer_epoch)
 
@@ -588,7 +588,7 @@ class TransactionCoordinator:
                     # The bumped epoch stays in memory, never returned; the next fence reuses it.
                     metadata.has_failed_epoch_fence = True
                 return error
-            log.debug("transactional id %s (producer %d, epoch %d): %s of %d partitions",
+            logger.debug("transactional id %s (producer %d, epoch %d): %s of %d partitions",
                      transactional_id, metadata.producer_id, metadata.producer_epoch,
                      "committing" if committed else "aborting", len(metadata.partitions))
             self._send_markers(metadata)
@@ -690,7 +690,7 @@ class TransactionCoordinator:
         if error != ErrorCode.NONE:
             return error, *failed
         answer = metadata.end_txn_answer()
-        log.debug("transactional id %s (producer %d, epoch %d): %s of %d partitions (TV2)", transactional_id,
+        logger.debug("transactional id %s (producer %d, epoch %d): %s of %d partitions (TV2)", transactional_id,
                   metadata.producer_id, metadata.producer_epoch, "committing" if committed else "aborting",
                   len(metadata.partitions))
         self._send_markers(metadata)
@@ -698,7 +698,7 @@ class TransactionCoordinator:
 
     @staticmethod
     def _invalid_state(metadata: TransactionMetadata, committed: bool) -> ErrorCode:
-        log.warning("transactional id %s is in state %s, but received %s", metadata.transactional_id,
+        logger.warning("transactional id %s is in state %s, but received %s", metadata.transactional_id,
                     metadata.state.display_name, "COMMIT" if committed else "ABORT")
         return ErrorCode.INVALID_TXN_STATE
 
@@ -717,7 +717,7 @@ class TransactionCoordinator:
                 elif error in (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED,
                                ErrorCode.INVALID_RECORD, ErrorCode.CORRUPT_MESSAGE):
                     # Retrying cannot help (Kafka stops sending such a marker as well).
-                    log.error("giving up the marker of transactional id %s on %s-%d: %s", transactional_id,
+                    logger.error("giving up the marker of transactional id %s on %s-%d: %s", transactional_id,
                               tp[0], tp[1], error.name)
                     metadata.partitions.discard(tp)
         if metadata.partitions:
@@ -728,7 +728,7 @@ class TransactionCoordinator:
             self._retry_later(transactional_id)
             return
         self._incomplete.discard(transactional_id)
-        log.debug("transactional id %s (producer %d, epoch %d): %s", transactional_id, metadata.producer_id,
+        logger.debug("transactional id %s (producer %d, epoch %d): %s", transactional_id, metadata.producer_id,
                  metadata.producer_epoch, metadata.state.display_name)
 
     def _retry_later(self, transactional_id: str) -> None:
@@ -750,7 +750,7 @@ class TransactionCoordinator:
         try:
             self.retry_incomplete()
         except Exception:
-            log.exception("retrying transaction markers failed")
+            logger.exception("retrying transaction markers failed")
 
     def retry_incomplete(self) -> None:
         """Try again the markers (and Complete* records) that could not be written."""
@@ -776,7 +776,7 @@ class TransactionCoordinator:
             if metadata.txn_start_timestamp + metadata.txn_timeout_ms >= now:
                 continue
             transit = metadata.prepare_fence_producer_epoch()
-            log.info("aborting transactional id %s (producer %d, epoch %d): it ran longer than its timeout of %d ms",
+            logger.info("aborting transactional id %s (producer %d, epoch %d): it ran longer than its timeout of %d ms",
                      metadata.transactional_id, metadata.producer_id, metadata.producer_epoch, metadata.txn_timeout_ms)
             error, _, _ = self._end_transaction(metadata.transactional_id, transit.producer_id,
                                                 transit.producer_epoch, committed=False, from_client=False,
@@ -786,7 +786,7 @@ class TransactionCoordinator:
             else:
                 if metadata.pending_state == S.PREPARE_EPOCH_FENCE:
                     metadata.pending_state = None
-                log.warning("could not abort timed-out transactional id %s: %s", metadata.transactional_id,
+                logger.warning("could not abort timed-out transactional id %s: %s", metadata.transactional_id,
                             error.name)
         return aborted
 
@@ -806,7 +806,7 @@ class TransactionCoordinator:
                 self.transactions.pop(metadata.transactional_id, None)
                 expired.append(metadata.transactional_id)
         if expired:
-            log.info("expired %d transactional ids: %s", len(expired), ", ".join(expired[:10]))
+            logger.info("expired %d transactional ids: %s", len(expired), ", ".join(expired[:10]))
         return expired
 
     # == DescribeTransactions / ListTransactions =====================================================

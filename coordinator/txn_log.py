@@ -34,7 +34,7 @@ from kafka_wire.record_codec import Record, build_batch
 from .offsets_store import append_internal_batch, partition_for, read_internal_batches
 from .txn_metadata import TransactionMetadata, TransactionState, TxnTransit
 
-log = logging.getLogger("kafka_wire.coordinator")
+logger = logging.getLogger("kafka_wire.coordinator")
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 DEFAULT_SEGMENT_BYTES = 104857600  # transaction.state.log.segment.bytes
@@ -187,5 +187,5 @@ class TransactionStateTopic:
                 try:
                     yield decode_transaction_record(record.key, record.value)
                 except (DecodeError, UnicodeDecodeError, ValueError) as exc:
-                    log.warning("skipping unreadable record at %s-%d offset %d: %s", TRANSACTION_STATE_TOPIC,
+                    logger.warning("skipping unreadable record at %s-%d offset %d: %s", TRANSACTION_STATE_TOPIC,
                                 partition, header.base_offset + record.offset_delta, exc)

@@ -23,7 +23,7 @@ from log.producer_state import AppendOrigin
 
 from .offsets_store import OFFSETS_TOPIC, append_error_of
 
-log = logging.getLogger("kafka_wire.coordinator")
+logger = logging.getLogger("kafka_wire.coordinator")
 
 TopicPartition = tuple[str, int]
 
@@ -49,7 +49,7 @@ def write_txn_markers(broker, producer_id: int, producer_epoch: int, coordinator
             plog.append(batch, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR,
                         transaction_version=transaction_version)
         except (LogError, InvalidRecordBatch, OSError) as exc:
-            log.warning("could not write the %s marker of producer %d (epoch %d) to %s-%d: %s",
+            logger.warning("could not write the %s marker of producer %d (epoch %d) to %s-%d: %s",
                         "COMMIT" if committed else "ABORT", producer_id, producer_epoch, topic, partition, exc)
             results[(topic, partition)] = append_error_of(exc)
             continue

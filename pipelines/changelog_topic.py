@@ -9,7 +9,7 @@ compacted, or checks that the existing one is, before it starts. Works against a
 
 from __future__ import annotations
 
-from broker.wire_client import WireClient
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 
 TOPIC_RESOURCE = 2  # DescribeConfigs resource type of a topic

@@ -13,7 +13,7 @@ from tests.conftest import REPO_ROOT
 def run_compat(args: list[str], timeout: float) -> tuple[subprocess.CompletedProcess, str]:
     """`kafka-wire compat <args>` from the repository root; the test fails if it does not finish in
     `timeout` seconds. Returns the finished process and its printed output (stdout, then stderr's tail)."""
-    command = [sys.executable, "-m", "broker.cli", "compat", *args]
+    command = [sys.executable, "-m", "cli", "compat", *args]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL, cwd=REPO_ROOT)

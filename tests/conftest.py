@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.testing import BrokerFailure, BrokerProcess
+from testing.broker_process import BrokerFailure, BrokerProcess
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEPS = REPO_ROOT / ".deps"
@@ -57,7 +57,7 @@ def _finish(broker: BrokerProcess) -> None:
 def broker(tmp_path):
     """A broker of its own for this test, stopped (SIGTERM) afterwards. The test may stop(),
     kill() or restart() it; dying on its own, or not exiting cleanly on SIGTERM, fails the test.
-    For broker settings use `BrokerProcess`/`running_broker` from broker.testing directly."""
+    For broker settings use `BrokerProcess`/`running_broker` from testing.broker_process directly."""
     started = _start(tmp_path / "broker")
     yield started
     _finish(started)
@@ -134,8 +134,8 @@ def kcat() -> str:
 
 @pytest.fixture(scope="session")
 def zookeeper_installed() -> None:
-    """Cluster-mode tests need ZooKeeper (Debian's zookeeper package, run by broker/cluster/testing.py)."""
-    from broker.cluster.testing import zookeeper_available
+    """Cluster-mode tests need ZooKeeper (Debian's zookeeper package, run by testing/cluster.py)."""
+    from testing.cluster import zookeeper_available
 
     if not zookeeper_available():
         missing_tool("ZooKeeper (Debian package zookeeper)")

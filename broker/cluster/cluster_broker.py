@@ -46,7 +46,7 @@ from .zk_metadata import (
     broker_registration,
 )
 
-log = logging.getLogger("kafka_wire.cluster")
+logger = logging.getLogger("kafka_wire.cluster")
 
 
 class NotLeader(Exception):
@@ -137,13 +137,13 @@ class ClusterBroker(Broker):
                     self.zk.set(path, data)
                     break
                 # Left by this broker's previous life, whose session has not expired yet.
-                log.info("replacing the registration of a previous session of broker %d", self.node_id)
+                logger.info("replacing the registration of a previous session of broker %d", self.node_id)
                 try:
                     self.zk.delete(path)
                 except Exception:
                     pass
         self._registered = True
-        log.info("registered broker %d at %s", self.node_id, endpoints)
+        logger.info("registered broker %d at %s", self.node_id, endpoints)
 
     def _on_zk_state(self, state) -> None:
         """kazoo's thread: connection lost (SUSPENDED), session lost, or back; act on the loop."""
@@ -175,18 +175,18 @@ class ClusterBroker(Broker):
             self.replicas.unfence()
 
     def _session_lost_on_loop(self) -> None:
-        log.warning("ZooKeeper session lost")
+        logger.warning("ZooKeeper session lost")
         if self.controller is not None:
             self.controller.session_lost()
 
     def _session_restored_on_loop(self) -> None:
         if not self._registered:
             return
-        log.info("ZooKeeper session re-established: registering again")
+        logger.info("ZooKeeper session re-established: registering again")
         try:
             self.register()
         except Exception:
-            log.exception("registration after session loss failed")
+            logger.exception("registration after session loss failed")
         if self.controller is not None:
             self.controller.session_restored()
 
@@ -198,7 +198,7 @@ class ClusterBroker(Broker):
             await self._move_leadership_away()
         except Exception:
             # ZooKeeper gone, say: the partitions fail over when our session expires instead.
-            log.exception("controlled shutdown failed; stopping anyway")
+            logger.exception("controlled shutdown failed; stopping anyway")
         self.controller.stop()
         await self.replicas.stop()
         self._registered = False
@@ -216,7 +216,7 @@ class ClusterBroker(Broker):
                 await asyncio.sleep(0)
                 if not remaining:
                     break
-                log.info("controlled shutdown: still leading %d partitions (no other ISR member alive)",
+                logger.info("controlled shutdown: still leading %d partitions (no other ISR member alive)",
                          len(remaining))
                 if attempt + 1 < retries:
                     await asyncio.sleep(min(backoff, 1.0))
@@ -226,7 +226,7 @@ class ClusterBroker(Broker):
             self.zk.stop()
             self.zk.close()
         except Exception:
-            log.exception("closing the ZooKeeper session failed")
+            logger.exception("closing the ZooKeeper session failed")
 
     def close(self) -> None:
         if self.zk.connected:
@@ -325,7 +325,7 @@ class ClusterBroker(Broker):
             except (InvalidReplicationFactor, TopicExists):
                 pass
             except Exception:
-                log.exception("creating %s failed", topic)
+                logger.exception("creating %s failed", topic)
             if self.metadata.topic(topic) is None:
                 return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
         if not store.num_partitions:
@@ -356,13 +356,13 @@ class ClusterBroker(Broker):
 
     def create_topic(self, name, partitions, replication_factor, configs, assignment=None):
         meta = self.metadata.create_topic(name, partitions, replication_factor, configs, assignment=assignment)
-        log.info("created topic %s with %d partitions, replication factor %d (id %s)", name, partitions,
+        logger.info("created topic %s with %d partitions, replication factor %d (id %s)", name, partitions,
                  replication_factor, meta.topic_id)
         return meta
 
     def delete_topic(self, name):
         meta = self.metadata.delete_topic(name)
-        log.info("deleted topic %s", name)
+        logger.info("deleted topic %s", name)
         return meta
 
     def add_partitions(self, name, total, assignment=None):
@@ -377,7 +377,7 @@ class ClusterBroker(Broker):
         except TopicExists:
             return self.metadata.topic(name)
         except InvalidReplicationFactor as exc:
-            log.warning("auto-creating topic %s failed: %s", name, exc)
+            logger.warning("auto-creating topic %s failed: %s", name, exc)
             return None
 
     # -- the data path: leaders only ---------------------------------------------------------

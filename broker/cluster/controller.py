@@ -42,7 +42,7 @@ from .partition_reassignment import (Reassignment, ReassignmentRefused, choose_l
                                      start, validate_replication_factor_unchanged, validate_target)
 from .zk_metadata import CONTROLLER_EPOCH_PATH, CONTROLLER_PATH, NO_LEADER, LeaderAndIsr, ZkMetadata
 
-log = logging.getLogger("kafka_wire.cluster.controller")
+logger = logging.getLogger("kafka_wire.cluster.controller")
 
 # A decision: the new state (leader, ISR; the epoch is bumped by update_partition) or None for no change.
 Decision = Callable[[LeaderAndIsr, list[int]], tuple[int, list[int]] | None]
@@ -67,12 +67,12 @@ def update_partition(metadata: ZkMetadata, topic: str, partition: int, decide: D
         written = metadata.update_partition_state(topic, partition, new,
                                                   controller_epoch_version=controller_epoch_version)
         if written is not None:
-            log.info("%s-%d: leader %d, leader epoch %d, isr %s (was leader %d, epoch %d, isr %s)", topic,
+            logger.info("%s-%d: leader %d, leader epoch %d, isr %s (was leader %d, epoch %d, isr %s)", topic,
                      partition, written.leader, written.leader_epoch, written.isr, state.leader,
                      state.leader_epoch, state.isr)
             return written
         state = metadata.read_partition_state(topic, partition)
-    log.warning("%s-%d: gave up updating the partition state after %d conflicting writes", topic, partition,
+    logger.warning("%s-%d: gave up updating the partition state after %d conflicting writes", topic, partition,
                 MAX_UPDATE_ATTEMPTS)
     return None
 
@@ -89,7 +89,7 @@ def elect_without(dead: set[int], live: set[int], unclean: bool) -> Decision:
             if unclean:
                 alive = [r for r in replicas if r in live and r not in dead]
                 if alive:
-                    log.warning("unclean leader election: %d becomes leader outside the ISR %s", alive[0], state.isr)
+                    logger.warning("unclean leader election: %d becomes leader outside the ISR %s", alive[0], state.isr)
                     return alive[0], [alive[0]]
             if state.leader == NO_LEADER:
                 return None
@@ -188,12 +188,12 @@ class Controller:
         if controller_id == NO_LEADER:
             self._try_to_become_controller()
         elif controller_id != self.node_id and self.active:
-            log.info("controller moved to broker %d; resigning", controller_id)
+            logger.info("controller moved to broker %d; resigning", controller_id)
             self._resign()
 
     def session_lost(self) -> None:
         if self.active:
-            log.info("ZooKeeper session lost; resigning as controller")
+            logger.info("ZooKeeper session lost; resigning as controller")
             self._resign()
 
     def session_restored(self) -> None:
@@ -209,11 +209,11 @@ class Controller:
         except NodeExistsError:
             return
         except Exception:
-            log.exception("controller election failed")
+            logger.exception("controller election failed")
             return
         self._increment_epoch()
         self.active = True
-        log.info("broker %d is the controller (controller epoch %d)", self.node_id, self.epoch)
+        logger.info("broker %d is the controller (controller epoch %d)", self.node_id, self.epoch)
         self.broker_epochs = {b: info.epoch for b, info in self.metadata.brokers.items()}
         self._elect_offline_leaders()
         # Reassignments the previous controller left ongoing: resume them.
@@ -255,10 +255,10 @@ class Controller:
         started = {b for b, info in current.items() if self.broker_epochs.get(b) != info.epoch}
         self.broker_epochs = {b: info.epoch for b, info in current.items()}
         if dead:
-            log.info("brokers %s failed (or re-registered)", sorted(dead))
+            logger.info("brokers %s failed (or re-registered)", sorted(dead))
             self._on_brokers_failure(dead, set(current) - dead)
         if started:
-            log.info("brokers %s started", sorted(started))
+            logger.info("brokers %s started", sorted(started))
             self._on_brokers_startup(set(current))
         for topic, partition, _ in list(self.metadata.ongoing_reassignments()):
             self._maybe_complete_reassignment(topic, partition)
@@ -343,7 +343,7 @@ class Controller:
             try:
                 self.rebalance_preferred_leaders()
             except Exception:
-                log.exception("preferred leader election failed")
+                logger.exception("preferred leader election failed")
 
     def rebalance_preferred_leaders(self) -> None:
         """Kafka's checkAndTriggerAutoLeaderRebalance."""
@@ -379,7 +379,7 @@ class Controller:
                 self._alter_reassignment(topic, partition, target, allow_replication_factor_change)
                 results[(topic, partition)] = (ErrorCode.NONE, None)
             except ReassignmentRefused as refused:
-                log.info("reassignment of %s-%d to %s refused: %s", topic, partition, target, refused.message)
+                logger.info("reassignment of %s-%d to %s refused: %s", topic, partition, target, refused.message)
                 results[(topic, partition)] = (refused.error, refused.message)
         return results
 
@@ -413,7 +413,7 @@ class Controller:
                     return  # already moving there
             if self.metadata.write_reassignment(topic, partition, planned, new_state,
                                                 controller_epoch_version=self.epoch_zk_version):
-                log.info("%s-%d: %s reassignment to %s: replicas %s, adding %s, removing %s", topic, partition,
+                logger.info("%s-%d: %s reassignment to %s: replicas %s, adding %s, removing %s", topic, partition,
                          "cancelled" if target is None else "started", target, planned.replicas, planned.adding,
                          planned.removing)
                 return
@@ -466,7 +466,7 @@ class Controller:
         try:
             self._maybe_complete_reassignment(topic, partition)
         except Exception:
-            log.exception("%s-%d: completing the reassignment failed", topic, partition)
+            logger.exception("%s-%d: completing the reassignment failed", topic, partition)
 
     def _maybe_complete_reassignment(self, topic: str, partition: int) -> None:
         live = set(self.metadata.live_brokers())
@@ -485,7 +485,7 @@ class Controller:
                 return  # no live target replica in the ISR to lead: wait
             if self.metadata.write_reassignment(topic, partition, planned, new_state,
                                                 controller_epoch_version=self.epoch_zk_version):
-                log.info("%s-%d: reassignment completed: replicas %s, leader %d, leader epoch %d, isr %s", topic,
+                logger.info("%s-%d: reassignment completed: replicas %s, leader %d, leader epoch %d, isr %s", topic,
                          partition, planned.replicas, new_state.leader, new_state.leader_epoch, new_state.isr)
                 return
             if not self._still_controller():

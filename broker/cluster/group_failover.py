@@ -16,7 +16,7 @@ from coordinator.group_coordinator import GroupCoordinator, join_response, sync_
 from coordinator.offsets_store import OFFSETS_TOPIC, AppendFailed, OffsetsTopic
 from kafka_wire.errors import ErrorCode
 
-log = logging.getLogger("kafka_wire.cluster.groups")
+logger = logging.getLogger("kafka_wire.cluster.groups")
 
 
 class ReplicatedOffsetsTopic(OffsetsTopic):
@@ -96,14 +96,14 @@ class ReplicatedGroupCoordinator(GroupCoordinator):
         finally:
             self.loading_partitions.discard(partition)
         self.owned_partitions.add(partition)
-        log.info("group coordinator: loaded %s-%d (%d groups served)", OFFSETS_TOPIC, partition, len(self.groups))
+        logger.info("group coordinator: loaded %s-%d (%d groups served)", OFFSETS_TOPIC, partition, len(self.groups))
 
     def unload_partition(self, partition: int) -> None:
         """This broker no longer leads the partition: its groups are another broker's now."""
         self.owned_partitions.discard(partition)
         dropped = self._unload_groups(partition, ErrorCode.NOT_COORDINATOR)
         if dropped:
-            log.info("group coordinator: unloaded %s-%d (%d groups)", OFFSETS_TOPIC, partition, dropped)
+            logger.info("group coordinator: unloaded %s-%d (%d groups)", OFFSETS_TOPIC, partition, dropped)
 
     def _unload_groups(self, partition: int, error: ErrorCode) -> int:
         doomed = [g for g in self.groups.values() if self.partition_for(g.group_id) == partition]

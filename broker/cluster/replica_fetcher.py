@@ -23,7 +23,7 @@ from kafka_wire.records import LOG_OVERHEAD
 from kafka_wire.schema import Writer
 
 
-log = logging.getLogger("kafka_wire.cluster.fetcher")
+logger = logging.getLogger("kafka_wire.cluster.fetcher")
 
 FETCH_VERSION = 12
 OFFSET_FOR_LEADER_EPOCH_VERSION = 4
@@ -150,14 +150,14 @@ class ReplicaFetcher:
                 raise
             except (OSError, ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError) as exc:
                 # Once per outage: a dead leader refuses every attempt until the controller moves on.
-                (log.debug if failures else log.info)("fetcher of leader %d: %s; reconnecting", self.leader_id,
+                (logger.debug if failures else logger.info)("fetcher of leader %d: %s; reconnecting", self.leader_id,
                                                       exc or type(exc).__name__)
                 failures += 1
                 self._drop_connection()
                 await asyncio.sleep(self.backoff)
                 continue
             except Exception:
-                log.exception("fetcher of leader %d failed; retrying", self.leader_id)
+                logger.exception("fetcher of leader %d failed; retrying", self.leader_id)
                 self._drop_connection()
                 await asyncio.sleep(self.backoff)
 
@@ -225,7 +225,7 @@ class ReplicaFetcher:
                 followed, epoch = entry
                 error = ErrorCode.from_code(result.error_code)
                 if error != ErrorCode.NONE:
-                    log.info("%s-%d: OffsetForLeaderEpoch from leader %d: %s", topic.topic, result.partition,
+                    logger.info("%s-%d: OffsetForLeaderEpoch from leader %d: %s", topic.topic, result.partition,
                              self.leader_id, error.name)
                     self._later(followed)
                     continue
@@ -244,7 +244,7 @@ class ReplicaFetcher:
             found_epoch, local_end = plog.end_offset_for_epoch(leader_epoch)
             target = min(leader_end_offset, local_end) if found_epoch >= 0 else plog.high_watermark
         if target < plog.log_end_offset:
-            log.info("%s-%d: truncating from %d to %d (leader %d says epoch %d ends at %d)", followed.topic,
+            logger.info("%s-%d: truncating from %d to %d (leader %d says epoch %d ends at %d)", followed.topic,
                      followed.partition, plog.log_end_offset, target, self.leader_id, leader_epoch, leader_end_offset)
             plog.truncate_to(target)
         followed.truncating = False
@@ -276,10 +276,10 @@ class ReplicaFetcher:
                 continue
             followed.out_of_range = False
             if plog.log_end_offset > end:
-                log.info("%s-%d: truncating to the leader's log end offset %d", followed.topic, followed.partition, end)
+                logger.info("%s-%d: truncating to the leader's log end offset %d", followed.topic, followed.partition, end)
                 plog.truncate_to(end)
             elif plog.log_end_offset < start:
-                log.info("%s-%d: restarting the log at the leader's log start offset %d", followed.topic,
+                logger.info("%s-%d: restarting the log at the leader's log start offset %d", followed.topic,
                          followed.partition, start)
                 plog.truncate_fully_and_start_at(start)
 
@@ -315,7 +315,7 @@ class ReplicaFetcher:
             "forgotten_topics_data": [], "rack_id": ""},
             self.socket_timeout + self.max_wait_ms / 1000)
         if response.error_code:
-            log.info("fetch from leader %d: %s", self.leader_id, ErrorCode.from_code(response.error_code).name)
+            logger.info("fetch from leader %d: %s", self.leader_id, ErrorCode.from_code(response.error_code).name)
             await asyncio.sleep(self.backoff)
             return
         for topic in response.responses:
@@ -333,13 +333,13 @@ class ReplicaFetcher:
         if error == ErrorCode.OFFSET_OUT_OF_RANGE:
             # Our log end offset is outside the leader's log: below its start (retention or
             # DeleteRecords) or above its end (truncate by epoch again).
-            log.info("%s-%d: fetch offset %d out of range on leader %d", followed.topic, followed.partition,
+            logger.info("%s-%d: fetch offset %d out of range on leader %d", followed.topic, followed.partition,
                      plog.log_end_offset, self.leader_id)
             followed.out_of_range = True
             return
         if error != ErrorCode.NONE:
             if error not in _RETRY_LATER:
-                log.warning("%s-%d: fetch from leader %d: %s", followed.topic, followed.partition, self.leader_id,
+                logger.warning("%s-%d: fetch from leader %d: %s", followed.topic, followed.partition, self.leader_id,
                             error.name)
             self._later(followed)
             return
@@ -348,7 +348,7 @@ class ReplicaFetcher:
             try:
                 plog.append(bytearray(batches), leader_epoch=-1, assign_offsets=False)
             except Exception as exc:
-                log.warning("%s-%d: appending the leader's batches failed (%s); truncating again",
+                logger.warning("%s-%d: appending the leader's batches failed (%s); truncating again",
                             followed.topic, followed.partition, exc)
                 followed.truncating = True
                 return
@@ -357,7 +357,7 @@ class ReplicaFetcher:
                 plog.delete_records_before(min(data.log_start_offset, max(plog.high_watermark, data.high_watermark,
                                                                           plog.log_start_offset)))
             except Exception as exc:  # the leader's start is beyond what we have yet
-                log.debug("%s-%d: log start offset %d not applied: %s", followed.topic, followed.partition,
+                logger.debug("%s-%d: log start offset %d not applied: %s", followed.topic, followed.partition,
                           data.log_start_offset, exc)
         if data.high_watermark >= 0:
             plog.high_watermark = min(data.high_watermark, plog.log_end_offset)

@@ -39,7 +39,7 @@ from .controller import restarted_leader, update_partition
 from .replica_fetcher import ReplicaFetcherManager
 from .zk_metadata import NO_LEADER
 
-log = logging.getLogger("kafka_wire.cluster.replicas")
+logger = logging.getLogger("kafka_wire.cluster.replicas")
 
 
 def _now_ms() -> int:
@@ -130,7 +130,7 @@ class ReplicaManager:
                 self._fail_waiters(hosted, ErrorCode.NOT_LEADER_OR_FOLLOWER)
                 self.broker.leadership_changed(hosted.topic, hosted.partition, False)
                 self.broker.waiters.notify(hosted.topic, hosted.partition)
-        log.warning("ZooKeeper connection lost: leading nothing until it is back (stepped down from %d "
+        logger.warning("ZooKeeper connection lost: leading nothing until it is back (stepped down from %d "
                     "partitions: %s)", len(stepped_down), ", ".join(stepped_down[:20]))
 
     def unfence(self) -> None:
@@ -142,10 +142,10 @@ class ReplicaManager:
             for topic, partition in list(self.partitions):
                 self.metadata.read_partition_state(topic, partition)
         except Exception as error:  # noqa: BLE001 - ZooKeeper gone again: the next reconnect retries
-            log.warning("ZooKeeper is back but the partition states could not be read (%s); still fenced", error)
+            logger.warning("ZooKeeper is back but the partition states could not be read (%s); still fenced", error)
             return
         self.fenced = False
-        log.info("ZooKeeper connection back: leading what the partition states say")
+        logger.info("ZooKeeper connection back: leading what the partition states say")
         for topic, partition in list(self.partitions):
             self.partition_changed(topic, partition)
 
@@ -189,7 +189,7 @@ class ReplicaManager:
                 self._stop_hosting(hosted)
             if replicas and self.broker.logs.get(topic, partition) is not None:
                 # Reassigned away (Kafka's StopReplica with delete): the replica's log goes.
-                log.info("%s-%d: no longer a replica (replicas %s); deleting the local log", topic, partition,
+                logger.info("%s-%d: no longer a replica (replicas %s); deleting the local log", topic, partition,
                          replicas)
                 self.broker.logs.delete_partition(topic, partition)
             return
@@ -255,7 +255,7 @@ class ReplicaManager:
         # ISR members count as caught up now: they get replica.lag.time.max.ms to fetch from us.
         hosted.followers = {r: FollowerState(last_caught_up_ms=now if r in state.isr else 0)
                             for r in replicas if r != self.node_id}
-        log.info("%s-%d: leader in epoch %d from offset %d (isr %s, high watermark %d)", hosted.topic,
+        logger.info("%s-%d: leader in epoch %d from offset %d (isr %s, high watermark %d)", hosted.topic,
                  hosted.partition, state.leader_epoch, plog.log_end_offset, state.isr, plog.high_watermark)
         self._maybe_advance_high_watermark(hosted, plog)
         self._complete_waiters(hosted, plog)
@@ -276,9 +276,9 @@ class ReplicaManager:
         self.broker.waiters.notify(hosted.topic, hosted.partition)
         if state.leader == NO_LEADER:
             self.fetchers.remove(hosted.topic, hosted.partition)
-            log.info("%s-%d: no leader (epoch %d)", hosted.topic, hosted.partition, state.leader_epoch)
+            logger.info("%s-%d: no leader (epoch %d)", hosted.topic, hosted.partition, state.leader_epoch)
         else:
-            log.info("%s-%d: follower of %d in epoch %d from offset %d", hosted.topic, hosted.partition,
+            logger.info("%s-%d: follower of %d in epoch %d from offset %d", hosted.topic, hosted.partition,
                      state.leader, state.leader_epoch, plog.log_end_offset)
             if self.fetching:
                 self.fetchers.add(hosted.topic, hosted.partition, state.leader, state.leader_epoch)
@@ -344,7 +344,7 @@ class ReplicaManager:
             try:
                 self.shrink_isrs()
             except Exception:
-                log.exception("ISR shrink check failed")
+                logger.exception("ISR shrink check failed")
 
     def shrink_isrs(self) -> None:
         """Kafka's Partition.maybeShrinkIsr for every partition this broker leads."""
@@ -369,7 +369,7 @@ class ReplicaManager:
             # Someone (the controller) changed the state first: its watch brings the new one.
             self.metadata.read_partition_state(hosted.topic, hosted.partition)
             return
-        log.info("%s-%d: ISR %s -> %s (%s)", hosted.topic, hosted.partition, state.isr, isr, why)
+        logger.info("%s-%d: ISR %s -> %s (%s)", hosted.topic, hosted.partition, state.isr, isr, why)
         plog = self.broker.logs.get(hosted.topic, hosted.partition)
         if plog is not None:
             self._maybe_advance_high_watermark(hosted, plog)

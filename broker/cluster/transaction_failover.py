@@ -37,7 +37,7 @@ from kafka_wire.records import read_batch_header
 
 from .replica_fetcher import BrokerConnection
 
-log = logging.getLogger("kafka_wire.cluster.transactions")
+logger = logging.getLogger("kafka_wire.cluster.transactions")
 
 WRITE_TXN_MARKERS_VERSION = 2  # v2 carries the transaction version (KIP-1228)
 ADD_PARTITIONS_TO_TXN_VERSION = 5  # a leader's verify-or-add batch (KIP-890), TRANSACTION_ABORTABLE known
@@ -141,7 +141,7 @@ class TransactionMarkerChannel:
             try:
                 self.on_answer()
             except Exception:
-                log.exception("completing transactions after a marker answer failed")
+                logger.exception("completing transactions after a marker answer failed")
 
     async def _await_local(self, markers: list[tuple[tuple, int]], written: dict) -> None:
         appended = [key[3:] for key, _ in markers if written.get(key[3:]) == ErrorCode.NONE]
@@ -177,7 +177,7 @@ class TransactionMarkerChannel:
                             key = (producer_id, producer_epoch, committed, topic.name, result.partition_index)
                             errors[key] = ErrorCode.from_code(result.error_code)
         except (OSError, ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError) as exc:
-            log.info("sending transaction markers to broker %d failed: %s", leader, exc)
+            logger.info("sending transaction markers to broker %d failed: %s", leader, exc)
         finally:
             for key, number in markers:
                 self._answer(key, number, errors[key])
@@ -225,7 +225,7 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
         if result == ErrorCode.NONE:
             return error
         answer = append_transaction_log_error(result)
-        log.warning("the transaction log write of transactional id %s did not reach the in-sync replicas: %s "
+        logger.warning("the transaction log write of transactional id %s did not reach the in-sync replicas: %s "
                     "(answering %s)", transactional_id, result.name, answer.name)
         return answer
 
@@ -281,7 +281,7 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
         try:
             self._send_markers(metadata)  # or wait again: the replicas have not caught up yet
         except Exception:
-            log.exception("sending the markers of transactional id %s failed", transactional_id)
+            logger.exception("sending the markers of transactional id %s failed", transactional_id)
             self._retry_later(transactional_id)
 
     # -- failover -----------------------------------------------------------------------------
@@ -305,7 +305,7 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
                 if plog is not None:
                     self._markers_after[metadata.transactional_id] = plog.log_end_offset
                 self._send_markers(metadata)
-        log.info("transaction coordinator: loaded %s-%d", TRANSACTION_STATE_TOPIC, partition)
+        logger.info("transaction coordinator: loaded %s-%d", TRANSACTION_STATE_TOPIC, partition)
 
     def resign(self, partition: int) -> None:
         self.owned_partitions.discard(partition)
@@ -410,7 +410,7 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
                 "verify_only": operation != ADD_PARTITION,
                 "topics": [{"name": topic, "partitions": [partition]}]}]}, 30)
         except (OSError, ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError) as exc:
-            log.info("asking the transaction coordinator (broker %d) about %s failed: %s", state.leader,
+            logger.info("asking the transaction coordinator (broker %d) about %s failed: %s", state.leader,
                      transactional_id, exc)
             return ErrorCode.NETWORK_EXCEPTION
         finally:

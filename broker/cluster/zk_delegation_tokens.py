@@ -28,7 +28,7 @@ from kazoo.recipe.watchers import ChildrenWatch
 from ..security.delegation_tokens import TokenInformation
 from .zk_entity_configs import CHANGE_EXPIRATION_MS, desanitize, sanitize
 
-log = logging.getLogger("kafka_wire.cluster")
+logger = logging.getLogger("kafka_wire.cluster")
 
 TOKENS_PATH = "/delegation_token/tokens"
 TOKEN_CHANGES_PATH = "/delegation_token/token_changes"
@@ -130,7 +130,7 @@ class ZkTokenStore:
         try:
             return parse_token_znode(data)
         except (ValueError, KeyError, TypeError) as exc:
-            log.warning("ignoring unreadable delegation token znode %s: %s", token_id, exc)
+            logger.warning("ignoring unreadable delegation token znode %s: %s", token_id, exc)
             return None
 
     def _on_changes(self, children) -> bool | None:

@@ -64,7 +64,7 @@ from .zk_entity_configs import (
     render_quota,
 )
 
-log = logging.getLogger("kafka_wire.cluster")
+logger = logging.getLogger("kafka_wire.cluster")
 
 CLUSTER_ID_PATH = "/cluster/id"
 BROKER_IDS_PATH = "/brokers/ids"
@@ -219,7 +219,7 @@ def parse_config_znode(data: bytes | None) -> dict[str, object]:
     try:
         return parse_topic_configs(known)
     except ValueError as exc:
-        log.warning("ignoring invalid topic configs in ZooKeeper %s: %s", raw, exc)
+        logger.warning("ignoring invalid topic configs in ZooKeeper %s: %s", raw, exc)
         return {}
 
 
@@ -631,7 +631,7 @@ class ZkMetadata:
             try:
                 self._post(self._apply_features, parse_feature_znode(data), stat.version)
             except (ValueError, KeyError, TypeError) as exc:
-                log.warning("ignoring an unreadable %s: %s", FEATURE_PATH, exc)
+                logger.warning("ignoring an unreadable %s: %s", FEATURE_PATH, exc)
         return None
 
     def _apply_features(self, levels: dict[str, int], version: int) -> None:
@@ -699,7 +699,7 @@ class ZkMetadata:
         try:
             return parse_quotas(parse_entity_config(data))
         except ValueError as exc:
-            log.warning("ignoring unreadable quota znode %s: %s", entity_path, exc)
+            logger.warning("ignoring unreadable quota znode %s: %s", entity_path, exc)
             return {}
 
     def _on_config_changes(self, children) -> bool | None:
@@ -760,7 +760,7 @@ class ZkMetadata:
     def _apply_broker_configs(self, name: str, configs: dict[str, str]) -> None:
         """On the loop: a notified change of the default's or this broker's dynamic configs."""
         if self._store_broker_configs(name, configs):
-            log.info("dynamic broker configs of %s are now %s", repr(name) if name else "the default broker", configs)
+            logger.info("dynamic broker configs of %s are now %s", repr(name) if name else "the default broker", configs)
             self._notify("broker_configs_changed")
 
     def _store_client_quota(self, entity: tuple, values: dict[str, float]) -> None:
@@ -863,7 +863,7 @@ class ZkMetadata:
             try:
                 brokers[int(child)] = BrokerInfo.from_znode(int(child), data, stat)
             except (ValueError, KeyError) as exc:
-                log.warning("ignoring unreadable broker registration %s: %s", child, exc)
+                logger.warning("ignoring unreadable broker registration %s: %s", child, exc)
         self._post(self._apply_brokers, brokers)
         return None
 
@@ -907,7 +907,7 @@ class ZkMetadata:
             try:
                 node = _parse_topic_node(data, stat)
             except (ValueError, KeyError) as exc:
-                log.warning("ignoring unreadable topic znode %s: %s", name, exc)
+                logger.warning("ignoring unreadable topic znode %s: %s", name, exc)
                 return None
             self._post(self._apply_topic, name, node, self._read_configs(name))
             return None
@@ -947,7 +947,7 @@ class ZkMetadata:
             try:
                 state = LeaderAndIsr.from_znode(data, stat)
             except (ValueError, KeyError) as exc:
-                log.warning("ignoring unreadable state of %s-%d: %s", name, partition, exc)
+                logger.warning("ignoring unreadable state of %s-%d: %s", name, partition, exc)
                 return None
             self._post(self._apply_state, name, partition, state, generation)
             return None
@@ -962,7 +962,7 @@ class ZkMetadata:
                 try:
                     callback(*args)
                 except Exception:
-                    log.exception("%s.%s failed", type(observer).__name__, method)
+                    logger.exception("%s.%s failed", type(observer).__name__, method)
 
     def _apply_topic(self, name: str, node: _TopicNode | None, configs: dict[str, object]) -> None:
         if node is None:

@@ -22,7 +22,7 @@ from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["DescribeLogDirs"]
 
-log = logging.getLogger("kafka_wire.broker")
+logger = logging.getLogger("kafka_wire.broker")
 
 LONG_MAX = (1 << 63) - 1
 
@@ -45,7 +45,7 @@ def describe_log_dir(broker, log_dir: str, wanted: set[tuple[str, int]] | None) 
             raise OSError(f"log directory {path} is not accessible")
         total, usable = disk_space(path)
     except OSError as exc:
-        log.warning("DescribeLogDirs: %s is offline: %s", path, exc)
+        logger.warning("DescribeLogDirs: %s is offline: %s", path, exc)
         return {"error_code": int(ErrorCode.KAFKA_STORAGE_ERROR), "log_dir": path, "topics": []}
     by_topic: dict[str, list[dict]] = {}
     for (topic, partition), plog in broker.logs.logs():

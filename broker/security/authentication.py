@@ -36,7 +36,7 @@ from kafka_wire.primitives import DecodeError
 from kafka_wire.sasl import PLAIN, SCRAM_MECHANISMS, PlainServer, SaslAuthenticationFailed, ScramServer
 from kafka_wire.schema import Writer
 
-log = logging.getLogger("kafka_wire.security")
+logger = logging.getLogger("kafka_wire.security")
 
 SASL_HANDSHAKE = APIS_BY_NAME["SaslHandshake"]
 SASL_AUTHENTICATE = APIS_BY_NAME["SaslAuthenticate"]
@@ -158,7 +158,7 @@ class SaslAuthenticator:
             if self.state == SaslState.AUTHENTICATE:
                 return self._raw_token(bytes(frame)) if self.raw_tokens else self._authenticate_request(frame)
         except (DecodeError, ValueError) as exc:
-            log.info("closing connection %s during SASL authentication: malformed request: %s", self.connection, exc)
+            logger.info("closing connection %s during SASL authentication: malformed request: %s", self.connection, exc)
         self.state = SaslState.FAILED
         return CLOSE
 
@@ -166,21 +166,21 @@ class SaslAuthenticator:
         api_key, version, correlation_id = peek_api(frame)
         if api_key == API_VERSIONS_KEY:
             if self.state == SaslState.HANDSHAKE_REQUEST:
-                log.info("closing connection %s: a second ApiVersions request before SaslHandshake", self.connection)
+                logger.info("closing connection %s: a second ApiVersions request before SaslHandshake", self.connection)
                 self.state = SaslState.FAILED
                 return CLOSE
             self.state = (SaslState.HANDSHAKE_REQUEST if self.api_versions_supported(version)
                           else SaslState.HANDSHAKE_OR_VERSIONS_REQUEST)
             return DISPATCH
         if api_key != SASL_HANDSHAKE.key or not SASL_HANDSHAKE.supports(version):
-            log.info("closing connection %s: API key %d v%d during SASL handshake (the client may be configured "
+            logger.info("closing connection %s: API key %d v%d during SASL handshake (the client may be configured "
                      "with the wrong security protocol)", self.connection, api_key, version)
             self.state = SaslState.FAILED
             return CLOSE
         _, pos = decode_request_header(frame, SASL_HANDSHAKE.is_flexible(version))
         request = SASL_HANDSHAKE.request.decode(frame, version, pos, exact=False)
         if request.mechanism not in self.mechanisms:
-            log.info("closing connection %s: SASL mechanism %r is not enabled (%s)", self.connection,
+            logger.info("closing connection %s: SASL mechanism %r is not enabled (%s)", self.connection,
                      request.mechanism, ",".join(self.mechanisms))
             self.state = SaslState.FAILED
             reply = _response_frame(SASL_HANDSHAKE, version, correlation_id, {
@@ -200,7 +200,7 @@ class SaslAuthenticator:
     def _authenticate_request(self, frame) -> Step:
         api_key, version, correlation_id = peek_api(frame)
         if api_key != SASL_AUTHENTICATE.key or not SASL_AUTHENTICATE.supports(version):
-            log.info("closing connection %s: API key %d v%d during SASL authentication", self.connection,
+            logger.info("closing connection %s: API key %d v%d during SASL authentication", self.connection,
                      api_key, version)
             self.state = SaslState.FAILED
             reply = _illegal_state_answer(api_key, version, correlation_id, frame)
@@ -210,7 +210,7 @@ class SaslAuthenticator:
         try:
             token = self._server.step(request.auth_bytes)
         except SaslAuthenticationFailed as failure:
-            log.info("failed authentication with %s from connection %s: %s", self.mechanism, self.connection, failure)
+            logger.info("failed authentication with %s from connection %s: %s", self.mechanism, self.connection, failure)
             self.state = SaslState.FAILED
             reply = _response_frame(SASL_AUTHENTICATE, version, correlation_id, {
                 "error_code": int(ErrorCode.SASL_AUTHENTICATION_FAILED), "error_message": failure.client_message,
@@ -224,7 +224,7 @@ class SaslAuthenticator:
         try:
             answer = self._server.step(token)
         except SaslAuthenticationFailed as failure:
-            log.info("failed authentication with %s from connection %s: %s", self.mechanism, self.connection, failure)
+            logger.info("failed authentication with %s from connection %s: %s", self.mechanism, self.connection, failure)
             self.state = SaslState.FAILED
             return Step(close=True, delay=self.failure_delay)
         self._check_complete()
@@ -239,4 +239,4 @@ class SaslAuthenticator:
             self.principal = f"User:{owner if owner is not None else self._server.username}"
             self.state = SaslState.COMPLETE
             self._server = None
-            log.debug("connection %s authenticated as %s with %s", self.connection, self.principal, self.mechanism)
+            logger.debug("connection %s authenticated as %s with %s", self.connection, self.principal, self.mechanism)

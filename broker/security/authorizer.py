@@ -34,12 +34,20 @@ from dataclasses import asdict, dataclass
 from enum import IntEnum
 from pathlib import Path
 
-log = logging.getLogger("kafka_wire.authorizer")
+from kafka_wire.acls import (
+    CLUSTER_NAME,
+    SUPPORTED_OPERATIONS,
+    WILDCARD,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
+
+logger = logging.getLogger("kafka_wire.authorizer")
 
 ACLS_FILE = "kafka-wire-acls.json"
-WILDCARD = "*"
 WILDCARD_PRINCIPAL = "User:*"
-CLUSTER_NAME = "kafka-cluster"
 ANONYMOUS = "User:ANONYMOUS"
 UNKNOWN_CODE = 0  # every ACL enum's UNKNOWN
 
@@ -51,69 +59,10 @@ KAFKA_AUTHORIZER_CLASSES = {
 }
 
 
-class ResourceType(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    TOPIC = 2
-    GROUP = 3
-    CLUSTER = 4
-    TRANSACTIONAL_ID = 5
-    DELEGATION_TOKEN = 6
-    USER = 7
-
-
-class PatternType(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    MATCH = 2
-    LITERAL = 3
-    PREFIXED = 4
-
-
-class AclOperation(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
-
-
-class AclPermissionType(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    DENY = 2
-    ALLOW = 3
-
-
 _IMPLIES_DESCRIBE = {AclOperation.DESCRIBE, AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE,
                      AclOperation.ALTER}
 _IMPLIES_DESCRIBE_CONFIGS = {AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS}
 
-# The operations each resource type supports: authorized-operations bit fields hold these.
-SUPPORTED_OPERATIONS = {
-    ResourceType.TOPIC: (AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE,
-                         AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE_CONFIGS,
-                         AclOperation.ALTER_CONFIGS),
-    # Kafka 4 added the group configs (KIP-848): DESCRIBE_CONFIGS and ALTER_CONFIGS on groups.
-    ResourceType.GROUP: (AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE, AclOperation.DESCRIBE_CONFIGS,
-                         AclOperation.ALTER_CONFIGS),
-    ResourceType.CLUSTER: (AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS,
-                           AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER,
-                           AclOperation.DESCRIBE),
-    ResourceType.TRANSACTIONAL_ID: (AclOperation.DESCRIBE, AclOperation.WRITE),
-    ResourceType.DELEGATION_TOKEN: (AclOperation.DESCRIBE,),
-    ResourceType.USER: (AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS),
-}
 
 
 class InvalidAcl(ValueError):
@@ -314,7 +263,7 @@ class StandardAuthorizer:
             found_acl = True
             result = _acl_result(acl, operation, principals, host)
             if result is AclPermissionType.DENY:
-                log.debug("%s denied %s on %s:%s from %s by %s", principal, operation.name, resource_type.name,
+                logger.debug("%s denied %s on %s:%s from %s by %s", principal, operation.name, resource_type.name,
                           name, host, acl)
                 return False
             if result is AclPermissionType.ALLOW:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kafka_wire.sasl import SCRAM_MECHANISMS, SCRAM_SHA_256, ScramCredential, ScramMechanism
 
-log = logging.getLogger("kafka_wire.security")
+logger = logging.getLogger("kafka_wire.security")
 
 CREDENTIALS_FILE = "kafka-wire-scram-credentials.json"
 FORMAT_VERSION = 1
@@ -71,7 +71,7 @@ class CredentialStore:
                 if not self._loaded:
                     raise ValueError(f"unreadable credential store {self.path}: {exc}") from None
                 # A broken edit must not lock everyone out: keep what we had.
-                log.error("ignoring unreadable credential store %s: %s", self.path, exc)
+                logger.error("ignoring unreadable credential store %s: %s", self.path, exc)
                 self._file_stamp = stamp
                 return
         self._users = users

@@ -39,7 +39,7 @@ from typing import Callable
 from kafka_wire.errors import ErrorCode
 from kafka_wire.sasl import SCRAM_MECHANISMS, ScramCredential
 
-log = logging.getLogger("kafka_wire.security")
+logger = logging.getLogger("kafka_wire.security")
 
 TOKENS_FILE = "kafka-wire-delegation-tokens.json"
 USER_TYPE = "User"
@@ -108,7 +108,7 @@ class TokenFile:
         except FileNotFoundError:
             pass
         except (ValueError, KeyError, TypeError) as exc:
-            log.error("ignoring unreadable %s: %s", self.path, exc)
+            logger.error("ignoring unreadable %s: %s", self.path, exc)
 
     def tokens(self) -> dict[str, TokenInformation]:
         return self._tokens
@@ -176,7 +176,7 @@ class DelegationTokenManager:
         token = TokenInformation(new_token_id(), owner, requester, list(renewers), now, max_timestamp,
                                  min(max_timestamp, _sum(now, self.expiry_time_ms)))
         self.store.put(token)
-        log.info("created delegation token %s for %s (requested by %s)", token.token_id, owner, requester)
+        logger.info("created delegation token %s for %s (requested by %s)", token.token_id, owner, requester)
         return Outcome(ErrorCode.NONE, token, token.expiry_timestamp)
 
     def renew(self, principal: str, given_hmac: bytes, renew_period_ms: int) -> Outcome:
@@ -206,7 +206,7 @@ class DelegationTokenManager:
         now = self.clock_ms()
         if expiry_period_ms < 0:  # expire now: the token goes
             self.store.remove(token.token_id)
-            log.info("expired delegation token %s", token.token_id)
+            logger.info("expired delegation token %s", token.token_id)
             return Outcome(ErrorCode.NONE, token, now)
         if token.expired(now):
             return Outcome(ErrorCode.DELEGATION_TOKEN_EXPIRED)
@@ -219,7 +219,7 @@ class DelegationTokenManager:
         now = self.clock_ms()
         expired = [t for t in self.store.tokens().values() if t.expired(now)]
         for token in expired:
-            log.info("delegation token %s of %s expired", token.token_id, token.owner)
+            logger.info("delegation token %s of %s expired", token.token_id, token.owner)
             self.store.remove(token.token_id)
         return len(expired)
 

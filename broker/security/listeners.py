@@ -18,7 +18,7 @@ from .authentication import SaslAuthenticator
 from .authorizer import ANONYMOUS
 from .tls import SslPrincipalMapper, listener_setting, principal_from_certificate, server_context
 
-log = logging.getLogger("kafka_wire.security")
+logger = logging.getLogger("kafka_wire.security")
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 

@@ -1,7 +1,7 @@
 """The differential conformance suite: the same requests to Apache Kafka and to kafka-wire, answers compared.
 
 A scenario is written once, as a short sequence of requests through our wire client
-(broker/wire_client.py); the runner plays it against the reference Kafka (compat/reference_kafka.py)
+(client/wire_client.py); the runner plays it against the reference Kafka (compat/reference_kafka.py)
 and against a kafka-wire broker, decodes both sides' answers with kafka_wire, normalises the fields
 that legitimately differ (normalize.py: one declared table, each entry with its reason) and compares
 what is left field by field (compare.py). A difference is either listed in known.py — kept on

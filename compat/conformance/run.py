@@ -81,8 +81,8 @@ class Brokers:
         return self.targets[profile_name]
 
     def _start(self, profile: Profile) -> tuple[Target, Target]:
-        from broker.testing import free_port, running_broker
-        from broker.wire_client import ClientSecurity
+        from testing.broker_process import free_port, running_broker
+        from client import ClientSecurity
         from compat.reference_kafka import running_reference_kafka
 
         print(f"conformance: starting Apache Kafka {self.version} and kafka-wire (profile {profile.name})",
@@ -91,7 +91,7 @@ class Brokers:
         kafka_config, our_config = profile.client_listener(ports) if profile.client_listener else ({}, {})
         our_dir = self.work_dir / f"kafka-wire-{profile.name}"
         if profile.scram_users:
-            _add_scram_users(our_dir / "logs", profile.scram_users)  # broker.testing's log.dirs
+            _add_scram_users(our_dir / "logs", profile.scram_users)  # testing.broker_process's log.dirs
         kafka = self.stack.enter_context(running_reference_kafka(
             self.version, data_dir=self.work_dir / f"kafka-{profile.name}", port=ports.kafka,
             controller_port=ports.kafka_controller,
@@ -136,7 +136,7 @@ def _warm_up_coordinators(bootstrap: str) -> None:
     __consumer_offsets and __transaction_state (50 partitions each) on the first FindCoordinator and
     loads them; on a busy machine that outlasts a case's patience, and the first group or
     transaction case would then see it. Nothing here is recorded: both brokers start warm."""
-    from broker.wire_client import WireClient
+    from client import WireClient
 
     deadline = time.monotonic() + WARM_UP_SECONDS
     for key_type, key in ((0, "conformance-warm-up"), (1, "conformance-warm-up")):
@@ -162,7 +162,7 @@ def _warm_up_coordinators(bootstrap: str) -> None:
 
 
 def advertised_versions(bootstrap: str) -> dict[int, tuple[int, int]]:
-    from broker.wire_client import WireClient
+    from client import WireClient
 
     with WireClient(bootstrap) as client:
         return client.negotiate()

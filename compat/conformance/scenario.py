@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from broker.wire_client import ClientSecurity, ConnectionClosed, WireClient
+from client import ClientSecurity, ConnectionClosed, WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 

@@ -6,8 +6,8 @@
         cluster.kill("b1"); cluster.start_broker("b1")
 
 Node names: zk1..zk3 and b1..bN (broker node.id = N). ZooKeeper is Debian's package as in
-broker/cluster/testing.py, here as an ensemble (server.N lines, myid files), each server on its
-namespace's address; brokers are broker/testing.py's BrokerProcess run through `ip netns exec`,
+testing/cluster.py, here as an ensemble (server.N lines, myid files), each server on its
+namespace's address; brokers are testing/broker_process.py's BrokerProcess run through `ip netns exec`,
 listening and advertising their namespace's address, so clients in the root namespace and the
 other brokers reach them over the bridge, and a partition rule cuts exactly what it names.
 """
@@ -26,8 +26,8 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from broker.cluster.testing import CLUSTER_DEFAULTS, TICK_MS, ZOOKEEPER_CLASSPATH, ZOOKEEPER_MAIN
-from broker.testing import REPO_ROOT, BrokerFailure, BrokerProcess, _die_with_parent, log_tail, signal_and_wait
+from testing.cluster import CLUSTER_DEFAULTS, TICK_MS, ZOOKEEPER_CLASSPATH, ZOOKEEPER_MAIN
+from testing.broker_process import REPO_ROOT, BrokerFailure, BrokerProcess, _die_with_parent, log_tail, signal_and_wait
 
 from .lazyfs import CONTROL_PATH
 from .netns import PrivateNetwork, private_network

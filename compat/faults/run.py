@@ -325,7 +325,7 @@ def run_in_child(nemesis: str, workload: str, seconds: float, out_dir: Path, res
     if stored.exists() and stored.stat().st_mtime_ns != before:
         record = json.loads(stored.read_text())
     else:
-        from broker.testing import log_tail
+        from testing.broker_process import log_tail
 
         record = result_record(RunResult(nemesis, workload, seconds,
                                          error=f"the run's process exited with status {status} without a result\n"

@@ -47,7 +47,7 @@ CLIENT_DEFAULTS = {
 # is only in the client's own log.
 CLIENT_DEBUG_ENV = "KW_FAULTS_CLIENT_DEBUG"
 PARTITIONS = 3
-OFFSETS_PARTITIONS = 3  # broker/cluster/testing.py's CLUSTER_DEFAULTS["offsets.topic.num.partitions"]
+OFFSETS_PARTITIONS = 3  # testing/cluster.py's CLUSTER_DEFAULTS["offsets.topic.num.partitions"]
 
 
 class ClusterState:

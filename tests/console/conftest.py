@@ -12,7 +12,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from broker.security.credentials import CredentialStore
-from broker.testing import BrokerProcess, free_port
+from testing.broker_process import BrokerProcess, free_port
 from kafka_wire.sasl import SCRAM_MECHANISMS
 
 # Rates and lag are sampled this often in the tests (the default is 5 s).

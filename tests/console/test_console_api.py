@@ -18,7 +18,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, AclBinding, AclOperation, AclPermissionType, ResourcePatternType, \
     ResourceType
 
-from broker.testing import REPO_ROOT
+from testing.broker_process import REPO_ROOT
 from tests.console.conftest import PASSWORDS, commit_as_group, create_topic, produce, sasl_config
 
 pytestmark = pytest.mark.timeout(180)
@@ -46,7 +46,7 @@ def until(condition, what: str, timeout: float = 30):
 # -- configuration and start ---------------------------------------------------------------------
 
 def serve(*settings: str, data_dir) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "broker.cli", "serve", "--set", "listeners=PLAINTEXT://127.0.0.1:0",
+    command = [sys.executable, "-m", "cli", "serve", "--set", "listeners=PLAINTEXT://127.0.0.1:0",
                "--set", f"log.dirs={data_dir}"]
     for setting in settings:
         command += ["--set", setting]
@@ -80,7 +80,7 @@ def test_a_console_port_in_use_stops_the_broker_with_one_line(tmp_path):
 
 def test_the_console_is_not_imported_unless_configured():
     # Start-to-ready of a broker without the console is unchanged: nothing of it is loaded.
-    code = ("import sys, broker.cli, broker.commands.serve, broker.node, broker.server; "
+    code = ("import sys, cli.main, cli.commands.serve, broker.node, broker.server; "
             "print(sorted(m for m in sys.modules if m == 'console' or m.startswith('console.')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
@@ -390,8 +390,8 @@ def test_large_values_come_cut_and_a_page_stays_bounded(writable_console):
 
 
 def test_a_cluster_brokers_console_shows_the_brokers_and_under_replicated_partitions(tmp_path, zookeeper_installed):
-    from broker.cluster.testing import Cluster
-    from broker.testing import free_port
+    from testing.cluster import Cluster
+    from testing.broker_process import free_port
 
     from tests.console.conftest import Console, console_errors
 

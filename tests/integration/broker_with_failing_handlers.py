@@ -9,7 +9,7 @@ import asyncio
 import dataclasses
 import sys
 
-from broker.cli import main
+from cli.main import main
 from broker.handlers import HANDLERS
 
 TRIGGER = "boom"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.security.authorizer import AclOperation as Op, ResourceType as Res
+from kafka_wire.acls import AclOperation as Op, ResourceType as Res
 
 from tests.integration.test_security_acls import CLUSTER_AUTH, acl_broker, admin, alice, grant  # noqa: F401
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.testing import running_broker
-from broker.wire_client import WireClient
+from testing.broker_process import running_broker
+from client import WireClient
 
 from wire_cases import (
     BROKER_RESOURCE, batch, create_topic, describe_topic_configs, error_name, list_offset, produce,

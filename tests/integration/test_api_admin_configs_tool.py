@@ -6,13 +6,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from broker.wire_client import WireClient
+from client import WireClient
 
 from wire_cases import create_topic, unique
 
 
 def kafka_wire(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "broker.cli", "configs", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "cli", "configs", *args], capture_output=True, text=True,
                           timeout=60)
 
 

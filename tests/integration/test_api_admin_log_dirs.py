@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.testing import running_broker
-from broker.wire_client import WireClient
+from testing.broker_process import running_broker
+from client import WireClient
 
 from wire_cases import batch, create_topic, error_name, produce, unique
 

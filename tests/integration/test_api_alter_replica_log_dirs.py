@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from broker.security.authorizer import AclOperation as Op, ResourceType as Res
-from broker.testing import running_broker
-from broker.wire_client import WireClient
+from kafka_wire.acls import AclOperation as Op, ResourceType as Res
+from testing.broker_process import running_broker
+from client import WireClient
 
 from tests.integration.test_security_acls import acl_broker, grant, login  # noqa: F401 (acl_broker: a fixture)
 from wire_cases import batch, create_topic, error_name, produce, unique
@@ -208,7 +208,7 @@ def test_replicas_move_between_log_dirs_in_a_cluster(zookeeper_installed, tmp_pa
     """Kafka's ZooKeeper mode served AlterReplicaLogDirs too: each broker moves its own replica.
     The leader's and a follower's replicas move while acks=all writes go on; the ISR stays whole
     and every acknowledged record is there."""
-    from broker.cluster.testing import Cluster
+    from testing.cluster import Cluster
 
     cluster = Cluster(tmp_path, 3, {"auto.leader.rebalance.enable": "false"})
     for broker in cluster.brokers.values():

@@ -14,9 +14,9 @@ import pytest
 from confluent_kafka import ElectionType, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from broker.cluster.testing import running_cluster
-from broker.security.authorizer import AclOperation as Op, ResourceType as Res
-from broker.wire_client import WireClient
+from testing.cluster import running_cluster
+from kafka_wire.acls import AclOperation as Op, ResourceType as Res
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 
 from tests.integration.test_security_acls import acl_broker, grant, login  # noqa: F401 (acl_broker: a fixture)

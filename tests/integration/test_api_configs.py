@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from broker.testing import running_broker
-from broker.wire_client import WireClient
+from testing.broker_process import running_broker
+from client import WireClient
 
 from wire_cases import (
     BROKER_RESOURCE, TOPIC_RESOURCE, batch, create_topic, describe_topic_configs, error_name, list_offset,
@@ -298,7 +298,7 @@ def test_topic_configs_kafka_4_removed_are_unknown(shared_broker, name, value):
     """Kafka 4.0 removed these topic configs: Kafka 4.3 answers INVALID_CONFIG "Unknown topic config
     name" to CreateTopics, AlterConfigs and IncrementalAlterConfigs setting one (so librdkafka's
     0092_mixed_msgver, which sets message.format.version=0.10.0.0, fails against Kafka 4.3 too)."""
-    from broker.wire_client import WireClient
+    from client import WireClient
 
     topic = unique("removed-config")
     unknown = (40, f"Unknown topic config name: {name}")

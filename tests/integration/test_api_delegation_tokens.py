@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from broker.cluster.testing import Cluster
+from testing.cluster import Cluster
 from broker.security.credentials import CredentialStore
-from broker.testing import BrokerProcess, free_port
-from broker.wire_client import AuthenticationFailed, ConnectionClosed, WireClient
+from testing.broker_process import BrokerProcess, free_port
+from client import AuthenticationFailed, ConnectionClosed, WireClient
 from kafka_wire.sasl import SCRAM_MECHANISMS
 
 from wire_cases import error_name, unique

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from broker.testing import free_port, running_broker
-from broker.wire_client import WireClient
+from testing.broker_process import free_port, running_broker
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.primitives import ZERO_UUID
 

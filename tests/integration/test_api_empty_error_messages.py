@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from broker.wire_client import WireClient
+from client import WireClient
 
 
 def test_describe_answers_carry_an_empty_error_message(shared_broker):

@@ -11,8 +11,8 @@ import uuid
 
 import pytest
 
-from broker.testing import BrokerProcess
-from broker.wire_client import WireClient
+from testing.broker_process import BrokerProcess
+from client import WireClient
 from compat.reference_kafka import KAFKA_4, ReferenceKafkaUnavailable, install, run_tool
 from kafka_wire.errors import ErrorCode
 from tests.conftest import missing_tool
@@ -161,7 +161,7 @@ def test_update_features_versions(feature_broker, version):
 def test_cluster_keeps_features_in_zookeeper(zookeeper_installed, tmp_path, kafka_features):
     from kazoo.client import KazooClient
 
-    from broker.cluster.testing import running_cluster
+    from testing.cluster import running_cluster
 
     with running_cluster(2, tmp_dir=tmp_path) as cluster:
         bootstrap = {node_id: b.bootstrap for node_id, b in cluster.brokers.items()}
@@ -203,7 +203,7 @@ def test_java_4_3_follows_the_finalized_transaction_version(tmp_path, java_kafka
     from test_transactions import JAVA_SOURCE, Produced, java_produce, java_read_both, requests_by_version, \
         versions_of
 
-    from broker.testing import free_port
+    from testing.broker_process import free_port
 
     command = java_kafka_clients("4.3.0").program(JAVA_SOURCE)
     port = free_port()
@@ -236,7 +236,7 @@ def kafka_wire_features(bootstrap: str, *args: str):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", "broker.cli", "features", args[0], "--bootstrap-server", bootstrap,
+    return subprocess.run([sys.executable, "-m", "cli", "features", args[0], "--bootstrap-server", bootstrap,
                            *args[1:]], capture_output=True, text=True, timeout=60)
 
 

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from broker.wire_client import WireClient
+from client import WireClient
 
 from wire_cases import (
     batch, batches_of, consumed, create_topic, error_name, fetch, fetch_request, produce, topic_id, unique,

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from broker.wire_client import WireClient
+from client import WireClient
 
 from wire_cases import create_topic, error_name, topic_id, unique
 

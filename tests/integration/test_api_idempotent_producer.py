@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.wire_client import WireClient
+from client import WireClient
 
 from wire_cases import batch, create_topic, error_name, init_producer_id, produce, unique
 

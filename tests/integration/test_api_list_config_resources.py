@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.security.authorizer import AclOperation as Op, ResourceType as Res
-from broker.wire_client import WireClient
+from kafka_wire.acls import AclOperation as Op, ResourceType as Res
+from client import WireClient
 
 from tests.integration.test_security_acls import acl_broker, grant, login  # noqa: F401 (acl_broker: a fixture)
 from wire_cases import create_topic, error_name, unique

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
-from broker.cluster.testing import running_cluster
-from broker.wire_client import WireClient
+from testing.cluster import running_cluster
+from client import WireClient
 
 from wire_cases import batch, error_name, metadata, produce, read_all, unique
 

@@ -14,8 +14,8 @@ import uuid
 import pytest
 
 from broker.handlers import HANDLERS
-from broker.testing import free_port, running_broker
-from broker.wire_client import WireClient
+from testing.broker_process import free_port, running_broker
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.primitives import ZERO_UUID
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.wire_client import WireClient
+from client import WireClient
 
 from wire_cases import (
     batch, consumed, create_topic, error_name, fetch, list_offset, now_ms, produce, unique,

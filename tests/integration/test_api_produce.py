@@ -14,8 +14,8 @@ import zlib
 
 import pytest
 
-from broker.testing import running_broker
-from broker.wire_client import ConnectionClosed, WireClient
+from testing.broker_process import running_broker
+from client import ConnectionClosed, WireClient
 from kafka_wire.compression import CompressionType
 
 from wire_cases import (

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from broker.testing import REPO_ROOT, free_port
-from broker.wire_client import WireClient
+from testing.broker_process import REPO_ROOT, free_port
+from client import WireClient
 
 from wire_cases import BROKER_RESOURCE, metadata, unique
 
-SERVE = [sys.executable, "-m", "broker.cli", "serve"]
+SERVE = [sys.executable, "-m", "cli", "serve"]
 STARTED = re.compile(r"kafka-wire started in ([0-9.]+) s")
 LISTENING = re.compile(r"listening on PLAINTEXT://([0-9.]+):(\d+)")
 

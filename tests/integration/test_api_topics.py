@@ -11,8 +11,8 @@ import uuid
 
 import pytest
 
-from broker.testing import running_broker
-from broker.wire_client import WireClient
+from testing.broker_process import running_broker
+from client import WireClient
 from kafka_wire.primitives import ZERO_UUID
 
 from wire_cases import batch, create_topic, error_name, log_end_offset, metadata, produce, read_all, unique

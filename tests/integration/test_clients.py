@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from broker.testing import free_port, running_broker
+from testing.broker_process import free_port, running_broker
 
 CLIENTS = Path(__file__).resolve().parent.parent / "clients"
 STEP_TIMEOUT = 30  # seconds any one step of a program may take (passed as --timeout)

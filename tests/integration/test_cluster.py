@@ -18,8 +18,8 @@ import time
 
 import pytest
 
-from broker.cluster.testing import Cluster, running_cluster
-from broker.wire_client import WireClient
+from testing.cluster import Cluster, running_cluster
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch, decode_batches
 

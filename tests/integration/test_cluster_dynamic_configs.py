@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.cluster.testing import running_cluster
-from broker.wire_client import WireClient
+from testing.cluster import running_cluster
+from client import WireClient
 
 from wire_cases import BROKER_RESOURCE, batch, describe_topic_configs, error_name, list_offset, produce, unique
 

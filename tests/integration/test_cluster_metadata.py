@@ -11,7 +11,7 @@ import time
 import pytest
 
 from broker.cluster.replica_assignment import InvalidReplicationFactor
-from broker.cluster.testing import ZooKeeperProcess
+from testing.cluster import ZooKeeperProcess
 from broker.cluster.zk_metadata import (
     BROKER_IDS_PATH,
     TopicExists,

@@ -16,8 +16,8 @@ from collections import Counter
 
 import pytest
 
-from broker.cluster.testing import Cluster
-from broker.testing import free_port
+from testing.cluster import Cluster
+from testing.broker_process import free_port
 
 from test_transactions import (
     JAVA_SOURCE,

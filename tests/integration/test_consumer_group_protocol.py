@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.testing import BrokerProcess
+from testing.broker_process import BrokerProcess
 
 CLIENTS = Path(__file__).resolve().parents[1] / "clients" / "java"
 SESSION_TIMEOUT_MS = 6000
@@ -287,7 +287,7 @@ def test_added_partitions_are_assigned_and_killed_member_is_expired(broker, memb
 
 
 def cli(*args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "broker.cli", *args], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -346,8 +346,8 @@ def test_regex_subscription_resolved_by_the_broker(broker, member_command):
 def test_consumer_group_moves_with_its_coordinator_in_a_cluster(zookeeper_installed, member_command):
     """Cluster mode: the broker leading the group's __consumer_offsets partition dies; the new
     leader replays the group (members, epochs, assignment, offsets) and the member carries on."""
-    from broker.cluster.testing import running_cluster
-    from broker.wire_client import WireClient
+    from testing.cluster import running_cluster
+    from client import WireClient
 
     group = f"cg-group-{uuid.uuid4().hex[:8]}"
     with running_cluster(3, config={**CONFIG, "offsets.topic.replication.factor": 3}) as cluster:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.testing import free_port
-from broker.wire_client import WireClient
+from testing.broker_process import free_port
+from client import WireClient
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(60)

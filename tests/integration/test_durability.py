@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.testing import REPO_ROOT, BrokerProcess
-from broker.wire_client import WireClient
+from testing.broker_process import REPO_ROOT, BrokerProcess
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch, decode_batches
 
@@ -285,7 +285,7 @@ def test_a_full_disk_answers_storage_error_writes_nothing_and_heals(small_disk, 
 
 
 def dump_log(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "broker.cli", "dump-log", *args], cwd=REPO_ROOT,
+    return subprocess.run([sys.executable, "-m", "cli", "dump-log", *args], cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=60)
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.testing import REPO_ROOT
-from broker.wire_client import WireClient
+from testing.broker_process import REPO_ROOT
+from client import WireClient
 from compat.faults.cluster import fault_cluster
 from compat.faults.nemesis import QUICK
 from compat.faults.netns import why_unavailable
@@ -52,7 +52,7 @@ def leftovers(pid: int) -> list[str]:
 
 
 def faults_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "broker.cli", "compat", "faults", *args]
+    return [sys.executable, "-m", "cli", "compat", "faults", *args]
 
 
 def leader_epochs(history: Path, topic: str = "queue") -> set[int]:

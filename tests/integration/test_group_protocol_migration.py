@@ -18,8 +18,8 @@ import uuid
 
 import pytest
 
-from broker.testing import BrokerProcess
-from broker.wire_client import KafkaError, WireClient
+from testing.broker_process import BrokerProcess
+from client import KafkaError, WireClient
 from tests.integration.test_consumer_group_protocol import CLIENTS, JavaMember, Producer, create_topic, wait_for
 
 confluent_kafka = pytest.importorskip("confluent_kafka")

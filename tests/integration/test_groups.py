@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from broker.testing import running_broker
+from testing.broker_process import running_broker
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 kafka = pytest.importorskip("kafka")

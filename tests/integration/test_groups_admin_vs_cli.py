@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from broker.testing import running_broker
+from testing.broker_process import running_broker
 
 CLIENTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "clients" / "java"
 
@@ -37,7 +37,7 @@ def admin_dump(java_kafka_clients):
 
 
 def cli(*args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "broker.cli", *args], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -52,12 +52,12 @@ def test_java_admin_and_cli_agree(broker, admin_dump):
     b = ["--bootstrap-server", broker.bootstrap]
     topic, group = f"agree-{uuid.uuid4().hex[:8]}", f"agree-group-{uuid.uuid4().hex[:8]}"
     cli("topics", "create", *b, "--topic", topic, "--partitions", "3")
-    subprocess.run([sys.executable, "-m", "broker.cli", "produce", *b, "--topic", topic, "--key-separator", "="],
+    subprocess.run([sys.executable, "-m", "cli", "produce", *b, "--topic", topic, "--key-separator", "="],
                    input="".join(f"k{i}=v{i}\n" for i in range(30)), text=True, check=True, timeout=60)
     # Commit 12 records' worth of offsets, then keep one live member in the group.
     cli("consume", *b, "--topic", topic, "--group", group, "--from-beginning", "--max-messages", "12",
         "--timeout-ms", "15000")
-    member = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", *b, "--topic", topic, "--group", group,
+    member = subprocess.Popen([sys.executable, "-m", "cli", "consume", *b, "--topic", topic, "--group", group,
                                "--client-id", "agree-client", "--timeout-ms", "60000"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

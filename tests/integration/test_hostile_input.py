@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from broker.wire_client import ConnectionClosed, WireClient
+from client import ConnectionClosed, WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.headers import encode_request_header
 from kafka_wire.schema import Writer

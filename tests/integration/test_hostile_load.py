@@ -21,8 +21,8 @@ import time
 
 import pytest
 
-from broker.testing import BrokerProcess, free_port
-from broker.wire_client import WireClient
+from testing.broker_process import BrokerProcess, free_port
+from client import WireClient
 from kafka_wire.headers import encode_request_header
 from kafka_wire.messages import APIS
 from kafka_wire.schema import Writer

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import time
 
-from broker.testing import running_broker
-from broker.wire_client import ClusterClient, WireClient
+from testing.broker_process import running_broker
+from client import ClusterClient, WireClient
 from kafka_wire.errors import ErrorCode
 
 from wire_cases import describe_topic_configs, metadata

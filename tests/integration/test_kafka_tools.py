@@ -27,7 +27,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from broker.testing import running_broker
+from testing.broker_process import running_broker
 from compat.reference_kafka import KAFKA_4, java_command
 from compat.tool_compare import (ACLS, BOOTSTRAP, CONFIGS, CONSOLE_CONSUMER, CONSOLE_PRODUCER, CONSUMER_GROUPS,
                                  DELETE_RECORDS, END_TO_END_LATENCY, FEATURES, GET_OFFSETS, LEADER_ELECTION, LOG_DIRS,
@@ -652,7 +652,7 @@ def test_verifiable_producer_and_consumer(tool, kafka, ours):
 
 @pytest.fixture(scope="module")
 def cluster(zookeeper_installed):
-    from broker.cluster.testing import running_cluster
+    from testing.cluster import running_cluster
 
     with running_cluster(3, config={"auto.leader.rebalance.enable": "false"}) as started:
         yield started

@@ -16,8 +16,8 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from broker.testing import free_port, running_broker
-from broker.wire_client import WireClient
+from testing.broker_process import free_port, running_broker
+from client import WireClient
 from kafka_wire.record_codec import Record, build_batch
 
 pytestmark = pytest.mark.timeout(120)
@@ -112,7 +112,7 @@ def test_requests_bytes_connections_and_logs_are_counted(metered_broker):
 def test_consumer_group_lag(metered_broker):
     topic, group = "lagging", "metered-group"
     b = ["--bootstrap-server", metered_broker.bootstrap]
-    tool = [sys.executable, "-m", "broker.cli"]
+    tool = [sys.executable, "-m", "cli"]
     subprocess.run([*tool, "topics", "create", *b, "--topic", topic, "--partitions", "1"], check=True,
                    capture_output=True, timeout=60)
     subprocess.run([*tool, "produce", *b, "--topic", topic], input="".join(f"{i}\n" for i in range(12)),
@@ -136,7 +136,7 @@ def test_other_paths_are_not_found(metered_broker):
 
 def test_json_log_format_writes_one_object_per_line(tmp_path):
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "--log-format", "json", "serve",
+    process = subprocess.Popen([sys.executable, "-m", "cli", "--log-format", "json", "serve",
                                 "--set", f"listeners=PLAINTEXT://127.0.0.1:{port}",
                                 "--set", f"log.dirs={tmp_path}"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

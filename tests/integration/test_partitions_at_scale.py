@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 
-from broker.testing import running_broker
-from broker.wire_client import WireClient
+from testing.broker_process import running_broker
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch, decode_batches
 

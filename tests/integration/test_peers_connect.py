@@ -23,7 +23,7 @@ import urllib.request
 
 import pytest
 
-from broker.testing import BrokerProcess, free_port
+from testing.broker_process import BrokerProcess, free_port
 from compat import peers
 from compat.reference_kafka import KAFKA_3, KAFKA_4
 from tests.integration.peers_helpers import TopicReader, require_peers, wait_for_open_transaction

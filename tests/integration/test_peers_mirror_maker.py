@@ -20,7 +20,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from broker.testing import BrokerProcess
+from testing.broker_process import BrokerProcess
 from compat import peers
 from compat.reference_kafka import KAFKA_3, KAFKA_4
 from tests.integration.peers_helpers import (TopicReader, create_topics, produce, producer_for, require_peers,

@@ -24,7 +24,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from broker.testing import BrokerProcess
+from testing.broker_process import BrokerProcess
 from compat import peers
 from compat.reference_kafka import KAFKA_3, KAFKA_4, install, run_tool
 from tests.conftest import missing_tool
@@ -216,7 +216,7 @@ def test_streams_exactly_once_on_a_cluster_survives_the_changelog_leader_kill(tm
     """RF=3 everywhere (inputs, outputs, the application's changelog and repartition topics, the
     offsets and transaction state topics); the broker leading the changelog partitions of the plain
     aggregation's store is SIGKILLed mid-run and started again once every event is processed."""
-    from broker.cluster.testing import running_cluster
+    from testing.cluster import running_cluster
 
     require_peers(KAFKA_4)
     killed: list[int] = []

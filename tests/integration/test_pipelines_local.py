@@ -458,7 +458,7 @@ def test_replay_job_writes_the_recomputed_view_and_counts_rejected_records(spark
 
 def test_changelog_topic_is_created_compacted_and_a_non_compacted_one_is_refused(broker):
     from pipelines.changelog_topic import ChangelogTopicError, cleanup_policy, ensure_compacted_topic
-    from broker.wire_client import WireClient
+    from client import WireClient
 
     assert ensure_compacted_topic(broker.bootstrap, "order-totals", partitions=2) is True
     assert ensure_compacted_topic(broker.bootstrap, "order-totals") is False  # exists, compacted: fine

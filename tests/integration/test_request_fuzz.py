@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.testing import BrokerProcess
-from broker.wire_client import ConnectionClosed, WireClient
+from testing.broker_process import BrokerProcess
+from client import ConnectionClosed, WireClient
 from compat.request_fuzz import fuzz_broker, prepare_broker
 
 FUZZ_BROKER_CONFIG = {"group.initial.rebalance.delay.ms": 0, "num.partitions": 1}

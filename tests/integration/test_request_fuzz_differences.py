@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from broker.wire_client import WireClient
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 
 from wire_cases import TOPIC_RESOURCE, create_topic, metadata, unique

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from broker.security.credentials import CredentialStore
-from broker.testing import BrokerProcess, free_port
-from broker.wire_client import ConnectionClosed, WireClient
+from testing.broker_process import BrokerProcess, free_port
+from client import ConnectionClosed, WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.sasl import SCRAM_MECHANISMS, SCRAM_SHA_256, SCRAM_SHA_512, ScramClient, plain_token
 

@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from broker.security.authorizer import AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType as Res
+from kafka_wire.acls import AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType as Res
 from broker.security.credentials import CredentialStore
-from broker.testing import BrokerProcess, free_port
+from testing.broker_process import BrokerProcess, free_port
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch
 from kafka_wire.sasl import SCRAM_MECHANISMS

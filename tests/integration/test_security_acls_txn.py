@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.security.authorizer import AclOperation as Op, PatternType, ResourceType as Res
+from kafka_wire.acls import AclOperation as Op, PatternType, ResourceType as Res
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from broker.testing import REPO_ROOT
+from testing.broker_process import REPO_ROOT
 
 
 def test_bench_smoke_run_reports_every_measurement(tmp_path):

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from broker.testing import running_broker
-from broker.wire_client import WireClient
+from testing.broker_process import running_broker
+from client import WireClient
 from kafka_wire.record_codec import Record, build_batch
 from kafka_wire.records import iter_batch_headers
 

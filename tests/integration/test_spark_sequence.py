@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.wire_client import WireClient
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import decode_batches
 

@@ -14,14 +14,14 @@ import uuid
 
 import pytest
 
-from broker.testing import free_port, running_broker
-from broker.wire_client import WireClient, partition_for_key
+from testing.broker_process import free_port, running_broker
+from client import WireClient, partition_for_key
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def kafka_wire(*args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "broker.cli", *args], input=input, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "cli", *args], input=input, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -202,7 +202,7 @@ def test_groups_describe_an_active_member(group_broker):
     b = ["--bootstrap-server", group_broker.bootstrap]
     topic, group = unique("tools-active"), unique("live")
     ok("topics", "create", *b, "--topic", topic, "--partitions", "3")
-    consumer = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", *b, "--topic", topic,
+    consumer = subprocess.Popen([sys.executable, "-m", "cli", "consume", *b, "--topic", topic,
                                  "--group", group, "--client-id", "console-1", "--timeout-ms", "60000"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -269,7 +269,7 @@ def test_consume_read_committed_skips_aborted_transactions(shared_broker):
 def test_tools_against_a_three_broker_cluster(zookeeper_installed):
     """Leaders and the group coordinator spread over three brokers: every request must go to the
     right one (the tools find them through Metadata and FindCoordinator)."""
-    from broker.cluster.testing import running_cluster
+    from testing.cluster import running_cluster
 
     with running_cluster(3) as cluster:
         cluster.wait_for_brokers(set(cluster.brokers), timeout=30)

@@ -27,7 +27,7 @@ AUTH_FAILED = "SASL_AUTHENTICATION_FAILED"
 
 
 def kafka_wire(*args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "broker.cli", *args], input=input, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "cli", *args], input=input, capture_output=True,
                           text=True, timeout=timeout)
 
 

@@ -19,8 +19,8 @@ import uuid
 
 import pytest
 
-from broker.testing import running_broker
-from broker.wire_client import WireClient
+from testing.broker_process import running_broker
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 
 confluent_kafka = pytest.importorskip("confluent_kafka")

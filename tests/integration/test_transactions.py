@@ -35,8 +35,8 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from broker.testing import BrokerProcess, free_port, running_broker
-from broker.wire_client import ClusterClient, LATEST_TIMESTAMP
+from testing.broker_process import BrokerProcess, free_port, running_broker
+from client import ClusterClient, LATEST_TIMESTAMP
 
 JAVA_SOURCE = Path(__file__).resolve().parent.parent / "clients" / "java" / "TxnCheck.java"
 JAVA_VERSIONS = ["3.9.0", "4.3.0"]

@@ -1,6 +1,6 @@
 """Transaction version 2 (KIP-890 part 2) request by request, against a broker process.
 
-Each sequence below was sent with broker/wire_client.py to Apache Kafka 4.3.0 (KRaft single node,
+Each sequence below was sent with client/wire_client.py to Apache Kafka 4.3.0 (KRaft single node,
 transaction.version 2 finalized) and to kafka-wire; the expected answers are Kafka's. Kafka writes
 markers after answering EndTxn, so both runs wait after each EndTxn until DescribeTransactions
 no longer says Prepare* (kafka-wire writes them before answering).
@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from broker.wire_client import ClusterClient
+from client import ClusterClient
 from kafka_wire.errors import ErrorCode as E
 from kafka_wire.record_codec import Record, build_batch
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from broker.wire_client import WireClient
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import decode_control_key
 

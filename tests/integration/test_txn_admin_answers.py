@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from broker.wire_client import WireClient
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 
 from wire_cases import create_topic, unique

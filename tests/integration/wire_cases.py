@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from broker.wire_client import WireClient
+from client import WireClient
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch, decode_batches, iter_records_with_offsets
 

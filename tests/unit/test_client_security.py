@@ -9,10 +9,10 @@ import ssl
 
 import pytest
 
-from broker.commands import acls
-from broker.security.authorizer import AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType
-from broker.tool_support import ToolError, client_security
-from broker.wire_client import ClientConfigError, ClientSecurity, jaas_credentials
+from cli.commands import acls
+from kafka_wire.acls import AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType
+from cli.tool_support import ToolError, client_security
+from client import ClientConfigError, ClientSecurity, jaas_credentials
 from kafka_wire.sasl import SCRAM_SHA_256, ScramClient
 
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"

@@ -41,7 +41,7 @@ def plan(*updates: tuple[str, int, int]) -> dict[str, int]:
 
 
 # The messages are the ones Apache Kafka 4.3.0 answered (a KRaft single node, UpdateFeatures v2
-# through broker/wire_client.py) for the same updates from the same levels.
+# through client/wire_client.py) for the same updates from the same levels.
 @pytest.mark.parametrize("update, message", [
     ((TRANSACTION_VERSION, 1, UPGRADE),
      "Invalid update version 1 for feature transaction.version. Can't downgrade the version of this feature "

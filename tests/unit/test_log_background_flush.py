@@ -18,7 +18,7 @@ import test_log_durability as durability
 from broker.config import BrokerConfig
 from broker.node import Broker
 from broker.server import KafkaServer
-from broker.wire_client import WireClient
+from client import WireClient
 from kafka_wire.record_codec import Record, build_batch
 from log.log_manager import LogManager
 from log.partition_log import PartitionLog

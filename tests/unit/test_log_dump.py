@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from broker.cli import main
+from cli.main import main
 from kafka_wire.record_codec import Record, build_batch, build_control_batch
 from log.partition_log import PartitionLog
 from log.producer_state import AppendOrigin

@@ -318,7 +318,7 @@ def test_handshake_outside_an_exchange_is_illegal_sasl_state(tmp_path):
 
 
 def test_users_command_offline(tmp_path, capsys):
-    from broker.cli import main
+    from cli.main import main
 
     data = str(tmp_path / "data")
     assert main(["users", "add", "alice", "--password", "pw", "--data-dir", data]) == 0

@@ -11,11 +11,11 @@ import json
 import subprocess
 import sys
 
-from broker.testing import REPO_ROOT
+from testing.broker_process import REPO_ROOT
 
 _REPORT_IMPORTS = """
 import json, sys
-import broker.cli, broker.commands.serve, broker.node, broker.server
+import cli.main, cli.commands.serve, broker.node, broker.server
 print(json.dumps(sorted(sys.modules)))
 """
 

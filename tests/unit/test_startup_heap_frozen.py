@@ -1,11 +1,11 @@
-"""The broker freezes its start-up heap (broker/commands/serve.py: freeze_startup_heap), so that a
+"""The broker freezes its start-up heap (cli/commands/serve.py: freeze_startup_heap), so that a
 full garbage collection, which stops the event loop, walks only objects made after the start."""
 
 from __future__ import annotations
 
 import gc
 
-from broker.commands.serve import freeze_startup_heap
+from cli.commands.serve import freeze_startup_heap
 
 
 def test_objects_alive_at_start_are_left_out_of_collections():

@@ -6,7 +6,7 @@ import io
 import json
 import logging
 
-from broker.structured_logs import JsonLogFormatter
+from cli.structured_logs import JsonLogFormatter
 
 
 def _logger(stream) -> logging.Logger:

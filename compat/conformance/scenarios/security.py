@@ -8,8 +8,8 @@ client's, the iterations, the signature verifies), not as bytes.
 
 from __future__ import annotations
 
-from broker.security.authorizer import AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType as Res
-from broker.wire_client import ClientSecurity
+from kafka_wire.acls import AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType as Res
+from client import ClientSecurity
 from kafka_wire.sasl import SCRAM_MECHANISMS, ScramClient, plain_token
 
 from ..profiles import SECURE_USERS

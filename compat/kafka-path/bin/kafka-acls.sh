@@ -3,4 +3,4 @@
 # --bootstrap-server $BROKERS --add|--remove ..."): Kafka's command line, carried out by
 # `kafka-wire acls`, whose options are kafka-acls.sh's.
 set -euo pipefail
-exec "${KAFKA_WIRE_PYTHON:-python3}" -m broker.cli acls "$@"
+exec "${KAFKA_WIRE_PYTHON:-python3}" -m cli acls "$@"

@@ -16,4 +16,4 @@ if [ -z "$action" ]; then
     echo "kafka-topics.sh: one of --create, --alter, --delete, --list, --describe is required" >&2
     exit 1
 fi
-exec "${KAFKA_WIRE_PYTHON:-python3}" -m broker.cli topics "$action" "${args[@]}"
+exec "${KAFKA_WIRE_PYTHON:-python3}" -m cli topics "$action" "${args[@]}"

@@ -10,8 +10,7 @@ import re
 import sys
 import uuid
 
-from .config import ConfigError, parse_properties
-from .wire_client import (
+from client import (
     ClientConfigError,
     ClientSecurity,
     ClusterClient,
@@ -19,6 +18,7 @@ from .wire_client import (
     KafkaError,
     UnsupportedVersion,
 )
+from kafka_wire.properties import MalformedProperties, parse_properties
 
 COMMAND_CONFIG_HELP = ("Kafka client properties for a secured listener: security.protocol, sasl.mechanism, "
                        "sasl.jaas.config, ssl.truststore.location (PEM), ssl.keystore.location, "
@@ -52,7 +52,7 @@ def client_security(args) -> ClientSecurity | None:
         return ClientSecurity.from_properties(props)
     except OSError as error:
         raise ToolError(f"cannot read the client properties {path}: {error.strerror or error}") from None
-    except (ClientConfigError, ConfigError) as error:
+    except (ClientConfigError, MalformedProperties) as error:
         raise ToolError(f"{path}: {error}") from None
 
 

@@ -1,7 +1,7 @@
 """The `kafka-wire` subcommands: each module here defines `register(subparsers)`.
 
 A command module adds its own subparser and sets `func` to a callable taking the parsed args
-and returning the exit status; `broker.cli` discovers them all, so adding a tool is adding a
+and returning the exit status; `cli.main` discovers them all, so adding a tool is adding a
 module.
 """
 

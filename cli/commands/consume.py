@@ -24,7 +24,7 @@ from kafka_wire.record_codec import ControlRecordType, decode_batches, decode_co
 from kafka_wire.records import InvalidRecordBatch
 
 from ..tool_support import ToolError, add_connection_arguments, connect, parse_key_values, reports_errors
-from ..wire_client import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, KafkaError
+from client import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, KafkaError
 
 RANGE_ASSIGNOR = "range"
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1

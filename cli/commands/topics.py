@@ -27,7 +27,7 @@ from ..tool_support import (
     reports_errors,
     split_names,
 )
-from ..wire_client import KafkaError
+from client import KafkaError
 
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 DEFAULT_CONFIG_SOURCE = 5  # DescribeConfigs: a value nobody set

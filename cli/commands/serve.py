@@ -11,9 +11,9 @@ import time
 
 from log.errors import LogDirFailure
 
-from ..config import BrokerConfig, ConfigError
+from broker.config import BrokerConfig, ConfigError
 
-log = logging.getLogger("kafka_wire")
+logger = logging.getLogger("kafka_wire")
 
 
 def freeze_startup_heap() -> None:
@@ -30,11 +30,11 @@ def freeze_startup_heap() -> None:
 
 
 async def serve(config: BrokerConfig, started: float) -> int:
-    from ..node import Broker
-    from ..server import BindError, KafkaServer
+    from broker.node import Broker
+    from broker.server import BindError, KafkaServer
 
     if config["zookeeper.connect"]:
-        from ..cluster.cluster_broker import ClusterBroker as Broker
+        from broker.cluster.cluster_broker import ClusterBroker as Broker
 
     broker = Broker(config)  # creates and validates the log dirs (LogDirFailure)
     try:
@@ -50,7 +50,7 @@ async def serve(config: BrokerConfig, started: float) -> int:
     try:
         if config["metrics.port"] is not None:
             # Before the listeners: once clients can connect, their requests are being counted.
-            from ..metrics_endpoint import start_metrics_endpoint
+            from broker.metrics_endpoint import start_metrics_endpoint
 
             host, port = config["metrics.host"], int(config["metrics.port"])
             try:
@@ -80,7 +80,7 @@ async def serve(config: BrokerConfig, started: float) -> int:
         raise
     broker.start_background_tasks()
     freeze_startup_heap()
-    log.info("kafka-wire started in %.3f s (node.id=%d, cluster.id=%s, log.dirs=%s)",
+    logger.info("kafka-wire started in %.3f s (node.id=%d, cluster.id=%s, log.dirs=%s)",
              time.monotonic() - started, broker.node_id, broker.metadata.cluster_id,
              ",".join(config.log_dirs))
     stop = asyncio.Event()
@@ -88,7 +88,7 @@ async def serve(config: BrokerConfig, started: float) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
-    log.info("shutting down")
+    logger.info("shutting down")
     # In a cluster, leadership moves to other brokers while this one still answers.
     await broker.controlled_shutdown()
     if console is not None:
@@ -98,7 +98,7 @@ async def serve(config: BrokerConfig, started: float) -> int:
         await metrics.stop()
     await broker.stop_coordinators()
     broker.close()
-    log.info("shut down cleanly")
+    logger.info("shut down cleanly")
     return 0
 
 
@@ -112,14 +112,14 @@ def run(args) -> int:
         print(f"kafka-wire: {exc}", file=sys.stderr)
         return 2
     for warning in config.unknown_key_warnings():
-        log.warning("%s", warning)
+        logger.warning("%s", warning)
     try:
         import uvloop
 
         runner = uvloop.run
     except ImportError:
         runner = asyncio.run
-    from ..server import BindError
+    from broker.server import BindError
 
     try:
         return runner(serve(config, started))

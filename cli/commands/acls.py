@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from ..security.authorizer import (
+from kafka_wire.acls import (
     CLUSTER_NAME,
     SUPPORTED_OPERATIONS,
     WILDCARD,
@@ -34,7 +34,7 @@ from ..security.authorizer import (
     ResourceType,
 )
 from ..tool_support import ToolError, add_connection_arguments, connect, reports_errors
-from ..wire_client import KafkaError
+from client import KafkaError
 
 PATTERN_TYPES = {"literal": PatternType.LITERAL, "prefixed": PatternType.PREFIXED, "match": PatternType.MATCH,
                  "any": PatternType.ANY}

@@ -8,7 +8,7 @@
 
 ZooKeeper is Debian's `zookeeper` package run standalone (QuorumPeerMain with a zoo.cfg of its
 own: a free loopback port, its own data dir, a short tick so sessions of dead brokers expire in
-seconds). Brokers are broker/testing.py's BrokerProcess with `zookeeper.connect` set.
+seconds). Brokers are testing/broker_process.py's BrokerProcess with `zookeeper.connect` set.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from pathlib import Path
 
 from kafka_wire.errors import ErrorCode
 
-from ..testing import BrokerFailure, BrokerProcess, _die_with_parent, free_port, signal_and_wait
-from ..wire_client import WireClient
+from .broker_process import BrokerFailure, BrokerProcess, _die_with_parent, free_port, signal_and_wait
+from client import WireClient
 
 ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"
 ZOOKEEPER_CLASSPATH = ["/etc/zookeeper/conf", ZOOKEEPER_JAR]

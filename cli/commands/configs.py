@@ -24,9 +24,9 @@ from __future__ import annotations
 import argparse
 import re
 
-from ..client_quotas import IP_KEYS, USER_CLIENT_KEYS
+from kafka_wire.client_quotas import IP_KEYS, USER_CLIENT_KEYS
 from ..tool_support import ToolError, add_connection_arguments, connect, reports_errors
-from ..wire_client import KafkaError
+from client import KafkaError
 
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
 SET, DELETE = 0, 1

@@ -1,4 +1,4 @@
-"""The `kafka-wire` command line; each subcommand lives in broker/commands/.
+"""The `kafka-wire` command line; each subcommand lives in cli/commands/.
 
 Only the module of the subcommand being run is imported (`kafka-wire serve` must not pay for the
 client tools' imports: TLS, SASL, the wire client); `--help` and unknown commands get them all.

@@ -23,7 +23,7 @@ import sys
 from kafka_wire.sasl import SCRAM_MECHANISMS
 
 from ..tool_support import ToolError, add_command_config_argument, client_security
-from ..wire_client import KafkaError, WireClient
+from client import KafkaError, WireClient
 
 DEFAULT_ITERATIONS = 4096
 
@@ -31,7 +31,7 @@ DEFAULT_ITERATIONS = 4096
 def _data_dir(args) -> str:
     if args.data_dir:
         return args.data_dir
-    from ..config import BrokerConfig
+    from broker.config import BrokerConfig
 
     return BrokerConfig.load(args.config, args.set).log_dirs[0]
 
@@ -91,7 +91,7 @@ def add(args) -> int:
         if status == 0:
             print(f"Set {', '.join(m.name for m in mechanisms)} credentials for user {args.name}")
         return status
-    from ..security.credentials import CredentialStore
+    from broker.security.credentials import CredentialStore
 
     store = CredentialStore(_data_dir(args))
     for m in mechanisms:
@@ -118,7 +118,7 @@ def delete(args) -> int:
                                   {"deletions": [{"name": args.name, "mechanism": m.wire_type}], "upsertions": []})
             status |= _report_results(response.results)
         return status
-    from ..security.credentials import CredentialStore
+    from broker.security.credentials import CredentialStore
 
     store = CredentialStore(_data_dir(args))
     removed = [m.name for m in mechanisms if store.delete(args.name, m)]
@@ -143,7 +143,7 @@ def list_users(args) -> int:
         users = {r.user: {by_type.get(c.mechanism, str(c.mechanism)): c.iterations for c in r.credential_infos}
                  for r in response.results if not r.error_code}
     else:
-        from ..security.credentials import CredentialStore
+        from broker.security.credentials import CredentialStore
 
         users = CredentialStore(_data_dir(args)).users()
     for user, mechanisms in sorted(users.items()):

@@ -22,7 +22,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch
 
 from ..tool_support import ToolError, add_connection_arguments, connect, parse_key_values, reports_errors
-from ..wire_client import KafkaError, partition_for_key
+from client import KafkaError, partition_for_key
 
 CODECS = {"none": CompressionType.NONE, "gzip": CompressionType.GZIP, "snappy": CompressionType.SNAPPY,
           "lz4": CompressionType.LZ4, "zstd": CompressionType.ZSTD}

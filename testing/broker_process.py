@@ -5,7 +5,7 @@
         broker.restart()          # same port, same data: what a client sees across a restart
         broker.kill()             # SIGKILL: crash recovery
 
-The broker runs as `python -m broker.cli serve --set listeners=... --set log.dirs=...` with the
+The broker runs as `python -m cli serve --set listeners=... --set log.dirs=...` with the
 interpreter running the tests, so it needs no console script on PATH. Its stdout and stderr go
 to `broker.log` in the data directory; when the block fails, or the broker dies without being
 told to, or does not exit cleanly on SIGTERM, the end of that log is attached to the error.
@@ -129,7 +129,7 @@ class BrokerProcess:
     @property
     def command(self) -> list[str]:
         settings = {"listeners": f"PLAINTEXT://{self.bootstrap}", "log.dirs": str(self.log_dir), **self.config}
-        command = [sys.executable, "-m", "broker.cli", "serve"]
+        command = [sys.executable, "-m", "cli", "serve"]
         for key, value in settings.items():
             command += ["--set", f"{key}={_property_value(value)}"]
         return command

@@ -20,7 +20,7 @@ from coordinator.consumer_protocol import CONSUMER_PROTOCOL_TYPE, assigned_parti
 from kafka_wire.errors import ErrorCode
 
 from ..tool_support import add_connection_arguments, connect, print_table, reports_errors
-from ..wire_client import LATEST_TIMESTAMP, KafkaError, UnsupportedVersion
+from client import LATEST_TIMESTAMP, KafkaError, UnsupportedVersion
 
 REBALANCING_STATES = ("PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling")
 

@@ -12,8 +12,8 @@ fixtures are there without any import:
 - `kafka_wire_broker_factory` (function): `kafka_wire_broker_factory(config={...})` starts a
   fresh broker for this test (as many as you like); all are stopped when the test ends.
 
-A broker is a `broker.testing.BrokerProcess`: `.bootstrap` ("127.0.0.1:PORT"), `.port`,
-`.restart()`, `.kill()`, `.log_path`. Outside pytest, `broker.testing.running_broker()` is the
+A broker is a `testing.broker_process.BrokerProcess`: `.bootstrap` ("127.0.0.1:PORT"), `.port`,
+`.restart()`, `.kill()`, `.log_path`. Outside pytest, `testing.broker_process.running_broker()` is the
 same as a context manager. When a test fails, the end of the broker's log is added to its report;
 a broker that dies on its own, or does not stop cleanly, fails the test's teardown.
 """
@@ -25,7 +25,7 @@ import itertools
 
 import pytest
 
-from .testing import BrokerProcess, running_broker
+from .broker_process import BrokerProcess, running_broker
 
 _BROKERS_KEY = pytest.StashKey[list]()
 
