@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 
 from testing.broker_process import REPO_ROOT
 
+from .admin import create_topic, delete_topic
+
 LOADGEN = REPO_ROOT / ".deps" / "bench" / "loadgen"
 SETUP = REPO_ROOT / "bench" / "setup-loadgen.sh"
 MB, GB = 1e6, 1e9
@@ -109,7 +111,6 @@ def run_loadgen(broker, mode: str, *args: str, timeout: float = 900) -> Run:
 
 def connections(broker, sizes, results, round_no: int) -> None:
     """Produce 1 KiB records at acks=1 from 1..1,000 producer clients in one process."""
-    from .run import create_topic, delete_topic
 
     fanout = sizes.fanout
     for count in fanout.connections:
@@ -140,7 +141,6 @@ def connections(broker, sizes, results, round_no: int) -> None:
 
 def groups(broker, sizes, results, round_no: int) -> None:
     """100 consumer groups (one member each, one process) read the same topic from the start."""
-    from .run import create_topic, delete_topic
 
     fanout = sizes.fanout
     topic = f"fanout-groups-{round_no}"

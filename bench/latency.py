@@ -28,6 +28,7 @@ import threading
 from pathlib import Path
 
 from . import tools
+from .admin import OUR_SETTINGS, create_topic, delete_topic
 
 # The producer starts once the consumer's statistics (librdkafka's stats JSON, every
 # STATS_INTERVAL_MS) show it fetching the partition; the first WARMUP_S seconds of records are left
@@ -146,7 +147,6 @@ def warm_up(broker, create_topic, delete_topic) -> None:
 def rate_latency(broker, sizes, results, round_no: int) -> None:
     """The scenario of bench.run: end-to-end latency p50/p99/p99.9 at each of sizes.rate_latency_rates
     msg/s, on a new one-partition topic per rate (same client settings on every broker)."""
-    from .run import create_topic, delete_topic
 
     if round_no == 0 and sizes.rate_latency_warmup:
         warm_up(broker, create_topic, delete_topic)
@@ -173,7 +173,6 @@ def our_broker_from(workdir, source: str, label: str):
     `label`, for a before/after comparison in one run: same interpreter and settings, that tree's
     modules."""
     from .brokers import OurBroker
-    from .run import OUR_SETTINGS
 
     class FromSource(OurBroker):
         name = label
@@ -198,7 +197,6 @@ def main(argv: list[str] | None = None) -> int:
     import time
 
     from .brokers import ApacheKafka, OurBroker, scratch_dir
-    from .run import OUR_SETTINGS, create_topic, delete_topic
 
     parser = argparse.ArgumentParser(prog="python -m bench.latency", description=main.__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)

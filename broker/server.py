@@ -61,6 +61,7 @@ from kafka_wire.schema import Writer
 
 from . import metrics
 from .handlers import HANDLERS
+from .handlers.closing import CloseConnection
 from .security import attach as attach_security
 from .security.listeners import ConnectionQuotas, listener_security
 from .security.tls import PrincipalMappingError
@@ -121,10 +122,6 @@ class BindError(Exception):
         else:  # asyncio and uvloop wrap the errno's text in a longer message of their own
             reason = os.strerror(exc.errno)
         super().__init__(f"{what} failed to bind to {host}:{port}: {reason}.")
-
-
-class CloseConnection(Exception):
-    """Raised by a handler or the dispatcher to close this connection without answering."""
 
 
 class SpareFrames:

@@ -15,7 +15,7 @@ import datetime
 import json
 import re
 
-from coordinator.consumer_protocol import assigned_partitions
+from kafka_wire.consumer_protocol import assigned_partitions
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch, decode_batches, iter_records_with_offsets
 from kafka_wire.records import ATTR_CONTROL, InvalidRecordBatch

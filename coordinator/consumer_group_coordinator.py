@@ -229,7 +229,7 @@ class ConsumerGroupProtocol:
             consumer_group.offsets, consumer_group.pending_txn_offsets = group.offsets, group.pending_txn_offsets
         return consumer_group, records
 
-    def _update_member(self, group, writer: _RecordWriter, member, updated, is_new: bool):
+    def _update_member(self, group, writer: RecordWriter, member, updated, is_new: bool):
         """Writes a member's new metadata (a ConsumerGroupHeartbeat's, or a classic member's JoinGroup
         inside a consumer group): a new member or a changed subscription bumps the group epoch, and so
         does a change of the subscribed topics' metadata; a group epoch ahead of the assignment's
@@ -255,7 +255,7 @@ class ConsumerGroupProtocol:
                                   server_assignor, owned, client_id, client_host) -> dict:
         joining = member_epoch == JOIN_GROUP_MEMBER_EPOCH
         group, records = self._consumer_group_or_error(group_id, create=joining)
-        writer = _RecordWriter(self, group, records)
+        writer = RecordWriter(self, group, records)
         try:
             member = self._member_for_heartbeat(group, writer, member_id, member_epoch, instance_id, owned)
             is_new = member.member_id not in group.members
@@ -318,7 +318,7 @@ class ConsumerGroupProtocol:
             response["assignment"] = {"topic_partitions": _topic_partitions(member.assigned)}
         return response
 
-    def _member_for_heartbeat(self, group: ConsumerGroup, writer: _RecordWriter, member_id: str, member_epoch: int,
+    def _member_for_heartbeat(self, group: ConsumerGroup, writer: RecordWriter, member_id: str, member_epoch: int,
                               instance_id: str | None, owned) -> ConsumerGroupMember:
         """The member the heartbeat is from (a new one when it joins), after Kafka's epoch checks."""
         if instance_id is None:
@@ -327,7 +327,7 @@ class ConsumerGroupProtocol:
                 if member_epoch != JOIN_GROUP_MEMBER_EPOCH:
                     raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
                                          f"Member {member_id} is not a member of group {group.group_id}.")
-                return ConsumerGroupMember(member_id or _new_member_id())
+                return ConsumerGroupMember(member_id or new_member_id())
             _check_member_epoch(member, member_epoch, owned)
             return member
         existing = group.static_member(instance_id)
@@ -336,7 +336,7 @@ class ConsumerGroupProtocol:
                 if member_id and member_id in group.members:
                     _check_member_epoch(group.members[member_id], member_epoch, owned)
                     return group.members[member_id]
-                return ConsumerGroupMember(member_id or _new_member_id(), instance_id=instance_id)
+                return ConsumerGroupMember(member_id or new_member_id(), instance_id=instance_id)
             if existing.member_id == member_id:
                 _check_member_epoch(existing, member_epoch, owned)
                 return existing
@@ -347,7 +347,7 @@ class ConsumerGroupProtocol:
                                      f"{existing.member_id} member.")
             # The static member is back under a new member id: it takes over its predecessor's
             # place, epoch and assignment.
-            new_id = member_id or _new_member_id()
+            new_id = member_id or new_member_id()
             successor = ConsumerGroupMember(
                 new_id, instance_id=instance_id, rack_id=existing.rack_id, client_id=existing.client_id,
                 client_host=existing.client_host, subscribed_topic_names=existing.subscribed_topic_names,
@@ -390,7 +390,7 @@ class ConsumerGroupProtocol:
                 raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
                                      f"Static member {member_id} with instance id {instance_id} is fenced by "
                                      f"member {member.member_id}.")
-        writer = _RecordWriter(self, group, [])
+        writer = RecordWriter(self, group, [])
         try:
             if member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                 # A static member leaving for a while keeps its partitions until its session expires.
@@ -455,7 +455,7 @@ class ConsumerGroupProtocol:
     def _fence_consumer_member(self, group: ConsumerGroup, member_id: str, reason: str) -> None:
         if not self.active or self.groups.get(group.group_id) is not group or member_id not in group.members:
             return
-        writer = _RecordWriter(self, group, [])
+        writer = RecordWriter(self, group, [])
         try:
             if self.maybe_downgrade(group, [member_id]):
                 logger.info("member %s of consumer group %s removed (%s), now a classic group", member_id,
@@ -706,7 +706,7 @@ def apply_consumer_group_record(group: ConsumerGroup, record_type: int, member_i
                                         strict=strict)
 
 
-class _RecordWriter:
+class RecordWriter:
     """Collects one request's records, applying each to the group as it is made (later steps
     read the state earlier ones produced), then appends them as one batch."""
 
@@ -815,7 +815,7 @@ def _check_member_epoch(member: ConsumerGroupMember, received: int, owned) -> No
                                  f"all its partitions and rejoin.")
 
 
-def _new_member_id() -> str:
+def new_member_id() -> str:
     """Kafka's Uuid.randomUuid().toString(): URL-safe base64 of 16 random bytes, unpadded."""
     import base64
 

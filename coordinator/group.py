@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass
 from enum import Enum
 
-from .consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
+from kafka_wire.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 
 
 class GroupState(Enum):

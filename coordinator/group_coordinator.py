@@ -24,6 +24,7 @@ from kafka_wire.primitives import DecodeError
 
 from .consumer_group import ConsumerGroup
 from .consumer_group_coordinator import ConsumerGroupProtocol
+from .classic_protocol import UNKNOWN_MEMBER_ID, heartbeat_key, join_key, join_response, sync_key, sync_response
 from .group_migration import GroupMigration
 from .group import (
     COMPLETING_REBALANCE,
@@ -52,7 +53,6 @@ from .timer import CoordinatorTimer
 
 logger = logging.getLogger("kafka_wire.coordinator")
 
-UNKNOWN_MEMBER_ID = ""
 # A new member cannot heartbeat before its first JoinGroup answer; it is dropped after this
 # long instead (Kafka's group.coordinator classic new-member join timeout: 5 minutes).
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
@@ -64,46 +64,6 @@ TopicPartition = tuple[str, int]
 
 def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def join_response(error: ErrorCode = ErrorCode.NONE, member_id: str = UNKNOWN_MEMBER_ID, *,
-                  generation_id: int = -1, protocol_type: str | None = None, protocol_name: str | None = None,
-                  leader: str = "", members: list | None = None, skip_assignment: bool = False) -> dict:
-    """A JoinGroup response body (null protocol fields as None; handlers adapt old versions)."""
-    return {
-        "throttle_time_ms": 0,
-        "error_code": int(error),
-        "generation_id": generation_id,
-        "protocol_type": protocol_type,
-        "protocol_name": protocol_name,
-        "leader": leader or "",
-        "skip_assignment": skip_assignment,
-        "member_id": member_id,
-        "members": members or [],
-    }
-
-
-def sync_response(error: ErrorCode = ErrorCode.NONE, assignment: bytes = b"", *,
-                  protocol_type: str | None = None, protocol_name: str | None = None) -> dict:
-    return {
-        "throttle_time_ms": 0,
-        "error_code": int(error),
-        "protocol_type": protocol_type,
-        "protocol_name": protocol_name,
-        "assignment": assignment,
-    }
-
-
-def _heartbeat_key(group_id: str, member_id: str) -> tuple:
-    return ("heartbeat", group_id, member_id)
-
-
-def _join_key(group_id: str) -> tuple:
-    return ("join", group_id)
-
-
-def _sync_key(group_id: str) -> tuple:
-    return ("sync", group_id)
 
 
 class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
@@ -269,7 +229,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             # KIP-394: the member must come back with this id, so that a client retrying a lost
             # JoinGroup does not leave orphan members behind.
             group.pending_join_members.add(new_member_id)
-            self.timer.schedule(_heartbeat_key(group.group_id, new_member_id), request.session_timeout_ms,
+            self.timer.schedule(heartbeat_key(group.group_id, new_member_id), request.session_timeout_ms,
                                 lambda: self._expire_heartbeat(group, new_member_id))
             _resolve(future, join_response(ErrorCode.MEMBER_ID_REQUIRED, new_member_id))
         else:
@@ -366,7 +326,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             request.group_instance_id, old_member_id, new_member_id,
             join_response(ErrorCode.FENCED_INSTANCE_ID, old_member_id),
             sync_response(ErrorCode.FENCED_INSTANCE_ID))
-        self.timer.cancel(_heartbeat_key(group.group_id, old_member_id))
+        self.timer.cancel(heartbeat_key(group.group_id, old_member_id))
         self._reschedule_heartbeat(group, member)
         old_protocols = member.protocols
         old_rebalance_timeout, old_session_timeout = member.rebalance_timeout_ms, member.session_timeout_ms
@@ -385,7 +345,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
                     group.update_member(member, old_protocols, old_rebalance_timeout, old_session_timeout, None)
                     restored = group.replace_static_member(request.group_instance_id, new_member_id, old_member_id,
                                                            join_response(), sync_response())
-                    self.timer.cancel(_heartbeat_key(group.group_id, new_member_id))
+                    self.timer.cancel(heartbeat_key(group.group_id, new_member_id))
                     self._reschedule_heartbeat(group, restored)
                     _resolve(future, join_response(
                         group_metadata_append_error(exc.error), UNKNOWN_MEMBER_ID,
@@ -440,7 +400,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         if initial:
             delay = int(self._cfg("group.initial.rebalance.delay.ms", 3000))
             remaining = max(group.rebalance_timeout_ms() - delay, 0)
-            self.timer.schedule(_join_key(group.group_id), delay,
+            self.timer.schedule(join_key(group.group_id), delay,
                                 lambda: self._try_complete_initial_rebalance(group, delay, remaining))
         group.transition_to(PREPARING_REBALANCE, self.clock_ms())
         logger.info("preparing to rebalance group %s with old generation %d (reason: %s)",
@@ -452,7 +412,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         if group.has_all_members_joined():
             self._complete_join(group)
         else:
-            self.timer.schedule(_join_key(group.group_id), group.rebalance_timeout_ms(),
+            self.timer.schedule(join_key(group.group_id), group.rebalance_timeout_ms(),
                                 lambda: self._complete_join_if_current(group))
 
     def _try_complete_initial_rebalance(self, group: ClassicGroup, delay: int, remaining: int) -> None:
@@ -462,7 +422,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             group.new_member_added = False
             new_delay = min(int(self._cfg("group.initial.rebalance.delay.ms", 3000)), remaining)
             new_remaining = max(remaining - delay, 0)
-            self.timer.schedule(_join_key(group.group_id), new_delay,
+            self.timer.schedule(join_key(group.group_id), new_delay,
                                 lambda: self._try_complete_initial_rebalance(group, new_delay, new_remaining))
         else:
             self._complete_join(group)
@@ -474,7 +434,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
     def _complete_join(self, group: ClassicGroup) -> None:
         """End the join phase: drop dynamic members that did not rejoin, start the next
         generation, and answer every waiting JoinGroup (the leader gets all members)."""
-        self.timer.cancel(_join_key(group.group_id))
+        self.timer.cancel(join_key(group.group_id))
         gone = [m for m in group.not_yet_rejoined() if not m.is_static]
         for member in gone:
             self._forget_member(group, member)
@@ -486,7 +446,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         if not group.maybe_elect_new_joined_leader() and group.members:
             # Only static members remain and none rejoined: wait for their sessions to end.
             logger.error("group %s could not complete rebalance because no members rejoined", group.group_id)
-            self.timer.schedule(_join_key(group.group_id), group.rebalance_timeout_ms(),
+            self.timer.schedule(join_key(group.group_id), group.rebalance_timeout_ms(),
                                 lambda: self._complete_join_if_current(group))
             return
         group.init_next_generation(self.clock_ms())
@@ -513,12 +473,12 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
 
     def _schedule_pending_sync(self, group: ClassicGroup) -> None:
         generation = group.generation_id
-        self.timer.schedule(_sync_key(group.group_id), group.rebalance_timeout_ms(),
+        self.timer.schedule(sync_key(group.group_id), group.rebalance_timeout_ms(),
                             lambda: self._expire_pending_sync(group, generation))
 
     def _remove_sync_expiration(self, group: ClassicGroup) -> None:
         group.pending_sync_members.clear()
-        self.timer.cancel(_sync_key(group.group_id))
+        self.timer.cancel(sync_key(group.group_id))
 
     def _expire_pending_sync(self, group: ClassicGroup, generation: int) -> None:
         if not self._current(group) or generation != group.generation_id:
@@ -560,7 +520,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             # A loaded consumer group's member (cluster failover): its session timeout applies.
             self._schedule_consumer_session(group, member_id)
             return
-        self.timer.schedule(_heartbeat_key(group.group_id, member_id),
+        self.timer.schedule(heartbeat_key(group.group_id, member_id),
                             member.session_timeout_ms if timeout_ms is None else timeout_ms,
                             lambda: self._expire_heartbeat(group, member_id))
 
@@ -585,7 +545,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         group.complete_join(member, join_response(ErrorCode.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID))
         group.complete_sync(member, sync_response(ErrorCode.UNKNOWN_MEMBER_ID))
         group.remove(member.member_id)
-        self.timer.cancel(_heartbeat_key(group.group_id, member.member_id))
+        self.timer.cancel(heartbeat_key(group.group_id, member.member_id))
 
     def _remove_member_and_update_group(self, group: ClassicGroup, member: GroupMember, reason: str) -> None:
         self._forget_member(group, member)
@@ -665,7 +625,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
     def _remove_pending_sync_member(self, group: ClassicGroup, member_id: str) -> None:
         group.pending_sync_members.discard(member_id)
         if group.is_in(DEAD, EMPTY, PREPARING_REBALANCE) or not group.pending_sync_members:
-            self.timer.cancel(_sync_key(group.group_id))
+            self.timer.cancel(sync_key(group.group_id))
 
     # == Heartbeat ===================================================================================
 
@@ -724,7 +684,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
                     results.append((member_id, instance_id, ErrorCode.UNKNOWN_MEMBER_ID))
             elif member_id in group.pending_join_members:
                 group.remove(member_id)
-                self.timer.cancel(_heartbeat_key(group_id, member_id))
+                self.timer.cancel(heartbeat_key(group_id, member_id))
                 results.append((member_id, instance_id, ErrorCode.NONE))
             else:
                 member_error = group.member_error(member_id, instance_id)
@@ -1028,8 +988,8 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         else:
             group.transition_to(DEAD, self.clock_ms())
         self.groups.pop(group.group_id, None)
-        self.timer.cancel(_join_key(group.group_id))
-        self.timer.cancel(_sync_key(group.group_id))
+        self.timer.cancel(join_key(group.group_id))
+        self.timer.cancel(sync_key(group.group_id))
 
     def delete_offsets(self, group_id: str, partitions: list[TopicPartition]
                        ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:

@@ -47,8 +47,9 @@ from .consumer_group import (
     freeze,
     next_member_assignment,
 )
-from .consumer_group_coordinator import HeartbeatError, _new_member_id, _RecordWriter
-from .consumer_protocol import (
+from .classic_protocol import UNKNOWN_MEMBER_ID, heartbeat_key, join_key, join_response, sync_key, sync_response
+from .consumer_group_coordinator import HeartbeatError, RecordWriter, new_member_id
+from kafka_wire.consumer_protocol import (
     CONSUMER_PROTOCOL_TYPE,
     assigned_partitions,
     parse_subscription,
@@ -60,7 +61,6 @@ from .offsets_store import AppendFailed, group_metadata_append_error, group_meta
 
 logger = logging.getLogger("kafka_wire.coordinator")
 
-UNKNOWN_MEMBER_ID = ""
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 
 
@@ -111,7 +111,7 @@ class GroupMigration:
         group = ConsumerGroup(classic.group_id, self.clock_ms())
         group.offsets, group.pending_txn_offsets = classic.offsets, classic.pending_txn_offsets
         records = [group_tombstone(classic.group_id)]
-        writer = _RecordWriter(self, group, records)
+        writer = RecordWriter(self, group, records)
         generation = classic.generation_id
         converted = []
         for m in classic.members.values():
@@ -143,16 +143,15 @@ class GroupMigration:
     def install_converted_consumer_group(self, classic: ClassicGroup, group: ConsumerGroup) -> None:
         """Once the conversion's records are written: serve the consumer group. Members waiting in
         JoinGroup/SyncGroup are told REBALANCE_IN_PROGRESS (they rejoin the consumer group)."""
-        from .group_coordinator import _heartbeat_key, _join_key, _sync_key, join_response, sync_response
 
         for member in list(classic.members.values()):
             classic.complete_join(member, join_response(ErrorCode.REBALANCE_IN_PROGRESS, member.member_id))
             classic.complete_sync(member, sync_response(ErrorCode.REBALANCE_IN_PROGRESS))
-            self.timer.cancel(_heartbeat_key(classic.group_id, member.member_id))
+            self.timer.cancel(heartbeat_key(classic.group_id, member.member_id))
         for member_id in classic.pending_join_members:
-            self.timer.cancel(_heartbeat_key(classic.group_id, member_id))
-        self.timer.cancel(_join_key(classic.group_id))
-        self.timer.cancel(_sync_key(classic.group_id))
+            self.timer.cancel(heartbeat_key(classic.group_id, member_id))
+        self.timer.cancel(join_key(classic.group_id))
+        self.timer.cancel(sync_key(classic.group_id))
         classic.state = DEAD
         self.groups[group.group_id] = group
         for member_id in group.members:
@@ -274,12 +273,11 @@ class GroupMigration:
     def classic_join_to_consumer_group(self, group: ConsumerGroup, request, api_version_requires_id: bool) -> dict:
         """Kafka's classicGroupJoinToConsumerGroup: one JoinGroup is one reconciliation step. Its
         errors carry an empty member id, as Kafka's."""
-        from .group_coordinator import join_response
 
         member_id = request.member_id
         is_unknown = member_id == UNKNOWN_MEMBER_ID
         if is_unknown:
-            member_id = _new_member_id()
+            member_id = new_member_id()
         if len(group.members) >= self._consumer_max_size() and (is_unknown or member_id not in group.members):
             return join_response(ErrorCode.GROUP_MAX_SIZE_REACHED)
         if not group.supports_classic_protocols(request.protocol_type, {n for n, _ in request.protocols}):
@@ -291,7 +289,7 @@ class GroupMigration:
         subscription = parse_subscription(request.protocols[0][1]) if request.protocols else None
         if subscription is None:
             return join_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
-        writer = _RecordWriter(self, group, [])
+        writer = RecordWriter(self, group, [])
         try:
             replaced = group.static_member(request.group_instance_id) if is_unknown else None
             member = self._classic_member_for_join(group, writer, member_id, request.group_instance_id, is_unknown)
@@ -347,7 +345,7 @@ class GroupMigration:
         return join_response(member_id=member.member_id, generation_id=member.member_epoch,
                              protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=member.classic.protocol_name)
 
-    def _classic_member_for_join(self, group: ConsumerGroup, writer: _RecordWriter, member_id: str,
+    def _classic_member_for_join(self, group: ConsumerGroup, writer: RecordWriter, member_id: str,
                                  instance_id: str | None, is_unknown: bool) -> ConsumerGroupMember:
         """The member a classic JoinGroup is from (Kafka's getOrMaybeSubscribe*ConsumerGroupMember):
         a dynamic one is created when unknown, whatever member id it brings; a static one joining
@@ -404,7 +402,6 @@ class GroupMigration:
                                        protocol_name: str | None) -> dict:
         """Kafka's classicGroupSyncToConsumerGroup: the member's current assignment, in its own
         version of the consumer protocol."""
-        from .group_coordinator import sync_response
 
         try:
             member = self._classic_member(group, member_id, group_instance_id)
@@ -471,7 +468,7 @@ class GroupMigration:
         try:
             if self.maybe_downgrade(group, leaving):
                 return results
-            writer = _RecordWriter(self, group, [])
+            writer = RecordWriter(self, group, [])
             for member_id in leaving:
                 writer.remove_member(member_id, bump_epoch=False)
             writer.subscription_metadata_changed()

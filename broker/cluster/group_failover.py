@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 
-from coordinator.group_coordinator import GroupCoordinator, join_response, sync_response
+from coordinator.classic_protocol import join_response, sync_response
+from coordinator.group_coordinator import GroupCoordinator
 from coordinator.offsets_store import OFFSETS_TOPIC, AppendFailed, OffsetsTopic
 from kafka_wire.errors import ErrorCode
 

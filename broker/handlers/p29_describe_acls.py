@@ -11,6 +11,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..security.authorizer import CLUSTER_NAME, AclBindingFilter, AclOperation, ResourceType, sent_unknown
+from .closing import CloseConnection
 
 API = APIS_BY_NAME["DescribeAcls"]
 
@@ -26,7 +27,6 @@ async def handle(broker, ctx, request):
     flt = AclBindingFilter.from_request(request)
     if sent_unknown(request.resource_type_filter, request.pattern_type_filter, request.operation,
                     request.permission_type):
-        from ..server import CloseConnection  # the server imports the handlers
 
         raise CloseConnection
     authorizer = broker.authorizer

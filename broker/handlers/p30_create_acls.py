@@ -26,6 +26,7 @@ from ..security.authorizer import (
     sent_unknown,
 )
 from .p29_describe_acls import NO_AUTHORIZER
+from .closing import CloseConnection
 
 API = APIS_BY_NAME["CreateAcls"]
 
@@ -45,7 +46,6 @@ async def handle(broker, ctx, request):
     bindings = [_binding(creation) for creation in request.creations]
     if any(sent_unknown(c.resource_type, c.resource_pattern_type, c.operation, c.permission_type)
            for c in request.creations):
-        from ..server import CloseConnection  # the server imports the handlers
 
         raise CloseConnection
     authorizer = broker.authorizer

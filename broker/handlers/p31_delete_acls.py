@@ -18,6 +18,7 @@ from ..security.authorizer import (
     ResourceType,
     sent_unknown,
 )
+from .closing import CloseConnection
 
 API = APIS_BY_NAME["DeleteAcls"]
 
@@ -38,7 +39,6 @@ async def handle(broker, ctx, request):
     filters = [AclBindingFilter.from_request(item) for item in request.filters]
     if any(sent_unknown(item.resource_type_filter, item.pattern_type_filter, item.operation, item.permission_type)
            for item in request.filters):
-        from ..server import CloseConnection  # the server imports the handlers
 
         raise CloseConnection
     authorizer = broker.authorizer

@@ -18,7 +18,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from coordinator.consumer_protocol import CONSUMER_PROTOCOL_TYPE, assigned_partitions, subscribed_topics
+from kafka_wire.consumer_protocol import CONSUMER_PROTOCOL_TYPE, assigned_partitions, subscribed_topics
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import ControlRecordType, decode_batches, decode_control_key, iter_records_with_offsets
 from kafka_wire.records import InvalidRecordBatch

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from coordinator.consumer_protocol import CONSUMER_PROTOCOL_TYPE, assigned_partitions
+from kafka_wire.consumer_protocol import CONSUMER_PROTOCOL_TYPE, assigned_partitions
 from kafka_wire.errors import ErrorCode
 
 from ..tool_support import add_connection_arguments, connect, print_table, reports_errors

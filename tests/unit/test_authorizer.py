@@ -284,7 +284,7 @@ def test_create_acls_with_an_any_element_fails_the_whole_request(tmp_path, eleme
 def test_acl_requests_with_unknown_elements_close_the_connection(tmp_path, api, body):
     """Kafka 4.3 cannot parse them (the requests' validate: UNKNOWN elements), even from who may not alter
     ACLs: the connection is closed without an answer."""
-    from broker.server import CloseConnection
+    from broker.handlers.closing import CloseConnection
 
     broker = _broker(tmp_path, **AUTHZ)
     for principal in ("User:admin", "User:alice"):

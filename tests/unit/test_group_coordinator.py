@@ -11,7 +11,7 @@ import pytest
 
 from broker.config import BrokerConfig
 from broker.node import Broker
-from coordinator.consumer_protocol import assigned_partitions, subscribed_topics
+from kafka_wire.consumer_protocol import assigned_partitions, subscribed_topics
 from coordinator.group_coordinator import GroupCoordinator
 from coordinator.offsets_store import OFFSETS_TOPIC, java_string_hashcode, partition_for
 from kafka_wire.errors import ErrorCode

@@ -9,7 +9,7 @@ import asyncio
 import struct
 
 from coordinator.consumer_group import ConsumerGroup, MemberState
-from coordinator.consumer_protocol import assigned_partitions, parse_subscription, serialize_assignment
+from kafka_wire.consumer_protocol import assigned_partitions, parse_subscription, serialize_assignment
 from coordinator.group import ClassicGroup, GroupState
 from kafka_wire.errors import ErrorCode
 

@@ -12,7 +12,7 @@ from cli.commands.consume import MessageFormat, encode_assignment, encode_subscr
 from cli.commands.topics import _include_list
 from cli.tool_support import ToolError, kafka_uuid, parse_key_values
 from client import murmur2, partition_for_key, split_address
-from coordinator.consumer_protocol import assigned_partitions, subscribed_topics
+from kafka_wire.consumer_protocol import assigned_partitions, subscribed_topics
 from kafka_wire.record_codec import Record
 
 
