@@ -86,7 +86,7 @@ async def handle(broker, ctx, request):
             _delete(broker, meta)
             responses.append(_result(meta.name, meta.topic_id))
     if request.timeout_ms <= 0:
-        # "Deleted, not waited for": README, Timeouts of 0 (ZkAdminManager.deleteTopics).
+        # "Deleted, not waited for": docs/security.md, Timeouts of 0 (ZkAdminManager.deleteTopics).
         for response in responses:
             if response["error_code"] == ErrorCode.NONE:
                 response["error_code"] = int(ErrorCode.REQUEST_TIMED_OUT)

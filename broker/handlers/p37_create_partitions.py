@@ -80,7 +80,7 @@ async def handle(broker, ctx, request):
                 error, message = ErrorCode.KAFKA_STORAGE_ERROR, str(exc)
             else:
                 if request.timeout_ms <= 0:
-                    # "Added, not waited for": README, Timeouts of 0 (ZkAdminManager.createPartitions).
+                    # "Added, not waited for": docs/security.md, Timeouts of 0 (ZkAdminManager.createPartitions).
                     error = ErrorCode.REQUEST_TIMED_OUT
         results.append({"name": topic.name, "error_code": int(error), "error_message": message})
     return {"throttle_time_ms": 0, "results": results}

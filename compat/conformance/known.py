@@ -2,8 +2,8 @@
 
 Each entry matches differences by shell-style patterns over "case :: step :: path" (see
 compare.Difference.where) and says why. KEPT: a Kafka behaviour we deliberately do not copy (also
-listed in README). OPEN: a conformance bug we know of and have not fixed yet; it is reported as
-such, never as conformance. A difference that matches nothing here is unexplained and fails the run.
+listed in docs/conformance.md). OPEN: a conformance bug we know of and have not fixed yet; it is
+reported as such, never as conformance. A difference that matches nothing here is unexplained and fails the run.
 """
 
 from __future__ import annotations
@@ -29,27 +29,31 @@ class Known:
 
 
 KNOWN: tuple[Known, ...] = (
-    # APIs Kafka 4.3 advertises that kafka-wire does not serve: README "APIs served" says why, key by key.
+    # APIs Kafka 4.3 advertises that kafka-wire does not serve: docs/compatibility.md "APIs served" says
+    # why, key by key.
     *(Known(f"api_versions*:: ApiVersions v* :: api_keys.{key}", KEPT, why) for key, why in (
-        (55, "DescribeQuorum is KRaft only (the controller quorum; no Raft quorum here): README, APIs served"),
-        (64, "UnregisterBroker is KRaft only: README, APIs served"),
-        (80, "AddRaftVoter is KRaft only: README, APIs served"),
-        (81, "RemoveRaftVoter is KRaft only: README, APIs served"),
-        *((k, "share groups (KIP-932) are not implemented yet: README, APIs served")
+        (55, "DescribeQuorum is KRaft only (the controller quorum; no Raft quorum here): "
+             "docs/compatibility.md, APIs served"),
+        (64, "UnregisterBroker is KRaft only: docs/compatibility.md, APIs served"),
+        (80, "AddRaftVoter is KRaft only: docs/compatibility.md, APIs served"),
+        (81, "RemoveRaftVoter is KRaft only: docs/compatibility.md, APIs served"),
+        *((k, "share groups (KIP-932) are not implemented yet: docs/compatibility.md, APIs served")
           for k in (76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92)),
-        *((k, "streams groups (KIP-1071) are not implemented yet: README, APIs served") for k in (88, 89)),
+        *((k, "streams groups (KIP-1071) are not implemented yet: docs/compatibility.md, APIs served")
+          for k in (88, 89)),
     )),
     Known("*:: *configs.min.insync.replicas.*", KEPT,
           "Kafka 4.x's storage format writes a cluster-level min.insync.replicas (DYNAMIC_DEFAULT_BROKER_CONFIG, "
           "source 3) because eligible leader replicas (KIP-966) need one; kafka-wire has no ELR and reports the "
-          "static default (source 5), as Kafka 3.9 does (README, Conformance)"),
+          "static default (source 5), as Kafka 3.9 does (docs/conformance.md)"),
     Known("api_versions*:: ApiVersions v* :: api_keys.27.min_version", KEPT,
           "WriteTxnMarkers v0 is still served (Kafka 3.x's version; Kafka 4.0 dropped it, KIP-896); only brokers "
           "send it, and a wider range costs none of them anything"),
     *(Known(f"api_versions*:: ApiVersions v* :: {kind}_features.{feature}", KEPT, why)
       for kind in ("supported", "finalized") for feature, why in (
-          ("metadata.version", "kafka-wire has no KRaft metadata log, so no metadata.version (README, Feature flags)"),
-          ("kraft.version", "kafka-wire has no KRaft controller quorum (README, Feature flags)"),
+          ("metadata.version", "kafka-wire has no KRaft metadata log, so no metadata.version "
+                               "(docs/compatibility.md, Feature flags)"),
+          ("kraft.version", "kafka-wire has no KRaft controller quorum (docs/compatibility.md, Feature flags)"),
           ("eligible.leader.replicas.version", "eligible leader replicas (KIP-966) are not implemented"),
           ("share.version", "share groups (KIP-932) are not implemented"),
           ("streams.version", "streams groups (KIP-1071) are not implemented"))

@@ -3,7 +3,7 @@ by scripts/setup-browser.sh. tests/console/browser.js runs a scenario and prints
 showed; these tests create the data with a real Kafka client (librdkafka, confluent-kafka) and
 check the page against it.
 
-Screenshots for the README: KW_CONSOLE_SCREENSHOTS=docs .venv/bin/python -m pytest
+Screenshots for docs/console.md: KW_CONSOLE_SCREENSHOTS=docs .venv/bin/python -m pytest
 tests/console/test_console_browser.py (writes docs/console-*.png).
 """
 

@@ -3,7 +3,7 @@
 Runs `kafka-wire compat --against-kafka 4.3.0 --quick` (the command people run, see
 compat/conformance/) into a scratch report and fails on any unexplained difference between Kafka's
 answers and ours, naming each. The full run, 3.9 too, is `kafka-wire compat --against-kafka 3.9.1`
-(README); compat/CONFORMANCE.md is the committed report of the full runs.
+(docs/conformance.md); compat/CONFORMANCE.md is the committed report of the full runs.
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ class Tools:
 def aligned(kafka, ours, tools):
     """Kafka 4.3's `kafka-storage format` writes min.insync.replicas=1 as a cluster-level dynamic default
     (KIP-966, eligible leader replicas), so every topic describes it as set; kafka-wire has no such
-    record (README, Conformance: a kept difference). The same default is set on kafka-wire, with
+    record (docs/conformance.md: a kept difference). The same default is set on kafka-wire, with
     kafka-configs.sh, so that topic descriptions compare."""
     done = tools.run(CONFIGS, "--bootstrap-server", ours.bootstrap, "--entity-type", "brokers",
                      "--entity-default", "--alter", "--add-config", "min.insync.replicas=1")

@@ -1,6 +1,6 @@
 """Answers the request fuzzer (compat/request_fuzz.py --against-kafka 4.3.0) found different from Kafka's:
 those now answered as Kafka does (compat/conformance/scenarios/fuzz_differences.py plays them against the
-reference Kafka), and those kept on purpose (README, "Request fuzzer differences from Kafka")."""
+reference Kafka), and those kept on purpose (docs/security.md, "Request fuzzer differences from Kafka")."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_a_timeout_of_zero_does_the_work_and_answers_request_timed_out(client, t
     # ZooKeeper-mode Kafka's meaning of timeout_ms <= 0 (ZkAdminManager): do it, do not wait for it;
     # what succeeded answers REQUEST_TIMED_OUT (librdkafka reports that as success when its
     # operation_timeout is <= 0), what failed its own error, validate_only its result. Kafka 4.3.0's
-    # KRaft controller instead fails the whole request before doing anything (README, Timeouts of 0).
+    # KRaft controller instead fails the whole request before doing anything (docs/security.md, Timeouts of 0).
     new, bad = unique("deadline"), "bad name!"
     answer = client.call("CreateTopics", 7, {"topics": [_creatable(new), _creatable(bad)],
                                              "timeout_ms": timeout, "validate_only": False})
@@ -71,7 +71,7 @@ def test_alter_configs_refuses_duplicates_and_nulls_first(client):
     assert _alter(client, [resource], version=0) == [
         (topic, ErrorCode.INVALID_REQUEST, "Null value not supported for : retention.ms, segment.ms")]
     # A resource named twice: Kafka 4.3.0 computes INVALID_REQUEST for both (ConfigAdminManager.preprocess)
-    # but never sends its answer (README, "Where Kafka's answer is an accident"); kafka-wire sends it.
+    # but never sends its answer (docs/security.md, "Kafka's accidents, not copied"); kafka-wire sends it.
     resource["configs"] = [{"name": "retention.ms", "value": "1000"}]
     message = "Each resource must appear at most once."
     assert _alter(client, [resource, resource]) == [(topic, ErrorCode.INVALID_REQUEST, message)] * 2

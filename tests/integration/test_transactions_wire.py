@@ -373,7 +373,7 @@ def test_a_new_transaction_reusing_an_aborted_batchs_sequences_is_refused(client
     sequences (librdkafka rewinds them when told the batch was not written). Answered as a
     duplicate of the aborted batch, they were never written while the transaction committed.
     Apache Kafka answers this batch as a duplicate too (its transaction.version 2 avoids the case by
-    bumping the epoch at every transaction end); kafka-wire refuses it (README, "Faults")."""
+    bumping the epoch at every transaction end); kafka-wire refuses it (docs/faults.md)."""
     topic = unique("txn-reuse")
     create_topic(client, topic)
     txid, pid, epoch = begin(client, topic)

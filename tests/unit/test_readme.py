@@ -1,6 +1,7 @@
-"""The README stays true: its API table is exactly what ApiVersions advertises, lists every API
-Apache Kafka 4.3.0 advertises (captured in tests/unit/data) with Kafka's versions and why we do
-not serve the others, and the two commands it names exist."""
+"""The README and docs/compatibility.md stay true: the "APIs served" table (docs/compatibility.md)
+is exactly what ApiVersions advertises, lists every API Apache Kafka 4.3.0 advertises (captured in
+tests/unit/data) with Kafka's versions and why we do not serve the others, the README's count of
+them is the table's, and the two commands the README names exist."""
 
 import re
 from pathlib import Path
@@ -9,6 +10,7 @@ from broker.handlers import HANDLERS
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
+COMPATIBILITY = (ROOT / "docs" / "compatibility.md").read_text()
 
 
 KAFKA_API_VERSIONS = ROOT / "tests" / "unit" / "data" / "apiversions-kafka-4.3.0.txt"
@@ -26,8 +28,9 @@ def captured(path: Path) -> dict[int, tuple[str, str]]:
 
 
 def api_table() -> dict[int, tuple[str, str, str, str]]:
-    section = README[README.index("## APIs served"):]
-    section = section[:section.index("\n## ", 1)]
+    section = COMPATIBILITY[COMPATIBILITY.index("\n## APIs served\n"):]
+    next_section = section.find("\n## ", 1)
+    section = section if next_section == -1 else section[:next_section]
     rows = re.findall(r"^\| (\w+) \| (\d+) \| ([\d-]+) \| ([\d-]+) \| (.*?) ?\|$", section, re.M)
     assert rows, "no API table under ## APIs served"
     table = {int(key): (name, theirs, ours, why) for name, key, theirs, ours, why in rows}
@@ -60,6 +63,16 @@ def test_kraft_only_apis_were_not_served_by_a_zookeeper_mode_kafka():
     zookeeper_mode = captured(ZOOKEEPER_API_VERSIONS)
     kraft_only = [key for key, (_, _, _, why) in api_table().items() if why.startswith("KRaft only")]
     assert kraft_only and not set(kraft_only) & set(zookeeper_mode)
+
+
+def test_the_readme_counts_the_apis_as_the_table_does():
+    """The front page's "advertises N of the M APIs Apache Kafka 4.3.0 advertises" is the table's."""
+    table = api_table()
+    served = sum(ours != "-" for _, _, ours, _ in table.values())
+    kafka = sum(theirs != "-" for _, theirs, _, _ in table.values())
+    claim = re.search(r"advertises (\d+) of the (\d+) APIs\s+Apache Kafka 4\.3\.0 advertises", README)
+    assert claim, "the README no longer says how many of Kafka's APIs kafka-wire serves"
+    assert (int(claim[1]), int(claim[2])) == (served, kafka)
 
 
 def test_the_two_commands_exist_and_ci_runs_the_test_command():
