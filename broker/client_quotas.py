@@ -339,7 +339,7 @@ def managers(broker) -> dict[str, ClientQuotaManager]:
     """The broker's produce and fetch quota managers, made on first use."""
     found = getattr(broker, "client_quota_managers", None)
     if found is None:
-        quotas_of = lambda: getattr(broker.metadata, "client_quotas", {})  # noqa: E731
+        quotas_of = lambda: broker.metadata.client_quotas  # noqa: E731
         found = {key: ClientQuotaManager(key, quotas_of) for key in ("producer_byte_rate", "consumer_byte_rate")}
         broker.client_quota_managers = found
     return found

@@ -35,28 +35,20 @@ class BrokerConfigError(Exception):
         self.message = message
 
 
-def supported(broker) -> bool:
-    """Dynamic broker configs need a metadata store that keeps them (embedded or ZooKeeper)."""
-    return hasattr(broker.metadata, "set_broker_configs")
-
-
 def stored(broker, resource_name: str) -> dict[str, str]:
-    return dict(getattr(broker.metadata, "broker_configs", {}).get(resource_name, {}))
+    return dict(broker.metadata.broker_configs.get(resource_name, {}))
 
 
 def current(broker, resource_name: str) -> dict[str, str]:
     """What an incremental change starts from: in cluster mode a fresh read from ZooKeeper (another
     broker may have just changed the default), as Kafka's ZkAdminManager reads it."""
-    read = getattr(broker.metadata, "read_broker_configs", None)
-    return read(resource_name) if read is not None else stored(broker, resource_name)
+    return broker.metadata.read_broker_configs(resource_name)
 
 
 def apply_dynamic_broker_configs(broker) -> None:
     """Overlay the stored dynamic configs on the broker's configuration and push the resulting
     topic config defaults to every partition log and the connection limits to the server.
     Called when the metadata is loaded and after every change."""
-    if not supported(broker):
-        return
     config = broker.config
     config.set_dynamic(stored(broker, ""), stored(broker, str(broker.node_id)))
     broker.logs.default_config = LogConfig.of(config.topic_defaults())
@@ -141,8 +133,6 @@ def alter_broker_configs(broker, resource_name: str, new_props: dict[str, str], 
     except ConfigError as exc:
         # ConfigAdminManager.validateBrokerConfigChange turns ConfigException into INVALID_REQUEST.
         return ErrorCode.INVALID_REQUEST, str(exc)
-    if not supported(broker):
-        return ErrorCode.INVALID_REQUEST, "Dynamic broker configs are not supported by this metadata store"
     if not validate_only:
         broker.metadata.set_broker_configs(resource_name, new_props)
         apply_dynamic_broker_configs(broker)

@@ -41,7 +41,8 @@ from .features import (
 )
 from .leader_election import elect_leaders
 from .cluster.partition_reassignment import single_node_outcomes
-from .metadata_store import EmbeddedMetadata, TopicMeta
+from .metadata import MetadataStore, TopicMeta
+from .metadata_store import EmbeddedMetadata
 from .security import attach as attach_security
 
 logger = logging.getLogger("kafka_wire.broker")
@@ -146,7 +147,7 @@ class Broker:
         self.config = config
         self.node_id = config.node_id
         data_dir = config.log_dirs[0]
-        self.metadata = EmbeddedMetadata(data_dir, self.node_id)
+        self.metadata: MetadataStore = EmbeddedMetadata(data_dir, self.node_id)
         # The fsyncs of rolls, flush.ms and checkpoints run on this thread, off the event loop (one
         # worker: the jobs of a log finish in the order they were started).
         self.log_flusher = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kafka-wire-log-flusher")
@@ -340,10 +341,10 @@ class Broker:
         return [(self.node_id, host, port, self.config["broker.rack"])]
 
     def live_broker_ids(self) -> list[int]:
-        return [self.node_id]
+        return self.metadata.live_brokers()
 
     def controller_id(self) -> int:
-        return self.node_id
+        return self.metadata.controller_id
 
     # -- feature flags (KIP-584, broker/features.py) -------------------------------------------
 

@@ -8,7 +8,7 @@ from collections import Counter
 from kafka_wire.errors import ErrorCode
 
 from .config import TOPIC_KEYS, ConfigError, ConfigType, parse_topic_configs
-from .metadata_store import validate_topic_name
+from .metadata import validate_topic_name
 
 TOPIC = 2
 BROKER = 4

@@ -76,7 +76,7 @@ class ClusterBroker(Broker):
         self.zk = KazooClient(hosts=config["zookeeper.connect"], timeout=session_timeout,
                               connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_jitter": 0.4,
                                                 "max_delay": 1.0})
-        self.metadata = ZkMetadata(self.zk, self.node_id, config.log_dirs[0])
+        self.metadata: ZkMetadata = ZkMetadata(self.zk, self.node_id, config.log_dirs[0])
         self.producer_ids = ZkProducerIdManager(self.zk, self.node_id)
         self.groups = ReplicatedGroupCoordinator()
         self.transactions = ReplicatedTransactionCoordinator()
@@ -253,12 +253,6 @@ class ClusterBroker(Broker):
             if endpoint is not None:
                 brokers.append((node_id, endpoint[0], endpoint[1], info.rack))
         return brokers
-
-    def live_broker_ids(self) -> list[int]:
-        return self.metadata.live_brokers()
-
-    def controller_id(self) -> int:
-        return self.metadata.controller_id
 
     def elect_leaders(self, election_type: int, requested):
         """ElectLeaders: the controller decides; None on any other broker (NOT_CONTROLLER)."""

@@ -17,8 +17,8 @@
                                                     the znode's version is their epoch
     /admin/delete_topics                           created for Kafka's tools; deletions here are direct
 
-ZkMetadata answers the same questions as the embedded store (broker/metadata_store.py): topic(),
-topics, topic_by_id(), partition_state(), create_topic(), ... from a cache. kazoo's watches run on
+ZkMetadata is a MetadataStore (broker/metadata.py), as the embedded store is: topic(), topics,
+topic_by_id(), partition_state(), create_topic(), ... answered from a cache. kazoo's watches run on
 kazoo's threads; they post every change to the event loop, so the cache only changes on the loop,
 between two handlers' synchronous steps. Writes are synchronous ZooKeeper calls (loopback
 milliseconds) that also update the cache at once, so a handler sees its own write. Partition
@@ -35,6 +35,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -42,7 +43,17 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from ..config import TOPIC_KEYS, parse_topic_configs
-from ..metadata_store import META_PROPERTIES, PartitionState, TopicMeta, _atomic_write, random_cluster_id, random_topic_id
+from ..metadata import (
+    META_PROPERTIES,
+    PartitionState,
+    QuotaEntity,
+    TopicCatalog,
+    TopicMeta,
+    random_cluster_id,
+    random_topic_id,
+    read_meta_properties,
+    write_atomically,
+)
 from .partition_reassignment import Reassignment
 from .replica_assignment import InvalidReplicationFactor, assign_replicas
 from .zk_entity_configs import (
@@ -250,16 +261,13 @@ def _parse_topic_node(data: bytes, stat) -> _TopicNode:
                       adding=by_partition("adding_replicas"), removing=by_partition("removing_replicas"))
 
 
-class ZkMetadata:
+class ZkMetadata(TopicCatalog):
     """The cluster's topics, partition states and live brokers, from ZooKeeper, for one broker."""
 
     def __init__(self, zk, node_id: int, data_dir: str) -> None:
+        super().__init__(node_id)
         self.zk = zk
-        self.node_id = node_id
         self.dir = Path(data_dir)
-        self.cluster_id = ""
-        self.topics: dict[str, TopicMeta] = {}
-        self._by_id: dict[uuid.UUID, TopicMeta] = {}
         self.assignments: dict[str, dict[int, list[int]]] = {}
         # Ongoing reassignments: topic -> partition -> (adding, removing) replicas.
         self._reassigning: dict[str, dict[int, tuple[list[int], list[int]]]] = {}
@@ -277,15 +285,10 @@ class ZkMetadata:
         self._config_watchers: dict[str, object] = {}
         self._watches: list[object] = []
         self._closed = False
-        # Dynamic broker configs (KIP-226) of the default broker ("") and of this broker (its id),
-        # and client quotas (entity -> {quota key: value}): the embedded store's attributes.
-        self.broker_configs: dict[str, dict[str, str]] = {}
-        self.client_quotas: dict[tuple, dict[str, float]] = {}
+        # broker_configs holds the default broker's ("") and this broker's own (its id) only.
         self._last_config_change = -1  # the sequence number of the last notification handled
         self._config_change_lock = threading.Lock()
-        # Finalized features (KIP-584) from /feature (None: the znode does not exist) and its version.
-        self.finalized_features: dict[str, int] | None = None
-        self.finalized_features_epoch = -1
+        # finalized_features come from /feature (None: the znode does not exist); their epoch is its version.
 
     # -- start ------------------------------------------------------------------------------
 
@@ -347,12 +350,7 @@ class ZkMetadata:
         """meta.properties ties the log dir to this node and cluster (Kafka refuses a mismatch)."""
         self.dir.mkdir(parents=True, exist_ok=True)
         path = self.dir / META_PROPERTIES
-        props: dict[str, str] = {}
-        if path.exists():
-            for line in path.read_text().splitlines():
-                if "=" in line and not line.startswith("#"):
-                    key, value = line.split("=", 1)
-                    props[key.strip()] = value.strip()
+        props = read_meta_properties(self.dir)
         stored_node = props.get("node.id", props.get("broker.id"))
         if stored_node is not None and int(stored_node) != self.node_id:
             raise RuntimeError(f"The data directory {self.dir} belongs to node.id={stored_node}, not {self.node_id}")
@@ -361,25 +359,16 @@ class ZkMetadata:
             raise RuntimeError(f"The data directory {self.dir} belongs to cluster {stored_cluster}; ZooKeeper "
                                f"holds cluster {self.cluster_id} (InconsistentClusterIdException)")
         if not stored_cluster:
-            _atomic_write(path, f"version=0\nbroker.id={self.node_id}\nnode.id={self.node_id}\n"
+            write_atomically(path, f"version=0\nbroker.id={self.node_id}\nnode.id={self.node_id}\n"
                                 f"cluster.id={self.cluster_id}\n")
 
     def close(self) -> None:
         self._closed = True
 
-    # -- queries (the embedded store's interface) -------------------------------------------
+    # -- queries (MetadataStore's; TopicCatalog answers the rest) ------------------------------
 
-    def topic(self, name: str) -> TopicMeta | None:
-        return self.topics.get(name)
-
-    def topic_by_id(self, topic_id: uuid.UUID) -> TopicMeta | None:
-        return self._by_id.get(topic_id)
-
-    def partition_state(self, topic: str, partition: int) -> PartitionState | None:
-        meta = self.topics.get(topic)
-        if meta is None or not 0 <= partition < meta.partitions:
-            return None
-        replicas = list(self.assignments.get(topic, {}).get(partition, []))
+    def _state_of(self, topic: str, partition: int) -> PartitionState:
+        replicas = self.replicas(topic, partition)
         state = self.states.get((topic, partition))
         if state is None:
             return PartitionState(NO_LEADER, -1, replicas, [])
@@ -410,7 +399,7 @@ class ZkMetadata:
             for partition, replicas in assignment.items():
                 yield topic, partition, replicas
 
-    # -- changes (the embedded store's interface) --------------------------------------------
+    # -- changes (MetadataStore's) -------------------------------------------------------------
 
     def _controller_epoch(self) -> int:
         try:
@@ -536,7 +525,7 @@ class ZkMetadata:
             self.zk.create(path, config_znode(configs), makepath=True)
         self._apply_configs(name, dict(configs))
 
-    # -- dynamic broker configs and client quotas (the embedded store's interface) ------------
+    # -- dynamic broker configs and client quotas (MetadataStore's) -----------------------------
     #
     # As Kafka's ZooKeeper mode: the broker that receives the request writes the entity's config
     # znode, then a sequential /config/changes/config_change_ notification naming it; every
@@ -559,7 +548,7 @@ class ZkMetadata:
         if resource_name in ("", str(self.node_id)):
             self._store_broker_configs(resource_name, dict(configs))
 
-    def read_client_quotas(self, entities) -> dict[tuple, dict[str, float]]:
+    def read_client_quotas(self, entities: Iterable[QuotaEntity]) -> dict[QuotaEntity, dict[str, float]]:
         """The stored quotas of these entities, read from ZooKeeper now (entities without a znode
         of their own, or none, are left out)."""
         found = {}
@@ -748,27 +737,11 @@ class ZkMetadata:
             except NoNodeError:
                 continue
 
-    def _store_broker_configs(self, name: str, configs: dict[str, str]) -> bool:
-        if self.broker_configs.get(name, {}) == configs:
-            return False
-        if configs:
-            self.broker_configs[name] = dict(configs)
-        else:
-            self.broker_configs.pop(name, None)
-        return True
-
     def _apply_broker_configs(self, name: str, configs: dict[str, str]) -> None:
         """On the loop: a notified change of the default's or this broker's dynamic configs."""
         if self._store_broker_configs(name, configs):
             logger.info("dynamic broker configs of %s are now %s", repr(name) if name else "the default broker", configs)
             self._notify("broker_configs_changed")
-
-    def _store_client_quota(self, entity: tuple, values: dict[str, float]) -> None:
-        """On the loop; the quota managers read client_quotas on every request."""
-        if values:
-            self.client_quotas[entity] = dict(values)
-        else:
-            self.client_quotas.pop(entity, None)
 
     # -- partition states (controller and leaders) -------------------------------------------
 
@@ -966,7 +939,7 @@ class ZkMetadata:
 
     def _apply_topic(self, name: str, node: _TopicNode | None, configs: dict[str, object]) -> None:
         if node is None:
-            meta = self.topics.pop(name, None)
+            meta = self._forget_topic(name)
             self._topic_generation.pop(name, None)
             self._watched_partitions.pop(name, None)
             self.assignments.pop(name, None)
@@ -974,7 +947,6 @@ class ZkMetadata:
             for key in [k for k in self.states if k[0] == name]:
                 del self.states[key]
             if meta is not None:
-                self._by_id.pop(meta.topic_id, None)
                 self._notify("topic_removed", meta)
             return
         current = self.topics.get(name)
@@ -988,9 +960,7 @@ class ZkMetadata:
             self._watched_partitions[name] = set()
         replication = len(node.reassignment(0).target()) or 1
         if current is None:
-            meta = TopicMeta(name, node.topic_id, len(node.assignment), replication, dict(configs))
-            self.topics[name] = meta
-            self._by_id[meta.topic_id] = meta
+            self._index_topic(TopicMeta(name, node.topic_id, len(node.assignment), replication, dict(configs)))
         else:
             current.partitions = len(node.assignment)
             current.replication_factor = replication

@@ -34,7 +34,7 @@ from kafka_wire.records import InvalidRecordBatch, UnsupportedMagic, iter_batch_
 from ..client_quotas import produce_throttle_ms
 from ..leader_hints import LeaderHints
 from ..log_errors import error_code_of
-from ..metadata_store import topic_names_of
+from ..metadata import topic_names_of
 from ..produce_validation import RecordValidationError
 from ..security.authorizer import AclOperation, ResourceType
 

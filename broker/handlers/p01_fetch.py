@@ -35,7 +35,7 @@ from kafka_wire.messages import APIS_BY_NAME
 from ..client_quotas import fetch_max_bytes, fetch_throttle_ms
 from ..fetch_sessions import ZERO_UUID, CachedPartition
 from ..leader_hints import LeaderHints
-from ..metadata_store import topic_names_of
+from ..metadata import topic_names_of
 from ..node import PartitionRead
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 

@@ -15,7 +15,7 @@ from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.primitives import ZERO_UUID
 from log.errors import KafkaStorageError
 
-from ..metadata_store import INTERNAL_TOPICS, validate_topic_name
+from ..metadata import INTERNAL_TOPICS, validate_topic_name
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType, cluster_authorized_operations
 
 API = APIS_BY_NAME["Metadata"]

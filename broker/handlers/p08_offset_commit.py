@@ -13,7 +13,7 @@ from coordinator.offsets_store import OFFSETS_TOPIC, offset_commit_append_error
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..metadata_store import topic_names_of
+from ..metadata import topic_names_of
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["OffsetCommit"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..metadata_store import topic_names_of
+from ..metadata import topic_names_of
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["OffsetFetch"]

@@ -21,7 +21,7 @@ from kafka_wire.messages import APIS_BY_NAME
 from log.errors import KafkaStorageError
 
 from ..config import ConfigError, parse_topic_configs
-from ..metadata_store import random_topic_id, validate_topic_name
+from ..metadata import random_topic_id, validate_topic_name
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["CreateTopics"]

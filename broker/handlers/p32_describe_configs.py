@@ -16,7 +16,7 @@ from kafka_wire.messages import APIS_BY_NAME
 
 from .. import broker_loggers
 from ..config import BROKER_KEYS, DYNAMIC_BROKER_KEYS, ConfigKey, ConfigSource, ConfigType, broker_synonyms
-from ..metadata_store import validate_topic_name
+from ..metadata import validate_topic_name
 from ..security.authorizer import AclOperation, config_resource_error
 
 API = APIS_BY_NAME["DescribeConfigs"]

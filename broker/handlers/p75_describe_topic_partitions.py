@@ -20,7 +20,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.primitives import ZERO_UUID
 
-from ..metadata_store import INTERNAL_TOPICS, validate_topic_name
+from ..metadata import INTERNAL_TOPICS, validate_topic_name
 from ..security.authorizer import AclOperation, ResourceType
 from .p03_metadata import partition_entries
 

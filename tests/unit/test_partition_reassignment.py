@@ -12,7 +12,7 @@ from broker.cluster.partition_reassignment import (NO_LEADER, Reassignment, Reas
                                                    maybe_complete, revert, single_node_outcomes, start,
                                                    validate_replication_factor_unchanged, validate_target)
 from broker.cluster.zk_metadata import _parse_topic_node, topic_znode
-from broker.metadata_store import TopicMeta, random_topic_id
+from broker.metadata import TopicMeta, random_topic_id
 from kafka_wire.errors import ErrorCode
 
 
