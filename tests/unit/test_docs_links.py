@@ -1,6 +1,7 @@
 """The README and the pages under docs/ hold together: every relative link (and image) names a file
 that exists, and a heading there when it has an anchor; every page is in the README's contents and
-links back to it."""
+links back to it; every path of this repository they name (`broker/server.py`, `tests/unit/...`)
+exists, so a file moved or renamed takes its mentions with it."""
 
 import re
 from pathlib import Path
@@ -15,6 +16,10 @@ FENCED_BLOCK = re.compile(r"^```.*?^```", re.M | re.S)
 CODE_SPAN = re.compile(r"`[^`\n]*`")
 LINK = re.compile(r"!?\[[^\]\n]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6} +(.+?) *#*$", re.M)
+# A path from the repository root, starting at one of its top-level folders: the text names it
+# from the root wherever it stands. Stops at a placeholder (`<topic>`) or a wildcard.
+ROOMS = sorted(path.name for path in ROOT.iterdir() if path.is_dir() and not path.name.startswith("."))
+REPOSITORY_PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(map(re.escape, ROOMS)) + r")/[\w./-]*)")
 
 
 def prose(text: str) -> str:
@@ -64,6 +69,23 @@ def broken_links(path: Path) -> list[str]:
 def test_every_relative_link_resolves(path):
     assert any(map(relative, links(path))), f"{path.name} links to nothing of ours"
     assert broken_links(path) == []
+
+
+def missing_paths(text: str) -> list[str]:
+    """The repository paths a text names that do not exist."""
+    named = {path.rstrip(".,;:") for path in REPOSITORY_PATH.findall(text)}
+    return sorted(path for path in named if not (ROOT / path).exists())
+
+
+@pytest.mark.parametrize("path", [README, *PAGES], ids=lambda path: str(path.relative_to(ROOT)))
+def test_every_repository_path_named_exists(path):
+    assert missing_paths(path.read_text()) == []
+
+
+def test_a_path_that_moved_is_caught():
+    text = "served by `broker/server.py` (see broker/handlers/p00_produce.py); gone: broker/wire_client.py."
+    assert missing_paths(text) == ["broker/wire_client.py"]
+    assert {"broker", "client", "cli", "testing", "docs"} <= set(ROOMS)
 
 
 def test_the_readme_lists_every_page_and_every_page_links_back():
