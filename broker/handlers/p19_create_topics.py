@@ -206,7 +206,7 @@ async def handle(broker, ctx, request):
                 results.append(_refused(c.topic.name, ErrorCode.KAFKA_STORAGE_ERROR, str(exc)))
                 continue
             if request.timeout_ms <= 0:
-                # "Created, not waited for": README, Timeouts of 0 (ZkAdminManager.createTopics).
+                # "Created, not waited for": docs/security.md, Timeouts of 0 (ZkAdminManager.createTopics).
                 results.append(_refused(c.topic.name, ErrorCode.REQUEST_TIMED_OUT, None))
                 continue
         if c.topic.name not in describable:
