@@ -21,8 +21,6 @@ from log.errors import KafkaStorageError, OffsetOutOfRange
 from log.log_manager import LogManager
 from log.open_files import OPEN_FILES
 
-from .produce_validation import validate_and_convert
-
 from .config import BrokerConfig
 from coordinator.group_coordinator import GroupCoordinator
 from coordinator.offsets_store import OFFSETS_TOPIC, OffsetsTopic
@@ -529,8 +527,8 @@ class Broker:
                        transaction_operation: int = DEFAULT_ERROR, verification_guard=None) -> AppendResult:
         """Append a client's batch as leader; on a single node the high watermark follows at once.
 
-        The topic's record-level rules (timestamp bounds, keys on compacted topics, its codec)
-        apply first; they raise produce_validation.RecordValidationError. `transaction_operation`
+        The log validates the batch (log/validator.py: timestamp bounds, keys on compacted topics,
+        the topic's codec raise log.errors.RecordValidationError). `transaction_operation`
         follows the Produce version (transaction_coordinator.produce_operation);
         `verification_guard` is that of a verification made before (in a cluster, at another
         broker's coordinator), None to verify here."""
@@ -541,7 +539,6 @@ class Broker:
             # (part 1), or adds the partition itself (part 2, Produce v12).
             verification_guard = self.transactions.verify_produce(topic, partition, plog, records, transactional_id,
                                                                   transaction_operation)
-        records = validate_and_convert(records, plog.config, int(time.time() * 1000), f"{topic}-{partition}")
         try:
             info = plog.append(records, leader_epoch=state.leader_epoch, verification_guard=verification_guard)
         except (OSError, KafkaStorageError) as exc:

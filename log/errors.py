@@ -60,6 +60,17 @@ class InvalidTxnState(LogError):
     error_name = "INVALID_TXN_STATE"
 
 
+class RecordValidationError(LogError):
+    """Records of a batch refused one by one (Kafka's RecordValidationException, log/validator.py):
+    INVALID_TIMESTAMP or INVALID_RECORD; the response carries `record_errors` (batch index,
+    message) and the exception's message."""
+
+    def __init__(self, error_name: str, message: str, record_errors: list[tuple[int, str]]) -> None:
+        super().__init__(message)
+        self.error_name = error_name
+        self.record_errors = record_errors
+
+
 class KafkaStorageError(LogError):
     """The disk failed under us (write, fsync or truncate raised OSError)."""
 

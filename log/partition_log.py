@@ -9,12 +9,12 @@ Offsets, as Kafka names them:
 - recovery point: everything below it was fsynced; after an unclean shutdown only segments from
   the one containing it are re-scanned.
 
-Appends never decode records (except to refuse keyless records on compacted topics, as Kafka
-does): each batch's header and CRC are checked, its base offset and leader epoch written into the
-header in place (the CRC does not cover them), and all batches go to the active segment with one
-write(2) call, so an acknowledged append is in the file (the page cache) before `append` returns
-and survives the process being killed. fsync follows `flush.messages` / `flush.ms` and happens on
-every segment roll.
+Appends decode no record unless the topic's config asks for record checks or another codec
+(log/validator.py, Kafka's LogValidator): each batch's header and CRC are checked, its base offset
+and leader epoch written into the header in place (the CRC does not cover them), and all batches go
+to the active segment with one write(2) call, so an acknowledged append is in the file (the page
+cache) before `append` returns and survives the process being killed. fsync follows
+`flush.messages` / `flush.ms` and happens on every segment roll.
 
 Every step that can fail on the disk (the leader epoch checkpoint, a roll, the write, its index
 entries, an fsync under flush.messages) happens before the append counts, and a failure takes it
@@ -51,17 +51,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from kafka_wire.record_codec import InvalidRecord, decode_records, iter_records_with_offsets
-from kafka_wire.records import (
-    NO_PRODUCER_ID,
-    BatchHeader,
-    InvalidRecordBatch,
-    read_batch_header,
-    set_base_offset,
-    set_max_timestamp_log_append,
-    set_partition_leader_epoch,
-    verify_crc,
-)
+from kafka_wire.record_codec import decode_records, iter_records_with_offsets
+from kafka_wire.records import NO_PRODUCER_ID, BatchHeader, InvalidRecordBatch
 from log.checkpoints import fsync_directory, fsync_directory_if_exists, fsync_file_if_exists
 from log.config import LogConfig
 from log.errors import (
@@ -70,12 +61,12 @@ from log.errors import (
     KafkaStorageError,
     OffsetOutOfRange,
     RecordBatchTooLarge,
-    RecordTooLarge,
     UnexpectedAppendOffset,
 )
 from log.leader_epoch import LeaderEpochCache
 from log.producer_state import AppendOrigin, ProducerStateManager
 from log.transaction_index import AbortedTxn, PartitionTransactionIndex, marker_coordinator_epoch, marker_is_abort
+from log.validator import assign_batch_offsets, validate_batches, validate_records
 from log.segment import (
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
@@ -331,38 +322,31 @@ class PartitionLog:
         With assign_offsets (a leader), batches get offsets from the LEO and `leader_epoch` in
         their header; without (a follower copying its leader, origin REPLICATION), the offsets
         and epochs in the batches are kept and must continue the log.
+        The batches are checked (a client's also converted) by log/validator.py first.
         Raises InvalidRecordBatch/CorruptBatch (CORRUPT_MESSAGE), InvalidRecord, RecordTooLarge,
-        RecordBatchTooLarge, OutOfOrderSequence, InvalidProducerEpoch, InvalidTxnState,
-        UnexpectedAppendOffset or KafkaStorageError. `transaction_version` is that of the markers
-        among the batches (WriteTxnMarkers v2): a TV2 marker must be above the producer's epoch.
-        `verification_guard` is what the transaction verification this append waited for returned
-        (ProducerStateManager.start_verification): a transactional batch that opens a transaction
-        must still hold the producer's current one, or it is refused with INVALID_TXN_STATE (a marker
-        ended the verification meanwhile), as Kafka's UnifiedLog does.
+        RecordValidationError, RecordBatchTooLarge, OutOfOrderSequence, InvalidProducerEpoch,
+        InvalidTxnState, UnexpectedAppendOffset or KafkaStorageError. `transaction_version` is that
+        of the markers among the batches (WriteTxnMarkers v2): a TV2 marker must be above the
+        producer's epoch. `verification_guard` is what the transaction verification this append
+        waited for returned (ProducerStateManager.start_verification): a transactional batch that
+        opens a transaction must still hold the producer's current one, or it is refused with
+        INVALID_TXN_STATE (a marker ended the verification meanwhile), as Kafka's UnifiedLog does.
         """
         if not assign_offsets:
             origin = AppendOrigin.REPLICATION
         buf = batches
         if not isinstance(buf, bytearray) and not (isinstance(buf, memoryview) and not buf.readonly):
             buf = bytearray(buf)
-        total = len(buf)
-        if total == 0:
-            raise InvalidRecordBatch("append with no record batches")
-
-        positions = self._validate_batches(buf, total, origin)
         config = self.config
+        positions = validate_batches(buf, config, origin)
         log_append_time = NO_TIMESTAMP
         if assign_offsets:
-            next_offset = self.log_end_offset
+            now_ms = self._clock_ms()
+            if origin is AppendOrigin.CLIENT:
+                buf, positions = validate_records(buf, positions, config, now_ms, f"{self.topic}-{self.partition}")
             if config.message_timestamp_type == "LogAppendTime" and origin is not AppendOrigin.REPLICATION:
-                log_append_time = self._clock_ms()
-            for pos, header in positions:
-                set_base_offset(buf, pos, next_offset)
-                set_partition_leader_epoch(buf, pos, leader_epoch)
-                if log_append_time != NO_TIMESTAMP:
-                    set_max_timestamp_log_append(buf, pos, header.size, log_append_time)
-                next_offset += header.last_offset_delta + 1
-            headers = [(pos, read_batch_header(buf, pos)) for pos, _ in positions]
+                log_append_time = now_ms
+            headers = assign_batch_offsets(buf, positions, self.log_end_offset, leader_epoch, log_append_time)
         else:
             headers = positions
             previous_last = self.log_end_offset - 1
@@ -374,6 +358,7 @@ class PartitionLog:
                     )
                 previous_last = header.last_offset
 
+        total = len(buf)
         if total > config.segment_bytes:
             raise RecordBatchTooLarge(
                 f"append of {total} bytes to {self.topic}-{self.partition} exceeds segment.bytes {config.segment_bytes}"
@@ -461,52 +446,6 @@ class PartitionLog:
             record_count=record_count,
             valid_bytes=total,
         )
-
-    def _validate_batches(self, buf, total: int, origin: AppendOrigin) -> list[tuple[int, BatchHeader]]:
-        """Each batch's (position, header) after the checks Kafka makes before appending."""
-        positions = []
-        pos = 0
-        max_message_bytes = self.config.max_message_bytes
-        client = origin is AppendOrigin.CLIENT
-        compacted = "compact" in self.config.cleanup_policy
-        while pos < total:
-            header = read_batch_header(buf, pos)
-            if header.size > total - pos:
-                raise InvalidRecordBatch("record batch is truncated")
-            # Kafka's order: base offset, size, CRC (analyzeAndValidateRecords), then the
-            # LogValidator's batch checks.
-            if client and header.base_offset != 0:
-                raise InvalidRecord(f"the base offset of a produced batch must be 0, not {header.base_offset}")
-            if origin is not AppendOrigin.REPLICATION and header.size > max_message_bytes:
-                raise RecordTooLarge(
-                    f"record batch of {header.size} bytes exceeds max.message.bytes {max_message_bytes}"
-                )
-            verify_crc(buf, pos, header)
-            if client:
-                if header.last_offset_delta < 0 or header.records_count <= 0 \
-                        or header.records_count != header.last_offset_delta + 1:
-                    raise InvalidRecord(
-                        f"batch offset range {header.last_offset_delta + 1} does not match its "
-                        f"record count {header.records_count}"
-                    )
-                if header.is_control:
-                    raise InvalidRecord("clients may not write control batches")
-                if header.producer_id != NO_PRODUCER_ID and header.base_sequence < 0:
-                    raise InvalidRecord(f"batch from producer {header.producer_id} has no sequence number")
-                if compacted:
-                    self._check_records_have_keys(buf, pos)
-            positions.append((pos, header))
-            pos += header.size
-        return positions
-
-    def _check_records_have_keys(self, buf, pos: int) -> None:
-        """Kafka's LogValidator: a compacted topic refuses records without a key (this is the one
-        place the append path decompresses a client's batch, as Kafka does)."""
-        _, records = decode_records(buf, pos)
-        for record in records:
-            if record.key is None:
-                raise InvalidRecord("Compacted topic cannot accept message without key in topic partition "
-                                    f"{self.topic}-{self.partition}.")
 
     def _maybe_roll(self, append_bytes: int, max_timestamp: int, last_offset: int, first_offset: int) -> LogSegment:
         segment = self._segments[-1]

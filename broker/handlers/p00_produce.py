@@ -3,7 +3,9 @@
 In Kafka's order (KafkaApis.handleProduceRequest, ReplicaManager.appendRecords): an unknown
 topic or partition, then the request-level record checks (exactly one magic-2 batch per
 partition; zstd needs v7+), then acks (INVALID_REQUIRED_ACKS for the partitions still standing),
-then internal topics, min.insync.replicas for acks=-1, and the log's own checks.
+then internal topics, min.insync.replicas for acks=-1, and the log's own checks (log/validator.py:
+the batch's header and CRC, then its records against the topic's config; RecordValidationError
+carries the per-record errors of Produce v8+).
 
 A partition named twice is appended and answered once, at its first place, with the batch named
 last (KafkaApis collects the request into a map keyed by partition). A request carrying a
@@ -30,12 +32,12 @@ from kafka_wire.compression import CompressionType
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.records import InvalidRecordBatch, UnsupportedMagic, iter_batch_headers, read_batch_header
+from log.errors import RecordValidationError
 
 from ..client_quotas import produce_throttle_ms
 from ..leader_hints import LeaderHints
 from ..log_errors import error_code_of
 from ..metadata import topic_names_of
-from ..produce_validation import RecordValidationError
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["Produce"]

@@ -12,7 +12,6 @@ import pytest
 
 from kafka_wire.internal_records import encode_offset_commit_key
 from kafka_wire.record_codec import (
-    InvalidRecord,
     Record,
     build_batch,
     build_control_batch,
@@ -20,6 +19,7 @@ from kafka_wire.record_codec import (
 )
 from kafka_wire.records import ATTR_DELETE_HORIZON, iter_batch_headers
 from log.cleaner import CLEANER_OFFSET_CHECKPOINT
+from log.errors import RecordValidationError
 from log.log_manager import LogManager
 from log.producer_state import AppendOrigin
 
@@ -313,8 +313,11 @@ def test_aborted_transactions_vanish_and_markers_go_after_their_horizon(manager,
 
 def test_records_without_a_key_are_refused_by_compacted_topics(manager):
     log = compacted(manager)
-    with pytest.raises(InvalidRecord, match="Compacted topic cannot accept message without key"):
+    with pytest.raises(RecordValidationError) as refused:
         append(log, [(b"k", b"v"), (None, b"no key")], compression=1)
+    assert refused.value.error_name == "INVALID_RECORD"
+    assert refused.value.record_errors == [
+        (1, "Compacted topic cannot accept message without key in topic partition table-0")]
     assert log.log_end_offset == 0
     # The coordinators' own appends are not checked (they always have keys).
     append(log, [(b"k", b"v")], origin=AppendOrigin.COORDINATOR)
