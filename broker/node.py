@@ -2,7 +2,9 @@
 
 Handlers receive this object. It owns the topic lifecycle (create, delete, add partitions, alter
 configs) so that metadata and logs change together, and it wakes long-polling fetches when an
-append lands.
+append lands. Its data path (append, read, list offsets, delete records, markers) is written once
+for both modes: whether this broker may serve a partition and where its high watermark is are
+asked of `self.leadership` (broker/leadership.py), a single node's or a cluster's replica manager.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from .features import (
     supported_features,
 )
 from .leader_election import elect_leaders
+from .leadership import PartitionLeadership, SingleNodeLeadership
 from .cluster.partition_reassignment import single_node_outcomes
 from .metadata import MetadataStore, TopicMeta
 from .metadata_store import EmbeddedMetadata
@@ -155,6 +158,9 @@ class Broker:
         # Before anything reads or writes in them: an unusable log dir stops the broker here.
         self.logs.create_and_validate_log_dirs()
         self.waiters = DataWaiters()
+        # Whether this broker may serve a partition, and how its high watermark moves: here every
+        # partition is led by this node alone; a cluster broker is given its replica manager.
+        self.leadership: PartitionLeadership = SingleNodeLeadership(self.logs)
         self.fetch_sessions = FetchSessionCache.from_config(config)
         self.producer_ids = ProducerIdManager(data_dir)
         self.started_at = time.time()
@@ -330,8 +336,10 @@ class Broker:
 
     # -- the cluster (cluster/cluster_broker.py answers these for a ZooKeeper cluster) ----------
 
-    # Whether acks=all writes wait for other replicas; on a single node an append is committed.
-    waits_for_replicas = False
+    @property
+    def waits_for_replicas(self) -> bool:
+        """Whether acks=all writes wait for other replicas; on a single node an append is committed."""
+        return self.leadership.waits_for_replicas
 
     def live_brokers(self, listener: str) -> list[tuple[int, str, int, str | None]]:
         """(node id, host, port, rack) of every live broker: here, this one."""
@@ -391,11 +399,8 @@ class Broker:
         return {}
 
     def leadership_error(self, topic: str, partition: int) -> ErrorCode:
-        """NONE when this broker leads the partition (always, on a single node, unless its log dir
-        failed: KAFKA_STORAGE_ERROR, as Kafka's ReplicaManager answers an offline partition)."""
-        if self.logs.is_offline(topic, partition):
-            return ErrorCode.KAFKA_STORAGE_ERROR
-        return ErrorCode.NONE
+        """NONE when this broker leads the partition; what to answer otherwise (broker/leadership.py)."""
+        return self.leadership.leadership_error(topic, partition)
 
     def coordinator_for(self, key_type: int, key: str, listener: str) -> tuple[ErrorCode, int, str, int]:
         """(error, node id, host, port) of the group or transaction coordinator for a key: this
@@ -409,17 +414,27 @@ class Broker:
     async def await_replication(self, partitions: list[tuple[str, int]], timeout_ms: int
                                 ) -> dict[tuple[str, int], ErrorCode]:
         """acks=all: wait until the in-sync replicas have what this leader appended to each
-        partition so far; the error per partition (nothing to wait for on a single node)."""
-        return dict.fromkeys(partitions, ErrorCode.NONE)
+        partition so far; the error per partition."""
+        return await self.leadership.await_replication(partitions, timeout_ms)
 
     async def controlled_shutdown(self) -> None:
         """Before the listeners close: move leadership away (nothing to move on a single node)."""
 
     def write_txn_markers(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
                           partitions, transaction_version: int = 0) -> dict[tuple[str, int], ErrorCode]:
-        """WriteTxnMarkers: append a COMMIT or ABORT marker to each partition as its leader."""
-        return write_txn_markers(self, producer_id, producer_epoch, coordinator_epoch, committed, partitions,
-                                 transaction_version)
+        """WriteTxnMarkers: append a COMMIT or ABORT marker to each partition this broker leads;
+        the others answer their leadership error. The error per partition, in the order given."""
+        refused = {}
+        leading = []
+        for topic, partition in partitions:
+            error = self.leadership.leadership_error(topic, partition)
+            if error == ErrorCode.NONE:
+                leading.append((topic, partition))
+            else:
+                refused[(topic, partition)] = error
+        written = write_txn_markers(self, producer_id, producer_epoch, coordinator_epoch, committed, leading,
+                                    transaction_version)
+        return {tp: refused[tp] if tp in refused else written[tp] for tp in partitions}
 
     # -- topics ------------------------------------------------------------------------------
 
@@ -525,7 +540,8 @@ class Broker:
 
     def append_records(self, topic: str, partition: int, records, *, transactional_id=None,
                        transaction_operation: int = DEFAULT_ERROR, verification_guard=None) -> AppendResult:
-        """Append a client's batch as leader; on a single node the high watermark follows at once.
+        """Append a client's batch as the partition's leader. The caller asked `leadership_error`
+        first (Produce does, before its min.insync.replicas check), so leadership is not asked again.
 
         The log validates the batch (log/validator.py: timestamp bounds, keys on compacted topics,
         the topic's codec raise log.errors.RecordValidationError). `transaction_operation`
@@ -544,14 +560,24 @@ class Broker:
         except (OSError, KafkaStorageError) as exc:
             self.logs.handle_storage_error(topic, partition, exc)
             raise
-        plog.high_watermark = plog.log_end_offset
-        self.waiters.notify(topic, partition)
+        self.leader_appended(topic, partition, plog)
         return AppendResult(info.base_offset, info.log_append_time, plog.log_start_offset)
+
+    def leader_appended(self, topic: str, partition: int, plog) -> None:
+        """After every append as leader (a client's batch, a transaction marker, a coordinator's
+        records): the high watermark moves as far as the in-sync replicas allow, and the fetches
+        waiting on the partition wake (a follower's too: it has something to replicate)."""
+        self.leadership.leader_appended(topic, partition, plog)
+        self.waiters.notify(topic, partition)
 
     def read_partition(self, topic: str, partition: int, offset: int, *, max_bytes: int, min_one: bool,
                        read_committed: bool, current_leader_epoch: int = -1, replica_id: int = -1) -> PartitionRead:
-        """One partition's part of a Fetch. Errors carry -1 for the offsets, as Kafka's
-        ReplicaManager.readFromLog answers them (createLogReadResult)."""
+        """One partition's part of a Fetch, a consumer's or a follower's (replica_id >= 0). Errors
+        carry -1 for the offsets, as Kafka's ReplicaManager.readFromLog answers them
+        (createLogReadResult)."""
+        error = self.leadership.leadership_error(topic, partition)
+        if error != ErrorCode.NONE:
+            return PartitionRead(error)
         plog = self.partition_log(topic, partition)
         if plog is None:
             return PartitionRead(ErrorCode.KAFKA_STORAGE_ERROR if self.logs.is_offline(topic, partition)
@@ -559,16 +585,19 @@ class Broker:
         epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch)
         if epoch_error != ErrorCode.NONE:
             return PartitionRead(epoch_error)
-        if replica_id >= 0:
+        follower = replica_id >= 0
+        if follower:
             state = self.metadata.partition_state(topic, partition)
             if replica_id == self.node_id or replica_id not in state.replicas:
-                # Kafka's Partition.followerReplicaOrThrow: a replica the leader does not know.
+                # Kafka's Partition.followerReplicaOrThrow: a replica the leader does not know (on
+                # a single node, every replica but this one).
                 known_epoch = current_leader_epoch is not None and current_leader_epoch >= 0
                 return PartitionRead(ErrorCode.UNKNOWN_LEADER_EPOCH if known_epoch
                                      else ErrorCode.NOT_LEADER_OR_FOLLOWER)
         high_watermark = plog.high_watermark
         last_stable = plog.last_stable_offset
-        max_offset = last_stable if read_committed else high_watermark
+        # A follower reads up to the log end offset: what it copies is what moves the high watermark.
+        max_offset = None if follower else last_stable if read_committed else high_watermark
         try:
             records = plog.read_slice(offset, max_bytes, max_offset=max_offset, min_one_batch=min_one)
         except OffsetOutOfRange:
@@ -577,6 +606,11 @@ class Broker:
             logger.warning("reading %s-%d failed: %s", topic, partition, exc)
             self.logs.handle_storage_error(topic, partition, exc)
             return PartitionRead(ErrorCode.KAFKA_STORAGE_ERROR)
+        if follower:
+            # Its fetch offset is its progress; the high watermark it is told may have moved with it.
+            self.leadership.follower_fetched(topic, partition, replica_id, offset)
+            return PartitionRead(ErrorCode.NONE, plog.high_watermark, plog.last_stable_offset, plog.log_start_offset,
+                                 records, [])
         aborted = []
         if read_committed:
             aborted = [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
@@ -590,7 +624,15 @@ class Broker:
         As Kafka's Partition.fetchOffsetForTimestamp: latest is the high watermark (the last
         stable offset for read_committed; the log end offset for a replica) with the current
         leader epoch; earliest is the log start offset with the epoch of the first leader-epoch
-        entry when it starts there; a timestamp finds the first record at or after it."""
+        entry when it starts there; a timestamp finds the first record at or after it.
+
+        A leader that just took over knows the high watermark it had as a follower until the
+        in-sync replicas fetch from it; answering that would move a consumer's latest offset back,
+        so latest (and a timestamp found at or past it) is OFFSET_NOT_AVAILABLE, retriable, until
+        the high watermark reaches the epoch's start (KAFKA-2334)."""
+        error = self.leadership.leadership_error(topic, partition)
+        if error != ErrorCode.NONE:
+            return error, -1, -1, -1
         plog = self.partition_log(topic, partition)
         if plog is None:
             return (ErrorCode.KAFKA_STORAGE_ERROR if self.logs.is_offline(topic, partition)
@@ -603,7 +645,10 @@ class Broker:
             fetchable = plog.log_end_offset
         else:
             fetchable = plog.last_stable_offset if read_committed else plog.high_watermark
+        not_available = from_consumer and self.leadership.high_watermark_behind_epoch_start(topic, partition)
         if timestamp == -1:  # LATEST_TIMESTAMP
+            if not_available:
+                return ErrorCode.OFFSET_NOT_AVAILABLE, -1, -1, -1
             return ErrorCode.NONE, fetchable, -1, self.metadata.partition_state(topic, partition).leader_epoch
         if timestamp in (-2, -4):  # EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP (no tiered storage here)
             first = plog.leader_epoch_cache.earliest_entry
@@ -618,6 +663,8 @@ class Broker:
         else:
             found = plog.fetch_offset_by_timestamp(timestamp)
         if found is None or found[0] >= fetchable:
+            if not_available and timestamp >= 0:
+                return ErrorCode.OFFSET_NOT_AVAILABLE, -1, -1, -1
             return ErrorCode.NONE, -1, -1, -1
         offset, ts = found
         epoch = plog.epoch_for_offset(offset)
@@ -630,6 +677,9 @@ class Broker:
         meta = self.metadata.topic(topic)
         if meta is not None and meta.internal:
             return ErrorCode.INVALID_TOPIC_EXCEPTION, -1
+        error = self.leadership.leadership_error(topic, partition)
+        if error != ErrorCode.NONE:
+            return error, -1
         plog = self.partition_log(topic, partition)
         if plog is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
@@ -647,6 +697,9 @@ class Broker:
 
     def end_offset_for_epoch(self, topic: str, partition: int, epoch: int, *,
                              current_leader_epoch: int = -1) -> tuple[ErrorCode, int, int]:
+        error = self.leadership.leadership_error(topic, partition)
+        if error != ErrorCode.NONE:
+            return error, -1, -1
         plog = self.partition_log(topic, partition)
         if plog is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1

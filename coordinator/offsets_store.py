@@ -177,9 +177,7 @@ def append_internal_batch(broker, topic: str, partition: int, batch: bytearray) 
     except (LogError, InvalidRecordBatch, OSError) as exc:
         logger.error("append to %s-%d failed: %s", topic, partition, exc)
         raise AppendFailed(append_error_of(exc), str(exc)) from exc
-    # Single node: the high watermark follows the log end offset (see Broker.append_records).
-    plog.high_watermark = plog.log_end_offset
-    broker.waiters.notify(topic, partition)
+    broker.leader_appended(topic, partition, plog)
     return info.base_offset
 
 

@@ -53,9 +53,7 @@ def write_txn_markers(broker, producer_id: int, producer_epoch: int, coordinator
                         "COMMIT" if committed else "ABORT", producer_id, producer_epoch, topic, partition, exc)
             results[(topic, partition)] = append_error_of(exc)
             continue
-        # Single node: the high watermark follows the log end offset (see Broker.append_records).
-        plog.high_watermark = plog.log_end_offset
-        broker.waiters.notify(topic, partition)
+        broker.leader_appended(topic, partition, plog)
         results[(topic, partition)] = ErrorCode.NONE
         if topic == OFFSETS_TOPIC:
             offsets_partitions.append(partition)

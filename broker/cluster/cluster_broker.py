@@ -7,7 +7,8 @@ node:
 - a partition's log is here when this broker holds one of its replicas; only its leader appends,
   answers consumers, ListOffsets, OffsetForLeaderEpoch and DeleteRecords; the others answer
   NOT_LEADER_OR_FOLLOWER (or LEADER_NOT_AVAILABLE while it has none) and fetch from the leader;
-- the high watermark is the ISR's (ReplicaManager), not the log end offset;
+- the high watermark is the ISR's, not the log end offset: the data path is node.py's, and the
+  ReplicaManager is its PartitionLeadership (broker/leadership.py), which answers both;
 - producer ids come in blocks claimed in ZooKeeper, so no two brokers hand out the same;
 - dynamic broker configs and client quotas live in ZooKeeper (/config/brokers, /config/users, ...):
   the broker that receives the request writes them, every broker applies them when notified;
@@ -26,10 +27,9 @@ from kazoo.exceptions import NodeExistsError
 from coordinator.offsets_store import OFFSETS_TOPIC
 from coordinator.txn_log import TRANSACTION_STATE_TOPIC
 from kafka_wire.errors import ErrorCode
-from log.errors import OffsetOutOfRange
 
 from ..dynamic_broker_config import apply_dynamic_broker_configs
-from ..node import Broker, PartitionRead
+from ..node import Broker
 from ..security.delegation_tokens import DelegationTokenManager
 from .controller import Controller, controlled_shutdown_moves
 from .group_failover import ReplicatedGroupCoordinator
@@ -49,22 +49,8 @@ from .zk_metadata import (
 logger = logging.getLogger("kafka_wire.cluster")
 
 
-class NotLeader(Exception):
-    """An append to a partition this broker does not lead; `error_name` maps it (log_errors.py)."""
-
-    def __init__(self, error: ErrorCode) -> None:
-        super().__init__(error.name)
-        self.error_name = error.name
-
-
-async def _answer(error: ErrorCode) -> ErrorCode:
-    return error
-
-
 class ClusterBroker(Broker):
     """One broker of a ZooKeeper-coordinated cluster."""
-
-    waits_for_replicas = True
 
     def __init__(self, config) -> None:
         super().__init__(config)
@@ -112,6 +98,8 @@ class ClusterBroker(Broker):
                 self.logs.delete_partition(topic, partition)
         self.logs.mover.recover()  # moves between log dirs a restart interrupted
         self.replicas = ReplicaManager(self)
+        # The data path (node.py) asks the replica manager who leads and where the high watermark is.
+        self.leadership = self.replicas
         self.controller = Controller(self.zk, self.metadata, self.node_id, self.config)
 
     def start_background_tasks(self) -> None:
@@ -288,9 +276,6 @@ class ClusterBroker(Broker):
             return ongoing
         return {tp: ongoing[tp] for tp in requested if tp in ongoing}
 
-    def leadership_error(self, topic: str, partition: int) -> ErrorCode:
-        return self.replicas.leadership_error(topic, partition)
-
     def leadership_changed(self, topic: str, partition: int, is_leader: bool) -> None:
         """The replica manager made this broker leader of a partition, or took it away."""
         if topic == OFFSETS_TOPIC:
@@ -334,18 +319,6 @@ class ClusterBroker(Broker):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
         return ErrorCode.NONE, state.leader, endpoint[0], endpoint[1]
 
-    async def await_replication(self, partitions, timeout_ms):
-        """acks=all: wait until the ISR has everything this leader appended to each partition so
-        far (the targets are taken now, before any wait)."""
-        waits = []
-        for topic, partition in partitions:
-            plog = self.logs.get(topic, partition)
-            if plog is None:
-                waits.append(_answer(ErrorCode.NOT_LEADER_OR_FOLLOWER))
-            else:
-                waits.append(self.replicas.wait_for_replication(topic, partition, plog.log_end_offset, timeout_ms))
-        return dict(zip(partitions, await asyncio.gather(*waits)))
-
     # -- topics (ZooKeeper writes; every broker applies them from its watches) -----------------
 
     def create_topic(self, name, partitions, replication_factor, configs, assignment=None):
@@ -373,90 +346,3 @@ class ClusterBroker(Broker):
         except InvalidReplicationFactor as exc:
             logger.warning("auto-creating topic %s failed: %s", name, exc)
             return None
-
-    # -- the data path: leaders only ---------------------------------------------------------
-
-    def append_records(self, topic, partition, records, **kwargs):
-        error = self.replicas.leadership_error(topic, partition)
-        if error != ErrorCode.NONE:
-            raise NotLeader(error)
-        plog = self.logs.get(topic, partition)
-        committed = plog.high_watermark
-        result = super().append_records(topic, partition, records, **kwargs)
-        # The single-node append moved the high watermark to the log end: the ISR decides it here.
-        plog.high_watermark = committed
-        self.replicas.after_leader_append(topic, partition)
-        return result
-
-    def read_partition(self, topic, partition, offset, *, max_bytes, min_one, read_committed,
-                       current_leader_epoch=-1, replica_id=-1):
-        error = self.replicas.leadership_error(topic, partition)
-        if error != ErrorCode.NONE:
-            return PartitionRead(error)
-        if replica_id < 0:
-            return super().read_partition(topic, partition, offset, max_bytes=max_bytes, min_one=min_one,
-                                          read_committed=read_committed, current_leader_epoch=current_leader_epoch,
-                                          replica_id=replica_id)
-        return self._read_for_follower(topic, partition, offset, max_bytes, min_one, current_leader_epoch, replica_id)
-
-    def _read_for_follower(self, topic, partition, offset, max_bytes, min_one, current_leader_epoch, replica_id):
-        """A follower's fetch: records up to the log end offset; its offset is its progress."""
-        plog = self.logs.get(topic, partition)
-        epoch_error = self.leader_epoch_error(topic, partition, current_leader_epoch)
-        if epoch_error != ErrorCode.NONE:
-            return PartitionRead(epoch_error)
-        state = self.metadata.partition_state(topic, partition)
-        if replica_id == self.node_id or replica_id not in state.replicas:
-            known_epoch = current_leader_epoch is not None and current_leader_epoch >= 0
-            return PartitionRead(ErrorCode.UNKNOWN_LEADER_EPOCH if known_epoch else ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        try:
-            records = plog.read_slice(offset, max_bytes, max_offset=None, min_one_batch=min_one)
-        except OffsetOutOfRange:
-            return PartitionRead(ErrorCode.OFFSET_OUT_OF_RANGE)
-        self.replicas.record_follower_fetch(topic, partition, replica_id, offset)
-        return PartitionRead(ErrorCode.NONE, plog.high_watermark, plog.last_stable_offset, plog.log_start_offset,
-                             records, [])
-
-    def list_offset(self, topic, partition, timestamp, **kwargs):
-        error = self.replicas.leadership_error(topic, partition)
-        if error != ErrorCode.NONE:
-            return error, -1, -1, -1
-        answer = super().list_offset(topic, partition, timestamp, **kwargs)
-        if answer[0] == ErrorCode.NONE and kwargs.get("from_consumer", True) \
-                and self.replicas.high_watermark_behind_epoch_start(topic, partition) \
-                and (timestamp == -1 or timestamp >= 0 and answer[1] == -1):
-            # Kafka's Partition.fetchOffsetForTimestamp (KAFKA-2334): a new leader knows the high
-            # watermark it had as a follower until the ISR fetches from it; answering that would
-            # move a consumer's latest offset back, so latest (and a timestamp found at or past it)
-            # is OFFSET_NOT_AVAILABLE, retriable, until the high watermark reaches the epoch's start.
-            return ErrorCode.OFFSET_NOT_AVAILABLE, -1, -1, -1
-        return answer
-
-    def end_offset_for_epoch(self, topic, partition, epoch, **kwargs):
-        error = self.replicas.leadership_error(topic, partition)
-        if error != ErrorCode.NONE:
-            return error, -1, -1
-        return super().end_offset_for_epoch(topic, partition, epoch, **kwargs)
-
-    def write_txn_markers(self, producer_id, producer_epoch, coordinator_epoch, committed, partitions,
-                          transaction_version: int = 0):
-        """Markers for partitions this broker leads; NOT_LEADER_OR_FOLLOWER for the others."""
-        results = {}
-        for topic, partition in partitions:
-            error = self.replicas.leadership_error(topic, partition)
-            if error != ErrorCode.NONE:
-                results[(topic, partition)] = error
-                continue
-            plog = self.logs.get(topic, partition)
-            committed_offset = plog.high_watermark
-            results.update(super().write_txn_markers(producer_id, producer_epoch, coordinator_epoch, committed,
-                                                     [(topic, partition)], transaction_version))
-            plog.high_watermark = committed_offset  # the single-node write moved it to the log end
-            self.replicas.after_leader_append(topic, partition)
-        return results
-
-    def delete_records(self, topic, partition, offset):
-        error = self.replicas.leadership_error(topic, partition)
-        if error not in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
-            return error, -1
-        return super().delete_records(topic, partition, offset)

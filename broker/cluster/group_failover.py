@@ -22,7 +22,7 @@ logger = logging.getLogger("kafka_wire.cluster.groups")
 
 class ReplicatedOffsetsTopic(OffsetsTopic):
     """__consumer_offsets when its partitions have leaders elsewhere: created on first need,
-    appended to only as leader, the high watermark left to replication."""
+    appended to only as leader (the broker's leadership moves the high watermark)."""
 
     def refresh_partition_count(self) -> int:
         meta = self.broker.metadata.topic(OFFSETS_TOPIC)
@@ -32,14 +32,7 @@ class ReplicatedOffsetsTopic(OffsetsTopic):
     def append(self, partition: int, records, **kwargs) -> int:
         if not self.broker.replicas.is_leader(OFFSETS_TOPIC, partition):
             raise AppendFailed(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        plog = self.broker.partition_log(OFFSETS_TOPIC, partition)
-        committed = plog.high_watermark
-        offset = super().append(partition, records, **kwargs)
-        # super() moved the high watermark to the log end as a single node would: put it back
-        # and let the ISR move it (nothing ran in between).
-        plog.high_watermark = committed
-        self.broker.replicas.after_leader_append(OFFSETS_TOPIC, partition)
-        return offset
+        return super().append(partition, records, **kwargs)
 
 
 class ReplicatedGroupCoordinator(GroupCoordinator):

@@ -1,5 +1,8 @@
 """This broker's replicas: leader or follower of each partition, as ZooKeeper's partition states say.
 
+The cluster's PartitionLeadership (broker/leadership.py): the broker's data path asks it whether
+this broker leads a partition and tells it about appends and followers' fetches.
+
 As Kafka's ReplicaManager and Partition, driven by ZkMetadata's watches instead of LeaderAndIsr
 requests:
 - a partition whose state names this broker leader (with a new leader epoch) becomes a leader:
@@ -20,7 +23,7 @@ requests:
   after zookeeper.session.timeout.ms of silence; kazoo notices the silence after two thirds of
   it, so stepping down then comes first. Back on ZooKeeper, the states are read again and
   leaderships resumed from them (`unfence`), as Curator's leader latch does on SUSPENDED;
-- produce requests with acks=all wait (`wait_for_replication`) until the high watermark passes
+- produce requests with acks=all wait (`await_replication`) until the high watermark passes
   their records: then NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
   `min.insync.replicas` meanwhile; REQUEST_TIMED_OUT after the request's timeout;
   NOT_LEADER_OR_FOLLOWER when leadership moves away first.
@@ -44,6 +47,10 @@ logger = logging.getLogger("kafka_wire.cluster.replicas")
 
 def _now_ms() -> int:
     return time.monotonic_ns() // 1_000_000
+
+
+async def _answer(error: ErrorCode) -> ErrorCode:
+    return error
 
 
 @dataclass
@@ -73,6 +80,8 @@ class HostedPartition:
 
 class ReplicaManager:
     """Leads and follows partitions; advances high watermarks; keeps ISRs in ZooKeeper."""
+
+    waits_for_replicas = True
 
     def __init__(self, broker) -> None:
         self.broker = broker
@@ -285,15 +294,14 @@ class ReplicaManager:
 
     # -- the leader's side of replication ----------------------------------------------------------
 
-    def after_leader_append(self, topic: str, partition: int) -> None:
+    def leader_appended(self, topic: str, partition: int, plog) -> None:
         """The leader appended: the high watermark is where the ISR is (just us: the new end)."""
         hosted = self.partitions.get((topic, partition))
-        plog = self.broker.logs.get(topic, partition)
-        if hosted is None or plog is None:
+        if hosted is None:
             return
         self._maybe_advance_high_watermark(hosted, plog)
 
-    def record_follower_fetch(self, topic: str, partition: int, replica_id: int, fetch_offset: int) -> None:
+    def follower_fetched(self, topic: str, partition: int, replica_id: int, fetch_offset: int) -> None:
         """A follower fetched from `fetch_offset`: that is its log end offset (Kafka's
         Partition.updateFollowerFetchState)."""
         hosted = self.partitions.get((topic, partition))
@@ -404,6 +412,19 @@ class ReplicaManager:
             if not future.done():
                 future.set_result(error)
         hosted.waiters = []
+
+    async def await_replication(self, partitions: list[tuple[str, int]], timeout_ms: int
+                                ) -> dict[tuple[str, int], ErrorCode]:
+        """acks=all: wait until the ISR has everything this leader appended to each partition so
+        far (the targets are taken now, before any wait)."""
+        waits = []
+        for topic, partition in partitions:
+            plog = self.broker.logs.get(topic, partition)
+            if plog is None:
+                waits.append(_answer(ErrorCode.NOT_LEADER_OR_FOLLOWER))
+            else:
+                waits.append(self.wait_for_replication(topic, partition, plog.log_end_offset, timeout_ms))
+        return dict(zip(partitions, await asyncio.gather(*waits)))
 
     async def wait_for_replication(self, topic: str, partition: int, required_offset: int,
                                    timeout_ms: int) -> ErrorCode:

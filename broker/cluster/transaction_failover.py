@@ -48,17 +48,13 @@ MARKER_REPLICATION_TIMEOUT_MS = 30000
 
 
 class ReplicatedTransactionStateTopic(TransactionStateTopic):
-    """__transaction_state appended to only as a partition's leader; replication moves the high watermark."""
+    """__transaction_state appended to only as a partition's leader; replication moves the high
+    watermark (the broker's leadership)."""
 
     def append(self, partition: int, record, now_ms: int) -> int:
         if not self.broker.replicas.is_leader(TRANSACTION_STATE_TOPIC, partition):
             raise AppendFailed(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        plog = self.broker.partition_log(TRANSACTION_STATE_TOPIC, partition)
-        committed = plog.high_watermark
-        offset = super().append(partition, record, now_ms)
-        plog.high_watermark = committed  # super() moved it to the log end, as on a single node
-        self.broker.replicas.after_leader_append(TRANSACTION_STATE_TOPIC, partition)
-        return offset
+        return super().append(partition, record, now_ms)
 
 
 class TransactionMarkerChannel:
