@@ -165,6 +165,7 @@ class Broker:
         self.producer_ids = ProducerIdManager(data_dir)
         self.started_at = time.time()
         self.server = None
+        self.client_quota_managers = None  # client_quotas.managers makes them on first use
         # Transactional producers; started by `start_coordinators` after the groups (replays
         # __transaction_state).
         self.transactions = TransactionCoordinator()

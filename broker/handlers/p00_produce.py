@@ -35,6 +35,7 @@ from kafka_wire.records import InvalidRecordBatch, UnsupportedMagic, iter_batch_
 from log.errors import RecordValidationError
 
 from ..client_quotas import produce_throttle_ms
+from ..handler_view import BrokerView
 from ..leader_hints import LeaderHints
 from ..log_errors import error_code_of
 from ..metadata import topic_names_of
@@ -87,7 +88,7 @@ def whole_batch(records, version: int) -> tuple[ErrorCode | None, object]:
     return None, records if size == len(records) else records[:size]
 
 
-def append_partition(broker, ctx, topic: str, index: int, records, acks: int, transactional_id,
+def append_partition(broker: BrokerView, ctx, topic: str, index: int, records, acks: int, transactional_id,
                      verification_guard=None) -> dict:
     meta = broker.metadata.topic(topic)
     if meta.internal and ctx.client_id != ADMIN_CLIENT_ID:
@@ -129,7 +130,7 @@ def append_partition(broker, ctx, topic: str, index: int, records, acks: int, tr
             "record_errors": [], "error_message": None}
 
 
-async def transactional_write_check(broker, transactional_id: str, topic: str, index: int, records,
+async def transactional_write_check(broker: BrokerView, transactional_id: str, topic: str, index: int, records,
                                     version: int) -> tuple[dict | None, object | None]:
     """In a cluster the transaction coordinator may be another broker: the leader asks it (verify,
     or for Produce v12 add the partition) before the append. (the partition's error entry, or None
@@ -142,7 +143,8 @@ async def transactional_write_check(broker, transactional_id: str, topic: str, i
     return _partition_error(index, error, message=message), None  # refused before the log: no log start offset
 
 
-async def _await_in_sync_replicas(broker, timeout_ms: int, responses: list[tuple[str | None, dict]]) -> None:
+async def _await_in_sync_replicas(broker: BrokerView, timeout_ms: int,
+                                  responses: list[tuple[str | None, dict]]) -> None:
     """acks=all in a cluster (Kafka's DelayedProduce): answer once the in-sync replicas have the
     appended batches; REQUEST_TIMED_OUT after the request's timeout, NOT_ENOUGH_REPLICAS_AFTER_APPEND
     when the ISR shrank below min.insync.replicas meanwhile, NOT_LEADER_OR_FOLLOWER when
@@ -186,7 +188,7 @@ def _each_partition_once(request, version: int) -> None:
     request.topic_data = kept
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     version = ctx.api_version
     acks = request.acks
     valid_acks = acks in (-1, 0, 1)

@@ -34,6 +34,7 @@ from kafka_wire.messages import APIS_BY_NAME
 
 from ..client_quotas import fetch_max_bytes, fetch_throttle_ms
 from ..fetch_sessions import ZERO_UUID, CachedPartition
+from ..handler_view import BrokerView
 from ..leader_hints import LeaderHints
 from ..metadata import topic_names_of
 from ..node import PartitionRead
@@ -61,7 +62,7 @@ def _replica_id(request, version: int) -> int:
     return request.replica_state.replica_id if version >= REPLICA_STATE_VERSION else request.replica_id
 
 
-def _readable_topics(broker, ctx, names: list[str | None], replica_id: int) -> set:
+def _readable_topics(broker: BrokerView, ctx, names: list[str | None], replica_id: int) -> set:
     names = {name for name in names if name is not None}
     if replica_id >= 0:  # a follower replicating
         allowed = broker.authorizer.authorize(ctx, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
@@ -69,7 +70,7 @@ def _readable_topics(broker, ctx, names: list[str | None], replica_id: int) -> s
     return broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, names)
 
 
-def _asked_partitions(broker, request, version: int) -> list[CachedPartition]:
+def _asked_partitions(broker: BrokerView, request, version: int) -> list[CachedPartition]:
     """The request's partitions, named (from v13 by their topic id: None for an id not known here)."""
     names = (topic_names_of(broker.metadata, (t.topic_id for t in request.topics)) if version >= TOPIC_IDS_VERSION
              else [t.topic for t in request.topics])
@@ -90,7 +91,7 @@ def _forgotten_partitions(request, version: int) -> list[tuple]:
             for t in request.forgotten_topics_data for p in t.partitions]
 
 
-def _resolve_unknown_names(broker, partitions: list[CachedPartition]) -> None:
+def _resolve_unknown_names(broker: BrokerView, partitions: list[CachedPartition]) -> None:
     """CachedPartition.maybeResolveUnknownName: a session's topic id unknown when it was added may
     be known now; a known name is kept (a topic re-created under it is INCONSISTENT_TOPIC_ID)."""
     for part in partitions:
@@ -100,7 +101,7 @@ def _resolve_unknown_names(broker, partitions: list[CachedPartition]) -> None:
                 part.topic = meta.name
 
 
-def _refused(broker, part: CachedPartition, readable: set) -> ErrorCode | None:
+def _refused(broker: BrokerView, part: CachedPartition, readable: set) -> ErrorCode | None:
     """KafkaApis.handleFetchRequest's checks before the read, in its order (None: read it)."""
     if part.topic is None:
         return ErrorCode.UNKNOWN_TOPIC_ID
@@ -112,7 +113,7 @@ def _refused(broker, part: CachedPartition, readable: set) -> ErrorCode | None:
     return None
 
 
-def _read(broker, part: CachedPartition, **kwargs) -> PartitionRead:
+def _read(broker: BrokerView, part: CachedPartition, **kwargs) -> PartitionRead:
     """ReplicaManager.readFromLocalLog: a session's topic id that is no longer the log's (the topic
     was re-created under its name) is INCONSISTENT_TOPIC_ID, before the read's own checks."""
     if part.topic_id != ZERO_UUID and broker.metadata.topic(part.topic).topic_id != part.topic_id:
@@ -120,7 +121,8 @@ def _read(broker, part: CachedPartition, **kwargs) -> PartitionRead:
     return broker.read_partition(part.topic, part.partition, part.fetch_offset, **kwargs)
 
 
-def _read_all(broker, request, version: int, partitions: list[CachedPartition], refused: dict, replica_id: int):
+def _read_all(broker: BrokerView, request, version: int, partitions: list[CachedPartition], refused: dict,
+              replica_id: int):
     """([(partition, its answer)], bytes read, whether reading a partition failed)."""
     isolation = request.isolation_level if version >= 4 else 0
     remaining = request.max_bytes
@@ -179,7 +181,7 @@ def _unknown_isolation_level(request, version: int) -> dict:
             "responses": responses}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     version = ctx.api_version
     replica_id = _replica_id(request, version)
     sessions = broker.fetch_sessions

@@ -17,6 +17,7 @@ from collections import Counter
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..log_errors import error_code_of
 from ..security.authorizer import AclOperation, ResourceType
 
@@ -35,7 +36,7 @@ def unsupported_timestamp(timestamp: int, version: int) -> bool:
     return timestamp < 0 and version < SPECIAL_TIMESTAMP_SINCE.get(timestamp, 1 << 15)
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     from_consumer = request.replica_id == CONSUMER_REPLICA_ID
     read_committed = ctx.api_version >= 2 and request.isolation_level == 1
     counts = Counter((topic.name, p.partition_index) for topic in request.topics for p in topic.partitions)

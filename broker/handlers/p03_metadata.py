@@ -15,6 +15,7 @@ from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.primitives import ZERO_UUID
 from log.errors import KafkaStorageError
 
+from ..handler_view import BrokerView
 from ..metadata import INTERNAL_TOPICS, validate_topic_name
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType, cluster_authorized_operations
 
@@ -28,7 +29,7 @@ AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
 
 
-def partition_entries(broker, meta) -> list[dict]:
+def partition_entries(broker: BrokerView, meta) -> list[dict]:
     live = set(broker.live_broker_ids())
     entries = []
     state_of, name = broker.metadata.partition_state, meta.name
@@ -57,7 +58,7 @@ def partition_entries(broker, meta) -> list[dict]:
     return entries
 
 
-def topic_entry(broker, meta, include_operations: bool = False) -> dict:
+def topic_entry(broker: BrokerView, meta, include_operations: bool = False) -> dict:
     return {
         "error_code": 0,
         "name": meta.name,
@@ -82,7 +83,7 @@ def _invalid_request(request) -> dict:
             "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
 
 
-def _missing_topic(broker, name: str, allow_auto_create: bool, ctx=None) -> dict:
+def _missing_topic(broker: BrokerView, name: str, allow_auto_create: bool, ctx=None) -> dict:
     if validate_topic_name(name):
         return error_entry(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
     authorizer = broker.authorizer
@@ -98,7 +99,7 @@ def _missing_topic(broker, name: str, allow_auto_create: bool, ctx=None) -> dict
     return error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     version = ctx.api_version
     requested = request.topics
     if 10 <= version <= 11 and any(t.name is None or t.topic_id not in (None, ZERO_UUID) for t in requested or []):

@@ -13,6 +13,7 @@ from coordinator.offsets_store import OFFSETS_TOPIC, offset_commit_append_error
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..metadata import topic_names_of
 from ..security.authorizer import AclOperation, ResourceType
 
@@ -21,12 +22,12 @@ API = APIS_BY_NAME["OffsetCommit"]
 TOPIC_IDS_VERSION = 10
 
 
-def partition_exists(broker, topic: str, partition: int) -> bool:
+def partition_exists(broker: BrokerView, topic: str, partition: int) -> bool:
     meta = broker.metadata.topic(topic)
     return meta is not None and 0 <= partition < meta.partitions
 
 
-async def _await_commit_replicated(broker, group_id: str, errors: dict) -> None:
+async def _await_commit_replicated(broker: BrokerView, group_id: str, errors: dict) -> None:
     """In a cluster the commit counts once the in-sync replicas of the group's __consumer_offsets
     partition have it (Kafka appends offsets with acks=all, waiting offsets.commit.timeout.ms)."""
     committed = [tp for tp, error in errors.items() if error == ErrorCode.NONE]
@@ -40,7 +41,7 @@ async def _await_commit_replicated(broker, group_id: str, errors: dict) -> None:
             errors[tp] = offset_commit_append_error(error)
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     groups = getattr(broker, "groups", None)
     errors: dict[tuple[str, int], ErrorCode] = {}
     offsets = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..metadata import topic_names_of
 from ..security.authorizer import AclOperation, ResourceType
 
@@ -30,8 +31,8 @@ def _fetch(groups, group_id: str, partitions, require_stable: bool, member_id: s
                                 member_id=member_id, member_epoch=member_epoch)
 
 
-def _authorized_fetch(broker, ctx, group_id: str, partitions, require_stable: bool, member_id: str | None = None,
-                      member_epoch: int = -1):
+def _authorized_fetch(broker: BrokerView, ctx, group_id: str, partitions, require_stable: bool,
+                      member_id: str | None = None, member_epoch: int = -1):
     """Like _fetch, for [(topic, partition)] (None: every committed one), with Kafka's checks of
     the group's and the topics' DESCRIBE."""
     if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
@@ -62,7 +63,7 @@ def _unknown_topic_id(topic_id, partition_indexes) -> dict:
          "error_code": int(ErrorCode.UNKNOWN_TOPIC_ID)} for p in partition_indexes]}
 
 
-def _fetch_group(broker, ctx, group, require_stable: bool, version: int) -> dict:
+def _fetch_group(broker: BrokerView, ctx, group, require_stable: bool, version: int) -> dict:
     """One group's answer (v8+)."""
     if version < TOPIC_IDS_VERSION or group.topics is None:
         partitions = None if group.topics is None else [(t.name, p) for t in group.topics for p in t.partition_indexes]
@@ -91,7 +92,7 @@ def _fetch_group(broker, ctx, group, require_stable: bool, version: int) -> dict
     return {"group_id": group.group_id, "topics": topics, "error_code": int(error)}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     version = ctx.api_version
     if version >= 8:
         return {"throttle_time_ms": 0, "groups": [_fetch_group(broker, ctx, group, request.require_stable, version)

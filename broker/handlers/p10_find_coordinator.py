@@ -17,6 +17,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["FindCoordinator"]
@@ -32,7 +33,7 @@ def _error_message(error: ErrorCode) -> str:
     return error.message or error.name
 
 
-def find_coordinator(broker, ctx, key_type: int, key: str) -> tuple[ErrorCode, int, str, int]:
+def find_coordinator(broker: BrokerView, ctx, key_type: int, key: str) -> tuple[ErrorCode, int, str, int]:
     """(error, node id, host, port) of the coordinator for a key of this type (in a cluster, the
     leader of the key's partition of __consumer_offsets or __transaction_state)."""
     if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):  # share groups are not served
@@ -48,7 +49,7 @@ def find_coordinator(broker, ctx, key_type: int, key: str) -> tuple[ErrorCode, i
     return broker.coordinator_for(key_type, key, ctx.listener)
 
 
-def _request_error(broker, ctx, key_type: int) -> ErrorCode | None:
+def _request_error(broker: BrokerView, ctx, key_type: int) -> ErrorCode | None:
     """An error of the whole request (Kafka's getErrorResponse), or None."""
     if key_type == SHARE_KEY_TYPE and ctx.api_version >= SHARE_VERSION and not broker.authorizer.authorize(
             ctx, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
@@ -58,7 +59,7 @@ def _request_error(broker, ctx, key_type: int) -> ErrorCode | None:
     return None
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     if ctx.api_version >= 4:
         failed = _request_error(broker, ctx, request.key_type)
         coordinators = []

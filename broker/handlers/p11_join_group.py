@@ -10,6 +10,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["JoinGroup"]
@@ -20,7 +21,7 @@ def client_host(ctx) -> str:
     return "/" + str(ctx.peer[0]) if ctx.peer else ""
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     version = ctx.api_version
     groups = getattr(broker, "groups", None)
     if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):

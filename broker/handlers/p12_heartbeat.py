@@ -5,12 +5,13 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["Heartbeat"]
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     groups = getattr(broker, "groups", None)
     if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
         error = ErrorCode.GROUP_AUTHORIZATION_FAILED

@@ -5,12 +5,13 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["SyncGroup"]
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     if ctx.api_version >= 5 and (request.protocol_type is None or request.protocol_name is None):
         # Mandatory from v5 on: Kafka answers INCONSISTENT_GROUP_PROTOCOL before any other check.
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INCONSISTENT_GROUP_PROTOCOL),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["DescribeGroups"]
@@ -19,7 +20,7 @@ AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     groups = getattr(broker, "groups", None)
     operations = GROUP_AUTHORIZED_OPERATIONS if request.include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
     described = []

@@ -6,12 +6,13 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["ListGroups"]
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     groups = getattr(broker, "groups", None)
     if groups is None:
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE), "groups": []}

@@ -10,8 +10,10 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
+
 API = APIS_BY_NAME["SaslHandshake"]
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE), "mechanisms": []}

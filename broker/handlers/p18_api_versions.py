@@ -11,6 +11,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..features import api_versions_features
+from ..handler_view import BrokerView
 
 API = APIS_BY_NAME["ApiVersions"]
 
@@ -34,7 +35,7 @@ def api_versions_response(error: ErrorCode = ErrorCode.NONE) -> dict:
     return {"error_code": int(error), "api_keys": keys, "throttle_time_ms": 0}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     if ctx.api_version >= 3:
         name, version = request.client_software_name, request.client_software_version
         if not (_SOFTWARE.fullmatch(name or "") and _SOFTWARE.fullmatch(version or "")):

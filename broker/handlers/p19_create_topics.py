@@ -21,6 +21,7 @@ from kafka_wire.messages import APIS_BY_NAME
 from log.errors import KafkaStorageError
 
 from ..config import ConfigError, parse_topic_configs
+from ..handler_view import BrokerView
 from ..metadata import random_topic_id, validate_topic_name
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
@@ -41,7 +42,7 @@ class TopicRefused(Exception):
         self.message = message
 
 
-def _collision(broker, name: str) -> str | None:
+def _collision(broker: BrokerView, name: str) -> str | None:
     """Kafka refuses names that differ from an existing one only by '.' versus '_'."""
     folded = name.replace(".", "_")
     for existing in broker.metadata.topics:
@@ -69,7 +70,7 @@ def manual_assignment_error(replicas: list[int], registered, replication_factor:
     return None
 
 
-def _placement(broker, topic) -> tuple[int, int, dict[int, list[int]] | None]:
+def _placement(broker: BrokerView, topic) -> tuple[int, int, dict[int, list[int]] | None]:
     """(partitions, replication factor, manual assignment or None) from the request."""
     live_brokers = broker.live_broker_ids()
     if topic.assignments:
@@ -123,7 +124,7 @@ class Checked:
     assignment: dict[int, list[int]] | None = None
 
 
-def check_topic(broker, topic) -> Checked:
+def check_topic(broker: BrokerView, topic) -> Checked:
     """What to create for one requested topic (partitions, replication factor, parsed configs,
     manual assignment); raises TopicRefused."""
     name = topic.name
@@ -143,7 +144,7 @@ def check_topic(broker, topic) -> Checked:
     return Checked(topic, partitions=partitions, replication=replication, configs=configs, assignment=assignment)
 
 
-def config_entries(broker, overrides: dict) -> list[dict]:
+def config_entries(broker: BrokerView, overrides: dict) -> list[dict]:
     """The new topic's effective configs, sorted by name, as Kafka answers them (v5+)."""
     rows = sorted(broker.config.describe_topic_config(overrides), key=lambda row: row[0])
     return [{"name": name, "value": None if key.sensitive else value, "read_only": False,
@@ -156,7 +157,7 @@ def _refused(name: str, error: ErrorCode, message: str | None) -> dict:
             "num_partitions": -1, "replication_factor": -1, "configs": []}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     counts = Counter(t.name for t in request.topics)
     checked: list[Checked] = []  # in request order
     creatable = set(counts) if broker.authorizer.authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER,

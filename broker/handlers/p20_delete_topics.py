@@ -17,6 +17,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.primitives import ZERO_UUID
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["DeleteTopics"]
@@ -26,12 +27,12 @@ def _result(name, topic_id, error: ErrorCode = ErrorCode.NONE, message: str | No
     return {"name": name, "topic_id": topic_id, "error_code": int(error), "error_message": message}
 
 
-def _delete(broker, meta) -> None:
+def _delete(broker: BrokerView, meta) -> None:
     broker.delete_topic(meta.name)
     broker.groups.on_partitions_deleted([(meta.name, partition) for partition in range(meta.partitions)])
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     version = ctx.api_version
     if version >= 6:
         wanted = [(t.name, t.topic_id or ZERO_UUID) for t in request.topics]

@@ -9,12 +9,13 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["DeleteRecords"]
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     offsets: dict[str, dict[int, int]] = {}
     for topic in request.topics:
         for p in topic.partitions:

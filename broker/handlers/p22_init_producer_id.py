@@ -6,12 +6,13 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["InitProducerId"]
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     authorizer = broker.authorizer
     if request.transactional_id is not None and not authorizer.authorize(
             ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["AddPartitionsToTxn"]
@@ -27,7 +28,7 @@ def topic_results(errors: dict[tuple[str, int], ErrorCode]) -> list[dict]:
     return [{"name": topic, "results_by_partition": results} for topic, results in by_topic.items()]
 
 
-def add_partitions(broker, transactional_id: str, producer_id: int, producer_epoch: int,
+def add_partitions(broker: BrokerView, transactional_id: str, producer_id: int, producer_epoch: int,
                    partitions: list[tuple[str, int]], version: int) -> dict[tuple[str, int], ErrorCode]:
     # Known to the cluster (Kafka's metadataCache.contains): in a cluster the coordinator need not
     # host the partition.
@@ -45,7 +46,7 @@ def add_partitions(broker, transactional_id: str, producer_id: int, producer_epo
     return dict.fromkeys(partitions, error)
 
 
-async def replicated(broker, transactional_id: str, errors: dict[tuple[str, int], ErrorCode]
+async def replicated(broker: BrokerView, transactional_id: str, errors: dict[tuple[str, int], ErrorCode]
                      ) -> dict[tuple[str, int], ErrorCode]:
     """Added partitions are answered once the transaction log write is replicated (acks=-1)."""
     if errors and all(error == ErrorCode.NONE for error in errors.values()):
@@ -54,7 +55,7 @@ async def replicated(broker, transactional_id: str, errors: dict[tuple[str, int]
     return errors
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     version = ctx.api_version
     if version < 4:
         partitions = [(t.name, p) for t in request.v3_and_below_topics for p in t.partitions]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["WriteTxnMarkers"]
@@ -18,7 +19,7 @@ API = APIS_BY_NAME["WriteTxnMarkers"]
 MARKER_REPLICATION_TIMEOUT_MS = 30000
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     markers = []
     for marker in request.markers:
         partitions = [(t.name, p) for t in marker.topics for p in t.partition_indexes]

@@ -14,12 +14,13 @@ from coordinator.transaction_coordinator import txn_offset_commit_operation
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["TxnOffsetCommit"]
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     errors: dict[tuple[str, int], ErrorCode] = {}
     offsets = []
     authorizer = broker.authorizer

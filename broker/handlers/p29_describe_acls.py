@@ -10,6 +10,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclBindingFilter, AclOperation, ResourceType, sent_unknown
 from .closing import CloseConnection
 
@@ -23,7 +24,7 @@ def _error(error: ErrorCode, message: str | None) -> dict:
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message, "resources": []}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     flt = AclBindingFilter.from_request(request)
     if sent_unknown(request.resource_type_filter, request.pattern_type_filter, request.operation,
                     request.permission_type):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import (
     CLUSTER_NAME,
     AclBinding,
@@ -42,7 +43,7 @@ def _unbuildable(binding: AclBinding) -> bool:
         or binding.operation == AclOperation.ANY or binding.permission_type == AclPermissionType.ANY
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     bindings = [_binding(creation) for creation in request.creations]
     if any(sent_unknown(c.resource_type, c.resource_pattern_type, c.operation, c.permission_type)
            for c in request.creations):

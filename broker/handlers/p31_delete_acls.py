@@ -10,6 +10,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import (
     CLUSTER_NAME,
     UNKNOWN_CODE,
@@ -35,7 +36,7 @@ def _unknown_filter(flt: AclBindingFilter) -> str | None:
     return None
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     filters = [AclBindingFilter.from_request(item) for item in request.filters]
     if any(sent_unknown(item.resource_type_filter, item.pattern_type_filter, item.operation, item.permission_type)
            for item in request.filters):

@@ -16,6 +16,7 @@ from kafka_wire.messages import APIS_BY_NAME
 
 from .. import broker_loggers
 from ..config import BROKER_KEYS, DYNAMIC_BROKER_KEYS, ConfigKey, ConfigSource, ConfigType, broker_synonyms
+from ..handler_view import BrokerView
 from ..metadata import validate_topic_name
 from ..security.authorizer import AclOperation, config_resource_error
 
@@ -57,7 +58,7 @@ def _wanted(resource) -> set[str] | None:
     return set(resource.configuration_keys) if resource.configuration_keys else None
 
 
-def describe_topic(broker, resource, request) -> dict:
+def describe_topic(broker: BrokerView, resource, request) -> dict:
     name = resource.resource_name
     invalid = validate_topic_name(name)
     if invalid:
@@ -80,7 +81,7 @@ def describe_topic(broker, resource, request) -> dict:
     return {"error_code": 0, "error_message": "", "configs": configs}
 
 
-def describe_broker(broker, resource, request) -> dict:
+def describe_broker(broker: BrokerView, resource, request) -> dict:
     name = resource.resource_name
     if not name:
         return describe_default_broker(broker, resource, request)
@@ -114,7 +115,7 @@ def describe_broker(broker, resource, request) -> dict:
     return {"error_code": 0, "error_message": "", "configs": configs}
 
 
-def describe_default_broker(broker, resource, request) -> dict:
+def describe_default_broker(broker: BrokerView, resource, request) -> dict:
     """The cluster-wide dynamic defaults, as Kafka's ConfigHelper describes the "" broker
     (createBrokerConfigEntry with perBrokerConfig = false)."""
     wanted = _wanted(resource)
@@ -134,7 +135,7 @@ def describe_default_broker(broker, resource, request) -> dict:
     return {"error_code": 0, "error_message": "", "configs": configs}
 
 
-def describe_broker_loggers(broker, resource, request) -> dict:
+def describe_broker_loggers(broker: BrokerView, resource, request) -> dict:
     """This broker's loggers and their effective levels (broker/broker_loggers.py), as Kafka describes
     its log4j loggers: source DYNAMIC_BROKER_LOGGER_CONFIG, no type, no synonyms, documentation "" (asked
     for or not); names that are no logger skipped."""
@@ -153,7 +154,7 @@ def describe_broker_loggers(broker, resource, request) -> dict:
 DESCRIBERS = {TOPIC: describe_topic, BROKER: describe_broker, BROKER_LOGGER: describe_broker_loggers}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     results = []
     for resource in request.resources:
         describe = DESCRIBERS.get(resource.resource_type)

@@ -15,6 +15,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from .. import dynamic_broker_config
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, config_resource_error
 from ..topic_configs import BROKER, apply_topic_configs
 
@@ -32,7 +33,7 @@ def _preprocess_error(resource, named: Counter) -> tuple[ErrorCode, str] | None:
     return None
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     responses = []
     named = Counter((r.resource_type, r.resource_name) for r in request.resources)
     for resource in request.resources:

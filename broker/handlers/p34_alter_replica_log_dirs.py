@@ -19,6 +19,7 @@ import os
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["AlterReplicaLogDirs"]
@@ -33,7 +34,7 @@ def _usable(path: str) -> bool:
     return os.path.isdir(path) and os.access(path, os.R_OK | os.W_OK | os.X_OK)
 
 
-def alter_one(broker, topic: str, partition: int, path: str) -> ErrorCode:
+def alter_one(broker: BrokerView, topic: str, partition: int, path: str) -> ErrorCode:
     if len(f"{topic}-{partition}") + FUTURE_NAME_EXTRA > MAX_FILE_NAME:
         return ErrorCode.INVALID_TOPIC_EXCEPTION
     if path not in broker.logs.log_dirs:
@@ -49,7 +50,7 @@ def alter_one(broker, topic: str, partition: int, path: str) -> ErrorCode:
     return ErrorCode.NONE
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     if not broker.authorizer.authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
         return {"throttle_time_ms": 0, "results": [
             {"topic_name": t.name, "partitions": [

@@ -18,6 +18,7 @@ import os
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["DescribeLogDirs"]
@@ -36,7 +37,7 @@ def disk_space(log_dir: str) -> tuple[int, int]:
     return min(total, LONG_MAX), min(usable, LONG_MAX)
 
 
-def describe_log_dir(broker, log_dir: str, wanted: set[tuple[str, int]] | None) -> dict:
+def describe_log_dir(broker: BrokerView, log_dir: str, wanted: set[tuple[str, int]] | None) -> dict:
     path = os.path.abspath(log_dir)
     if path in broker.logs.offline_dirs:  # taken offline after an I/O failure (LogManager.mark_offline)
         return {"error_code": int(ErrorCode.KAFKA_STORAGE_ERROR), "log_dir": path, "topics": []}
@@ -77,7 +78,7 @@ def describe_log_dir(broker, log_dir: str, wanted: set[tuple[str, int]] | None) 
             "is_cordoned": False}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), "results": []}
     wanted = None

@@ -14,6 +14,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from log.errors import KafkaStorageError
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from .p19_create_topics import manual_assignment_error
 
@@ -25,7 +26,7 @@ MAX_RECORDS_PER_USER_OP = 10_000
 EXCESSIVE_BATCH = "Unable to perform excessively large batch operation."
 
 
-def _check(broker, topic) -> tuple[ErrorCode, str | None]:
+def _check(broker: BrokerView, topic) -> tuple[ErrorCode, str | None]:
     """Kafka's ReplicationControlManager.createPartitions checks, with its messages."""
     meta = broker.metadata.topic(topic.name)
     if meta is None:
@@ -52,7 +53,7 @@ def _check(broker, topic) -> tuple[ErrorCode, str | None]:
     return ErrorCode.NONE, None
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     counts = Counter(t.name for t in request.topics)
     checked = []
     for topic in request.topics:

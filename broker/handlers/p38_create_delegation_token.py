@@ -13,6 +13,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..security.delegation_tokens import USER_TYPE, split_principal, token_requests_allowed
 
@@ -30,7 +31,7 @@ def _answer(error: ErrorCode, owner: str, requester: str, *, timestamps: int = -
             "token_id": token.token_id if token else "", "hmac": hmac, "throttle_time_ms": 0}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     requester = ctx.principal
     owner = requester
     if request.owner_principal_name:

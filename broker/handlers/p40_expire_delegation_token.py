@@ -13,12 +13,13 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.delegation_tokens import token_requests_allowed
 
 API = APIS_BY_NAME["ExpireDelegationToken"]
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     if not token_requests_allowed(broker, ctx):
         return {"error_code": int(ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED), "expiry_timestamp_ms": -1,
                 "throttle_time_ms": 0}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..security.delegation_tokens import filter_token, split_principal, token_requests_allowed
 
@@ -23,7 +24,7 @@ def _principal(principal: str) -> dict:
     return {"principal_type": kind, "principal_name": name}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     if not token_requests_allowed(broker, ctx):
         return {"error_code": int(ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED), "tokens": [], "throttle_time_ms": 0}
     if not broker.tokens.enabled:

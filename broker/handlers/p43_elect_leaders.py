@@ -14,6 +14,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..leader_election import ELECTION_TYPES, PREFERRED, Outcome
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
@@ -42,7 +43,7 @@ def _refused(request, error: ErrorCode, message: str | None = None) -> dict:
     return _answer(error, {tp: Outcome(error, message=message) for tp in _requested(request) or []})
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     if not broker.authorizer.authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
         return _refused(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     election_type = request.election_type if ctx.api_version >= 1 else PREFERRED

@@ -7,6 +7,7 @@ from __future__ import annotations
 from kafka_wire.messages import APIS_BY_NAME
 
 from .. import broker_loggers, dynamic_broker_config
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, config_resource_error
 from ..topic_configs import BROKER, TOPIC, ConfigChangeError, apply_topic_configs, incremental_changes
 
@@ -14,7 +15,7 @@ API = APIS_BY_NAME["IncrementalAlterConfigs"]
 BROKER_LOGGER = 8
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     responses = []
     for resource in request.resources:
         denied = config_resource_error(broker.authorizer, ctx, AclOperation.ALTER_CONFIGS,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["AlterPartitionReassignments"]
@@ -32,7 +33,7 @@ def _answer(request, allow: bool, error: ErrorCode, results) -> dict:
                 for t in request.topics]}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     allow = request.allow_replication_factor_change if ctx.api_version >= 1 else True
     requested = [(t.name, p.partition_index, None if p.replicas is None else list(p.replicas))
                  for t in request.topics for p in t.partitions]

@@ -10,13 +10,14 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from .p08_offset_commit import partition_exists
 
 API = APIS_BY_NAME["OffsetDelete"]
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     groups = getattr(broker, "groups", None)
     errors: dict[tuple[str, int], ErrorCode] = {}
     known = []

@@ -10,6 +10,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..client_quotas import QuotaRequestError, describe
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["DescribeClientQuotas"]
@@ -19,7 +20,7 @@ def _error(error: ErrorCode, message: str | None) -> dict:
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message, "entries": None}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
         return _error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message)
     quotas = getattr(broker.metadata, "client_quotas", None)

@@ -13,6 +13,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..client_quotas import entity_key, plan_alterations
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["AlterClientQuotas"]
@@ -22,7 +23,7 @@ def _entity(entity) -> list[dict]:
     return [{"entity_type": kind, "entity_name": name} for kind, name in entity]
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     metadata = broker.metadata
     refused = None
     if not broker.authorizer.authorize(ctx, AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):

@@ -10,12 +10,13 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.sasl import SCRAM_MECHANISMS
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["DescribeUserScramCredentials"]
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
         # Kafka 4.3's getErrorResponse: no message, and one nameless result per user asked about (for users
         # null Kafka's own refusal throws and never answers; we answer with no results).

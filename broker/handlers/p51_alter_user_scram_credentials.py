@@ -13,6 +13,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.sasl import SCRAM_BY_WIRE_TYPE, ScramCredential
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["AlterUserScramCredentials"]
@@ -28,7 +29,7 @@ def _validate(name: str, mechanism_type: int) -> tuple[ErrorCode, str] | None:
     return None
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     users = [item.name for item in (*request.deletions, *request.upsertions)]
     if not broker.authorizer.authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
         return {"throttle_time_ms": 0, "results": [

@@ -16,6 +16,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..features import SAFE_DOWNGRADE, UPGRADE, FeatureUpdate, InvalidFeatureUpdate
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["UpdateFeatures"]
@@ -25,7 +26,7 @@ def _answer(error: ErrorCode, message: str | None, results: list | None = None) 
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message, "results": results or []}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     if not broker.authorizer.authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
         error = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
         return _answer(error, error.message)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import cluster_authorized_operations
 
 API = APIS_BY_NAME["DescribeCluster"]
@@ -27,7 +28,7 @@ def _error(version: int, error: ErrorCode, message: str) -> dict:
             "controller_id": -1, "brokers": [], "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     endpoint_type = getattr(request, "endpoint_type", BROKERS_ENDPOINT)
     if endpoint_type not in (BROKERS_ENDPOINT, CONTROLLERS_ENDPOINT):
         return _error(ctx.api_version, ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["DescribeProducers"]
@@ -20,7 +21,7 @@ def partition_error(partition: int, error: ErrorCode) -> dict:
             "active_producers": []}
 
 
-def describe_partition(broker, topic: str, partition: int) -> dict:
+def describe_partition(broker: BrokerView, topic: str, partition: int) -> dict:
     plog = broker.partition_log(topic, partition)
     if plog is None:
         # Kafka explains a topic it does not have, not a partition past an existing topic's.
@@ -42,7 +43,7 @@ def describe_partition(broker, topic: str, partition: int) -> dict:
     return {"partition_index": partition, "error_code": 0, "error_message": None, "active_producers": producers}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     readable = broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC,
                                                    {t.name for t in request.topics})
     topics = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["DescribeTransactions"]
@@ -22,7 +23,7 @@ def _error_entry(transactional_id: str, error: int) -> dict:
             "producer_id": 0, "producer_epoch": 0, "topics": []}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     authorizer = broker.authorizer
     states = []
     for transactional_id in request.transactional_ids:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["ListTransactions"]
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     response = broker.transactions.list_transactions(request.state_filters or [], request.producer_id_filters or [],
                                                      request.duration_filter, request.transactional_id_pattern)
     listed = response["transaction_states"]

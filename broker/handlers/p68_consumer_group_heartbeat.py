@@ -14,6 +14,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..features import GROUP_VERSION
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from .p11_join_group import client_host
 
@@ -25,7 +26,7 @@ def _error(error: ErrorCode, message: str | None = None) -> dict:
             "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     groups = getattr(broker, "groups", None)
     if broker.feature_level(GROUP_VERSION) < 1:
         return _error(ErrorCode.UNSUPPORTED_VERSION)

@@ -11,6 +11,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..features import GROUP_VERSION
+from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["ConsumerGroupDescribe"]
@@ -18,7 +19,7 @@ API = APIS_BY_NAME["ConsumerGroupDescribe"]
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     groups = getattr(broker, "groups", None)
     if broker.feature_level(GROUP_VERSION) < 1:
         return {"throttle_time_ms": 0, "groups": [

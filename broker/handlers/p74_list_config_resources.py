@@ -16,6 +16,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 API = APIS_BY_NAME["ListConfigResources"]
@@ -25,7 +26,7 @@ TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 LISTED_BY_VERSION = {0: (CLIENT_METRICS,), 1: (GROUP, CLIENT_METRICS, BROKER_LOGGER, BROKER, TOPIC)}
 
 
-def _resources(broker, ctx, resource_type: int) -> list[str]:
+def _resources(broker: BrokerView, ctx, resource_type: int) -> list[str]:
     if resource_type in (BROKER, BROKER_LOGGER):
         return [str(node_id) for node_id, _, _, _ in broker.live_brokers(ctx.listener)]
     if resource_type == TOPIC:
@@ -33,7 +34,7 @@ def _resources(broker, ctx, resource_type: int) -> list[str]:
     return []  # GROUP, CLIENT_METRICS: none exist here
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
                 "config_resources": []}

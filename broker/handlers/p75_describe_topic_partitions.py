@@ -20,6 +20,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.primitives import ZERO_UUID
 
+from ..handler_view import BrokerView
 from ..metadata import INTERNAL_TOPICS, validate_topic_name
 from ..security.authorizer import AclOperation, ResourceType
 from .p03_metadata import partition_entries
@@ -38,7 +39,7 @@ def _error_response(request, error: ErrorCode) -> dict:
             "topics": [{**_error_topic(t.name, error), "is_internal": False} for t in request.topics]}
 
 
-def _page(broker, names: list[str], fetch_all: bool, cursor, limit: int) -> tuple[list[dict], dict | None]:
+def _page(broker: BrokerView, names: list[str], fetch_all: bool, cursor, limit: int) -> tuple[list[dict], dict | None]:
     remaining = limit
     topics: list[dict] = []
     for name in names:
@@ -71,7 +72,7 @@ def _page(broker, names: list[str], fetch_all: bool, cursor, limit: int) -> tupl
     return topics, None
 
 
-async def handle(broker, ctx, request):
+async def handle(broker: BrokerView, ctx, request):
     authorizer = broker.authorizer
     cursor = request.cursor
     cursor_topic = cursor.topic_name if cursor is not None else ""
