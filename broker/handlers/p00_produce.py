@@ -40,6 +40,7 @@ from ..leader_hints import LeaderHints
 from ..log_errors import error_code_of
 from ..metadata import topic_names_of
 from ..security.authorizer import AclOperation, ResourceType
+from .closing import CloseConnection
 
 API = APIS_BY_NAME["Produce"]
 
@@ -240,8 +241,6 @@ async def handle(broker: BrokerView, ctx, request):
         len(pd.records) for topic in request.topic_data for pd in topic.partition_data if pd.records is not None))
     if acks == 0:
         if failed:
-            from ..server import CloseConnection  # the server imports the handlers
-
             raise CloseConnection
         return None
     response = {"responses": [topic for _, topic in responses], "throttle_time_ms": throttle_time_ms}
