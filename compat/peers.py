@@ -3,19 +3,18 @@
 compat/setup-peers.sh resolves them from Maven Central (compat/peers/pom.xml) into
 .deps/peers-<version>/libs, at each reference version, and compiles the Streams application of
 compat/peers/src/ into .deps/peers-<version>/app. This module builds their `java` command lines and
-runs them as `JavaProcess`es (own session, log file, SIGKILL-able, killed with the test process).
+runs them as `JavaProcess`es (testing/processes.py's runner: own session, log file, SIGKILL-able,
+killed with the test process).
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from compat.reference_kafka import REPO_ROOT, java
+from testing.processes import ManagedProcess
 
 DEPS = REPO_ROOT / ".deps"
 LOG4J_CONFIG = REPO_ROOT / "compat" / "peers" / "log4j2.properties"
@@ -52,47 +51,16 @@ def write_properties(path: Path, settings: Mapping[str, object]) -> Path:
     return path
 
 
-class JavaProcess:
-    """One JVM (a Streams instance, a Connect worker, MirrorMaker) with its output in `log_path`."""
+class JavaProcess(ManagedProcess):
+    """One JVM (a Streams instance, a Connect worker, MirrorMaker) with its output in `log_path`; its
+    users wait for what they need from it (a log line, a topic), so it is "ready" once spawned."""
 
     def __init__(self, name: str, command: list[str], log_path: Path):
         self.name = name
-        self.command = command
-        self.log_path = Path(log_path)
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> JavaProcess:
-        from testing.broker_process import _die_with_parent
-
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as log:
-            log.write(f"=== {' '.join(self.command)}\n".encode())
-            log.flush()
-            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True, cwd=REPO_ROOT,
-                                            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
-        return self
-
-    def is_running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int | None:
-        from testing.broker_process import signal_and_wait
-
-        if self.process is not None and self.process.poll() is None:
-            signal_and_wait(self.process, sig, timeout)
-        return None if self.process is None else self.process.returncode
-
-    def kill(self) -> int | None:
-        return self.stop(signal.SIGKILL)
+        super().__init__(name, command, log_path, cwd=REPO_ROOT, stop_timeout=60.0)
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.is_file() else ""
-
-    def log_report(self, lines: int = 80) -> str:
-        from testing.broker_process import log_tail
-
-        return f"--- last lines of {self.name} ({self.log_path}) ---\n{log_tail(self.log_path, lines)}\n--- end ---"
 
 
 # compat/RESULTS.md's section on these peers is written by hand from measured runs (the tests are

@@ -20,14 +20,16 @@ import contextlib
 import hashlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+
+from testing.processes import ManagedProcess, ProcessFailure, free_port
+# compat/tool_compare.py's ToolSession JVM runs with it (a pipe to and from it, not a log file).
+from testing.processes import die_with_parent as _die_with_parent  # noqa: F401
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 POM = REPO_ROOT / "compat" / "reference" / "pom.xml"
@@ -52,8 +54,9 @@ class ReferenceKafkaUnavailable(RuntimeError):
     """The reference Kafka could not be resolved (no Maven, or Maven Central unreachable)."""
 
 
-class ReferenceKafkaFailure(AssertionError):
-    """The reference broker did not start, or died; carries the end of its log."""
+# The reference broker did not start, or died (the message carries the end of its log): the process
+# runner's failure, under the name the compat commands catch.
+ReferenceKafkaFailure = ProcessFailure
 
 
 def libs_dir(version: str) -> Path:
@@ -113,26 +116,16 @@ def java_command(version: str, main_class: str, *args: str, jvm_options: tuple[s
             "-cp", str(libs_dir(version) / "*"), main_class, *args]
 
 
-def _free_port() -> int:
-    from testing.broker_process import free_port
-
-    return free_port()
-
-
-def _die_with_parent() -> None:
-    from testing.broker_process import _die_with_parent as die
-
-    die()
-
-
 def _property_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
 
 
-class ReferenceKafka:
-    """One Apache Kafka process (KRaft broker+controller, node id 1) on 127.0.0.1:`port`."""
+class ReferenceKafka(ManagedProcess):
+    """One Apache Kafka process (KRaft broker+controller, node id 1) on 127.0.0.1:`port`; ready when
+    it answers Metadata naming itself (KRaft: it has caught up with the metadata log and been
+    unfenced), not merely when the port accepts connections."""
 
     NODE_ID = 1
 
@@ -143,17 +136,15 @@ class ReferenceKafka:
         self.version = version
         self.format_args = tuple(format_args)  # e.g. ("--add-scram", "SCRAM-SHA-256=[name=admin,password=pw]")
         self.data_dir = Path(data_dir)
-        self.port = port or _free_port()
-        self.controller_port = controller_port or _free_port()  # given when `config` names its own listeners
+        self.port = port or free_port()
+        self.controller_port = controller_port or free_port()  # given when `config` names its own listeners
         self.config = dict(config or {})
-        self.startup_timeout = startup_timeout
         self.jvm_options = jvm_options
-        self.log_path = self.data_dir / "kafka.log"
         self.log_dir = self.data_dir / "data"
         self.properties_path = self.data_dir / "server.properties"
         self.cluster_id = self._cluster_id()
-        self.process: subprocess.Popen | None = None
-        self._stopping = False
+        super().__init__(f"Apache Kafka {version} on {self.bootstrap}", None, self.data_dir / "kafka.log",
+                         startup_timeout=startup_timeout, stop_timeout=60.0, poll_interval=0.25)
 
     @staticmethod
     def _cluster_id() -> str:
@@ -207,78 +198,28 @@ class ReferenceKafka:
         if done.returncode != 0:
             raise ReferenceKafkaFailure(f"kafka-storage format failed (exit {done.returncode})\n{self.log_report()}")
 
-    def start(self) -> None:
-        if self.is_running():
-            raise RuntimeError("reference Kafka already running")
-        if not (self.log_dir / "meta.properties").is_file():
-            self.format_storage()
-        command = java_command(self.version, "kafka.Kafka", str(self.properties_path), jvm_options=self.jvm_options,
-                               log_config=LOG4J_CONFIG)
-        with open(self.log_path, "ab") as log:
-            log.write(f"=== {' '.join(command)}\n".encode())
-            log.flush()
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            start_new_session=True,
-                                            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
-        self._stopping = False
-        self._wait_until_ready()
+    @property
+    def command(self) -> list[str]:
+        return java_command(self.version, "kafka.Kafka", str(self.properties_path), jvm_options=self.jvm_options,
+                            log_config=LOG4J_CONFIG)
 
-    def _wait_until_ready(self) -> None:
-        """Ready when the broker answers Metadata naming itself (KRaft: it has caught up with the
-        metadata log and been unfenced), not merely when the port accepts connections."""
+    def start(self) -> ReferenceKafka:
+        if not self.is_running() and not (self.log_dir / "meta.properties").is_file():
+            self.format_storage()
+        return super().start()
+
+    def is_ready(self) -> bool:
         from client import WireClient
 
-        deadline = time.monotonic() + self.startup_timeout
-        last_error: Exception | None = None
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise ReferenceKafkaFailure(f"Apache Kafka {self.version} exited with status "
-                                            f"{self.process.returncode} while starting\n{self.log_report()}")
-            try:
-                with WireClient(self.bootstrap, timeout=5.0) as client:
-                    answer = client.call("Metadata", 12, {"topics": [], "allow_auto_topic_creation": False,
-                                                          "include_topic_authorized_operations": False})
-                    if any(b.node_id == self.NODE_ID for b in answer.brokers):
-                        return
-            except Exception as error:  # not up yet: refused, reset, or not yet answering
-                last_error = error
-            time.sleep(0.25)
-        self.stop(signal.SIGKILL)
-        raise ReferenceKafkaFailure(f"Apache Kafka {self.version} was not ready on {self.bootstrap} within "
-                                    f"{self.startup_timeout:.0f}s (last: {last_error!r})\n{self.log_report()}")
-
-    def is_running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int | None:
-        if self.process is None:
-            return None
-        self._stopping = True
-        if self.process.poll() is None:
-            from testing.broker_process import signal_and_wait
-
-            signal_and_wait(self.process, sig, timeout)
-        return self.process.returncode
-
-    def kill(self) -> int | None:
-        return self.stop(signal.SIGKILL)
-
-    def restart(self, sig: int = signal.SIGTERM) -> None:
-        self.stop(sig)
-        self.start()
+        with WireClient(self.bootstrap, timeout=5.0) as client:
+            answer = client.call("Metadata", 12, {"topics": [], "allow_auto_topic_creation": False,
+                                                  "include_topic_authorized_operations": False})
+        return any(b.node_id == self.NODE_ID for b in answer.brokers)
 
     def tool(self, main_class: str, *args: str, input: str | None = None, timeout: float = 180.0,
              env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
         """Runs one of Kafka's command-line tools (its main class) of this version."""
         return run_tool(self.version, main_class, *args, input=input, timeout=timeout, env=env)
-
-    def log_tail(self, lines: int = 60) -> str:
-        from testing.broker_process import log_tail
-
-        return log_tail(self.log_path, lines)
-
-    def log_report(self) -> str:
-        return f"--- last lines of {self.log_path} ---\n{self.log_tail()}\n--- end of Kafka log ---"
 
 
 def run_tool(version: str, main_class: str, *args: str, input: str | None = None, timeout: float = 180.0,

@@ -8,7 +8,8 @@
 
 ZooKeeper is Debian's `zookeeper` package run standalone (QuorumPeerMain with a zoo.cfg of its
 own: a free loopback port, its own data dir, a short tick so sessions of dead brokers expire in
-seconds). Brokers are testing/broker_process.py's BrokerProcess with `zookeeper.connect` set.
+seconds). Both are testing/processes.py's ManagedProcess; brokers are testing/broker_process.py's
+BrokerProcess with `zookeeper.connect` set.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import os
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +27,8 @@ from pathlib import Path
 
 from kafka_wire.errors import ErrorCode
 
-from .broker_process import BrokerFailure, BrokerProcess, _die_with_parent, free_port, signal_and_wait
+from .broker_process import BrokerProcess
+from .processes import ManagedProcess, free_port
 from client import WireClient
 
 ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"
@@ -56,60 +57,54 @@ def zookeeper_available() -> bool:
     return os.path.exists(ZOOKEEPER_JAR) and shutil.which("java") is not None
 
 
-class ZooKeeperProcess:
-    """A standalone ZooKeeper server on 127.0.0.1 with its data under `data_dir`."""
+class ZooKeeperProcess(ManagedProcess):
+    """A standalone ZooKeeper server on `host` with its data under `data_dir`; ready when it answers
+    `ruok`."""
 
-    def __init__(self, data_dir: Path, port: int | None = None) -> None:
+    def __init__(self, data_dir: Path, port: int | None = None, host: str = "127.0.0.1",
+                 jvm_options: tuple[str, ...] = ("-Xmx256m",)) -> None:
         self.data_dir = Path(data_dir)
+        self.host = host
         self.port = port or free_port()
-        self.process: subprocess.Popen | None = None
-        self.log_path = self.data_dir / "zookeeper.log"
+        self.jvm_options = jvm_options
+        self.config_path = self.data_dir / "zoo.cfg"
+        super().__init__(f"ZooKeeper on {self.connect}", None, self.data_dir / "zookeeper.log", cwd=self.data_dir,
+                         startup_timeout=30.0, stop_timeout=10.0, poll_interval=0.1)
 
     @property
     def connect(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
-    def start(self, timeout: float = 30.0) -> None:
-        (self.data_dir / "data").mkdir(parents=True, exist_ok=True)
-        config = self.data_dir / "zoo.cfg"
-        config.write_text("\n".join([
+    @property
+    def command(self) -> list[str]:
+        return ["java", *self.jvm_options, "-cp", ":".join(ZOOKEEPER_CLASSPATH), ZOOKEEPER_MAIN,
+                str(self.config_path)]
+
+    def settings(self) -> list[str]:
+        """zoo.cfg's lines: a short tick, so that sessions of dead brokers expire in seconds."""
+        return [
             f"tickTime={TICK_MS}",
             f"dataDir={self.data_dir / 'data'}",
             f"clientPort={self.port}",
-            "clientPortAddress=127.0.0.1",
+            f"clientPortAddress={self.host}",
             "admin.enableServer=false",
             "4lw.commands.whitelist=ruok,srvr",
             f"minSessionTimeout={2 * TICK_MS}",
             f"maxSessionTimeout={20 * TICK_MS}",
-            "",
-        ]))
-        with open(self.log_path, "ab") as out:
-            self.process = subprocess.Popen(
-                ["java", "-Xmx256m", "-cp", ":".join(ZOOKEEPER_CLASSPATH), ZOOKEEPER_MAIN, str(config)],
-                cwd=self.data_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise BrokerFailure(f"ZooKeeper exited with status {self.process.returncode}:\n"
-                                    f"{self.log_path.read_text(errors='replace')[-4000:]}")
-            if self._answers_ruok():
-                return
-            time.sleep(0.1)
-        self.stop()
-        raise BrokerFailure(f"ZooKeeper did not start on {self.connect} within {timeout:.0f}s")
+        ]
 
-    def _answers_ruok(self) -> bool:
+    def start(self) -> ZooKeeperProcess:
+        (self.data_dir / "data").mkdir(parents=True, exist_ok=True)
+        self.config_path.write_text("\n".join([*self.settings(), ""]))
+        return super().start()
+
+    def is_ready(self) -> bool:
         try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+            with socket.create_connection((self.host, self.port), timeout=1) as sock:
                 sock.sendall(b"ruok")
                 return sock.recv(4) == b"imok"
         except OSError:
             return False
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            signal_and_wait(self.process, signal.SIGTERM, 10)
 
 
 class Cluster:
@@ -137,10 +132,7 @@ class Cluster:
 
     def stop(self) -> None:
         for broker in self.brokers.values():
-            if broker.process is not None and broker.process.poll() is None:
-                # A paused broker cannot stop: let it run again first.
-                with contextlib.suppress(ProcessLookupError):
-                    broker.process.send_signal(signal.SIGCONT)
+            broker.send_signal(signal.SIGCONT)  # a paused broker cannot stop: let it run again first
         for broker in self.brokers.values():
             broker.stop()
         self.zookeeper.stop()

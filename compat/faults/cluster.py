@@ -5,8 +5,8 @@
         cluster.net.cut("b1", cluster.zookeeper_nodes)
         cluster.kill("b1"); cluster.start_broker("b1")
 
-Node names: zk1..zk3 and b1..bN (broker node.id = N). ZooKeeper is Debian's package as in
-testing/cluster.py, here as an ensemble (server.N lines, myid files), each server on its
+Node names: zk1..zk3 and b1..bN (broker node.id = N). ZooKeeper is testing/cluster.py's
+ZooKeeperProcess, here as an ensemble (server.N lines, myid files), each server on its
 namespace's address; brokers are testing/broker_process.py's BrokerProcess run through `ip netns exec`,
 listening and advertising their namespace's address, so clients in the root namespace and the
 other brokers reach them over the bridge, and a partition rule cuts exactly what it names.
@@ -26,8 +26,9 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from testing.cluster import CLUSTER_DEFAULTS, TICK_MS, ZOOKEEPER_CLASSPATH, ZOOKEEPER_MAIN
-from testing.broker_process import REPO_ROOT, BrokerFailure, BrokerProcess, _die_with_parent, log_tail, signal_and_wait
+from testing.broker_process import REPO_ROOT, BrokerProcess
+from testing.cluster import CLUSTER_DEFAULTS, ZooKeeperProcess
+from testing.processes import ManagedProcess, ProcessFailure
 
 from .lazyfs import CONTROL_PATH
 from .netns import PrivateNetwork, private_network
@@ -42,74 +43,51 @@ class NamespacedBroker(BrokerProcess):
     def __init__(self, net: PrivateNetwork, name: str, data_dir: Path, config: Mapping[str, object]) -> None:
         self.net = net
         self.name = name
-        super().__init__(data_dir, port=BROKER_PORT, config=config, startup_timeout=60.0, stop_timeout=30.0)
+        super().__init__(data_dir, port=BROKER_PORT, config=config, startup_timeout=60.0, stop_timeout=30.0,
+                         poll_interval=0.1)
 
     @property
-    def bootstrap(self) -> str:
-        return f"{self.net.address(self.name)}:{self.port}"
+    def host(self) -> str:
+        return self.net.address(self.name)
 
     @property
     def command(self) -> list[str]:
         return self.net.command(self.name, super().command)
 
-    def _wait_until_accepting(self) -> None:
-        deadline = time.monotonic() + self.startup_timeout
-        while True:
-            if self.process.poll() is not None:
-                raise BrokerFailure(f"broker {self.name} exited with status {self.process.returncode} before "
-                                    f"accepting connections on {self.bootstrap}\n{self.log_report()}")
-            try:
-                with socket.create_connection((self.net.address(self.name), self.port), timeout=0.5):
-                    return
-            except OSError:
-                if time.monotonic() >= deadline:
-                    self.stop(signal.SIGKILL)
-                    raise BrokerFailure(f"broker {self.name} did not accept connections on {self.bootstrap} "
-                                        f"within {self.startup_timeout:.0f}s\n{self.log_report()}") from None
-                time.sleep(0.1)
 
-
-class ZooKeeperNode:
-    """One server of the ensemble, in namespace `name` (zk<id>)."""
+class ZooKeeperNode(ZooKeeperProcess):
+    """One server of the ensemble, in namespace `name` (zk<id>). Started without waiting: a server
+    serves only once a quorum of the ensemble is up (FaultCluster.start waits for that)."""
 
     def __init__(self, net: PrivateNetwork, name: str, server_id: int, ensemble: list[str], data_dir: Path) -> None:
         self.net = net
         self.name = name
         self.server_id = server_id
         self.ensemble = ensemble
-        self.data_dir = data_dir
-        self.log_path = data_dir / "zookeeper.log"
-        self.process: subprocess.Popen | None = None
+        super().__init__(data_dir, port=ZK_CLIENT_PORT, host=net.address(name),
+                         jvm_options=("-Xmx200m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"))
+        self.stop_timeout = 15.0
 
     @property
-    def connect(self) -> str:
-        return f"{self.net.address(self.name)}:{ZK_CLIENT_PORT}"
+    def command(self) -> list[str]:
+        return self.net.command(self.name, super().command)
 
-    def start(self) -> None:
-        data = self.data_dir / "data"
-        data.mkdir(parents=True, exist_ok=True)
-        (data / "myid").write_text(f"{self.server_id}\n")
-        config = self.data_dir / "zoo.cfg"
-        config.write_text("\n".join([
-            f"tickTime={TICK_MS}", "initLimit=20", "syncLimit=6",
-            f"dataDir={data}", f"clientPort={ZK_CLIENT_PORT}",
-            f"clientPortAddress={self.net.address(self.name)}",
-            "admin.enableServer=false", "4lw.commands.whitelist=ruok,srvr",
-            f"minSessionTimeout={2 * TICK_MS}", f"maxSessionTimeout={20 * TICK_MS}",
-            *(f"server.{i}={self.net.address(node)}:2888:3888" for i, node in enumerate(self.ensemble, 1)),
-            "",
-        ]))
-        with open(self.log_path, "ab") as out:
-            self.process = subprocess.Popen(
-                self.net.command(self.name, ["java", "-Xmx200m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                                             "-cp", ":".join(ZOOKEEPER_CLASSPATH), ZOOKEEPER_MAIN, str(config)]),
-                cwd=self.data_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=_die_with_parent)
+    def settings(self) -> list[str]:
+        return [*super().settings(), "initLimit=20", "syncLimit=6",
+                *(f"server.{i}={self.net.address(node)}:2888:3888" for i, node in enumerate(self.ensemble, 1))]
+
+    def start(self) -> ZooKeeperNode:
+        (self.data_dir / "data").mkdir(parents=True, exist_ok=True)
+        (self.data_dir / "data" / "myid").write_text(f"{self.server_id}\n")
+        return super().start()
+
+    def is_ready(self) -> bool:
+        return True
 
     def serving(self) -> bool:
         """Answers `srvr` as a leader or follower (a server without a quorum answers otherwise)."""
         try:
-            with socket.create_connection((self.net.address(self.name), ZK_CLIENT_PORT), timeout=2) as sock:
+            with socket.create_connection((self.host, self.port), timeout=2) as sock:
                 sock.sendall(b"srvr")
                 answer = b""
                 while chunk := sock.recv(4096):
@@ -118,37 +96,27 @@ class ZooKeeperNode:
         except OSError:
             return False
 
-    def is_running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.is_running():
-            with contextlib.suppress(ProcessLookupError):
-                self.process.send_signal(signal.SIGCONT)
-            signal_and_wait(self.process, sig, 15)
+    def stop(self, sig: int = signal.SIGTERM, timeout: float | None = None) -> int | None:
+        self.send_signal(signal.SIGCONT)  # a paused server cannot stop: let it run again first
+        return super().stop(sig, timeout)
 
 
-class LazyMount:
-    """compat/faults/lazyfs.py mounted over a broker's log.dirs: its unsynced writes can be lost."""
+class LazyMount(ManagedProcess):
+    """compat/faults/lazyfs.py mounted over a broker's log.dirs: its unsynced writes can be lost.
+    Ready when the mount is there."""
 
     def __init__(self, backing: Path, mount_point: Path) -> None:
         self.backing = backing
         self.mount_point = mount_point
-        self.log_path = backing.parent / "lazyfs.log"
-        self.process: subprocess.Popen | None = None
+        super().__init__(f"lazyfs on {mount_point}",
+                         [sys.executable, "-m", "compat.faults.lazyfs", str(backing), str(mount_point)],
+                         backing.parent / "lazyfs.log", ready=lambda: os.path.ismount(mount_point), cwd=REPO_ROOT,
+                         startup_timeout=30.0, stop_timeout=10.0, poll_interval=0.1)
 
-    def start(self, timeout: float = 30.0) -> None:
+    def start(self) -> LazyMount:
         self.backing.mkdir(parents=True, exist_ok=True)
         self.mount_point.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as out:
-            self.process = subprocess.Popen([sys.executable, "-m", "compat.faults.lazyfs", str(self.backing),
-                                             str(self.mount_point)], cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
-                                            stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
-        deadline = time.monotonic() + timeout
-        while not os.path.ismount(self.mount_point):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise BrokerFailure(f"lazyfs did not mount {self.mount_point}:\n{log_tail(self.log_path)}")
-            time.sleep(0.1)
+        return super().start()
 
     def power_loss(self) -> int:
         """Drops every unsynced write (call after the broker is dead); the bytes dropped."""
@@ -158,12 +126,11 @@ class LazyMount:
         lines = [line for line in self.log_path.read_text(errors="replace").splitlines() if "power loss" in line]
         return int(lines[-1].split(": ")[-1].split()[0]) if len(lines) > before else -1
 
-    def stop(self) -> None:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float | None = None) -> int | None:
         if os.path.ismount(self.mount_point):
             if subprocess.run(["umount", str(self.mount_point)], capture_output=True).returncode != 0:
                 subprocess.run(["umount", "-l", str(self.mount_point)], capture_output=True)
-        if self.process is not None and self.process.poll() is None:
-            signal_and_wait(self.process, signal.SIGTERM, 10)
+        return super().stop(sig, timeout)
 
 
 class FaultCluster:
@@ -199,10 +166,10 @@ class FaultCluster:
         while not all(z.serving() for z in self.zookeepers.values()):
             for z in self.zookeepers.values():
                 if not z.is_running():
-                    raise BrokerFailure(f"ZooKeeper {z.name} exited:\n{log_tail(z.log_path)}")
+                    raise ProcessFailure(f"ZooKeeper {z.name} exited:\n{z.log_tail()}")
             if time.monotonic() > deadline:
-                raise BrokerFailure("the ZooKeeper ensemble did not form a quorum:\n"
-                                    + "\n".join(log_tail(z.log_path, 20) for z in self.zookeepers.values()))
+                raise ProcessFailure("the ZooKeeper ensemble did not form a quorum:\n"
+                                     + "\n".join(z.log_tail(20) for z in self.zookeepers.values()))
             time.sleep(0.3)
         for broker in self.brokers.values():
             broker.start()
@@ -218,7 +185,7 @@ class FaultCluster:
             while {int(child) for child in (zk.exists("/brokers/ids") and zk.get_children("/brokers/ids") or [])} \
                     != node_ids:
                 if time.monotonic() > deadline:
-                    raise BrokerFailure(f"brokers {sorted(node_ids)} did not all register in ZooKeeper")
+                    raise ProcessFailure(f"brokers {sorted(node_ids)} did not all register in ZooKeeper")
                 time.sleep(0.2)
         finally:
             zk.stop()
@@ -227,16 +194,12 @@ class FaultCluster:
     def start_broker(self, name: str) -> None:
         broker = self.brokers[name]
         if broker.is_running():
-            with contextlib.suppress(ProcessLookupError):
-                broker.process.send_signal(signal.SIGCONT)
+            broker.send_signal(signal.SIGCONT)
             return
         broker.start()
 
     def signal(self, name: str, sig: int) -> None:
-        process = (self.brokers.get(name) or self.zookeepers[name]).process
-        if process is not None and process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.send_signal(sig)
+        (self.brokers.get(name) or self.zookeepers[name]).send_signal(sig)
 
     def kill(self, name: str) -> None:
         if name in self.brokers:
@@ -246,9 +209,7 @@ class FaultCluster:
 
     def stop(self) -> None:
         for broker in self.brokers.values():
-            if broker.is_running():
-                with contextlib.suppress(ProcessLookupError):
-                    broker.process.send_signal(signal.SIGCONT)
+            broker.send_signal(signal.SIGCONT)  # a paused broker cannot stop: let it run again first
         for broker in self.brokers.values():
             broker.stop()
         for zookeeper in self.zookeepers.values():
