@@ -21,15 +21,12 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
-import tempfile
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from testing.processes import ManagedProcess, ProcessFailure, free_port
+from testing.processes import ManagedProcess, ProcessFailure, free_port, property_value, scratch_directory
 # compat/tool_compare.py's ToolSession JVM runs with it (a pipe to and from it, not a log file).
-from testing.processes import die_with_parent as _die_with_parent  # noqa: F401
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 POM = REPO_ROOT / "compat" / "reference" / "pom.xml"
@@ -116,12 +113,6 @@ def java_command(version: str, main_class: str, *args: str, jvm_options: tuple[s
             "-cp", str(libs_dir(version) / "*"), main_class, *args]
 
 
-def _property_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 class ReferenceKafka(ManagedProcess):
     """One Apache Kafka process (KRaft broker+controller, node id 1) on 127.0.0.1:`port`; ready when
     it answers Metadata naming itself (KRaft: it has caught up with the metadata log and been
@@ -179,7 +170,7 @@ class ReferenceKafka(ManagedProcess):
             "share.coordinator.state.topic.min.isr": "1",
             "group.initial.rebalance.delay.ms": "0",
         }
-        settings.update({key: _property_value(value) for key, value in self.config.items()})
+        settings.update({key: property_value(value) for key, value in self.config.items()})
         return settings
 
     def _write_properties(self) -> None:
@@ -240,23 +231,15 @@ def running_reference_kafka(version: str = KAFKA_4, data_dir: str | os.PathLike 
                             controller_port: int | None = None) -> Iterator[ReferenceKafka]:
     """A started reference Kafka for the block (installed first when needed); stopped after."""
     install(version)
-    own_dir = data_dir is None
-    folder = Path(tempfile.mkdtemp(prefix=f"reference-kafka-{version}-")) if own_dir else Path(data_dir)
-    kafka = ReferenceKafka(version, folder, port=port, config=config, jvm_options=jvm_options, format_args=format_args,
-                           controller_port=controller_port)
-    failed = False
-    try:
-        kafka.start()
-        yield kafka
-    except BaseException as error:
-        failed = True
-        if isinstance(error, Exception) and not isinstance(error, ReferenceKafkaFailure):
-            error.add_note(kafka.log_report())
-        raise
-    finally:
-        kafka.stop()
-        if own_dir:
-            if failed:
-                print(f"reference Kafka data kept in {folder}", file=sys.stderr)
-            else:
-                shutil.rmtree(folder, ignore_errors=True)
+    with scratch_directory(data_dir, f"reference-kafka-{version}-", "reference Kafka") as folder:
+        kafka = ReferenceKafka(version, folder, port=port, config=config, jvm_options=jvm_options,
+                               format_args=format_args, controller_port=controller_port)
+        try:
+            kafka.start()
+            yield kafka
+        except BaseException as error:
+            if isinstance(error, Exception) and not isinstance(error, ReferenceKafkaFailure):
+                error.add_note(kafka.log_report())
+            raise
+        finally:
+            kafka.stop()

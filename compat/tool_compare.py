@@ -299,7 +299,7 @@ class ToolSession:
         return classes
 
     def start(self) -> None:
-        from compat.reference_kafka import _die_with_parent
+        from testing.processes import die_with_parent
 
         install(self.version)
         classpath = f"{self._classes()}:{libs_dir(self.version) / '*'}"
@@ -308,7 +308,7 @@ class ToolSession:
         # The tools' own stderr is captured per run (ToolSession.java); the JVM's is not needed.
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, text=True, encoding="utf-8",
-                                        start_new_session=True, preexec_fn=_die_with_parent)
+                                        start_new_session=True, preexec_fn=die_with_parent)
         self._answers = []
         threading.Thread(target=self._read, args=(self.process,), daemon=True).start()
         self._next_answer(120.0)  # {"ready": true}

@@ -17,25 +17,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import sys
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 # BrokerFailure is the runner's failure type under the name tests have always imported; free_port,
 # log_tail and signal_and_wait are imported from here by tests, compat and bench.
-from .processes import ManagedProcess, accepts_connections, free_port, log_tail, signal_and_wait  # noqa: F401
+from .processes import ManagedProcess, accepts_connections, free_port, log_tail, property_value, scratch_directory, signal_and_wait  # noqa: F401
 from .processes import ProcessFailure as BrokerFailure
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def _property_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"  # Kafka's spelling, not Python's
-    return str(value)
 
 
 class BrokerProcess(ManagedProcess):
@@ -68,7 +60,7 @@ class BrokerProcess(ManagedProcess):
         settings = {"listeners": f"PLAINTEXT://{self.bootstrap}", "log.dirs": str(self.log_dir), **self.config}
         command = [sys.executable, "-m", "cli", "serve"]
         for key, value in settings.items():
-            command += ["--set", f"{key}={_property_value(value)}"]
+            command += ["--set", f"{key}={property_value(value)}"]
         return command
 
     def is_ready(self) -> bool:
@@ -104,31 +96,19 @@ def running_broker(tmp_dir: str | os.PathLike | None = None, port: int | None = 
     Raises BrokerFailure after the block when the broker died on its own or (require_clean_exit)
     did not exit with status 0 on SIGTERM; an exception from the block gets the broker log attached.
     """
-    own_dir = tmp_dir is None
-    data_dir = Path(tempfile.mkdtemp(prefix="kafka-wire-test-")) if own_dir else Path(tmp_dir)
-    broker = BrokerProcess(data_dir, port=port, config=config, startup_timeout=startup_timeout,
-                           open_files_limit=open_files_limit)
-    failed = False
-    try:
-        broker.start()
+    with scratch_directory(tmp_dir, "kafka-wire-test-", "kafka-wire test broker") as data_dir:
+        broker = BrokerProcess(data_dir, port=port, config=config, startup_timeout=startup_timeout,
+                               open_files_limit=open_files_limit)
         try:
-            yield broker
-        except BaseException as error:
-            failed = True
-            if not isinstance(error, (KeyboardInterrupt, GeneratorExit)):
-                error.add_note(broker.log_report())  # pytest shows notes with the failure
-            raise
-        problems = broker.finish(require_clean_exit)
-        if problems:
-            failed = True
-            raise BrokerFailure("\n".join(problems) + "\n" + broker.log_report())
-    except BaseException:
-        failed = True
-        raise
-    finally:
-        broker.stop()
-        if own_dir:
-            if failed:
-                print(f"kafka-wire test broker data kept in {data_dir}", file=sys.stderr)
-            else:
-                shutil.rmtree(data_dir, ignore_errors=True)
+            broker.start()
+            try:
+                yield broker
+            except BaseException as error:
+                if not isinstance(error, (KeyboardInterrupt, GeneratorExit)):
+                    error.add_note(broker.log_report())  # pytest shows notes with the failure
+                raise
+            problems = broker.finish(require_clean_exit)
+            if problems:
+                raise BrokerFailure("\n".join(problems) + "\n" + broker.log_report())
+        finally:
+            broker.stop()

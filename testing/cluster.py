@@ -19,8 +19,6 @@ import os
 import shutil
 import signal
 import socket
-import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -28,7 +26,7 @@ from pathlib import Path
 from kafka_wire.errors import ErrorCode
 
 from .broker_process import BrokerProcess
-from .processes import ManagedProcess, free_port
+from .processes import ManagedProcess, free_port, scratch_directory
 from client import WireClient
 
 ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"
@@ -252,22 +250,14 @@ def running_cluster(size: int = 3, config: Mapping[str, object] | None = None,
                     tmp_dir: str | os.PathLike | None = None) -> Iterator[Cluster]:
     """A started ZooKeeper and `size` brokers for the block; everything stopped after. The data is
     kept (and its path printed) when the block fails."""
-    own_dir = tmp_dir is None
-    base = Path(tempfile.mkdtemp(prefix="kafka-wire-cluster-")) if own_dir else Path(tmp_dir)
-    cluster = Cluster(base, size, config)
-    failed = False
-    try:
-        cluster.start()
-        yield cluster
-    except BaseException as error:
-        failed = True
-        if not isinstance(error, (KeyboardInterrupt, GeneratorExit)):
-            error.add_note(cluster.log_report())
-        raise
-    finally:
-        cluster.stop()
-        if own_dir:
-            if failed:
-                print(f"kafka-wire test cluster data kept in {base}", file=sys.stderr)
-            else:
-                shutil.rmtree(base, ignore_errors=True)
+    with scratch_directory(tmp_dir, "kafka-wire-cluster-", "kafka-wire test cluster") as base:
+        cluster = Cluster(base, size, config)
+        try:
+            cluster.start()
+            yield cluster
+        except BaseException as error:
+            if not isinstance(error, (KeyboardInterrupt, GeneratorExit)):
+                error.add_note(cluster.log_report())
+            raise
+        finally:
+            cluster.stop()

@@ -21,12 +21,14 @@ bench/brokers.py's brokers under test.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 LOG_TAIL_LINES = 80
@@ -77,6 +79,29 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     except OSError as error:
         return f"(no log: {error})"
     return "\n".join(text.splitlines()[-lines:])[-LOG_TAIL_CHARS:]
+
+
+def property_value(value) -> str:
+    """A Python value as a Kafka property value: booleans spelt as Java spells them."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@contextlib.contextmanager
+def scratch_directory(given: str | Path | None, prefix: str, what: str) -> Iterator[Path]:
+    """`given` as it is, or a fresh temporary directory that is removed after the block: kept,
+    and its path printed, when the block fails, so a failed run's logs and data can be read."""
+    if given is not None:
+        yield Path(given)
+        return
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield path
+    except BaseException:
+        print(f"{what} data kept in {path}", file=sys.stderr)
+        raise
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def die_with_parent(sig: int = signal.SIGKILL) -> None:

@@ -20,6 +20,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -32,6 +33,8 @@ import threading
 import time
 import traceback
 from pathlib import Path
+
+from testing.processes import die_with_parent, log_tail
 
 from .checker import ANOMALY_CLASSES, Report, check
 from .cluster import fault_cluster
@@ -296,14 +299,6 @@ def run_and_store(nemesis: str, workload: str, seconds: float, out_dir: Path, re
     return record
 
 
-def _child_setup() -> None:
-    """In a run's child process: SIGTERM (which removes its namespaces) when the runner dies."""
-    with contextlib.suppress(OSError, AttributeError):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 def run_in_child(nemesis: str, workload: str, seconds: float, out_dir: Path, results_dir: Path, commit: str,
                  children: dict, stopping: threading.Event) -> dict:
     """One run in its own process (`python -m compat.faults.run --one ...`); its result from its file."""
@@ -316,7 +311,9 @@ def run_in_child(nemesis: str, workload: str, seconds: float, out_dir: Path, res
         if stopping.is_set():
             raise KeyboardInterrupt
         process = subprocess.Popen(argv, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=subprocess.STDOUT, preexec_fn=_child_setup)
+                                   stderr=subprocess.STDOUT,
+                                   # SIGTERM, which removes its namespaces, when the runner dies
+                                   preexec_fn=functools.partial(die_with_parent, signal.SIGTERM))
         children[(nemesis, workload)] = process
         try:
             status = process.wait()
@@ -325,8 +322,6 @@ def run_in_child(nemesis: str, workload: str, seconds: float, out_dir: Path, res
     if stored.exists() and stored.stat().st_mtime_ns != before:
         record = json.loads(stored.read_text())
     else:
-        from testing.broker_process import log_tail
-
         record = result_record(RunResult(nemesis, workload, seconds,
                                          error=f"the run's process exited with status {status} without a result\n"
                                                f"{log_tail(log_path, 30)}"), commit)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from testing.processes import (ManagedProcess, ProcessFailure, accepts_connections, free_port, log_tail,
-                               signal_and_wait)
+                               property_value, scratch_directory, signal_and_wait)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -203,3 +203,28 @@ def _wait_until(condition, what: str, timeout: float = 10.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"not {what} within {timeout:.0f}s"
         time.sleep(0.02)
+
+
+def test_a_scratch_directory_is_removed_after_a_block_and_kept_when_it_fails(capsys):
+    with scratch_directory(None, "kw-scratch-test-", "test") as path:
+        (path / "data").write_text("x")
+    assert not path.exists()
+    with pytest.raises(RuntimeError), scratch_directory(None, "kw-scratch-test-", "test") as kept:
+        (kept / "data").write_text("x")
+        raise RuntimeError("the block failed")
+    try:
+        assert (kept / "data").read_text() == "x"
+        assert f"test data kept in {kept}" in capsys.readouterr().err
+    finally:
+        (kept / "data").unlink()
+        kept.rmdir()
+
+
+def test_a_given_directory_is_left_as_it_is(tmp_path):
+    with scratch_directory(tmp_path, "unused-", "test") as path:
+        (path / "data").write_text("x")
+    assert path == tmp_path and (tmp_path / "data").exists()
+
+
+def test_property_values_are_spelt_as_kafka_reads_them():
+    assert [property_value(v) for v in (True, False, 3, "a")] == ["true", "false", "3", "a"]
