@@ -264,8 +264,7 @@ class OffsetsTopic:
         return self.num_partitions
 
     def _live_brokers(self) -> int:
-        brokers = getattr(self.broker.metadata, "live_brokers", None)
-        return max(1, len(brokers())) if callable(brokers) else 1
+        return max(1, len(self.broker.metadata.live_brokers()))
 
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.num_partitions)

@@ -23,11 +23,8 @@ def _error(error: ErrorCode, message: str | None) -> dict:
 async def handle(broker: BrokerView, ctx, request):
     if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
         return _error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message)
-    quotas = getattr(broker.metadata, "client_quotas", None)
-    if quotas is None:
-        return _error(ErrorCode.UNSUPPORTED_VERSION, "Client quotas are not supported by this metadata store.")
     try:
-        found = describe(quotas, request.components, request.strict)
+        found = describe(broker.metadata.client_quotas, request.components, request.strict)
     except QuotaRequestError as exc:
         return _error(exc.error, exc.message)
     entries = [{"entity": [{"entity_type": kind, "entity_name": name} for kind, name in entity],

@@ -28,20 +28,16 @@ async def handle(broker: BrokerView, ctx, request):
     refused = None
     if not broker.authorizer.authorize(ctx, AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
         refused = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message)
-    elif not hasattr(metadata, "set_client_quotas"):
-        refused = (ErrorCode.UNSUPPORTED_VERSION, "Client quotas are not supported by this metadata store.")
     if refused is not None:
         entities = dict.fromkeys(entity_key({e.entity_type: e.entity_name for e in entry.entity}.items())
                                  for entry in request.entries)
         return {"throttle_time_ms": 0, "entries": [
             {"error_code": int(refused[0]), "error_message": refused[1], "entity": _entity(entity)}
             for entity in entities]}
-    current = metadata.client_quotas
-    read = getattr(metadata, "read_client_quotas", None)
-    if read is not None:
-        # Cluster mode: plan against ZooKeeper now (another broker may have just changed them).
-        current = read({entity_key({e.entity_type: e.entity_name for e in entry.entity}.items())
-                        for entry in request.entries})
+    # Planned against what the store holds now (in a cluster, ZooKeeper: another broker may have
+    # just changed them).
+    current = metadata.read_client_quotas({entity_key({e.entity_type: e.entity_name for e in entry.entity}.items())
+                                           for entry in request.entries})
     results, changes = plan_alterations(current, request.entries)
     if changes and not request.validate_only:
         metadata.set_client_quotas(changes)

@@ -96,23 +96,6 @@ def test_idle_sensors_are_swept():
     assert ((("", "client-2999"), 10.0)) in manager._sensors
 
 
-def test_cluster_mode_refuses_quota_changes():
-    """ZooKeeper cluster mode has no quota store yet: AlterClientQuotas says so per entity and
-    DescribeClientQuotas as a whole, instead of pretending."""
-    import asyncio
-
-    from broker.handlers import p48_describe_client_quotas as describe_handler, p49_alter_client_quotas as alter_handler
-    from broker.security.authorizer import AllowEveryone
-
-    broker = NS(authorizer=AllowEveryone(), metadata=NS())  # a metadata store without client quotas
-    alter_request = NS(entries=[_entry([("user", "alice")], producer_byte_rate=10.0)], validate_only=False)
-    answer = asyncio.run(alter_handler.handle(broker, None, alter_request))
-    assert [(e["error_code"], e["entity"]) for e in answer["entries"]] == [
-        (int(ErrorCode.UNSUPPORTED_VERSION), [{"entity_type": "user", "entity_name": "alice"}])]
-    answer = asyncio.run(describe_handler.handle(broker, None, NS(components=[], strict=False)))
-    assert (answer["error_code"], answer["entries"]) == (int(ErrorCode.UNSUPPORTED_VERSION), None)
-
-
 def test_fetch_window_cap_and_unrecord():
     manager = ClientQuotaManager("consumer_byte_rate", lambda: {entity_key([("user", "bob")]):
                                                                  {"consumer_byte_rate": 1000.0}})
