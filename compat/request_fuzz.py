@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import random
 import socket
-import struct
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_wire.headers import encode_request_header
+from client import ConnectionClosed, WireClient
+from kafka_wire.framing import CorrelationIdMismatch, decode_response_frame
 from kafka_wire.messages import APIS
 from kafka_wire.primitives import DecodeError
 from kafka_wire.record_codec import Record, build_batch
 from kafka_wire.schema import (BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS, UINT16, UINT32,
-                               UUID, Array, Api, Field, StructType, Writer, _String)
+                               UUID, Array, Api, Field, StructType, _String)
 
 FUZZ_TOPIC = "fuzz-topic"
 FUZZ_GROUP = "fuzz-group"
@@ -249,58 +249,37 @@ def error_codes(value) -> list[int]:
 
 
 class _Connection:
+    """One connection of the fuzzer; read_frame() is None once the broker has closed it."""
+
     def __init__(self, host: str, port: int, timeout: float, login=None) -> None:
-        # login(host, port, timeout) -> an authenticated socket (a SASL listener), else plain TCP.
-        self.sock = login(host, port, timeout) if login else socket.create_connection((host, port), timeout=timeout)
-        self.correlation_id = 0
+        # login(host, port, timeout) -> a client logged in on a SASL listener, else plain TCP.
+        self.client = (login(host, port, timeout) if login
+                       else WireClient(f"{host}:{port}", timeout=timeout, client_id="request-fuzz"))
 
     def close(self) -> None:
         try:
-            self.sock.close()
+            self.client.close()
         except OSError:
             pass
 
     def send(self, api: Api, version: int, body) -> int:
-        self.correlation_id += 1
-        w = Writer()
-        encode_request_header(w, api.key, version, self.correlation_id, "request-fuzz", api.is_flexible(version))
-        api.request.encode(body, version, w)
-        data = w.to_bytes()
-        self.sock.sendall(struct.pack(">i", len(data)) + data)
-        return self.correlation_id
+        self.client.send_raw(self.client.frame(api.name, version, body))
+        return self.client.correlation_id
 
-    def read_frame(self) -> bytes | None:
-        head = self._read(4)
-        if head is None:
+    def read_frame(self) -> bytearray | None:
+        try:
+            return self.client.read_frame()
+        except (ConnectionClosed, ConnectionResetError):
             return None
-        return self._read(struct.unpack(">i", head)[0])
-
-    def _read(self, n: int) -> bytes | None:
-        chunks = []
-        while n:
-            try:
-                chunk = self.sock.recv(n)
-            except ConnectionResetError:
-                return None
-            if not chunk:
-                return None
-            chunks.append(chunk)
-            n -= len(chunk)
-        return b"".join(chunks)
 
 
-def _check_answer(api: Api, version: int, correlation_id: int, frame: bytes):
+def _check_answer(api: Api, version: int, correlation_id: int, frame) -> tuple[str | None, object]:
     """(what is wrong with an answer or None, the decoded answer)."""
-    flexible_header = api.is_flexible(version) and api.key != 18
     try:
-        got = struct.unpack_from(">i", frame, 0)[0]
-        pos = 4
-        if flexible_header:
-            pos += 1  # no tagged fields in our headers; a count of 0
-        if got != correlation_id:
-            return f"correlation id {got}, expected {correlation_id}", None
-        return None, api.response.decode(frame, version, pos)
-    except (DecodeError, UnicodeDecodeError, ValueError, struct.error) as exc:
+        return None, decode_response_frame(api, version, frame, correlation_id)
+    except CorrelationIdMismatch as exc:
+        return str(exc), None
+    except (DecodeError, UnicodeDecodeError, ValueError) as exc:
         return f"the answer does not parse as {api.name}Response v{version}: {exc}", None
 
 
@@ -371,16 +350,14 @@ SASL_USER, SASL_PASSWORD = "fuzz-admin", "fuzz-admin-pw"
 
 def sasl_login(mechanism: str, username: str = SASL_USER, password: str = SASL_PASSWORD):
     """A `login` for fuzz_broker: a connection that has passed SASL `mechanism` (PLAIN, SCRAM-*)."""
-    def login(host: str, port: int, timeout: float) -> socket.socket:
-        from client import WireClient
-
+    def login(host: str, port: int, timeout: float) -> WireClient:
         client = WireClient(f"{host}:{port}", timeout=timeout, client_id="request-fuzz")
         try:
             client.sasl_authenticate(mechanism, username, password)
         except BaseException:
             client.close()
             raise
-        return client.sock
+        return client
 
     return login
 
@@ -389,8 +366,6 @@ def sasl_login(mechanism: str, username: str = SASL_USER, password: str = SASL_P
 def prepare_broker(bootstrap: str) -> tuple[dict[int, tuple[int, int]], Known]:
     """The broker's advertised versions, and the fuzz topic (created, 3 partitions) with its id."""
     import time
-
-    from client import WireClient
 
     with WireClient(bootstrap, client_id="request-fuzz-setup") as client:
         advertised = client.negotiate()

@@ -2,10 +2,10 @@
 
 `kafka-wire compat` starts its brokers with `advertised.listeners` naming the proxy, so every
 connection a client makes, the bootstrap one and those to the broker it learns from Metadata,
-passes through here. The proxy reads the client-to-broker direction frame by frame (4-byte size,
-then the request header: api key, api version, correlation id, client id) and forwards each frame
-unchanged; the broker-to-client direction is copied as it comes. What a test did is then measured
-at the broker's door, whatever the client logs.
+passes through here. The proxy cuts the client-to-broker direction into frames (kafka_wire's
+FrameReader), counts each request by its header (api key, api version, client id), and forwards
+the bytes unchanged once the requests among them are counted; the broker-to-client direction is
+copied as it comes. What a test did is then measured at the broker's door, whatever the client logs.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import asyncio
 import collections
 import contextlib
 import socket
-import struct
 import threading
 
+from kafka_wire.framing import FrameReader, FrameSizeError
+from kafka_wire.headers import REQUEST_HEADER
 from kafka_wire.messages import APIS
-
-_HEADER = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
+from kafka_wire.primitives import DecodeError
 
 
 def api_name(key: int) -> str:
@@ -128,21 +128,27 @@ class CountingProxy:
             self._tasks.discard(task)
 
     async def _requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
-            while True:
-                size_bytes = await reader.readexactly(4)
-                (size,) = struct.unpack(">i", size_bytes)
-                frame = await reader.readexactly(size) if size > 0 else b""
-                self._count(frame)
-                writer.write(size_bytes + frame)
+        frames: FrameReader | None = FrameReader()
+        with contextlib.suppress(ConnectionError):
+            while data := await reader.read(1 << 16):
+                if frames is not None:
+                    frames.feed(data)
+                    try:
+                        for frame in frames:
+                            self._count(frame)
+                    except FrameSizeError:  # no frames past it; the broker closes the connection
+                        frames = None
+                writer.write(data)
                 await writer.drain()
 
-    def _count(self, frame: bytes) -> None:
-        if len(frame) < _HEADER.size:
+    def _count(self, frame) -> None:
+        try:
+            # Version 1 of the request header: the fields every version starts with.
+            header, _ = REQUEST_HEADER.decode_from(frame, 1)
+        except DecodeError:
             return
-        api_key, api_version, _correlation_id, client_id_length = _HEADER.unpack_from(frame)
-        start = _HEADER.size
-        client_id = "" if client_id_length < 0 else frame[start:start + client_id_length].decode(errors="replace")
+        client_id = header.client_id or ""
+        api_key, api_version = header.request_api_key, header.request_api_version
         with self._lock:
             self._counts[(client_id, api_name(api_key), api_version)] += 1
 

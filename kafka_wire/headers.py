@@ -35,21 +35,35 @@ def peek_api(frame) -> tuple[int, int, int]:
     return api_key, api_version, correlation_id
 
 
+def request_header_version(flexible: bool) -> int:
+    """v2 for a flexible version of an API, v1 otherwise."""
+    return 2 if flexible else 1
+
+
+def response_header_version(api_key: int, flexible: bool) -> int:
+    """v1 for a flexible version of an API, v0 otherwise and always for ApiVersions."""
+    return 1 if flexible and api_key != API_VERSIONS_KEY else 0
+
+
 def decode_request_header(frame, flexible: bool):
     """Decode the request header; returns (header, body_position)."""
     if len(frame) < 8:
         raise DecodeError("request frame shorter than its header")
-    return REQUEST_HEADER.decode_from(frame, 2 if flexible else 1)
+    return REQUEST_HEADER.decode_from(frame, request_header_version(flexible))
 
 
 def encode_response_header(w: Writer, correlation_id: int, api_key: int, flexible: bool) -> None:
-    version = 1 if flexible and api_key != API_VERSIONS_KEY else 0
-    RESPONSE_HEADER.encode({"correlation_id": correlation_id}, version, w)
+    RESPONSE_HEADER.encode({"correlation_id": correlation_id}, response_header_version(api_key, flexible), w)
+
+
+def decode_response_header(frame, api_key: int, flexible: bool):
+    """Decode the response header of an answer to `api_key`; returns (header, body_position)."""
+    return RESPONSE_HEADER.decode_from(frame, response_header_version(api_key, flexible))
 
 
 def encode_request_header(w: Writer, api_key: int, api_version: int, correlation_id: int,
                           client_id: str | None, flexible: bool) -> None:
-    """Used by our own clients (followers replicating, tests) to frame requests."""
+    """Used by our own clients (kafka_wire.framing) and by tests that write requests byte by byte."""
     REQUEST_HEADER.encode(
         {
             "request_api_key": api_key,
@@ -57,6 +71,6 @@ def encode_request_header(w: Writer, api_key: int, api_version: int, correlation
             "correlation_id": correlation_id,
             "client_id": client_id,
         },
-        2 if flexible else 1,
+        request_header_version(flexible),
         w,
     )

@@ -17,10 +17,9 @@ import struct
 from dataclasses import dataclass
 
 from kafka_wire.errors import ErrorCode
-from kafka_wire.headers import RESPONSE_HEADER, encode_request_header
+from kafka_wire.framing import ClientConnection, CorrelationIdMismatch
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.records import LOG_OVERHEAD
-from kafka_wire.schema import Writer
 
 
 logger = logging.getLogger("kafka_wire.cluster.fetcher")
@@ -41,26 +40,22 @@ class BrokerConnection:
         self.host, self.port, self.client_id = host, port, client_id
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
-        self.correlation_id = 0
+        self.framing = ClientConnection(client_id)
 
     async def connect(self, timeout: float) -> None:
         self.reader, self.writer = await asyncio.wait_for(asyncio.open_connection(self.host, self.port), timeout)
 
     async def call(self, api_name: str, version: int, body, timeout: float):
         api = APIS_BY_NAME[api_name]
-        self.correlation_id += 1
-        w = Writer()
-        encode_request_header(w, api.key, version, self.correlation_id, self.client_id, api.is_flexible(version))
-        api.request.encode(body, version, w)
-        data = w.to_bytes()
-        self.writer.write(struct.pack(">i", len(data)) + data)
+        self.writer.write(self.framing.request(api, version, body))
         await self.writer.drain()
-        size = struct.unpack(">i", await asyncio.wait_for(self.reader.readexactly(4), timeout))[0]
-        frame = await asyncio.wait_for(self.reader.readexactly(size), timeout)
-        header, pos = RESPONSE_HEADER.decode_from(frame, 1 if api.is_flexible(version) else 0)
-        if header.correlation_id != self.correlation_id:
-            raise ConnectionError(f"correlation id {header.correlation_id}, expected {self.correlation_id}")
-        return api.response.decode(frame, version, pos)
+        frames = self.framing.frames
+        while (frame := frames.next_frame()) is None:
+            frames.feed(await asyncio.wait_for(self.reader.readexactly(frames.bytes_needed), timeout))
+        try:
+            return self.framing.response(api, version, frame)
+        except CorrelationIdMismatch as exc:  # the connection is out of step: reconnect
+            raise ConnectionError(str(exc)) from None
 
     def close(self) -> None:
         if self.writer is not None:

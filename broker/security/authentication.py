@@ -30,11 +30,11 @@ from enum import Enum
 from typing import Callable
 
 from kafka_wire.errors import ErrorCode
-from kafka_wire.headers import API_VERSIONS_KEY, decode_request_header, encode_response_header, peek_api
+from kafka_wire.framing import encode_response_frame, size_prefixed
+from kafka_wire.headers import API_VERSIONS_KEY, decode_request_header, peek_api
 from kafka_wire.messages import APIS, APIS_BY_NAME
 from kafka_wire.primitives import DecodeError
 from kafka_wire.sasl import PLAIN, SCRAM_MECHANISMS, PlainServer, SaslAuthenticationFailed, ScramServer
-from kafka_wire.schema import Writer
 
 logger = logging.getLogger("kafka_wire.security")
 
@@ -91,11 +91,7 @@ def hash_set_order(names) -> list[str]:
 
 
 def _response_frame(api, version: int, correlation_id: int, body: dict) -> bytes:
-    w = Writer()
-    encode_response_header(w, correlation_id, api.key, api.is_flexible(version))
-    api.response.encode(body, version, w)
-    data = w.to_bytes()
-    return struct.pack(">i", len(data)) + data
+    return b"".join(encode_response_frame(api, version, correlation_id, body))
 
 
 # Kafka's SaslServerAuthenticator answers a request other than SaslAuthenticate that comes after
@@ -228,7 +224,7 @@ class SaslAuthenticator:
             self.state = SaslState.FAILED
             return Step(close=True, delay=self.failure_delay)
         self._check_complete()
-        return Step(reply=struct.pack(">i", len(answer)) + answer)
+        return Step(reply=size_prefixed(answer))
 
     def _check_complete(self) -> None:
         if self._server.complete:

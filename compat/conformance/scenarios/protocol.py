@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import struct
 
+from kafka_wire.framing import size_prefixed
 from kafka_wire.headers import encode_request_header
 from kafka_wire.schema import Writer
 
-from ..scenario import ALL, Session, frame_with_size, scenario
+from ..scenario import ALL, Session, scenario
 
 
 def _api_versions_body(name: str = "conformance", version: str = "1.0") -> dict:
@@ -30,7 +31,7 @@ def api_versions_invalid_software_name(s: Session, v: int):
 def _request_bytes(api_key: int, version: int, correlation_id: int, body: bytes, flexible: bool) -> bytes:
     w = Writer()
     encode_request_header(w, api_key, version, correlation_id, "conformance", flexible)
-    return frame_with_size(w.to_bytes() + body)
+    return size_prefixed(w.to_bytes() + body)
 
 
 @scenario("ApiVersions", covers=["UNSUPPORTED_VERSION"])
@@ -58,7 +59,7 @@ def malformed_frames(s: Session):
     """Frames no client sends: each on its own connection; what happens to it."""
     s.raw(struct.pack(">i", -5), conn="negative", label="negative size")
     s.raw(struct.pack(">i", 200 * 1024 * 1024) + b"x" * 16, conn="huge", label="size above socket.request.max.bytes")
-    s.raw(frame_with_size(b"\x00\x03"), conn="short", label="frame shorter than a header")
+    s.raw(size_prefixed(b"\x00\x03"), conn="short", label="frame shorter than a header")
     s.raw(_request_bytes(3, 12, 1, b"\xff" * 7, True), conn="garbage", label="Metadata v12 with a garbage body")
     # After all that, the broker still answers a well-formed request on a new connection.
     after = s.call("ApiVersions", 3, _api_versions_body(), conn="after", record=False)

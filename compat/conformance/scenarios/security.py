@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from kafka_wire.acls import AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType as Res
 from client import ClientSecurity
+from kafka_wire.framing import size_prefixed
 from kafka_wire.sasl import SCRAM_MECHANISMS, ScramClient, plain_token
 
 from ..profiles import SECURE_USERS
-from ..scenario import ALL, T0, CaseFailed, Session, frame_with_size, scenario
+from ..scenario import ALL, T0, CaseFailed, Session, scenario
 
 SECURE = "secure"
 SCRAM = "SCRAM-SHA-256"
@@ -122,23 +123,23 @@ def sasl_handshake_v0_raw_tokens(s: Session, v: int):
     PLAIN and SCRAM logins, then Metadata on the logged-in connection; a wrong PLAIN password."""
     conn = _anonymous(s, "plain")
     _handshake(s, conn, "PLAIN", v)
-    s.raw(frame_with_size(plain_token("alice", SECURE_USERS["alice"])), conn=conn, label="raw PLAIN token")
+    s.raw(size_prefixed(plain_token("alice", SECURE_USERS["alice"])), conn=conn, label="raw PLAIN token")
     _metadata_probe(s, conn, "Metadata after a raw PLAIN login")
 
     conn = _anonymous(s, "scram")
     _handshake(s, conn, SCRAM, v)
     client = ScramClient(SCRAM_MECHANISMS[SCRAM], "alice", SECURE_USERS["alice"])
     wire = s.conn(conn)
-    wire.send_raw(frame_with_size(client.first()))
+    wire.send_raw(size_prefixed(client.first()))
     server_first = bytes(wire.read_frame())
     s.record("raw client-first", _server_first_shape(client, server_first))
-    wire.send_raw(frame_with_size(client.final(server_first)))
+    wire.send_raw(size_prefixed(client.final(server_first)))
     s.record("raw client-final: server signature verifies", client.verify(bytes(wire.read_frame())))
     _metadata_probe(s, conn, "Metadata after a raw SCRAM login")
 
     conn = _anonymous(s, "wrong")
     _handshake(s, conn, "PLAIN", v)
-    s.raw(frame_with_size(plain_token("alice", "wrong")), conn=conn, label="raw PLAIN token, wrong password")
+    s.raw(size_prefixed(plain_token("alice", "wrong")), conn=conn, label="raw PLAIN token, wrong password")
 
 
 # -- SaslAuthenticate -------------------------------------------------------------------------------------
@@ -823,7 +824,7 @@ def _raw_request(api_name: str, version: int, body_version: int, body: dict, cor
     w = Writer()
     encode_request_header(w, api.key, version, correlation_id, "conformance", api.is_flexible(body_version))
     api.request.encode(body, body_version, w)
-    return frame_with_size(w.to_bytes())
+    return size_prefixed(w.to_bytes())
 
 
 @scenario("SaslAuthenticate", profile=SECURE)
