@@ -125,8 +125,19 @@ def protocol_version(metadata) -> int:
     return max(version, 0)
 
 
-def serialize_assignment(partitions: list[tuple[str, list[int]]], version: int = 0) -> bytes:
-    """A ConsumerProtocolAssignment (same layout at every version) without user data."""
+def serialize_subscription(topics, version: int = 0) -> bytes:
+    """A ConsumerProtocolSubscription v0 (what a consumer's JoinGroup metadata carries): its
+    topics, no user data."""
+    out = bytearray(struct.pack(">hi", version, len(topics)))
+    for topic in topics:
+        write_string(out, topic)
+    out += struct.pack(">i", -1)
+    return bytes(out)
+
+
+def serialize_assignment(partitions, version: int = 0) -> bytes:
+    """A ConsumerProtocolAssignment (same layout at every version) without user data, from
+    (topic, partitions) pairs."""
     out = bytearray(struct.pack(">hi", min(version, 3), len(partitions)))
     for topic, parts in partitions:
         write_string(out, topic)

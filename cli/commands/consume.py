@@ -13,12 +13,17 @@ heartbeats, offset commits, LeaveGroup on exit), as a Java consumer would.
 
 from __future__ import annotations
 
-import struct
 import sys
 import time
 from dataclasses import dataclass
 
-from kafka_wire.consumer_protocol import CONSUMER_PROTOCOL_TYPE, assigned_partitions, subscribed_topics
+from kafka_wire.consumer_protocol import (
+    CONSUMER_PROTOCOL_TYPE,
+    assigned_partitions,
+    serialize_assignment,
+    serialize_subscription,
+    subscribed_topics,
+)
 from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import ControlRecordType, decode_batches, decode_control_key, iter_records_with_offsets
 from kafka_wire.records import InvalidRecordBatch
@@ -36,24 +41,6 @@ TopicPartition = tuple[str, int]
 
 
 # -- the consumer protocol's embedded subscription and assignment (v0 layout) -----------------------
-
-
-def _string(text: str) -> bytes:
-    data = text.encode()
-    return struct.pack(">h", len(data)) + data
-
-
-def encode_subscription(topics: list[str]) -> bytes:
-    """ConsumerProtocolSubscription v0: version, topics, null user data."""
-    return struct.pack(">hi", 0, len(topics)) + b"".join(_string(t) for t in topics) + struct.pack(">i", -1)
-
-
-def encode_assignment(partitions: dict[str, list[int]]) -> bytes:
-    """ConsumerProtocolAssignment v0: version, [topic, [partition]], null user data."""
-    out = struct.pack(">hi", 0, len(partitions))
-    for topic, parts in partitions.items():
-        out += _string(topic) + struct.pack(">i", len(parts)) + b"".join(struct.pack(">i", p) for p in parts)
-    return out + struct.pack(">i", -1)
 
 
 def range_assign(subscriptions: dict[str, list[str]], partition_counts: dict[str, int]) -> dict[str, dict[str, list[int]]]:
@@ -131,7 +118,7 @@ class GroupMember:
         body = {"group_id": self.group_id, "session_timeout_ms": self.session_timeout_ms,
                 "rebalance_timeout_ms": self.rebalance_timeout_ms, "member_id": self.member_id,
                 "group_instance_id": None, "protocol_type": CONSUMER_PROTOCOL_TYPE,
-                "protocols": [{"name": RANGE_ASSIGNOR, "metadata": encode_subscription(self.topics)}],
+                "protocols": [{"name": RANGE_ASSIGNOR, "metadata": serialize_subscription(self.topics)}],
                 "reason": None}
         response = self.coordinator.request("JoinGroup", body, wait=wait)
         if response.error_code == ErrorCode.MEMBER_ID_REQUIRED:
@@ -151,7 +138,7 @@ class GroupMember:
                 except KafkaError:
                     counts[topic] = 0
             plan = range_assign(subscriptions, counts)
-            assignments = [{"member_id": m, "assignment": encode_assignment(parts)} for m, parts in plan.items()]
+            assignments = [{"member_id": m, "assignment": serialize_assignment(parts.items())} for m, parts in plan.items()]
         body = {"group_id": self.group_id, "generation_id": self.generation_id, "member_id": self.member_id,
                 "group_instance_id": None, "protocol_type": CONSUMER_PROTOCOL_TYPE,
                 "protocol_name": RANGE_ASSIGNOR, "assignments": assignments}

@@ -8,11 +8,11 @@ import uuid
 
 import pytest
 
-from cli.commands.consume import MessageFormat, encode_assignment, encode_subscription, range_assign
+from cli.commands.consume import MessageFormat, range_assign
 from cli.commands.topics import _include_list
 from cli.tool_support import ToolError, kafka_uuid, parse_key_values
 from client import murmur2, partition_for_key, split_address
-from kafka_wire.consumer_protocol import assigned_partitions, subscribed_topics
+from kafka_wire.consumer_protocol import assigned_partitions, serialize_assignment, serialize_subscription, subscribed_topics
 from kafka_wire.record_codec import Record
 
 
@@ -35,9 +35,13 @@ def test_keyed_partition_is_kafkas_positive_murmur2_modulo():
 
 
 def test_subscription_and_assignment_decode_with_the_coordinators_reader():
-    assert subscribed_topics(encode_subscription(["orders", "payments"])) == ["orders", "payments"]
-    encoded = encode_assignment({"orders": [0, 2], "payments": [1]})
+    assert subscribed_topics(serialize_subscription(["orders", "payments"])) == ["orders", "payments"]
+    encoded = serialize_assignment({"orders": [0, 2], "payments": [1]}.items())
     assert assigned_partitions(encoded) == [("orders", [0, 2]), ("payments", [1])]
+    # v0 byte for byte, as a Java consumer writes them: version, topics, null user data.
+    assert serialize_subscription(["ab"]) == b"\x00\x00" b"\x00\x00\x00\x01" b"\x00\x02ab" b"\xff\xff\xff\xff"
+    assert serialize_assignment([("ab", [3])]) == (b"\x00\x00" b"\x00\x00\x00\x01" b"\x00\x02ab"
+                                                   b"\x00\x00\x00\x01\x00\x00\x00\x03" b"\xff\xff\xff\xff")
 
 
 def test_range_assignor_gives_consecutive_ranges_extra_partitions_first():

@@ -10,7 +10,7 @@ the case waits for it (DescribeGroups, not recorded) instead of sleeping.
 
 from __future__ import annotations
 
-import struct
+from kafka_wire.consumer_protocol import serialize_assignment, serialize_subscription
 
 from ..scenario import ALL, Session, scenario
 
@@ -23,22 +23,14 @@ HEARTBEAT_FOR_JOIN = {0: 0, 1: 0, 2: 1, 3: 2, 4: 2, 5: 3, 6: 4, 7: 4, 8: 4, 9: 4
 LEAVE_FOR_JOIN = {0: 0, 1: 0, 2: 1, 3: 2, 4: 2, 5: 3, 6: 4, 7: 4, 8: 5, 9: 5}
 
 
-def _string(text: str) -> bytes:
-    data = text.encode()
-    return struct.pack(">h", len(data)) + data
-
-
 def subscription(*topics: str) -> bytes:
     """ConsumerProtocolSubscription v0: what a Java consumer's JoinGroup metadata carries."""
-    return struct.pack(">hi", 0, len(topics)) + b"".join(_string(t) for t in topics) + struct.pack(">i", -1)
+    return serialize_subscription(topics)
 
 
 def assignment(partitions: dict[str, list[int]]) -> bytes:
     """ConsumerProtocolAssignment v0."""
-    body = struct.pack(">hi", 0, len(partitions))
-    for topic, indexes in partitions.items():
-        body += _string(topic) + struct.pack(">i", len(indexes)) + b"".join(struct.pack(">i", p) for p in indexes)
-    return body + struct.pack(">i", -1)
+    return serialize_assignment(partitions.items())
 
 
 def join_body(group: str, member_id: str = "", *, instance_id: str | None = None, protocol_type: str = "consumer",
