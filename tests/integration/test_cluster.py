@@ -353,8 +353,21 @@ def test_controlled_shutdown_moves_leadership_and_preferred_leader_returns(healt
     healthy.brokers[leader].start()
     # auto.leader.rebalance.enable: the preferred replica (the first of the assignment) leads again.
     healthy.wait_for(lambda: healthy.leader_of(topic) == leader, 20, "the preferred leader back")
-    error, values, _ = read_partition(healthy.brokers[leader].bootstrap, topic)
-    assert values == [b"one", b"two"]
+    # ZooKeeper names it leader a moment before it acts as one, and a new leader serves up to the
+    # high watermark it had as a follower until the ISR fetches from it: a consumer retries
+    # (NOT_LEADER_OR_FOLLOWER, or nothing yet) and then reads both records. Failed the fresh-clone
+    # CI run of b63817a with [] read at once.
+    reads = []
+
+    def both_records() -> bool:
+        reads.append(read_partition(healthy.brokers[leader].bootstrap, topic))
+        return reads[-1][:2] == (0, [b"one", b"two"])
+
+    try:
+        healthy.wait_for(both_records, 10, "both records from the preferred leader")
+    except AssertionError as failure:
+        failure.add_note(f"last read (error, values, high watermark): {reads[-1] if reads else None}")
+        raise
 
 
 def test_consumer_group_keeps_committed_offsets_across_coordinator_failover(healthy):
