@@ -23,8 +23,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 # BrokerFailure is the runner's failure type under the name tests have always imported; free_port,
-# log_tail and signal_and_wait are imported from here by tests, compat and bench.
-from .processes import ManagedProcess, accepts_connections, free_port, log_tail, property_value, scratch_directory, signal_and_wait  # noqa: F401
+# free_port is imported from here too, beside running_broker, by tests and compat.
+from .processes import ManagedProcess, accepts_connections, free_port, property_value, scratch_directory
 from .processes import ProcessFailure as BrokerFailure
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
