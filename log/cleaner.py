@@ -3,7 +3,9 @@
 It follows Kafka's LogCleaner:
 
 - Choosing a log. A log's first dirty offset (kept per partition in each log dir's
-  `cleaner-offset-checkpoint`) splits it into a clean head, already compacted, and a dirty tail.
+  `cleaner-offset-checkpoint`; a worker of the multi-process broker writes its own partitions'
+  to `cleaner-offset-checkpoint.worker-<i>`, see log/log_manager.py) splits it into a clean head,
+  already compacted, and a dirty tail.
   The cleanable part of the tail ends at the first uncleanable offset: the active segment, the last
   stable offset (open transactions) and, with `min.compaction.lag.ms`, the first segment holding
   records younger than that lag; only whole segments are cleaned. The log with the highest dirty
@@ -295,25 +297,32 @@ class LogCleaner:
     # -- checkpoints ------------------------------------------------------------------------------
 
     def load_checkpoints(self) -> None:
-        """Read each log dir's cleaner-offset-checkpoint (the log manager calls it on load)."""
+        """Read each log dir's cleaner-offset-checkpoint (the log manager calls it on load; a
+        worker's reads the main file, as merged by the supervisor, and keeps its own partitions)."""
         self._stopping.clear()
+        owns = self._manager.owns_partition
         for log_dir in self._manager.log_dirs:
             path = os.path.join(log_dir, CLEANER_OFFSET_CHECKPOINT)
             try:
-                self._first_dirty.update(read_offset_checkpoint(path))
+                offsets = read_offset_checkpoint(path)
             except CorruptCheckpoint as e:
                 # Only costs work: every compacted log is cleaned from its start again.
                 logger.warning("ignoring %s: %s", path, e)
+                continue
+            self._first_dirty.update((tp, offset) for tp, offset in offsets.items() if owns(*tp))
 
     def write_checkpoints(self) -> None:
-        by_dir: dict[str, dict[TopicPartition, int]] = {d: {} for d in self._manager.log_dirs}
+        """Each log dir's cleaner-offset-checkpoint (a worker's: `cleaner-offset-checkpoint.worker-<i>`,
+        with the partitions it deleted or moved out as 0, see LogManager.gone_from)."""
+        by_dir: dict[str, dict[TopicPartition, int]] = {d: self._manager.gone_from(d) for d in self._manager.log_dirs}
         for tp, offset in self._first_dirty.items():
             log_dir = self._manager.log_dir_of(*tp)
             if log_dir is not None:
                 by_dir[log_dir][tp] = offset
         for log_dir, offsets in by_dir.items():
-            if offsets or os.path.exists(os.path.join(log_dir, CLEANER_OFFSET_CHECKPOINT)):
-                write_offset_checkpoint(os.path.join(log_dir, CLEANER_OFFSET_CHECKPOINT), offsets)
+            path = self._manager.checkpoint_path(log_dir, CLEANER_OFFSET_CHECKPOINT)
+            if offsets or os.path.exists(path):
+                write_offset_checkpoint(path, offsets)
 
     def forget(self, topic: str, partition: int) -> None:
         """The partition was deleted: a partition created later under its name starts dirty."""

@@ -17,6 +17,19 @@ event loop: rolls flush in the background (log/partition_log.py), `start_dirty_f
 flush.ms jobs, and `checkpoint_later` takes a checkpoint's offsets now and writes the file on the
 flusher. Checkpoint files are written one at a time, and a write whose offsets were taken before
 another's never replaces it (`CheckpointWriter`), whichever thread gets there first.
+
+Workers (the multi-process broker): a supervisor forks N worker processes over the same log dirs,
+each owning a share of the partitions, and each worker has a LogManager made with
+`worker=i, owns=...`. It opens only the partition directories it owns (and removes only their
+`*-delete` directories); `get_or_create` of another worker's partition raises ValueError. It reads
+the main checkpoint files and the `.kafka_cleanshutdown` marker but writes its checkpoints, the
+cleaner's too, to `<name>.worker-<i>`, listing only its own partitions, and it never writes or
+removes the marker. A partition it deleted or moved out of a log dir is written there as offset 0
+(what a missing entry means) until it is back, so that a merge does not take the main file's value
+of an older incarnation. The supervisor, alone, runs `merge_worker_checkpoints` (the worker files
+into the main ones) before the workers start and after they have all exited, and keeps the marker
+with `clean_shutdown_marked`, `remove_clean_shutdown_markers` and `write_clean_shutdown_markers`.
+With `worker=None` (a single-process broker) the LogManager does all of this itself.
 """
 
 from __future__ import annotations
@@ -24,6 +37,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import os
+import re
 import shutil
 import threading
 import time
@@ -41,7 +55,7 @@ from log.checkpoints import (
     write_file_atomically,
     write_offset_checkpoint,
 )
-from log.cleaner import LogCleaner
+from log.cleaner import CLEANER_OFFSET_CHECKPOINT, LogCleaner
 from log.config import LogConfig
 from log.future_log import FutureLog, LogDirMover
 from log.errors import KafkaStorageError, LogDirFailure, is_log_dir_failure
@@ -54,8 +68,18 @@ TopicPartition = tuple[str, int]
 _NOT_PARTITION_SUFFIXES = (DELETE_DIR_SUFFIX, "-future", "-stray")
 
 
-# A file created and removed at start to prove a log dir is writable.
+# A file created and removed at start to prove a log dir is writable (a worker's has its number:
+# workers load at the same time, and one's unlink must not meet another's probe).
 _WRITE_PROBE = ".kafka-wire-write-test"
+
+# The log-dir checkpoint files a worker writes as `<name>.worker-<i>` and the supervisor merges.
+WORKER_CHECKPOINT_NAMES = (RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT,
+                           CLEANER_OFFSET_CHECKPOINT)
+
+
+def worker_checkpoint_name(name: str, worker: int) -> str:
+    """The file a worker writes in place of the log-dir checkpoint `name`."""
+    return f"{name}.worker-{worker}"
 
 
 def _os_reason(e: OSError, path: bool = True) -> str:
@@ -103,9 +127,20 @@ class LogManager:
         *,
         clock_ms: Callable[[], int] = _wall_clock_ms,
         flusher: concurrent.futures.Executor | None = None,
+        owns: Callable[[str, int], bool] | None = None,
+        worker: int | None = None,
     ):
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
+        if (owns is None) != (worker is None):
+            raise ValueError("a worker's log manager needs both its number (worker) and what it owns (owns)")
+        # A worker of the multi-process broker: which partitions are its own (see the module docstring).
+        self.worker = worker
+        self._owns = owns
+        # A worker's partitions deleted from or moved out of a log dir since load, by that dir: its
+        # checkpoint files there list them as 0 while they are not back (the main file may hold the
+        # offsets of an older incarnation that a merge would otherwise keep).
+        self._gone: dict[TopicPartition, str] = {}
         self.log_dirs = [os.path.abspath(d) for d in log_dirs]
         self.default_config = LogConfig.of(default_config)
         self._clock_ms = clock_ms
@@ -127,6 +162,21 @@ class LogManager:
         # Moves of partitions between log dirs (AlterReplicaLogDirs); `mover.run()` is its task.
         self.mover = LogDirMover(self)
 
+    # -- workers ----------------------------------------------------------------------------------
+
+    def owns_partition(self, topic: str, partition: int) -> bool:
+        """Whether this log manager may open the partition's log (always, unless it is a worker's)."""
+        return self._owns is None or self._owns(topic, partition)
+
+    def checkpoint_path(self, log_dir: str, name: str) -> str:
+        """Where this log manager writes the log-dir checkpoint `name` (a worker: its own file)."""
+        return os.path.join(log_dir, name if self.worker is None else worker_checkpoint_name(name, self.worker))
+
+    def gone_from(self, log_dir: str) -> dict[TopicPartition, int]:
+        """A worker's partitions deleted from or moved out of `log_dir` and not back, as the 0
+        entries its checkpoint files there carry (empty when not a worker)."""
+        return {tp: 0 for tp, d in self._gone.items() if d == log_dir and self._dir_of.get(tp) != log_dir}
+
     # -- start ------------------------------------------------------------------------------------
 
     def load(self, topic_configs: Callable[[str], Mapping[str, Any] | None] | None = None) -> None:
@@ -137,6 +187,7 @@ class LogManager:
         """
         if self._loaded:
             return
+        self._gone.clear()
         self.create_and_validate_log_dirs()
         for log_dir in self.log_dirs:
             try:
@@ -173,7 +224,8 @@ class LogManager:
                 raise LogDirFailure(log_dir, f"{failed}: it exists and is not a directory") from e
             except OSError as e:
                 raise LogDirFailure(log_dir, f"{failed}: cannot create it: {_os_reason(e, path=False)}") from e
-            probe = os.path.join(log_dir, _WRITE_PROBE)
+            probe_name = _WRITE_PROBE if self.worker is None else f"{_WRITE_PROBE}.worker-{self.worker}"
+            probe = os.path.join(log_dir, probe_name)
             try:
                 os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
                 os.unlink(probe)
@@ -196,15 +248,20 @@ class LogManager:
             if not os.path.isdir(path) or name.startswith("."):
                 continue
             if name.endswith(DELETE_DIR_SUFFIX):
-                shutil.rmtree(path, ignore_errors=True)  # a deletion interrupted by a crash
+                # A deletion interrupted by a crash; a worker removes only its own partitions'.
+                if self._owns is None or self._owns_deleted_dir(name):
+                    shutil.rmtree(path, ignore_errors=True)
                 continue
             if name.endswith(_NOT_PARTITION_SUFFIXES):
                 continue
             try:
                 tp = parse_partition_dir_name(name)
             except ValueError:
-                logger.warning("%s: ignoring directory %s (not <topic>-<partition>)", log_dir, name)
+                if self._owns is None:  # (a worker leaves it to the supervisor's log manager to say)
+                    logger.warning("%s: ignoring directory %s (not <topic>-<partition>)", log_dir, name)
                 continue
+            if self._owns is not None and not self._owns(*tp):
+                continue  # another worker's
             if tp in self._logs:
                 raise LogDirFailure(log_dir, f"Duplicate log directories for {tp[0]}-{tp[1]} are found at both "
                                              f"{self._dir_of[tp]} and {log_dir}: delete one of the two")
@@ -220,9 +277,17 @@ class LogManager:
                 flusher=self.flusher,
             )
             self._place(tp, log_dir)
-        if os.path.exists(marker):
-            os.unlink(marker)
-            fsync_directory(log_dir)
+        if self.worker is None:  # (the supervisor removes it once every worker has read it)
+            remove_clean_shutdown_markers([log_dir])
+
+    def _owns_deleted_dir(self, name: str) -> bool:
+        """Whether a `<topic>-<partition>.<id>-delete` directory is one of this worker's partitions'
+        (partition_log.deleted_dir_name; a topic cut short there is judged by what is left of it,
+        so one worker at most removes it)."""
+        try:
+            return self._owns(*parse_partition_dir_name(name[: -len(DELETE_DIR_SUFFIX)].rsplit(".", 1)[0]))
+        except ValueError:
+            return False
 
     # -- partitions -------------------------------------------------------------------------------
 
@@ -285,6 +350,9 @@ class LogManager:
             if effective is not None:
                 existing.update_config(effective)
             return existing
+        if self._owns is not None and not self._owns(topic, partition):
+            raise ValueError(f"worker {self.worker} does not own {topic}-{partition}: "
+                             "its log is opened by the worker that owns it, never by another")
         if tp in self._offline:
             raise KafkaStorageError(f"Partition {topic}-{partition} is in an offline log directory")
         live = self.live_log_dirs
@@ -362,6 +430,8 @@ class LogManager:
                     continue
                 dirs.add(log_dir)
                 doomed.append(log.delete(batched=True))
+                if self.worker is not None:
+                    self._gone[tp] = log_dir
                 self.cleaner.forget(*tp)
                 deleted.append(tp)
         finally:
@@ -411,6 +481,8 @@ class LogManager:
         self._logs[tp] = self._open_moved(target, current.config, offsets)
         doomed = os.path.join(source_dir, deleted_dir_name(*tp))
         os.rename(current.dir, doomed)
+        if self.worker is not None:
+            self._gone[tp] = source_dir
         fsync_directory(future.log_dir)
         fsync_directory(source_dir)
         self.checkpoint_all(only_dir=source_dir)
@@ -483,8 +555,10 @@ class LogManager:
         for log_dir in self.log_dirs:
             if (only_dir is not None and log_dir != only_dir) or log_dir in self.offline_dirs:
                 continue
-            path = os.path.join(log_dir, file_name)
+            path = self.checkpoint_path(log_dir, file_name)
             offsets = {tp: offset_of(log) for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
+            if self._gone:
+                offsets.update(self.gone_from(log_dir))
             taken.append((path, self._checkpoints.take(path), offsets))
         if file_name == LOG_START_OFFSET_CHECKPOINT and only_dir is None:
             self._checkpointed_start_offsets = {tp: log.log_start_offset for tp, log in self._logs.items()}
@@ -526,18 +600,134 @@ class LogManager:
     # -- shutdown ---------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Clean shutdown: flush and close every log, write the checkpoints, then the marker."""
+        """Clean shutdown: flush and close every log, write the checkpoints, then the marker (a
+        worker's: its checkpoint files only; the supervisor writes the marker)."""
         if not self._loaded:
             return  # never loaded: the checkpoints on disk are still the truth
         self.cleaner.stop()
         for _, log in self.logs():
             log.close()
         self.checkpoint_all()
-        for log_dir in self.live_log_dirs:
-            write_file_atomically(os.path.join(log_dir, CLEAN_SHUTDOWN_MARKER), b"")
+        if self.worker is None:
+            write_clean_shutdown_markers(self.live_log_dirs)
         self._logs.clear()
         self._dir_of.clear()
         self._partitions_in = dict.fromkeys(self.log_dirs, 0)
         self._offline.clear()
         self.offline_dirs.clear()
         self._loaded = False
+
+
+# -- the supervisor of workers ---------------------------------------------------------------------
+# Run in one process, before the workers start and after they have all exited: never beside a
+# LogManager that writes the same log dirs.
+
+
+def _partition_dirs(log_dir: str) -> set[TopicPartition]:
+    """The partitions whose `<topic>-<partition>` directory is in the log dir."""
+    present = set()
+    for name in os.listdir(log_dir):
+        if name.startswith(".") or name.endswith(_NOT_PARTITION_SUFFIXES):
+            continue
+        try:
+            tp = parse_partition_dir_name(name)
+        except ValueError:
+            continue
+        if os.path.isdir(os.path.join(log_dir, name)):
+            present.add(tp)
+    return present
+
+
+def _worker_files(log_dir: str, name: str) -> list[str]:
+    """The `<name>.worker-<i>` files in the log dir and the temporary files a write of one left,
+    by worker number."""
+    pattern = re.compile(re.escape(name) + r"\.worker-(\d+)(\.tmp)?")
+    found = [(int(m.group(1)), entry) for entry in os.listdir(log_dir) if (m := pattern.fullmatch(entry))]
+    return [entry for _, entry in sorted(found)]
+
+
+# When two worker files list one partition (each partition has one owner, so only files left by
+# something other than a worker's run could): the value that is safe to be wrong with. A lower
+# recovery point re-scans more; a higher log start offset brings no deleted record back; a lower
+# high watermark or first dirty offset delays a read or cleans again.
+_ON_CONFLICT: dict[str, Callable[[int, int], int]] = {
+    RECOVERY_POINT_CHECKPOINT: min,
+    LOG_START_OFFSET_CHECKPOINT: max,
+    REPLICATION_OFFSET_CHECKPOINT: min,
+    CLEANER_OFFSET_CHECKPOINT: min,
+}
+
+
+def merge_worker_checkpoints(log_dirs: list[str]) -> None:
+    """Fold the workers' `<name>.worker-<i>` checkpoint files into each log dir's main files.
+
+    For every partition whose directory is in the log dir, the value a worker file lists, else the
+    main file's; partitions without a directory there are dropped. The main file is replaced
+    atomically, then the worker files are removed, so running it again, or after a crash half-way,
+    gives the same files. A corrupt worker file is logged and skipped: the main file's older value
+    stands (an older recovery point re-scans more of the log, which is safe).
+    """
+    for log_dir in (os.path.abspath(d) for d in log_dirs):
+        if not os.path.isdir(log_dir):
+            continue
+        present = _partition_dirs(log_dir)
+        removed = False
+        for name in WORKER_CHECKPOINT_NAMES:
+            worker_files = _worker_files(log_dir, name)
+            main = os.path.join(log_dir, name)
+            try:
+                offsets = read_offset_checkpoint(main)
+                main_corrupt = False
+            except CorruptCheckpoint as e:
+                logger.warning("%s; merging the worker files without it", e)
+                offsets, main_corrupt = {}, True
+            from_workers: dict[TopicPartition, int] = {}
+            for entry in worker_files:
+                if entry.endswith(".tmp"):
+                    continue  # a write a crash interrupted: the worker file it replaced still counts
+                path = os.path.join(log_dir, entry)
+                try:
+                    listed = read_offset_checkpoint(path)
+                except CorruptCheckpoint as e:
+                    logger.warning("%s; skipping it (the offsets in %s stand)", e, main)
+                    continue
+                for tp, offset in listed.items():
+                    if tp in from_workers and from_workers[tp] != offset:
+                        logger.warning("%s: %s-%d is listed by two workers (%d and %d)", main, tp[0], tp[1],
+                                       from_workers[tp], offset)
+                        offset = _ON_CONFLICT[name](from_workers[tp], offset)
+                    from_workers[tp] = offset
+            merged = {tp: from_workers[tp] if tp in from_workers else offsets[tp]
+                      for tp in present if tp in from_workers or tp in offsets}
+            if merged != offsets or (main_corrupt and any(not e.endswith(".tmp") for e in worker_files)):
+                write_offset_checkpoint(main, merged)
+            # (A corrupt main file with no worker file to replace it stays: loading it re-scans every log.)
+            for entry in worker_files:
+                try:
+                    os.unlink(os.path.join(log_dir, entry))
+                    removed = True
+                except FileNotFoundError:
+                    pass
+        if removed:
+            fsync_directory(log_dir)
+
+
+def clean_shutdown_marked(log_dirs: list[str]) -> bool:
+    """Whether every log dir carries the clean-shutdown marker (its logs need no recovery)."""
+    return all(os.path.exists(os.path.join(d, CLEAN_SHUTDOWN_MARKER)) for d in log_dirs)
+
+
+def remove_clean_shutdown_markers(log_dirs: list[str]) -> None:
+    """Remove the clean-shutdown markers (durably: a crash from now on must be recovered from)."""
+    for log_dir in log_dirs:
+        try:
+            os.unlink(os.path.join(log_dir, CLEAN_SHUTDOWN_MARKER))
+        except FileNotFoundError:
+            continue
+        fsync_directory(log_dir)
+
+
+def write_clean_shutdown_markers(log_dirs: list[str]) -> None:
+    """Mark the log dirs as closed cleanly (after their logs and checkpoints are written)."""
+    for log_dir in log_dirs:
+        write_file_atomically(os.path.join(log_dir, CLEAN_SHUTDOWN_MARKER), b"")
