@@ -256,6 +256,9 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("console.read.only", B, True, "The web console refuses writes (kafka-wire)."),
         ConfigKey("console.sample.interval.ms", I, 5000, "How often the web console samples rates and lag "
                   "(kafka-wire).", minimum=100),
+        ConfigKey("num.worker.processes", I, 1, "Worker processes of the broker, each owning a share of the "
+                  "partitions and accepting connections on the same listeners; 0: one per core this process may "
+                  "run on (kafka-wire).", minimum=0),
     ]
 }
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .security.credentials import CredentialStore
     from .security.delegation_tokens import DelegationTokenManager
     from .server import KafkaServer
+    from .workers.runtime import WorkerRuntime
 
 TopicPartition = tuple[str, int]
 
@@ -58,6 +59,8 @@ class BrokerView(Protocol):
     client_quota_managers: dict[str, ClientQuotaManager] | None
     # The listeners, None until they are bound: dynamic broker configs move their connection limits.
     server: KafkaServer | None
+    # This process's place among the broker's worker processes (broker/workers/), None with one process.
+    workers: WorkerRuntime | None
 
     @property
     def waits_for_replicas(self) -> bool: ...

@@ -52,6 +52,10 @@ PRODUCER_ID_BLOCK = 1000
 PRODUCER_ID_FILE = "kafka-wire-producer-ids"
 
 
+def _owns_every_partition(topic: str, partition: int) -> bool:
+    return True
+
+
 def _end_wait(fut: asyncio.Future) -> None:
     if not fut.done():
         fut.set_result(False)
@@ -144,15 +148,23 @@ class PartitionRead:
 class Broker:
     """The single-node broker's shared state."""
 
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, workers=None) -> None:
         self.config = config
         self.node_id = config.node_id
         data_dir = config.log_dirs[0]
         self.metadata: MetadataStore = EmbeddedMetadata(data_dir, self.node_id)
+        # One of several worker processes (broker/workers/): this process opens only the logs of the
+        # partitions it owns, and only worker 0 (the primary) changes the metadata and coordinates.
+        self.workers = workers
+        self.owns = workers.owns if workers is not None else _owns_every_partition
         # The fsyncs of rolls, flush.ms and checkpoints run on this thread, off the event loop (one
         # worker: the jobs of a log finish in the order they were started).
         self.log_flusher = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kafka-wire-log-flusher")
-        self.logs = LogManager(config.log_dirs, config.topic_defaults(), flusher=self.log_flusher)
+        if workers is None:
+            self.logs = LogManager(config.log_dirs, config.topic_defaults(), flusher=self.log_flusher)
+        else:
+            self.logs = LogManager(config.log_dirs, config.topic_defaults(), flusher=self.log_flusher,
+                                   owns=workers.owns, worker=workers.index)
         if config.get("log.max.open.files") is not None:
             OPEN_FILES.set_limit(config.get("log.max.open.files"))
         # Before anything reads or writes in them: an unusable log dir stops the broker here.
@@ -169,6 +181,10 @@ class Broker:
         # Transactional producers; started by `start_coordinators` after the groups (replays
         # __transaction_state).
         self.transactions = TransactionCoordinator()
+        if workers is not None:
+            from .workers.transactions import PrimaryTransactionCoordinator, RemoteTransactionChecks
+
+            self.transactions = PrimaryTransactionCoordinator() if workers.is_primary else RemoteTransactionChecks(self)
         # Consumer groups; started by `start_coordinators` after the logs are loaded (replays
         # __consumer_offsets), or by the first FindCoordinator when that topic does not exist yet.
         self.groups = GroupCoordinator()
@@ -184,14 +200,18 @@ class Broker:
 
     def load(self) -> None:
         self.metadata.load()
-        self.bootstrap_features()
+        if self.workers is None or self.workers.is_primary:  # worker 0 alone writes the metadata
+            self.bootstrap_features()
         apply_dynamic_broker_configs(self)  # KIP-226 configs from the metadata, before the logs open
         self.logs.load()
+        owns = self.owns
         for meta in self.metadata.topics.values():
             for partition in range(meta.partitions):
-                plog = self.logs.get_or_create(meta.name, partition, self.topic_config(meta))
-                self._become_leader(meta.name, partition, plog)
-        # Directories of topics deleted while the broker was down (or half deleted) go away.
+                if owns(meta.name, partition):
+                    plog = self.logs.get_or_create(meta.name, partition, self.topic_config(meta))
+                    self._become_leader(meta.name, partition, plog)
+        # Directories of topics deleted while the broker was down (or half deleted) go away (a
+        # worker's log manager holds only the partitions it owns).
         stale = []
         for topic, partition in self.logs.partitions():
             meta = self.metadata.topic(topic)
@@ -207,6 +227,8 @@ class Broker:
         group (or a transactional id) does (`coordinator_for`), so a fresh broker's Metadata
         lists no internal topics. A cluster's group coordinator loads partitions as this broker
         becomes their leader, and its FindCoordinator creates the topic (cluster/cluster_broker.py)."""
+        if self.workers is not None and not self.workers.is_primary:
+            return  # worker 0 coordinates; the other workers forward group and transaction requests
         if type(self.groups) is GroupCoordinator and self.metadata.topic(OFFSETS_TOPIC) is None:
             self._groups_on_demand = True
         else:
@@ -301,6 +323,8 @@ class Broker:
         await self._checkpoint(RECOVERY_POINT_CHECKPOINT)
 
     async def _sweep_expired_tokens(self) -> None:
+        if self.workers is not None and not self.workers.is_primary:
+            return  # the primary keeps the tokens
         self.tokens.sweep_expired()
 
     async def _flush_dirty_logs(self) -> None:
@@ -460,9 +484,11 @@ class Broker:
         can only name this node here, where every partition is placed anyway."""
         meta = self.metadata.create_topic(name, partitions, replication_factor, configs)
         effective = self.topic_config(meta)
+        owns = self.owns
         try:
             for partition in range(partitions):
-                self._become_leader(name, partition, self.logs.get_or_create(name, partition, effective))
+                if owns(name, partition):  # the other workers open theirs when they see the topic
+                    self._become_leader(name, partition, self.logs.get_or_create(name, partition, effective))
         except (OSError, KafkaStorageError) as exc:
             # A log that cannot be created fails the topic (KAFKA_STORAGE_ERROR): what was made of
             # it goes, so a retry once the disk is back starts afresh.
@@ -480,7 +506,8 @@ class Broker:
 
     def delete_topic(self, name: str) -> TopicMeta:
         meta = self.metadata.delete_topic(name)
-        self.logs.delete_partitions([(name, partition) for partition in range(meta.partitions)])
+        self.logs.delete_partitions([(name, partition) for partition in range(meta.partitions)
+                                     if self.owns(name, partition)])
         logger.info("deleted topic %s", name)
         return meta
 
@@ -491,18 +518,19 @@ class Broker:
         effective = self.topic_config(meta)
         first_new = meta.partitions
         # The logs first: when one cannot be created (KAFKA_STORAGE_ERROR), the topic stays as it was.
+        added = [partition for partition in range(first_new, total) if self.owns(name, partition)]
         try:
-            logs = [self.logs.get_or_create(name, partition, effective) for partition in range(first_new, total)]
+            logs = [self.logs.get_or_create(name, partition, effective) for partition in added]
         except (OSError, KafkaStorageError) as exc:
             logger.error("adding partitions to %s failed: %s", name, exc)
-            for partition in range(first_new, total):
+            for partition in added:
                 try:
                     self.logs.delete_partition(name, partition)
                 except OSError:
                     pass
             raise KafkaStorageError(str(exc)) from exc
         self.metadata.set_partition_count(name, total)
-        for partition, plog in zip(range(first_new, total), logs):
+        for partition, plog in zip(added, logs):
             self._become_leader(name, partition, plog)
 
     def set_topic_configs(self, name: str, configs: dict[str, object]) -> None:
@@ -510,7 +538,48 @@ class Broker:
         meta = self.metadata.topic(name)
         effective = self.topic_config(meta)
         for partition in range(meta.partitions):
-            self.logs.get(name, partition).update_config(effective)
+            plog = self.logs.get(name, partition)
+            if plog is not None:  # (another worker's partition)
+                plog.update_config(effective)
+
+    def reload_shared_state(self) -> None:
+        """A worker other than the primary: re-read what the primary changed (broker/workers/runtime.py):
+        the metadata, ACLs, SCRAM credentials, delegation tokens and dynamic broker configs; then open
+        the logs of partitions it now owns, delete those of topics gone (or re-created under their
+        name) and apply the topics' configs."""
+        old = self.metadata
+        fresh = EmbeddedMetadata(self.config.log_dirs[0], self.node_id)
+        fresh.load()
+        self.metadata = fresh
+        self.authorizer = self.credentials = self.tokens = None
+        attach_security(self)
+        apply_dynamic_broker_configs(self)
+        gone = []
+        for topic, partition in self.logs.partitions():
+            meta = fresh.topic(topic)
+            before = old.topic(topic)
+            if (meta is None or partition >= meta.partitions
+                    or (before is not None and before.topic_id != meta.topic_id)):
+                gone.append((topic, partition))
+        if gone:
+            self.logs.delete_partitions(gone)
+        owns = self.owns
+        for meta in fresh.topics.values():
+            effective = self.topic_config(meta)
+            for partition in range(meta.partitions):
+                if not owns(meta.name, partition):
+                    continue
+                plog = self.logs.get(meta.name, partition)
+                if plog is None:
+                    try:
+                        plog = self.logs.get_or_create(meta.name, partition, effective)
+                    except (OSError, KafkaStorageError) as exc:
+                        logger.error("worker %d could not open %s-%d: %s", self.workers.index, meta.name, partition,
+                                     exc)
+                        continue
+                    self._become_leader(meta.name, partition, plog)
+                else:
+                    plog.update_config(effective)
 
     def auto_create_topic(self, name: str) -> TopicMeta:
         return self.create_topic(name, int(self.config["num.partitions"]),

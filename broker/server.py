@@ -65,6 +65,8 @@ from .handlers.closing import CloseConnection
 from .security import attach as attach_security
 from .security.listeners import ConnectionQuotas, listener_security
 from .security.tls import PrincipalMappingError
+from .workers import routing
+from .workers.runtime import ForwardedFrame
 
 logger = logging.getLogger("kafka_wire.server")
 
@@ -210,21 +212,36 @@ class KafkaServer:
         self._idle_sweep: asyncio.TimerHandle | None = None
         self.spare_frames = SpareFrames()
         self.heap_trimmer = HeapTrimmer()
+        # One of several worker processes (broker/workers/): requests for partitions this worker does
+        # not own, and those worker 0 serves, are handed over. None with one process.
+        self.workers = getattr(broker, "workers", None)
+        # Listening sockets bound by the supervisor for this worker ({listener name: [socket per address]}).
+        self.listen_sockets: dict[str, list[socket.socket]] | None = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         attach_security(self.broker)
         for name, host, port in self.config.listeners():
             security = listener_security(self.config, name)
+            backlog = int(self.config.get("socket.listen.backlog.size") or LISTEN_BACKLOG)
             try:
-                server = await loop.create_server(
-                    lambda name=name, security=security: KafkaConnection(self, name, security),
-                    host=host or None,
-                    port=port,
-                    reuse_address=True,
-                    backlog=int(self.config.get("socket.listen.backlog.size") or LISTEN_BACKLOG),
-                    ssl=security.ssl_context,
-                )
+                if self.listen_sockets is not None:
+                    for sock in self.listen_sockets[name][1:]:
+                        self.servers.append(await loop.create_server(
+                            lambda name=name, security=security: KafkaConnection(self, name, security),
+                            sock=sock, backlog=backlog, ssl=security.ssl_context))
+                    server = await loop.create_server(
+                        lambda name=name, security=security: KafkaConnection(self, name, security),
+                        sock=self.listen_sockets[name][0], backlog=backlog, ssl=security.ssl_context)
+                else:
+                    server = await loop.create_server(
+                        lambda name=name, security=security: KafkaConnection(self, name, security),
+                        host=host or None,
+                        port=port,
+                        reuse_address=True,
+                        backlog=backlog,
+                        ssl=security.ssl_context,
+                    )
             except OSError as exc:  # Kafka's wording (SocketServer's acceptor)
                 raise BindError("Socket server", host, port, exc) from exc
             self.servers.append(server)
@@ -575,6 +592,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
             # its clients re-authenticate; without re-authentication here, they connect again.
             logger.info("closing connection %d from %s: its delegation token session expired", conn_id, peer)
             raise CloseConnection
+        workers = self.server.workers
+        if workers is not None:
+            workers.refresh()  # the metadata as worker 0 last changed it
         if not handler.supports(version):
             if api_key == API_VERSIONS_KEY:
                 self._queue(self._unsupported_api_versions(correlation_id))
@@ -595,7 +615,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if self.token_id is not None:
             ctx.extra["token_authenticated"] = True
         what = (api, version, correlation_id, header.client_id, time.monotonic(), len(frame) + SIZE_BYTES, request)
-        coro = handler.handle(self.server.broker, ctx, request)
+        if workers is None:
+            coro = handler.handle(self.server.broker, ctx, request)
+        else:
+            coro = self._served_by_workers(workers, handler, ctx, request, frame)
         try:
             pending = coro.send(None)
         except StopIteration as done:
@@ -608,6 +631,22 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._respond_error(what)
             return None
         return coro, pending, what
+
+    def _served_by_workers(self, workers, handler, ctx, request, frame):
+        """The coroutine that answers a request when the broker runs several workers
+        (broker/workers/routing.py): this worker's handler, another worker's as a whole frame,
+        or the owners' parts put together."""
+        broker = self.server.broker
+        target = routing.destination(ctx.api_key, workers.index)
+        if target is None and ctx.api_key in routing.SPLITS:
+            parts = routing.split(broker, ctx.api_key, ctx.api_version, request)
+            if parts is not None:
+                if len(parts) > 1:
+                    return routing.run_split(broker, handler, ctx, request, parts)
+                (target,) = parts
+        if target is None:
+            return handler.handle(broker, ctx, request)
+        return workers.forward(target, ctx, frame)
 
     async def _finish_request(self, coro, pending, what) -> None:
         try:
@@ -658,6 +697,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
         api, version, correlation_id, _, started, bytes_in, _ = what
         if response is None:  # acks=0 produce: no answer
             metrics.observe_request(api.name, version, time.monotonic() - started, bytes_in, 0)
+            return
+        if type(response) is ForwardedFrame:  # answered by another worker, correlation id and all
+            metrics.observe_request(api.name, version, time.monotonic() - started, bytes_in,
+                                    sum(len(part) for part in response.parts))
+            self._queue(response.parts)
             return
         try:
             parts = encode_response_frame(api, version, correlation_id, response)

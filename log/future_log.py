@@ -215,6 +215,8 @@ class LogDirMover:
                     topic, partition = parse_future_dir_name(name)
                 except ValueError:
                     continue
+                if not self._manager.owns_partition(topic, partition):
+                    continue  # another worker's move (broker/workers/): that worker resumes it
                 shutil.rmtree(path, ignore_errors=True)
                 if self._manager.get(topic, partition) is not None:
                     self.alter_log_dir(topic, partition, log_dir)

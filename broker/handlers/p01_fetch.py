@@ -39,6 +39,7 @@ from ..leader_hints import LeaderHints
 from ..metadata import topic_names_of
 from ..node import PartitionRead
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from ..workers.fetch import fit, read_remote, remote_owners, wait_across
 
 API = APIS_BY_NAME["Fetch"]
 
@@ -122,8 +123,10 @@ def _read(broker: BrokerView, part: CachedPartition, **kwargs) -> PartitionRead:
 
 
 def _read_all(broker: BrokerView, request, version: int, partitions: list[CachedPartition], refused: dict,
-              replica_id: int):
-    """([(partition, its answer)], bytes read, whether reading a partition failed)."""
+              replica_id: int, remote: dict | None = None):
+    """([(partition, its answer)], bytes read, whether reading a partition failed). `remote`: the
+    reads other workers made of their partitions (broker/workers/fetch.py), cut here to what this
+    partition's place in the order leaves."""
     isolation = request.isolation_level if version >= 4 else 0
     remaining = request.max_bytes
     min_one = True
@@ -135,9 +138,12 @@ def _read_all(broker: BrokerView, request, version: int, partitions: list[Cached
         if error is not None:
             answers.append((part, _partition_error(part.partition, error)))
             continue
-        read = _read(broker, part, max_bytes=max(0, min(part.partition_max_bytes, remaining)),
-                     min_one=min_one, read_committed=isolation == READ_COMMITTED,
-                     current_leader_epoch=part.current_leader_epoch, replica_id=replica_id)
+        limit = max(0, min(part.partition_max_bytes, remaining))
+        if remote is not None and i in remote:
+            read = fit(remote[i], limit, min_one)
+        else:
+            read = _read(broker, part, max_bytes=limit, min_one=min_one, read_committed=isolation == READ_COMMITTED,
+                         current_leader_epoch=part.current_leader_epoch, replica_id=replica_id)
         size = len(read.records) if read.records is not None else 0
         if size:
             min_one = False
@@ -200,14 +206,25 @@ async def handle(broker: BrokerView, ctx, request):
         return _unknown_isolation_level(request, version)
     if replica_id < 0:
         request.max_bytes = fetch_max_bytes(broker, ctx, request.max_bytes)
+    # With several workers (broker/workers/), other workers' partitions are read by their owners.
+    owners = remote_owners(broker, partitions, refused) if broker.workers is not None else None
+    read_committed = version >= 4 and request.isolation_level == READ_COMMITTED
     while True:
-        answers, total, has_error = _read_all(broker, request, version, partitions, refused, replica_id)
+        remote = None
+        if owners:
+            remote = await read_remote(broker, partitions, owners, max_bytes=request.max_bytes,
+                                       read_committed=read_committed, replica_id=replica_id)
+        answers, total, has_error = _read_all(broker, request, version, partitions, refused, replica_id, remote)
         if total >= request.min_bytes or has_error or not watched:
             break
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
-        await broker.waiters.wait(watched, remaining)
+        if owners:
+            await wait_across(broker, partitions, [i for i in range(len(partitions)) if i not in refused],
+                              read_committed=read_committed, timeout=remaining)
+        else:
+            await broker.waiters.wait(watched, remaining)
     if replica_id < 0:
         # consumer_byte_rate quotas (broker/client_quotas.py): Kafka answers a throttled fetch empty.
         throttle_time_ms = fetch_throttle_ms(broker, ctx, total)

@@ -113,13 +113,31 @@ def run(args) -> int:
         return 2
     for warning in config.unknown_key_warnings():
         logger.warning("%s", warning)
+    from broker.server import BindError
+
+    if not config["zookeeper.connect"]:
+        from broker.workers.supervisor import Supervisor, worker_count
+
+        count = worker_count(config)
+        if count > 1:
+            # Every module a worker needs is imported before the fork (broker/workers/supervisor.py).
+            import broker.node  # noqa: F401
+            import broker.handlers  # noqa: F401
+
+            try:
+                return Supervisor(config, count, started).run()
+            except ConfigError as exc:
+                print(f"kafka-wire: {exc}", file=sys.stderr)
+                return 2
+            except (LogDirFailure, BindError) as exc:
+                print(f"kafka-wire: {exc}", file=sys.stderr)
+                return 1
     try:
         import uvloop
 
         runner = uvloop.run
     except ImportError:
         runner = asyncio.run
-    from broker.server import BindError
 
     try:
         return runner(serve(config, started))

@@ -1,0 +1,68 @@
+"""How a worker answers the other workers' calls (broker/workers/link.py): `forward`, a client's
+request to run here as the worker holding the connection would; `read` and `wait`, for a Fetch
+served by another worker (fetch.py); `markers` and `verify`, for transactions (transactions.py)."""
+
+from __future__ import annotations
+
+import logging
+
+from kafka_wire.error_responses import error_response
+from kafka_wire.framing import encode_response_frame
+from kafka_wire.headers import decode_request_header
+
+from ..handlers import HANDLERS
+from ..server import RequestContext
+from .fetch import serve_reads, serve_wait
+from .transactions import serve_markers, serve_verify
+
+logger = logging.getLogger("kafka_wire.workers")
+
+
+async def answer(broker, op: str, meta, body, fds: list[int]):
+    if op == "forward":
+        return await serve_forward(broker, meta, body)
+    if op == "read":
+        return serve_reads(broker, meta)
+    if op == "wait":
+        return await serve_wait(broker, meta)
+    if op == "markers":
+        return serve_markers(broker, meta)
+    if op == "verify":
+        return await serve_verify(broker, meta)
+    raise ValueError(f"unknown worker call {op!r}")
+
+
+async def serve_forward(broker, meta, frame: bytearray):
+    """Run a request another worker received, with its client's context; its response frame."""
+    api_key, version, correlation_id, client_id, listener, peer, connection_id, principal, extra = meta
+    handler = HANDLERS[api_key]
+    api = handler.api
+    header, pos = decode_request_header(frame, api.is_flexible(version))
+    request = api.request.decode(frame, version, pos, exact=False)
+    ctx = RequestContext(api_key, version, correlation_id, client_id, listener, tuple(peer), connection_id,
+                         principal, dict(extra))
+    try:
+        response = await handler.handle(broker, ctx, request)
+    except Exception:  # noqa: BLE001 - answered as KafkaApis answers a failed request
+        logger.exception("error handling %s v%d forwarded by another worker (correlation id %d)",
+                         api.name, version, correlation_id)
+        response = error_response(api, version, request)
+        if response is None:
+            raise
+    if response is None:
+        return None, b"", ()
+    parts = encode_response_frame(api, version, correlation_id, response)
+    return True, _join(parts), ()
+
+
+def _join(parts: list) -> bytes:
+    out = bytearray()
+    for part in parts:
+        if hasattr(part, "read_bytes"):
+            out += part.read_bytes()
+            part.close()
+        else:
+            out += part
+    return bytes(out)
+
+

@@ -1,0 +1,228 @@
+"""The channel between two worker processes of one broker: a Unix stream socket pair made by the
+supervisor before it forks, carrying numbered calls, their answers and open file descriptors.
+
+A message is a header (`!IBIHI`: length of what follows the header, kind, call id, number of file
+descriptors, length of the pickled `meta`), the pickled `meta` (a small tuple or dict: only our
+own processes are at either end of the pair) and a `body` of raw bytes (a request frame as the
+client sent it, record batches) that is never pickled. Descriptors travel with SCM_RIGHTS on the
+header's bytes; the kernel delivers them with the first byte they were sent with, so the reader
+keeps them in arrival order and a message takes its own from the front once it is whole. A log
+file slice fetched by another worker's client crosses this way: its descriptor, not its bytes,
+and the client's worker sends it with sendfile.
+
+Calls are answered in any order (each carries its id); a call whose peer died raises
+`WorkerGone`. Writes that the socket cannot take at once wait for it to become writable, in order.
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import collections
+import errno
+import logging
+import os
+import pickle
+import socket
+import struct
+
+logger = logging.getLogger("kafka_wire.workers")
+
+_HEADER = struct.Struct("!IBIHI")
+CALL, ANSWER, FAILURE = 1, 2, 3
+_RECEIVE_BYTES = 256 * 1024
+_MAX_FDS_PER_MESSAGE = 512
+_ANCILLARY_BYTES = socket.CMSG_SPACE(_MAX_FDS_PER_MESSAGE * array.array("i").itemsize)
+
+
+class WorkerGone(ConnectionError):
+    """The worker at the other end of a link is gone (exited, killed): its calls fail."""
+
+
+class RemoteFailure(RuntimeError):
+    """The other worker raised while answering a call (logged there with its traceback)."""
+
+
+class WorkerLink:
+    """One end of the pair between this worker and worker `peer`.
+
+    `serve(op, meta, body, fds)` answers the peer's calls: a coroutine function returning
+    (meta, body, fds); descriptors given in an answer or a call are closed here once sent."""
+
+    def __init__(self, sock: socket.socket, peer: int, serve) -> None:
+        self.peer = peer
+        self._sock = sock
+        self._serve = serve
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ids = 0
+        self._pending: dict[int, asyncio.Future] = {}
+        self._inbuf = bytearray()
+        self._fds: collections.deque[int] = collections.deque()
+        self._out: collections.deque = collections.deque()  # [memoryview, fds to send with it or ()]
+        self._writing = False
+        self.closed = False
+        self._tasks: set[asyncio.Task] = set()
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._sock.setblocking(False)
+        self._loop.add_reader(self._sock.fileno(), self._on_readable)
+
+    # -- calls --------------------------------------------------------------------------------
+
+    async def call(self, op: str, meta=None, body=b"", fds=()) -> tuple:
+        """Ask the peer; (meta, body, fds) of its answer."""
+        if self.closed:
+            for fd in fds:
+                os.close(fd)
+            raise WorkerGone(f"worker {self.peer} is gone")
+        self._ids += 1
+        call_id = self._ids
+        fut = self._loop.create_future()
+        self._pending[call_id] = fut
+        self._send(CALL, call_id, (op, meta), body, fds)
+        try:
+            return await fut
+        finally:
+            self._pending.pop(call_id, None)
+
+    def _send(self, kind: int, call_id: int, meta, body, fds) -> None:
+        packed = pickle.dumps(meta, protocol=pickle.HIGHEST_PROTOCOL)
+        header = _HEADER.pack(len(packed) + len(body), kind, call_id, len(fds), len(packed))
+        self._out.append([memoryview(header + packed), list(fds)])
+        if len(body):
+            self._out.append([memoryview(body).cast("B"), []])
+        if not self._writing:
+            self._write()
+
+    def _write(self) -> None:
+        out = self._out
+        try:
+            while out:
+                view, fds = out[0]
+                if fds:
+                    sent = self._sock.sendmsg([view], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+                    for fd in fds:  # in flight now: the kernel holds them for the peer
+                        os.close(fd)
+                    out[0][1] = []
+                else:
+                    sent = self._sock.send(view)
+                if sent == len(view):
+                    out.popleft()
+                else:
+                    out[0][0] = view[sent:]
+        except (BlockingIOError, InterruptedError):
+            if not self._writing:
+                self._writing = True
+                self._loop.add_writer(self._sock.fileno(), self._write)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EPIPE, errno.ECONNRESET):
+                logger.warning("link to worker %d: write failed: %s", self.peer, exc)
+            self._lost()
+            return
+        if self._writing:
+            self._writing = False
+            self._loop.remove_writer(self._sock.fileno())
+
+    # -- receiving ----------------------------------------------------------------------------
+
+    def _on_readable(self) -> None:
+        try:
+            data, ancillary, _flags, _ = self._sock.recvmsg(_RECEIVE_BYTES, _ANCILLARY_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._lost()
+            return
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds = array.array("i")
+                fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+                self._fds.extend(fds)
+        if not data:
+            self._lost()
+            return
+        self._inbuf += data
+        self._parse()
+
+    def _parse(self) -> None:
+        buf = self._inbuf
+        pos = 0
+        while len(buf) - pos >= _HEADER.size:
+            length, kind, call_id, nfds, meta_len = _HEADER.unpack_from(buf, pos)
+            end = pos + _HEADER.size + length
+            if len(buf) < end:
+                break
+            start = pos + _HEADER.size
+            meta = pickle.loads(memoryview(buf)[start : start + meta_len])
+            body = bytearray(memoryview(buf)[start + meta_len : end])  # writable: the log patches batches
+            fds = [self._fds.popleft() for _ in range(nfds)]
+            pos = end
+            self._dispatch(kind, call_id, meta, body, fds)
+        if pos:
+            del buf[:pos]
+
+    def _dispatch(self, kind: int, call_id: int, meta, body: bytes, fds: list[int]) -> None:
+        if kind == CALL:
+            op, args = meta
+            task = self._loop.create_task(self._answer(call_id, op, args, body, fds))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        fut = self._pending.get(call_id)
+        if fut is None or fut.done():  # the caller gave up (cancelled): nothing waits for it
+            for fd in fds:
+                os.close(fd)
+            return
+        if kind == ANSWER:
+            fut.set_result((meta, body, fds))
+        else:
+            for fd in fds:
+                os.close(fd)
+            fut.set_exception(RemoteFailure(f"worker {self.peer}: {meta}"))
+
+    async def _answer(self, call_id: int, op: str, args, body: bytes, fds: list[int]) -> None:
+        try:
+            meta, answer_body, answer_fds = await self._serve(op, args, body, fds)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the caller gets the failure, we keep serving
+            logger.exception("worker %d's %s call failed", self.peer, op)
+            if not self.closed:
+                self._send(FAILURE, call_id, f"{type(exc).__name__}: {exc}", b"", ())
+            return
+        if self.closed:
+            for fd in answer_fds:
+                os.close(fd)
+            return
+        self._send(ANSWER, call_id, meta, answer_body, answer_fds)
+
+    # -- end ----------------------------------------------------------------------------------
+
+    def _lost(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        loop = self._loop
+        try:
+            loop.remove_reader(self._sock.fileno())
+            if self._writing:
+                loop.remove_writer(self._sock.fileno())
+        except (ValueError, RuntimeError):
+            pass
+        for _, fds in self._out:
+            for fd in fds:
+                os.close(fd)
+        self._out.clear()
+        while self._fds:
+            os.close(self._fds.popleft())
+        for fut in self._pending.values():
+            if not fut.done():
+                fut.set_exception(WorkerGone(f"worker {self.peer} is gone"))
+        self._sock.close()
+
+    def close(self) -> None:
+        self._lost()
+        for task in list(self._tasks):
+            task.cancel()

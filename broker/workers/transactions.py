@@ -1,0 +1,172 @@
+"""Transactions across workers: the coordinator runs on worker 0 (it owns `__transaction_state`),
+the partitions a transaction writes may be owned by any worker.
+
+Markers: the primary's coordinator writes the markers of its own partitions at once and sends the
+others to their owners (`markers` call), as Kafka's coordinator sends WriteTxnMarkers to each
+partition's leader; until an owner answers, the marker counts as REQUEST_TIMED_OUT and the
+coordinator's retry picks the answer up, brought forward to the moment it arrives.
+
+Verification (KIP-890): a transactional batch appended on a worker other than the primary is checked
+(or, for a transaction.version 2 producer, its partition added) at the coordinator first, as a
+partition leader in a cluster asks the coordinator's broker with AddPartitionsToTxn v5: here with
+a `verify` call to worker 0, answered as that request would be.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+
+from coordinator.transaction_coordinator import ADD_PARTITION, DEFAULT_ERROR, TransactionCoordinator, produce_error_of
+from kafka_wire.errors import ErrorCode
+from kafka_wire.records import read_batch_header
+
+from ..cluster.transaction_failover import ReplicatedTransactionCoordinator
+from .link import RemoteFailure, WorkerGone
+from .ownership import PRIMARY
+
+logger = logging.getLogger("kafka_wire.workers")
+
+
+class WorkerMarkerChannel:
+    """The primary's marker writer: its own partitions now, the others' through their owners."""
+
+    def __init__(self, broker, coordinator) -> None:
+        self.broker = broker
+        self.coordinator = coordinator
+        self.answers: dict[tuple, ErrorCode] = {}
+        self.in_flight: dict[tuple, int] = {}
+        self._numbers = itertools.count(1)
+        self._retry_soon: asyncio.Handle | None = None
+
+    def write(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
+              partitions, transaction_version: int = 0) -> dict[tuple[str, int], ErrorCode]:
+        workers = self.broker.workers
+        results: dict[tuple[str, int], ErrorCode] = {}
+        local = []
+        remote: dict[int, list[tuple[tuple, int]]] = {}
+        for topic, partition in partitions:
+            key = (producer_id, producer_epoch, committed, topic, partition)
+            if key in self.answers:
+                results[(topic, partition)] = self.answers.pop(key)
+                continue
+            owner = workers.owner(topic, partition)
+            if owner == workers.index:
+                local.append((topic, partition))
+                continue
+            if key not in self.in_flight:
+                number = next(self._numbers)
+                self.in_flight[key] = number
+                remote.setdefault(owner, []).append((key, number))
+            results[(topic, partition)] = ErrorCode.REQUEST_TIMED_OUT  # answered at a later try
+        if local:
+            results.update(self.broker.write_txn_markers(producer_id, producer_epoch, coordinator_epoch, committed,
+                                                         local, transaction_version))
+        loop = asyncio.get_running_loop() if remote else None
+        for owner, markers in remote.items():
+            loop.create_task(self._send(owner, producer_id, producer_epoch, coordinator_epoch, committed, markers,
+                                        transaction_version))
+        return {tp: results[tp] for tp in partitions}
+
+    async def _send(self, owner: int, producer_id, producer_epoch, coordinator_epoch, committed, markers,
+                    transaction_version) -> None:
+        errors = {key: ErrorCode.KAFKA_STORAGE_ERROR for key, _ in markers}
+        try:
+            answer, _, _ = await self.broker.workers.links[owner].call(
+                "markers", (producer_id, producer_epoch, coordinator_epoch, committed,
+                            [key[3:] for key, _ in markers], transaction_version))
+            for (key, _), error in zip(markers, answer):
+                errors[key] = ErrorCode(error)
+        except (WorkerGone, RemoteFailure) as exc:
+            logger.info("writing transaction markers at worker %d failed: %s", owner, exc)
+        for key, number in markers:
+            if self.in_flight.get(key) == number:
+                del self.in_flight[key]
+                self.answers[key] = errors[key]
+        if self._retry_soon is None:
+            self._retry_soon = asyncio.get_running_loop().call_soon(self._retry)
+
+    def _retry(self) -> None:
+        self._retry_soon = None
+        self.coordinator._retry_guarded()
+
+    def forget(self, producer_ids) -> None:
+        producer_ids = set(producer_ids)
+        for table in (self.answers, self.in_flight):
+            for key in [k for k in table if k[0] in producer_ids]:
+                del table[key]
+
+
+class PrimaryTransactionCoordinator(TransactionCoordinator):
+    """Worker 0's coordinator: the single node's, writing markers through WorkerMarkerChannel."""
+
+    def attach(self, config, state_log, write_markers, next_producer_id) -> None:
+        self.channel = WorkerMarkerChannel(state_log.broker, self)
+        super().attach(config, state_log, self.channel.write, next_producer_id)
+
+
+def serve_markers(broker, meta) -> tuple:
+    """The `markers` call, at the partitions' owner: append each marker; the error per partition."""
+    producer_id, producer_epoch, coordinator_epoch, committed, partitions, transaction_version = meta
+    partitions = [tuple(tp) for tp in partitions]
+    written = broker.write_txn_markers(producer_id, producer_epoch, coordinator_epoch, committed, partitions,
+                                       transaction_version)
+    return [int(written[tp]) for tp in partitions], b"", ()
+
+
+async def serve_verify(broker, meta) -> tuple:
+    """The `verify` call, at the primary: AddPartitionsToTxn v5's answer for one partition."""
+    transactional_id, producer_id, producer_epoch, topic, partition, operation = meta
+    transactions = broker.transactions
+    if operation != ADD_PARTITION:
+        errors = transactions.handle_verify_partitions(transactional_id, producer_id, producer_epoch,
+                                                       [(topic, partition)], abortable=True)
+        error = errors[(topic, partition)]
+    else:
+        known = broker.metadata.topic(topic)
+        if known is None or not 0 <= partition < known.partitions:
+            error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        else:
+            error = transactions.handle_add_partitions(transactional_id, producer_id, producer_epoch,
+                                                       [(topic, partition)], client_transaction_version=2)
+            if error == ErrorCode.NONE:
+                error = await transactions.replicated(transactional_id, ErrorCode.NONE)
+    if error == ErrorCode.PRODUCER_FENCED:
+        error = ErrorCode.INVALID_PRODUCER_EPOCH  # what producers expect here
+    elif error == ErrorCode.TRANSACTION_ABORTABLE and operation == DEFAULT_ERROR:
+        error = ErrorCode.INVALID_TXN_STATE  # older clients do not know it
+    return int(error), b"", ()
+
+
+class RemoteTransactionChecks(ReplicatedTransactionCoordinator):
+    """A worker other than the primary coordinates no transactional id: a transactional write to one
+    of its partitions is checked at the primary first (the cluster coordinator's leader-side path,
+    with a `verify` call to worker 0 in place of AddPartitionsToTxn to another broker)."""
+
+    def __init__(self, broker) -> None:
+        super().__init__()
+        self.broker = broker
+        self.config = broker.config
+
+    def _not_coordinator(self, transactional_id) -> bool:
+        return True
+
+    async def produce_write_error(self, transactional_id: str, topic: str, partition: int, records, plog,
+                                  operation: int) -> tuple[ErrorCode, str | None, object | None]:
+        header = read_batch_header(records)
+        if not header.is_transactional or plog is None:
+            return ErrorCode.NONE, None, None
+        error, guard = await self._check_write(transactional_id, header.producer_id, header.producer_epoch, topic,
+                                               partition, plog, operation, header.base_sequence)
+        return (*produce_error_of(error, operation), guard)
+
+    async def _ask_coordinator(self, transactional_id: str, producer_id: int, producer_epoch: int, topic: str,
+                               partition: int, operation: int) -> ErrorCode:
+        try:
+            error, _, _ = await self.broker.workers.links[PRIMARY].call(
+                "verify", (transactional_id, producer_id, producer_epoch, topic, partition, operation))
+        except (WorkerGone, RemoteFailure) as exc:
+            logger.info("asking the transaction coordinator (worker 0) about %s failed: %s", transactional_id, exc)
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return ErrorCode(error)
