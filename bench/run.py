@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import fanout, machine, tools
+from . import scaling as worker_scaling  # `scaling` is the partitions/connections scenario below
 from .admin import OUR_SETTINGS, create_topic, delete_topic
 from .brokers import ApacheKafka, BrokerUnderTest, OurBroker, Tansu, scratch_dir
 from .clients import run_together, throughput
@@ -69,6 +70,8 @@ class Sizes:
     rate_latency_warmup: bool = True  # a dropped 1 s measurement before each broker's first round
     # Many connections and many consumer groups from one franz-go process (bench.fanout).
     fanout: fanout.FanoutSizes = field(default_factory=fanout.FanoutSizes)
+    # One broker with W worker processes beside W separate brokers (bench.scaling).
+    workers: worker_scaling.WorkerSizes = field(default_factory=worker_scaling.WorkerSizes)
 
 
 FULL = Sizes(rounds=3, produce_1k=1_000_000, produce_100=2_000_000, acks_all_1k=500_000, acks_all_100=1_000_000,
@@ -79,7 +82,7 @@ QUICK = Sizes(rounds=1, produce_1k=100_000, produce_100=200_000, acks_all_1k=50_
               partitions=[1, 10, 100], connections=[1, 10], log_sizes_gb=[0.1, 0.5], ready_starts=2,
               tool_1k=200_000, tool_100=500_000, tool_all_1k=20_000, tool_all_100=20_000, java_records=300_000,
               e2e_records=2000, tool_partitions=[1, 1000], tool_partition_messages=100_000,
-              rate_latency_seconds=3.0, fanout=fanout.QUICK)
+              rate_latency_seconds=3.0, fanout=fanout.QUICK, workers=worker_scaling.QUICK)
 
 # For the test suite's smoke run of this code path: seconds, not minutes; the numbers mean nothing.
 SMOKE = Sizes(rounds=1, produce_1k=5000, produce_100=5000, acks_all_1k=2000, acks_all_100=2000, raw_requests=5,
@@ -88,7 +91,7 @@ SMOKE = Sizes(rounds=1, produce_1k=5000, produce_100=5000, acks_all_1k=2000, ack
               tool_all_100=500, java_records=2000, e2e_records=50, tool_partitions=[1, 10],
               tool_partition_messages=2000, rate_latency_rates=[1000], rate_latency_seconds=1.0,
               rate_latency_warmup=False,
-              fanout=fanout.SMOKE)
+              fanout=fanout.SMOKE, workers=worker_scaling.SMOKE)
 
 
 @dataclass
@@ -370,6 +373,7 @@ SCENARIOS = {
     "compiled": compiled_clients,
     **fanout.SCENARIOS,  # connections, groups
     "rate-latency": rate_latency,
+    **worker_scaling.SCENARIOS,  # workers
 }
 
 
@@ -571,6 +575,7 @@ def report(results: Results, facts: dict, sizes: Sizes, brokers: list[str], comm
         *format_table(results, brokers),
         "",
         *kafka_targets(results),
+        *worker_scaling.report_lines(results, sizes.workers),
         "## Targets (issue 7)",
         "",
         "| target | measured (kafka-wire) | verdict |",
@@ -600,6 +605,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-sizes-gb", help="comma-separated log sizes for the log size rows, e.g. 1,10")
     parser.add_argument("--tool-partitions", help="comma-separated partition counts of the compiled-client "
                         "partitions rows, e.g. 1,100,1000,10000")
+    parser.add_argument("--scaling-workers", help="comma-separated worker counts of the workers scenario "
+                        "(default 1,2,4,8,16 up to the cores this process may use)")
+    parser.add_argument("--scaling-loads", type=int, help="load processes per workers measurement (default: W)")
+    parser.add_argument("--scaling-rate", type=int, help="records/s of the workers scenario's latency rows")
     parser.add_argument("--output", default=str(BENCH_DIR / "RESULTS.md"),
                         help="where to write the results ('-' for nowhere)")
     args = parser.parse_args(argv)
@@ -611,6 +620,12 @@ def main(argv: list[str] | None = None) -> int:
         sizes.tool_partitions = [int(x) for x in args.tool_partitions.split(",")]
     if args.log_sizes_gb:
         sizes.log_sizes_gb = [float(x) for x in args.log_sizes_gb.split(",")]
+    if args.scaling_workers:
+        sizes.workers.workers = [int(x) for x in args.scaling_workers.split(",")]
+    if args.scaling_loads:
+        sizes.workers.loads = args.scaling_loads
+    if args.scaling_rate:
+        sizes.workers.latency_rate = args.scaling_rate
     wanted = set(args.only.split(",")) if args.only else {*SCENARIOS, "ready", "logsize"}
     brokers = [b for b in args.brokers.split(",") if b]
     skipped: list[str] = []

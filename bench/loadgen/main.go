@@ -1,8 +1,10 @@
-// Command loadgen is kafka-wire's benchmark load for many connections and many consumer groups
-// from one process (bench/fanout.py runs it): compiled, no Python per message.
+// Command loadgen is kafka-wire's benchmark load for many connections, many consumer groups and
+// latency at a fixed rate from one process (bench/fanout.py, bench/scaling.py run it): compiled,
+// no Python per message.
 //
 //	loadgen produce -brokers HOST:PORT -topic T -connections N -records R -size S [-acks 1|-1]
-//	loadgen groups  -brokers HOST:PORT -topic T -groups G -records R
+//	loadgen groups  -brokers HOST:PORT -topic T -groups G -records R [-group-prefix P]
+//	loadgen latency -brokers HOST:PORT -topic T -rate N -seconds D -size S [-warmup W]
 //
 // produce opens N franz-go clients (one producing connection each), has each send one record
 // synchronously so that its connections exist, prints "ready", waits for "go" on stdin, then
@@ -11,7 +13,16 @@
 //
 // groups opens G clients, each the only member of its own consumer group on topic T, reading
 // from the start; after "go" all subscribe at once and each reads R records. It reports when
-// the last group got its assignment and when the last one had read R records.
+// the last group got its assignment and when the last one had read R records. Groups are named
+// P-group-0 .. P-group-(G-1), P being the topic unless -group-prefix says otherwise (several
+// loadgen processes reading one topic give each its own prefix).
+//
+// latency (bench/scaling.py) opens a producer client (acks=1, linger 0, no idempotence) and a
+// consumer client reading every partition of T from the start (no group), sends one record and
+// waits until the consumer has it, prints "ready", waits for "go", then produces N records/s of S
+// bytes for D seconds, paced in 1 ms steps, each record carrying its send time (wall clock, ns).
+// It reports every record's end-to-end latency (send to receipt by the consumer) and produce
+// latency (send to acknowledgement), in microseconds, of the records sent after the first W.
 //
 // Both print one JSON line: {"start","end","messages","bytes",...} with times in seconds since
 // "go" (bench/fanout.py only takes differences). produce also counts the Produce requests its
@@ -21,9 +32,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -35,7 +48,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(fmt.Errorf("usage: loadgen produce|groups [flags]"))
+		fail(fmt.Errorf("usage: loadgen produce|groups|latency [flags]"))
 	}
 	raiseFileLimit()
 	flags := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -44,8 +57,12 @@ func main() {
 	connections := flags.Int("connections", 1, "produce: producer clients (one producing connection each)")
 	groups := flags.Int("groups", 1, "groups: consumer groups (one member each)")
 	records := flags.Int("records", 10000, "produce: records in all; groups: records each group reads")
-	size := flags.Int("size", 1024, "produce: record value bytes")
+	size := flags.Int("size", 1024, "produce, latency: record value bytes")
 	acks := flags.Int("acks", 1, "produce: 1 or -1")
+	groupPrefix := flags.String("group-prefix", "", "groups: group names start with this (default: the topic)")
+	rate := flags.Int("rate", 1000, "latency: records per second")
+	seconds := flags.Duration("seconds", 5*time.Second, "latency: how long to produce")
+	warmup := flags.Duration("warmup", time.Second, "latency: records sent in this first stretch are not measured")
 	timeout := flags.Duration("timeout", 10*time.Minute, "give up after this long")
 	_ = flags.Parse(os.Args[2:])
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
@@ -56,7 +73,13 @@ func main() {
 	case "produce":
 		result, err = produce(ctx, *brokers, *topic, *connections, *records, *size, *acks)
 	case "groups":
-		result, err = consume(ctx, *brokers, *topic, *groups, *records)
+		prefix := *groupPrefix
+		if prefix == "" {
+			prefix = *topic
+		}
+		result, err = consume(ctx, *brokers, *topic, prefix, *groups, *records)
+	case "latency":
+		result, err = latency(ctx, *brokers, *topic, *rate, *seconds, *warmup, *size)
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}
@@ -226,11 +249,11 @@ func produce(ctx context.Context, brokers, topic string, connections, records, s
 	return result, nil
 }
 
-func consume(ctx context.Context, brokers, topic string, groups, records int) (map[string]any, error) {
+func consume(ctx context.Context, brokers, topic, prefix string, groups, records int) (map[string]any, error) {
 	var assignedAt sync.Map
 	var start time.Time
 	clients, err := openClients(groups, func(i int) []kgo.Opt {
-		return []kgo.Opt{kgo.SeedBrokers(brokers), kgo.ConsumerGroup(fmt.Sprintf("%s-group-%d", topic, i)),
+		return []kgo.Opt{kgo.SeedBrokers(brokers), kgo.ConsumerGroup(fmt.Sprintf("%s-group-%d", prefix, i)),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(),
 			kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
 				assignedAt.LoadOrStore(i, time.Since(start).Seconds())
@@ -291,4 +314,157 @@ func consume(ctx context.Context, brokers, topic string, groups, records int) (m
 	}
 	return map[string]any{"start": 0.0, "end": seconds, "messages": messages.Load(), "bytes": nbytes.Load(),
 		"groups": groups, "last_assigned": lastAssigned, "first_group_done": firstDone}, nil
+}
+
+// latencies collects microsecond samples from several goroutines (franz-go calls produce
+// promises from its own).
+type latencies struct {
+	mu      sync.Mutex
+	samples []int64
+}
+
+func (l *latencies) add(us int64) {
+	l.mu.Lock()
+	l.samples = append(l.samples, us)
+	l.mu.Unlock()
+}
+
+func (l *latencies) snapshot() []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append(make([]int64, 0, len(l.samples)), l.samples...)
+}
+
+func latency(ctx context.Context, brokers, topic string, rate int, seconds, warmup time.Duration, size int) (map[string]any, error) {
+	if size < 8 {
+		return nil, fmt.Errorf("latency: -size must be at least 8 (the send time)")
+	}
+	producer, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()),
+		kgo.DisableIdempotentWrite(), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.RecordDeliveryTimeout(2*time.Minute))
+	if err != nil {
+		return nil, err
+	}
+	defer producer.Close()
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	defer consumer.Close()
+
+	// Send times at or after startNs belong to the measurement (counted until all have arrived);
+	// at or after measureFromNs, past the warm-up, their latencies are kept.
+	var startNs, measureFromNs atomic.Int64
+	startNs.Store(math.MaxInt64)
+	measureFromNs.Store(math.MaxInt64)
+	var received atomic.Int64
+	firstRecord := make(chan struct{})
+	var firstOnce sync.Once
+	endToEnd := &latencies{}
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	polling := make(chan error, 1)
+	go func() {
+		for {
+			fetches := consumer.PollFetches(pollCtx)
+			if pollCtx.Err() != nil {
+				polling <- nil
+				return
+			}
+			for _, e := range fetches.Errors() {
+				polling <- fmt.Errorf("consumer: %s[%d]: %w", e.Topic, e.Partition, e.Err)
+				return
+			}
+			now := time.Now().UnixNano()
+			fetches.EachRecord(func(r *kgo.Record) {
+				firstOnce.Do(func() { close(firstRecord) })
+				if len(r.Value) < 8 {
+					return
+				}
+				sent := int64(binary.BigEndian.Uint64(r.Value))
+				if sent >= startNs.Load() {
+					received.Add(1)
+				}
+				if sent >= measureFromNs.Load() {
+					endToEnd.add((now - sent) / 1000)
+				}
+			})
+		}
+	}()
+	defer func() { stopPolling(); <-polling }()
+
+	stamped := func() []byte {
+		value := make([]byte, size)
+		for i := 8; i < size; i++ {
+			value[i] = byte(i * 7)
+		}
+		binary.BigEndian.PutUint64(value, uint64(time.Now().UnixNano()))
+		return value
+	}
+	// Both clients connected, and the consumer fetching the topic, before the clock starts.
+	if err := producer.ProduceSync(ctx, &kgo.Record{Value: stamped()}).FirstErr(); err != nil {
+		return nil, fmt.Errorf("first record: %w", err)
+	}
+	select {
+	case <-firstRecord:
+	case err := <-polling:
+		polling <- err
+		return nil, fmt.Errorf("waiting for the first record: %v", err)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the first record: %w", ctx.Err())
+	}
+	if err := readyThenWaitForGo(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	startNs.Store(start.UnixNano())
+	measureFromNs.Store(start.Add(warmup).UnixNano())
+	total := int(float64(rate) * seconds.Seconds())
+	acked := &latencies{}
+	var delivered, failed atomic.Int64
+	var firstErr atomic.Value
+	sent := 0
+	for sent < total && ctx.Err() == nil {
+		due := int(time.Since(start).Seconds()*float64(rate)) + 1
+		if due > total {
+			due = total
+		}
+		for ; sent < due; sent++ {
+			value := stamped()
+			producer.Produce(ctx, &kgo.Record{Value: value}, func(r *kgo.Record, err error) {
+				if err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				delivered.Add(1)
+				sentNs := int64(binary.BigEndian.Uint64(r.Value))
+				if sentNs >= measureFromNs.Load() {
+					acked.add((time.Now().UnixNano() - sentNs) / 1000)
+				}
+			})
+		}
+		time.Sleep(time.Millisecond)
+	}
+	producing := time.Since(start).Seconds()
+	if err := producer.Flush(ctx); err != nil {
+		return nil, fmt.Errorf("flush: %w", err)
+	}
+	for received.Load() < delivered.Load() {
+		select {
+		case err := <-polling:
+			polling <- err
+			return nil, fmt.Errorf("received %d of %d records: %v", received.Load(), delivered.Load(), err)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("received %d of %d records: %w", received.Load(), delivered.Load(), ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	result := map[string]any{"start": 0.0, "end": time.Since(start).Seconds(), "producing": producing,
+		"messages": delivered.Load(), "bytes": delivered.Load() * int64(size), "error_count": failed.Load(),
+		"rate": float64(sent) / producing, "e2e_us": endToEnd.snapshot(), "ack_us": acked.snapshot()}
+	if err, ok := firstErr.Load().(error); ok {
+		result["errors"] = []string{err.Error()}
+	}
+	return result, nil
 }

@@ -32,7 +32,11 @@ def test_bench_smoke_run_reports_every_measurement(tmp_path):
                 "Produce requests per broker CPU second (10 connections) | req/CPU s",
                 "records per Produce request (10 connections)",
                 "until the last group was assigned | s", "broker CPU per GB consumed (2 groups, franz-go)",
-                "broker CPU per GB produced (rdkafka_performance", "broker CPU per GB consumed (rdkafka_performance)"):
+                "broker CPU per GB produced (rdkafka_performance", "broker CPU per GB consumed (rdkafka_performance)",
+                "W=2, one broker (kafka-wire: num.worker.processes=2): produce 1 KiB, acks=1, 16 partitions",
+                "W=2, 2 separate kafka-wire brokers (one process each): broker CPU per GB consumed",
+                "W=2, one broker (kafka-wire: num.worker.processes=2): end-to-end latency p99 at 1,000 records/s",
+                "## One broker with W workers beside W separate brokers"):
         assert row in report, f"{row!r} missing from the report:\n{report}"
     assert "## Targets (issue 7)" in report
     assert "TCP loopback" in report and "fdatasync" in report
