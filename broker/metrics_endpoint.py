@@ -37,11 +37,53 @@ MAX_HTTP_HEAD = 8192
 HTTP_READ_TIMEOUT = 5.0
 
 
-class RequestStatsCollector:
-    """broker/metrics.py's counters as metric families."""
+def worker_snapshot(broker) -> tuple:
+    """What one worker of a multi-worker broker adds to the broker's metrics (the `stats` call):
+    its request counters, connections, partitions and fetch sessions."""
+    cache = broker.fetch_sessions
+    return (dict(STATS.by_api), STATS.connections_open, STATS.connections_created,
+            [(topic, partition, plog.size_in_bytes, plog.log_start_offset, plog.log_end_offset, plog.high_watermark)
+             for (topic, partition), plog in broker.logs.logs()],
+            (len(cache), cache.partitions_cached(), cache.incremental_fetches))
 
-    def __init__(self, stats: RequestStats) -> None:
-        self.stats = stats
+
+class WorkerSnapshots:
+    """With several workers (broker/workers/) worker 0 serves the endpoint: before each answer it
+    asks every other worker for its snapshot, and the collectors add them to its own numbers."""
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        self.snapshots: list[tuple] = []
+
+    async def refresh(self) -> None:
+        links = self.broker.workers.links
+        calls = [asyncio.ensure_future(link.call("stats")) for link in links.values()]
+        if calls:
+            await asyncio.wait(calls)
+        self.snapshots = [call.result()[0] for call in calls if call.exception() is None]
+
+    def request_stats(self) -> RequestStats:
+        combined = RequestStats()
+        for by_api, open_, created in [(STATS.by_api, STATS.connections_open, STATS.connections_created)] + [
+                snapshot[:3] for snapshot in self.snapshots]:
+            for key, stats in by_api.items():
+                mine = combined.by_api.setdefault(key, [0] * len(stats))
+                for i, value in enumerate(stats):
+                    mine[i] += value
+            combined.connections_open += open_
+            combined.connections_created += created
+        return combined
+
+
+class RequestStatsCollector:
+    """broker/metrics.py's counters as metric families (a callable: its RequestStats at each scrape)."""
+
+    def __init__(self, stats) -> None:
+        self._stats = stats
+
+    @property
+    def stats(self) -> RequestStats:
+        return self._stats() if callable(self._stats) else self._stats
 
     def collect(self):
         requests = CounterMetricFamily(f"{PREFIX}_requests", "Requests handled, by API and version",
@@ -52,7 +94,8 @@ class RequestStatsCollector:
             labels=["api", "version"])
         totals_in: dict[str, int] = {}
         totals_out: dict[str, int] = {}
-        for (api, version), stats in sorted(self.stats.by_api.items()):
+        current = self.stats
+        for (api, version), stats in sorted(current.by_api.items()):
             labels = [api, str(version)]
             requests.add_metric(labels, stats[COUNT])
             cumulative, buckets = 0, []
@@ -75,16 +118,17 @@ class RequestStatsCollector:
         yield latency
         yield bytes_in
         yield bytes_out
-        yield GaugeMetricFamily(f"{PREFIX}_connections", "Open client connections", value=self.stats.connections_open)
+        yield GaugeMetricFamily(f"{PREFIX}_connections", "Open client connections", value=current.connections_open)
         yield CounterMetricFamily(f"{PREFIX}_connections_created", "Client connections accepted",
-                                  value=self.stats.connections_created)
+                                  value=current.connections_created)
 
 
 class BrokerStateCollector:
     """Partitions, logs and consumer groups, read from the broker at scrape time."""
 
-    def __init__(self, broker) -> None:
+    def __init__(self, broker, workers: WorkerSnapshots | None = None) -> None:
         self.broker = broker
+        self.workers = workers
 
     def collect(self):
         partitions = GaugeMetricFamily(f"{PREFIX}_partitions", "Partitions this broker hosts")
@@ -99,12 +143,16 @@ class BrokerStateCollector:
         node_id = getattr(self.broker, "node_id", None)
         high_watermarks: dict[tuple[str, int], int] = {}
         under_replicated = 0
-        for (topic, partition), plog in sorted(self.broker.logs.logs(), key=lambda item: item[0]):
+        logs = [(topic, partition, plog.size_in_bytes, plog.log_start_offset, plog.log_end_offset, plog.high_watermark)
+                for (topic, partition), plog in self.broker.logs.logs()]
+        for snapshot in self.workers.snapshots if self.workers is not None else ():
+            logs += snapshot[3]
+        for topic, partition, log_size, log_start, log_end, high_watermark in sorted(logs):
             labels = [topic, str(partition)]
-            size.add_metric(labels, plog.size_in_bytes)
-            start.add_metric(labels, plog.log_start_offset)
-            end.add_metric(labels, plog.log_end_offset)
-            high_watermarks[(topic, partition)] = plog.high_watermark
+            size.add_metric(labels, log_size)
+            start.add_metric(labels, log_start)
+            end.add_metric(labels, log_end)
+            high_watermarks[(topic, partition)] = high_watermark
             state = metadata.partition_state(topic, partition) if metadata is not None else None
             if state is not None and state.leader == node_id and len(state.isr) < len(state.replicas):
                 under_replicated += 1
@@ -127,12 +175,15 @@ class BrokerStateCollector:
         cache = getattr(self.broker, "fetch_sessions", None)
         if cache is None:
             return
+        sessions, cached, fetches = len(cache), cache.partitions_cached(), cache.incremental_fetches
+        for snapshot in self.workers.snapshots if self.workers is not None else ():
+            sessions, cached, fetches = sessions + snapshot[4][0], cached + snapshot[4][1], fetches + snapshot[4][2]
         yield GaugeMetricFamily(f"{PREFIX}_incremental_fetch_sessions", "Fetch sessions in the cache",
-                                value=len(cache))
+                                value=sessions)
         yield GaugeMetricFamily(f"{PREFIX}_incremental_fetch_partitions_cached",
-                                "Partitions the fetch sessions hold", value=cache.partitions_cached())
+                                "Partitions the fetch sessions hold", value=cached)
         yield CounterMetricFamily(f"{PREFIX}_incremental_fetches", "Incremental fetches served in a session",
-                                  value=cache.incremental_fetches)
+                                  value=fetches)
 
     def _consumer_groups(self, high_watermarks: dict[tuple[str, int], int]):
         committed = GaugeMetricFamily(f"{PREFIX}_consumer_group_committed_offset", "A group's committed offset",
@@ -164,12 +215,13 @@ class BrokerStateCollector:
         yield members
 
 
-def build_registry(broker, stats: RequestStats = STATS) -> CollectorRegistry:
-    """Request statistics, the broker's state (when given), and the Python process."""
+def build_registry(broker, stats: RequestStats = STATS, workers: WorkerSnapshots | None = None) -> CollectorRegistry:
+    """Request statistics, the broker's state (when given), and the Python process (worker 0's,
+    with several workers: the process numbers are not summed)."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(RequestStatsCollector(stats))
+    registry.register(RequestStatsCollector(workers.request_stats if workers is not None else stats))
     if broker is not None:
-        registry.register(BrokerStateCollector(broker))
+        registry.register(BrokerStateCollector(broker, workers))
     ProcessCollector(registry=registry)
     PlatformCollector(registry=registry)
     GCCollector(registry=registry)
@@ -184,8 +236,9 @@ def render(registry: CollectorRegistry) -> bytes:
 class MetricsEndpoint:
     """GET (or HEAD) /metrics, also at /, over HTTP/1.1; one request per connection."""
 
-    def __init__(self, registry: CollectorRegistry) -> None:
+    def __init__(self, registry: CollectorRegistry, workers: WorkerSnapshots | None = None) -> None:
         self.registry = registry
+        self.workers = workers
         self.server: asyncio.base_events.Server | None = None
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
@@ -204,6 +257,8 @@ class MetricsEndpoint:
                 head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HTTP_READ_TIMEOUT)
             except asyncio.LimitOverrunError:
                 head = None
+            if self.workers is not None and head is not None:
+                await self.workers.refresh()
             status, body, content_type = self.answer(head)
             if head is not None and head.startswith(b"HEAD "):
                 body_sent = b""
@@ -236,6 +291,7 @@ class MetricsEndpoint:
 
 async def start_metrics_endpoint(broker, host: str, port: int) -> MetricsEndpoint:
     """Serve this broker's metrics on host:port (port 0 picks a free one)."""
-    endpoint = MetricsEndpoint(build_registry(broker))
+    workers = WorkerSnapshots(broker) if getattr(broker, "workers", None) is not None else None
+    endpoint = MetricsEndpoint(build_registry(broker, workers=workers), workers)
     await endpoint.start(host, port)
     return endpoint

@@ -164,7 +164,7 @@ class Broker:
             self.logs = LogManager(config.log_dirs, config.topic_defaults(), flusher=self.log_flusher)
         else:
             self.logs = LogManager(config.log_dirs, config.topic_defaults(), flusher=self.log_flusher,
-                                   owns=workers.owns, worker=workers.index)
+                                   owns=workers.owns, worker=workers.index, shared_dir_counts=workers.dir_counts)
         if config.get("log.max.open.files") is not None:
             OPEN_FILES.set_limit(config.get("log.max.open.files"))
         # Before anything reads or writes in them: an unusable log dir stops the broker here.

@@ -66,6 +66,7 @@ from .security import attach as attach_security
 from .security.listeners import ConnectionQuotas, listener_security
 from .security.tls import PrincipalMappingError
 from .workers import routing
+from .workers.link import WorkerGone
 from .workers.runtime import ForwardedFrame
 
 logger = logging.getLogger("kafka_wire.server")
@@ -207,7 +208,8 @@ class KafkaServer:
         self.send_buffer_bytes = int(self.config["socket.send.buffer.bytes"])
         self.receive_buffer_bytes = int(self.config["socket.receive.buffer.bytes"])
         self.bound: list[tuple[str, str, int]] = []
-        self.quotas = ConnectionQuotas(self.config)
+        workers = getattr(broker, "workers", None)
+        self.quotas = ConnectionQuotas(self.config, None if workers is None else workers.connection_counts)
         self.idle_seconds = int(self.config["connections.max.idle.ms"]) / 1000
         self._idle_sweep: asyncio.TimerHandle | None = None
         self.spare_frames = SpareFrames()
@@ -335,6 +337,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._loop = asyncio.get_running_loop()
         self.peer = transport.get_extra_info("peername") or ("?", 0)
         self._last_active = self._loop.time()
+        if self.server.workers is not None:
+            self.server.workers.refresh()  # connection limits changed at worker 0 hold here at once
         refusal = self.server.quotas.open(self.peer[0])
         if refusal is not None:
             logger.info("closing connection from %s: %s", self.peer, refusal)
@@ -618,7 +622,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if workers is None:
             coro = handler.handle(self.server.broker, ctx, request)
         else:
-            coro = self._served_by_workers(workers, handler, ctx, request, frame)
+            coro = routing.served(self.server.broker, handler, ctx, request, frame)
         try:
             pending = coro.send(None)
         except StopIteration as done:
@@ -626,32 +630,20 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return None
         except CloseConnection:
             raise
+        except WorkerGone:  # the worker that had to answer died: a broker crash to this client
+            raise CloseConnection from None
         except Exception:
             self._log_handler_error(what)
             self._respond_error(what)
             return None
         return coro, pending, what
 
-    def _served_by_workers(self, workers, handler, ctx, request, frame):
-        """The coroutine that answers a request when the broker runs several workers
-        (broker/workers/routing.py): this worker's handler, another worker's as a whole frame,
-        or the owners' parts put together."""
-        broker = self.server.broker
-        target = routing.destination(ctx.api_key, workers.index)
-        if target is None and ctx.api_key in routing.SPLITS:
-            parts = routing.split(broker, ctx.api_key, ctx.api_version, request)
-            if parts is not None:
-                if len(parts) > 1:
-                    return routing.run_split(broker, handler, ctx, request, parts)
-                (target,) = parts
-        if target is None:
-            return handler.handle(broker, ctx, request)
-        return workers.forward(target, ctx, frame)
-
     async def _finish_request(self, coro, pending, what) -> None:
         try:
             response = await _resume(coro, pending)
-        except CloseConnection:
+        except (CloseConnection, WorkerGone):
+            # WorkerGone: the worker that had to answer died, which is a broker crash to the client
+            # (broker/workers/supervisor.py restarts the workers); it reconnects and retries.
             self._finish_busy(close=True)
             return
         except asyncio.CancelledError:

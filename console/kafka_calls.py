@@ -13,6 +13,7 @@ import itertools
 
 from broker.handlers import HANDLERS
 from broker.server import RequestContext
+from broker.workers import routing
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 from kafka_wire.schema import Array, StructType, Struct
@@ -78,7 +79,11 @@ class KafkaCalls:
         request = _build(api.request.struct, fields)
         ctx = RequestContext(api.key, version, next(self._correlation), CLIENT_ID, self.listener, self.peer,
                              self.connection_id, principal=self.principal)
-        return _plain(await handler.handle(self.broker, ctx, request))
+        if getattr(self.broker, "workers", None) is None:
+            return _plain(await handler.handle(self.broker, ctx, request))
+        # A broker of several workers: answered where a client's request would be (broker/workers/).
+        response = await routing.served(self.broker, handler, ctx, request)
+        return _plain(routing.decoded(api, ctx, response))
 
 
 def check(error_code: int, what: str = "") -> None:

@@ -129,6 +129,7 @@ class LogManager:
         flusher: concurrent.futures.Executor | None = None,
         owns: Callable[[str, int], bool] | None = None,
         worker: int | None = None,
+        shared_dir_counts=None,
     ):
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
@@ -152,6 +153,10 @@ class LogManager:
         # Partitions per log dir (where new ones go), kept with _dir_of: counting them for each
         # new partition made creating N partitions quadratic.
         self._partitions_in: dict[str, int] = dict.fromkeys(self.log_dirs, 0)
+        # A worker's: the partitions of every worker per log dir (`add(dir index, delta)`, `get(dir
+        # index)`, kept in memory the workers share), so that a new partition goes to the dir with
+        # the fewest of the whole broker's, as with one process.
+        self._shared_dir_counts = shared_dir_counts
         # Log dirs taken offline after an I/O failure (why), and the partitions they held.
         self.offline_dirs: dict[str, str] = {}
         self._offline: dict[TopicPartition, str] = {}
@@ -358,7 +363,11 @@ class LogManager:
         live = self.live_log_dirs
         if not live:
             raise KafkaStorageError(f"No log directories available. Tried {', '.join(self.log_dirs)}")
-        log_dir = min(live, key=lambda d: self._partitions_in[d])
+        if self._shared_dir_counts is not None:
+            shared = self._shared_dir_counts
+            log_dir = min(live, key=lambda d: shared.get(self.log_dirs.index(d)))
+        else:
+            log_dir = min(live, key=lambda d: self._partitions_in[d])
         path = os.path.join(log_dir, f"{topic}-{partition}")
         existed = os.path.exists(path)
         try:
@@ -400,11 +409,15 @@ class LogManager:
         self._unplace(tp)
         self._dir_of[tp] = log_dir
         self._partitions_in[log_dir] += 1
+        if self._shared_dir_counts is not None:
+            self._shared_dir_counts.add(self.log_dirs.index(log_dir), 1)
 
     def _unplace(self, tp: TopicPartition) -> str | None:
         log_dir = self._dir_of.pop(tp, None)
         if log_dir is not None:
             self._partitions_in[log_dir] -= 1
+            if self._shared_dir_counts is not None:
+                self._shared_dir_counts.add(self.log_dirs.index(log_dir), -1)
         return log_dir
 
     def delete_partition(self, topic: str, partition: int) -> bool:
@@ -611,7 +624,8 @@ class LogManager:
         if self.worker is None:
             write_clean_shutdown_markers(self.live_log_dirs)
         self._logs.clear()
-        self._dir_of.clear()
+        for tp in list(self._dir_of):
+            self._unplace(tp)
         self._partitions_in = dict.fromkeys(self.log_dirs, 0)
         self._offline.clear()
         self.offline_dirs.clear()

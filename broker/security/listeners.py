@@ -90,7 +90,9 @@ class ConnectionQuotas:
     """Kafka's `max.connections`, `max.connections.per.ip` and `max.connections.per.ip.overrides`
     (`host:count,host:count`): a connection over a limit is closed as soon as it is accepted."""
 
-    def __init__(self, config) -> None:
+    def __init__(self, config, shared=None) -> None:
+        # With several workers, counts shared by all of them (broker/workers/connection_counts.py).
+        self.shared = shared
         self.max_connections = int(config.get("max.connections"))
         self.max_per_ip = int(config.get("max.connections.per.ip"))
         self.overrides: dict[str, int] = {}
@@ -108,6 +110,8 @@ class ConnectionQuotas:
     def open(self, host: str) -> str | None:
         """Count a new connection from `host`; returns why it must be refused, or None."""
         limit = self.overrides.get(host, self.max_per_ip)
+        if self.shared is not None:
+            return self.shared.open(host, limit, self.max_connections)
         if self.per_ip[host] >= limit:
             return f"{host} already has {self.per_ip[host]} connections (max.connections.per.ip={limit})"
         if self.total >= self.max_connections:
@@ -117,6 +121,9 @@ class ConnectionQuotas:
         return None
 
     def close(self, host: str) -> None:
+        if self.shared is not None:
+            self.shared.close(host)
+            return
         self.total -= 1
         self.per_ip[host] -= 1
         if self.per_ip[host] <= 0:

@@ -29,6 +29,10 @@ async def answer(broker, op: str, meta, body, fds: list[int]):
         return serve_markers(broker, meta)
     if op == "verify":
         return await serve_verify(broker, meta)
+    if op == "stats":
+        from ..metrics_endpoint import worker_snapshot
+
+        return worker_snapshot(broker), b"", ()
     raise ValueError(f"unknown worker call {op!r}")
 
 

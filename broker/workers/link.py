@@ -31,6 +31,8 @@ logger = logging.getLogger("kafka_wire.workers")
 _HEADER = struct.Struct("!IBIHI")
 CALL, ANSWER, FAILURE = 1, 2, 3
 _RECEIVE_BYTES = 256 * 1024
+# A body at least this large is received into a buffer of its own (no copy out of the stream buffer).
+_LARGE_BODY_BYTES = 64 * 1024
 _MAX_FDS_PER_MESSAGE = 512
 _ANCILLARY_BYTES = socket.CMSG_SPACE(_MAX_FDS_PER_MESSAGE * array.array("i").itemsize)
 
@@ -57,6 +59,9 @@ class WorkerLink:
         self._ids = 0
         self._pending: dict[int, asyncio.Future] = {}
         self._inbuf = bytearray()
+        # A large message's body being received straight into its own buffer:
+        # [header fields, meta bytes, body buffer, bytes of it filled].
+        self._large: list | None = None
         self._fds: collections.deque[int] = collections.deque()
         self._out: collections.deque = collections.deque()  # [memoryview, fds to send with it or ()]
         self._writing = False
@@ -99,18 +104,28 @@ class WorkerLink:
         out = self._out
         try:
             while out:
-                view, fds = out[0]
+                # The head part and the byte parts after it (up to one carrying descriptors) in one call.
+                views = [out[0][0]]
+                fds = out[0][1]
+                for i in range(1, min(len(out), 64)):
+                    if out[i][1]:
+                        break
+                    views.append(out[i][0])
                 if fds:
-                    sent = self._sock.sendmsg([view], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+                    sent = self._sock.sendmsg(views, [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
                     for fd in fds:  # in flight now: the kernel holds them for the peer
                         os.close(fd)
                     out[0][1] = []
                 else:
-                    sent = self._sock.send(view)
-                if sent == len(view):
-                    out.popleft()
-                else:
-                    out[0][0] = view[sent:]
+                    sent = self._sock.sendmsg(views)
+                while sent:
+                    view = out[0][0]
+                    if sent >= len(view):
+                        sent -= len(view)
+                        out.popleft()
+                    else:
+                        out[0][0] = view[sent:]
+                        break
         except (BlockingIOError, InterruptedError):
             if not self._writing:
                 self._writing = True
@@ -128,8 +143,15 @@ class WorkerLink:
     # -- receiving ----------------------------------------------------------------------------
 
     def _on_readable(self) -> None:
+        large = self._large
         try:
-            data, ancillary, _flags, _ = self._sock.recvmsg(_RECEIVE_BYTES, _ANCILLARY_BYTES)
+            if large is not None:  # straight into the body's own buffer
+                body, filled = large[2], large[3]
+                nbytes, ancillary, _flags, _ = self._sock.recvmsg_into([memoryview(body)[filled:]], _ANCILLARY_BYTES)
+                data = None
+            else:
+                data, ancillary, _flags, _ = self._sock.recvmsg(_RECEIVE_BYTES, _ANCILLARY_BYTES)
+                nbytes = len(data)
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
@@ -140,8 +162,15 @@ class WorkerLink:
                 fds = array.array("i")
                 fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
                 self._fds.extend(fds)
-        if not data:
+        if not nbytes:
             self._lost()
+            return
+        if large is not None:
+            large[3] += nbytes
+            if large[3] == len(large[2]):
+                self._large = None
+                (kind, call_id, nfds), meta, body = large[0], large[1], large[2]
+                self._deliver(kind, call_id, nfds, meta, body)
             return
         self._inbuf += data
         self._parse()
@@ -152,16 +181,28 @@ class WorkerLink:
         while len(buf) - pos >= _HEADER.size:
             length, kind, call_id, nfds, meta_len = _HEADER.unpack_from(buf, pos)
             end = pos + _HEADER.size + length
-            if len(buf) < end:
-                break
             start = pos + _HEADER.size
-            meta = pickle.loads(memoryview(buf)[start : start + meta_len])
+            if len(buf) < end:
+                if length - meta_len >= _LARGE_BODY_BYTES and len(buf) >= start + meta_len:
+                    # The rest of a large body goes straight into a buffer of its own.
+                    body = bytearray(length - meta_len)
+                    have = len(buf) - (start + meta_len)
+                    body[:have] = memoryview(buf)[start + meta_len:]
+                    self._large = [(kind, call_id, nfds), bytes(buf[start : start + meta_len]), body, have]
+                    pos = len(buf)
+                break
             body = bytearray(memoryview(buf)[start + meta_len : end])  # writable: the log patches batches
-            fds = [self._fds.popleft() for _ in range(nfds)]
+            meta = bytes(buf[start : start + meta_len])
             pos = end
-            self._dispatch(kind, call_id, meta, body, fds)
+            self._deliver(kind, call_id, nfds, meta, body)
+            if self._large is not None or self.closed:
+                break
         if pos:
             del buf[:pos]
+
+    def _deliver(self, kind: int, call_id: int, nfds: int, meta: bytes, body: bytearray) -> None:
+        fds = [self._fds.popleft() for _ in range(nfds)]
+        self._dispatch(kind, call_id, pickle.loads(meta), body, fds)
 
     def _dispatch(self, kind: int, call_id: int, meta, body: bytes, fds: list[int]) -> None:
         if kind == CALL:

@@ -31,7 +31,12 @@ from .ownership import PRIMARY
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE, FETCH = 18, 17, 36, 1
 PRODUCE, LIST_OFFSETS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH, DESCRIBE_PRODUCERS = 0, 2, 21, 23, 61
 
+DESCRIBE_LOG_DIRS = 35
+ALTER_REPLICA_LOG_DIRS = 34
+
 LOCAL = frozenset({API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE, FETCH})
+# Asked of every worker, the answers put together: each describes the partitions it owns.
+FAN_OUT = frozenset({DESCRIBE_LOG_DIRS})
 
 
 class Split:
@@ -66,7 +71,7 @@ def _get(obj, name: str):
 
 def destination(api_key: int, index: int) -> int | None:
     """The worker to hand a whole request to without looking inside (None: look, or serve here)."""
-    if api_key in LOCAL or api_key in SPLITS:
+    if api_key in LOCAL or api_key in SPLITS or api_key in FAN_OUT or api_key == ALTER_REPLICA_LOG_DIRS:
         return None
     return PRIMARY if index != PRIMARY else None
 
@@ -81,6 +86,8 @@ def _topic_name(broker, api_key: int, version: int, topic) -> str | None:
 def split(broker, api_key: int, version: int, request) -> dict[int, object] | None:
     """{owner: the part of the request it owns} when the request's partitions span workers or
     belong to another one; None when this worker owns them all (or the request names none)."""
+    if api_key == ALTER_REPLICA_LOG_DIRS:
+        return _split_log_dir_moves(broker, request)
     spec = SPLITS[api_key]
     workers = broker.workers
     here = workers.index
@@ -107,6 +114,87 @@ def split(broker, api_key: int, version: int, request) -> dict[int, object] | No
     return requests
 
 
+def _split_log_dir_moves(broker, request) -> dict[int, object] | None:
+    """AlterReplicaLogDirs per owner: each keeps the dirs, with the partitions it owns."""
+    workers = broker.workers
+    parts: dict[int, list] = {}
+    for directory in request.dirs:
+        pieces: dict[int, list] = {}
+        for topic in directory.topics:
+            by_owner: dict[int, list] = {}
+            for partition in topic.partitions:
+                by_owner.setdefault(workers.owner(topic.name, partition), []).append(partition)
+            for owner, partitions in by_owner.items():
+                piece = copy.copy(topic)
+                piece.partitions = partitions
+                pieces.setdefault(owner, []).append(piece)
+        for owner, topics in pieces.items():
+            moved = copy.copy(directory)
+            moved.topics = topics
+            parts.setdefault(owner, []).append(moved)
+    if not parts or set(parts) == {workers.index}:
+        return None
+    requests = {}
+    for owner, dirs in parts.items():
+        part = copy.copy(request)
+        part.dirs = dirs
+        requests[owner] = part
+    return requests
+
+
+def _merge_log_dir_moves(request, answers: dict[int, object]) -> dict:
+    """The owners' AlterReplicaLogDirs answers in the order one process gives: each partition once,
+    where it was last named, grouped by topic in first-seen order."""
+    errors = {}
+    for answer in answers.values():
+        if isinstance(answer, BaseException):
+            continue
+        for topic in _get(answer, "results"):
+            for partition in _get(topic, "partitions"):
+                errors[(_get(topic, "topic_name"), _get(partition, "partition_index"))] = _get(partition, "error_code")
+    order: dict[tuple, None] = {}
+    for directory in request.dirs:
+        for topic in directory.topics:
+            for partition in topic.partitions:
+                order.pop((topic.name, partition), None)
+                order[(topic.name, partition)] = None
+    by_topic: dict[str, list] = {}
+    for topic, partition in order:
+        error = errors.get((topic, partition), int(ErrorCode.KAFKA_STORAGE_ERROR))
+        by_topic.setdefault(topic, []).append({"partition_index": partition, "error_code": error})
+    return {"throttle_time_ms": 0, "results": [{"topic_name": t, "partitions": ps} for t, ps in by_topic.items()]}
+
+
+def served(broker, handler, ctx, request, frame=None):
+    """The coroutine that answers a request on a broker of several workers: this worker's handler,
+    another worker's (the frame handed over; encoded from the request when none is given), the
+    owners' parts put together, or every worker's answers (DescribeLogDirs)."""
+    workers = broker.workers
+    target = destination(ctx.api_key, workers.index)
+    if target is None and (ctx.api_key in SPLITS or ctx.api_key == ALTER_REPLICA_LOG_DIRS):
+        parts = split(broker, ctx.api_key, ctx.api_version, request)
+        if parts is not None:
+            if len(parts) > 1:
+                return run_split(broker, handler, ctx, request, parts)
+            (target,) = parts
+    if frame is None and (target is not None or ctx.api_key in FAN_OUT):
+        frame = memoryview(encode_request_frame(handler.api, ctx.api_version, ctx.correlation_id, ctx.client_id,
+                                                request))[SIZE_BYTES:]
+    if target is None:
+        if ctx.api_key in FAN_OUT:
+            return run_fan_out(broker, handler, ctx, request, frame)
+        return handler.handle(broker, ctx, request)
+    return workers.forward(target, ctx, frame)
+
+
+def decoded(api, ctx, response):
+    """A response as the handler's would be: another worker's frame decoded."""
+    if response is None or not hasattr(response, "parts"):
+        return response
+    return decode_response_frame(api, ctx.api_version, memoryview(response.parts[0])[SIZE_BYTES:],
+                                 ctx.correlation_id)
+
+
 async def run_split(broker, handler, ctx, request, parts: dict[int, object]):
     """Run each owner's part (this worker's with its own handler) and put the answers together."""
     api = handler.api
@@ -119,15 +207,12 @@ async def run_split(broker, handler, ctx, request, parts: dict[int, object]):
         else:
             runs[owner] = asyncio.ensure_future(_remote(workers, owner, api, ctx, part))
     await asyncio.wait(runs.values())
-    answers = {}
-    for owner, run in runs.items():
-        try:
-            answers[owner] = run.result()
-        except Exception as exc:  # noqa: BLE001 - a worker gone fails its part, not the request
-            answers[owner] = exc
+    answers = {owner: run.result() for owner, run in runs.items()}  # WorkerGone: the connection closes
     acks_zero = ctx.api_key == PRODUCE and request.acks == 0
     if acks_zero:
         return None
+    if ctx.api_key == ALTER_REPLICA_LOG_DIRS:
+        return _merge_log_dir_moves(request, answers)
     return merge(broker, ctx.api_key, version, request, parts, answers)
 
 
@@ -138,6 +223,50 @@ async def _remote(workers, owner: int, api, ctx, part):
         return None
     body = forwarded.parts[0]
     return decode_response_frame(api, ctx.api_version, memoryview(body)[SIZE_BYTES:], ctx.correlation_id)
+
+
+async def run_fan_out(broker, handler, ctx, request, frame):
+    """DescribeLogDirs: every worker describes its own partitions; one answer of them all."""
+    workers = broker.workers
+    api = handler.api
+    runs = [asyncio.ensure_future(handler.handle(broker, ctx, request))]
+    frame = bytes(frame)
+    for worker in workers.links:
+        runs.append(asyncio.ensure_future(_forwarded_answer(workers, worker, api, ctx, frame)))
+    await asyncio.wait(runs)
+    answers = [run.result() for run in runs]  # a worker gone fails the request (UNKNOWN_SERVER_ERROR)
+    return merge_log_dirs(answers)
+
+
+async def _forwarded_answer(workers, worker: int, api, ctx, frame):
+    forwarded = await workers.forward(worker, ctx, frame)
+    return decode_response_frame(api, ctx.api_version, memoryview(forwarded.parts[0])[SIZE_BYTES:],
+                                 ctx.correlation_id)
+
+
+def merge_log_dirs(answers: list) -> dict:
+    """The workers' DescribeLogDirs answers as one: per log dir (listed in the same order by each),
+    the union of their partitions, topics by name and partitions by number as one worker lists them."""
+    first = answers[0]
+    if _get(first, "error_code"):
+        return first
+    results = []
+    for i, result in enumerate(_get(first, "results")):
+        same = [_get(answer, "results")[i] for answer in answers]
+        failed = next((r for r in same if _get(r, "error_code")), None)
+        if failed is not None:
+            results.append(failed)
+            continue
+        by_topic: dict[str, list] = {}
+        for r in same:
+            for topic in _get(r, "topics"):
+                by_topic.setdefault(_get(topic, "name"), []).extend(_get(topic, "partitions"))
+        merged = dict(result) if isinstance(result, dict) else {
+            name: getattr(result, name) for name in result.__slots__}
+        merged["topics"] = [{"name": name, "partitions": sorted(parts, key=lambda p: (
+            _get(p, "partition_index"), _get(p, "is_future_key")))} for name, parts in sorted(by_topic.items())]
+        results.append(merged)
+    return {"throttle_time_ms": 0, "error_code": 0, "results": results}
 
 
 def merge(broker, api_key: int, version: int, request, parts: dict[int, object], answers: dict[int, object]):

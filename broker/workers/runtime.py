@@ -84,12 +84,17 @@ class FdSlice:
 class WorkerRuntime:
     """This worker: its ownership, links to every other worker and the shared generation."""
 
-    def __init__(self, ownership: Ownership, sockets: dict, generation: Generation) -> None:
+    def __init__(self, ownership: Ownership, sockets: dict, generation: Generation, connection_counts=None,
+                 dir_counts=None) -> None:
         self.ownership = ownership
         self.index = ownership.index
         self.count = ownership.count
         self.is_primary = ownership.is_primary
         self.generation = generation
+        # The broker's connection counts, shared by the workers (connection_counts.py).
+        self.connection_counts = connection_counts
+        # The broker's partitions per log dir, shared (log/log_manager.py places new ones by them).
+        self.dir_counts = dir_counts
         self.loaded_generation = generation.value
         self.links: dict[int, WorkerLink] = {peer: WorkerLink(sock, peer, self.serve) for peer, sock in sockets.items()}
         self.broker = None

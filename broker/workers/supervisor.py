@@ -48,6 +48,7 @@ from log.log_manager import (
 
 from ..config import ConfigError
 from ..server import BindError
+from .connection_counts import SharedConnectionCounts, SharedCounters
 from .ownership import Ownership
 from .runtime import Generation, WorkerRuntime
 
@@ -76,9 +77,6 @@ class ListenerSockets:
     """Every listener bound once per worker, all on the same port (SO_REUSEPORT)."""
 
     def __init__(self, config, count: int) -> None:
-        from ..server import LISTEN_BACKLOG
-
-        backlog = int(config.get("socket.listen.backlog.size") or LISTEN_BACKLOG)
         self.per_worker: list[dict[str, list[socket.socket]]] = [{} for _ in range(count)]
         self._all: list[socket.socket] = []
         try:
@@ -102,8 +100,9 @@ class ListenerSockets:
                         if family == socket.AF_INET6:
                             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
                         try:
+                            # Each worker starts listening when it is ready to serve (asyncio's
+                            # create_server(sock=...) does): connections are not taken before.
                             sock.bind((address[0], bound_port, *address[2:]))
-                            sock.listen(backlog)
                         except OSError as exc:
                             raise BindError("Socket server", host, port, exc) from exc
                         bound_port = sock.getsockname()[1]  # port 0: the others take the one chosen
@@ -143,8 +142,11 @@ def _claim_port(family, kind, proto, address, port: int, host: str) -> int:
 
 
 class Supervisor:
-    def __init__(self, config, count: int, started: float) -> None:
+    def __init__(self, config, count: int, started: float, start_console=None) -> None:
+        """`start_console(broker, host, port)`: the web console's start (console/, which the broker's
+        room does not import), run by worker 0 when console.port is set."""
         self.config = config
+        self.start_console = start_console
         self.count = count
         self.started = started
         self.log_dirs = list(config.log_dirs)
@@ -163,6 +165,8 @@ class Supervisor:
         LogManager(self.log_dirs).create_and_validate_log_dirs()
         EmbeddedMetadata(self.log_dirs[0], self.config.node_id).load()
         self.listeners = ListenerSockets(self.config, self.count)
+        self.connection_counts = SharedConnectionCounts()
+        self.dir_counts = SharedCounters(len(self.log_dirs))
         signal.signal(signal.SIGTERM, self._on_stop_signal)
         signal.signal(signal.SIGINT, self._on_stop_signal)
         try:
@@ -204,6 +208,8 @@ class Supervisor:
         """Start the workers and wait: 'stopped' (all exited cleanly after SIGTERM), 'crashed' (one
         died; the others were stopped), 'failed-start' (one could not start)."""
         generation = Generation()
+        self.connection_counts.reset()
+        self.dir_counts.reset()
         pairs = {}
         for i, j in itertools.combinations(range(self.count), 2):
             pairs[(i, j)] = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -234,7 +240,8 @@ class Supervisor:
                             os.close(reports[k][1])
                     self.listeners.close_others(index)
                     code = run_worker(self.config, Ownership(index, self.count), links, generation,
-                                      self.listeners.per_worker[index], controls[index][0], reports[index][1])
+                                      self.listeners.per_worker[index], controls[index][0], reports[index][1],
+                                      self.connection_counts, self.dir_counts, self.start_console)
                 except START_FAILURES as exc:  # one line, as a single process says it
                     print(f"kafka-wire: {exc}", file=sys.stderr, flush=True)
                     code = 2 if type(exc).__name__ == "ConfigError" else 1
@@ -341,7 +348,7 @@ def _die_with_supervisor() -> None:
 
 
 def run_worker(config, ownership: Ownership, links: dict, generation: Generation, listen_sockets: dict,
-               control_fd: int, report_fd: int) -> int:
+               control_fd: int, report_fd: int, connection_counts=None, dir_counts=None, start_console=None) -> int:
     """A worker's life, in the forked child."""
     _die_with_supervisor()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -365,16 +372,18 @@ def run_worker(config, ownership: Ownership, links: dict, generation: Generation
         runner = uvloop.run
     except ImportError:
         runner = asyncio.run
-    return runner(_worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd))
+    return runner(_worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
+                               connection_counts, dir_counts, start_console))
 
 
-async def _worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd) -> int:
+async def _worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
+                       connection_counts, dir_counts, start_console) -> int:
     from ..node import Broker
     from ..server import KafkaServer
 
     from .calls import answer
 
-    runtime = WorkerRuntime(ownership, links, generation)
+    runtime = WorkerRuntime(ownership, links, generation, connection_counts, dir_counts)
     runtime.answer = answer
     broker = Broker(config, runtime)
     runtime.attach(broker)
@@ -407,11 +416,33 @@ async def _worker_main(config, ownership, links, generation, listen_sockets, con
     waiting = asyncio.ensure_future(stop.wait())
     await asyncio.wait([go, waiting], return_when=asyncio.FIRST_COMPLETED)
     started = go.done() and go.result() and not stop.is_set()
-    if started:
-        await server.start()
-        broker.start_background_tasks()
-        gc_freeze()
-        await waiting
+    metrics = console = None
+    try:
+        if started:
+            if ownership.is_primary and config["metrics.port"] is not None:
+                # Worker 0 serves the broker's metrics, asking the others at each scrape.
+                from ..metrics_endpoint import start_metrics_endpoint
+
+                host, port = config["metrics.host"], int(config["metrics.port"])
+                try:
+                    metrics = await start_metrics_endpoint(broker, host, port)
+                except OSError as exc:
+                    raise BindError("Metrics endpoint (metrics.host, metrics.port)", host, port, exc) from exc
+            await server.start()
+            if ownership.is_primary and config["console.port"] is not None and start_console is not None:
+                host, port = config["console.host"], int(config["console.port"])
+                try:
+                    console = await start_console(broker, host, port)
+                except OSError as exc:
+                    raise BindError("Console (console.host, console.port)", host, port, exc) from exc
+            broker.start_background_tasks()
+            gc_freeze()
+            await waiting
+    finally:
+        if console is not None:
+            await console.stop()
+        if metrics is not None:
+            await metrics.stop()
     await server.stop()
     await broker.stop_coordinators()
     runtime.stop()

@@ -124,8 +124,11 @@ def run(args) -> int:
             import broker.node  # noqa: F401
             import broker.handlers  # noqa: F401
 
+            start_console = None
+            if config["console.port"] is not None:
+                from console import start_console
             try:
-                return Supervisor(config, count, started).run()
+                return Supervisor(config, count, started, start_console).run()
             except ConfigError as exc:
                 print(f"kafka-wire: {exc}", file=sys.stderr)
                 return 2

@@ -346,3 +346,19 @@ def test_unusable_log_dir_is_one_line(tmp_path):
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kafka-wire: Failed to create or validate data directory"), lines
+
+
+def test_describe_log_dirs_lists_every_workers_partitions(pair):
+    answers = []
+    for broker in pair:
+        with WireClient(broker.bootstrap) as client:
+            for topics in (None, [{"topic": TOPIC, "partitions": [5, 1, 2]}]):
+                answer = _plain(client.call("DescribeLogDirs", 4, {"topics": topics}))
+                # (Sizes left out: the long-poll test appended to one broker only.)
+                answers.append([(r["error_code"], [(t["name"], [(p["partition_index"], p["offset_lag"],
+                                                                 p["is_future_key"], p["partition_size"] > 0)
+                                                                for p in t["partitions"]])
+                                                   for t in r["topics"]]) for r in answer["results"]])
+    assert answers[:2] == answers[2:]
+    partitions = [p[0] for name, parts in answers[2][0][1] if name == TOPIC for p in parts]
+    assert partitions == list(range(PARTITIONS))

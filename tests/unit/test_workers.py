@@ -1,0 +1,115 @@
+"""broker/workers/: the link between two workers (calls, large bodies, descriptors, a peer that
+dies), who owns a partition, and cutting another worker's read to a byte limit."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+
+import pytest
+
+from broker.node import PartitionRead
+from broker.workers.fetch import fit
+from broker.workers.link import RemoteFailure, WorkerGone, WorkerLink
+from broker.workers.ownership import Ownership, owner_of
+from broker.workers.runtime import FdSlice
+from kafka_wire.errors import ErrorCode
+from kafka_wire.record_codec import Record, build_batch
+
+
+def _pair(serve_a, serve_b):
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    return WorkerLink(a, 1, serve_a), WorkerLink(b, 0, serve_b)
+
+
+def test_calls_answers_large_bodies_and_descriptors(tmp_path):
+    path = tmp_path / "data"
+    path.write_bytes(b"0123456789" * 10)
+
+    async def serve(op, meta, body, fds):
+        if op == "echo":
+            assert isinstance(body, bytearray)  # writable, as a produce's batches must be
+            return (meta, len(body)), bytes(reversed(body)), ()
+        if op == "file":
+            return "fd", b"", [os.open(path, os.O_RDONLY)]
+        if op == "fail":
+            raise ValueError("no")
+        if op == "read-fd":
+            (fd,) = fds
+            try:
+                return os.pread(fd, 5, 10), b"", ()
+            finally:
+                os.close(fd)
+        raise AssertionError(op)
+
+    async def main():
+        left, right = _pair(serve, serve)
+        left.start()
+        right.start()
+        small = await left.call("echo", {"x": 1}, b"abc")
+        assert small == (({"x": 1}, 3), bytearray(b"cba"), [])
+        big = os.urandom(3 * 1024 * 1024 + 17)
+        calls = [left.call("echo", i, big) for i in range(5)] + [right.call("echo", "r", b"z" * 70000)]
+        answers = await asyncio.gather(*calls)
+        for i, (meta, body, fds) in enumerate(answers[:5]):
+            assert meta == (i, len(big)) and body == big[::-1] and fds == []
+        assert answers[5][0] == ("r", 70000)
+        meta, _, fds = await left.call("file")
+        assert meta == "fd" and len(fds) == 1
+        assert os.pread(fds[0], 4, 20) == b"0123"
+        os.close(fds[0])
+        sent = os.open(path, os.O_RDONLY)
+        assert (await left.call("read-fd", None, b"", [sent]))[0] == b"01234"
+        with pytest.raises(OSError):
+            os.fstat(sent)  # handed over: closed on this side once sent
+        with pytest.raises(RemoteFailure):
+            await left.call("fail")
+        pending = asyncio.ensure_future(left.call("echo", 0, b""))
+        right.close()
+        await asyncio.sleep(0.05)
+        # The answer may have come before the close; after it, every call fails.
+        if not pending.done() or pending.exception() is not None:
+            with pytest.raises(WorkerGone):
+                await pending
+        with pytest.raises(WorkerGone):
+            await left.call("echo", 1, b"x")
+        left.close()
+
+    asyncio.run(main())
+
+
+def test_ownership_spreads_a_topic_and_keeps_internal_topics_at_worker_0():
+    assert owner_of("__consumer_offsets", 7, 4) == 0
+    assert owner_of("__transaction_state", 3, 4) == 0
+    owners = [owner_of("orders", p, 4) for p in range(16)]
+    assert sorted(owners) == sorted([0, 1, 2, 3] * 4)
+    assert all(owner_of("orders", p, 1) == 0 for p in range(16))
+    assert owner_of("orders", 5, 4) == owner_of("orders", 5, 4)  # no per-process salt
+    mine = Ownership(2, 4)
+    assert [p for p in range(16) if mine.owns("orders", p)] == [p for p in range(16) if owners[p] == 2]
+    with pytest.raises(ValueError):
+        Ownership(4, 4)
+
+
+def _slice(tmp_path, sizes):
+    """A file of whole batches of the given record-value sizes, as another worker's read of it."""
+    data = b"".join(build_batch([Record(0, 0, None, b"x" * size)], base_offset=i) for i, size in enumerate(sizes))
+    path = tmp_path / "segment"
+    path.write_bytes(data)
+    lengths = [len(build_batch([Record(0, 0, None, b"x" * size)])) for size in sizes]
+    return PartitionRead(ErrorCode.NONE, 9, 9, 0, FdSlice(os.open(path, os.O_RDONLY), 0, len(data))), lengths
+
+
+def test_fit_keeps_the_whole_batches_a_smaller_limit_reads(tmp_path):
+    read, lengths = _slice(tmp_path, [100, 200, 300])
+    assert len(fit(read, 10_000, False).records) == sum(lengths)
+    read, lengths = _slice(tmp_path, [100, 200, 300])
+    assert len(fit(read, lengths[0] + lengths[1] + 5, False).records) == lengths[0] + lengths[1]
+    read, lengths = _slice(tmp_path, [100, 200, 300])
+    assert len(fit(read, lengths[0] - 1, True).records) == lengths[0]  # at least one batch (KIP-74)
+    read, lengths = _slice(tmp_path, [100, 200, 300])
+    cut = fit(read, lengths[0] - 1, False)
+    assert cut.records is None and cut.high_watermark == 9  # no batch, the offsets stay
+    read, lengths = _slice(tmp_path, [100])
+    assert fit(read, 0, False).records is None
