@@ -19,6 +19,27 @@ API = APIS_BY_NAME["WriteTxnMarkers"]
 MARKER_REPLICATION_TIMEOUT_MS = 30000
 
 
+async def _write(broker: BrokerView, producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
+                 partitions: list[tuple[str, int]], version: int) -> dict[tuple[str, int], ErrorCode]:
+    """The markers appended here, or with several workers (broker/workers/) each by its partition's owner."""
+    workers = broker.workers
+    if workers is None:
+        return broker.write_txn_markers(producer_id, producer_epoch, coordinator_epoch, committed, partitions, version)
+    by_owner: dict[int, list[tuple[str, int]]] = {}
+    for tp in partitions:
+        by_owner.setdefault(workers.owner(*tp), []).append(tp)
+    errors: dict[tuple[str, int], ErrorCode] = {}
+    for owner, owned in by_owner.items():
+        if owner == workers.index:
+            errors.update(broker.write_txn_markers(producer_id, producer_epoch, coordinator_epoch, committed, owned,
+                                                   version))
+        else:
+            answer, _, _ = await workers.links[owner].call("markers", (
+                producer_id, producer_epoch, coordinator_epoch, committed, owned, version))
+            errors.update(zip(owned, (ErrorCode(error) for error in answer)))
+    return {tp: errors[tp] for tp in partitions}
+
+
 async def handle(broker: BrokerView, ctx, request):
     markers = []
     for marker in request.markers:
@@ -26,9 +47,9 @@ async def handle(broker: BrokerView, ctx, request):
         if not broker.authorizer.authorize(ctx, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
             errors = dict.fromkeys(partitions, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         else:
-            errors = broker.write_txn_markers(marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
-                                              marker.transaction_result, partitions,
-                                              marker.transaction_version if ctx.api_version >= 2 else 0)
+            version = marker.transaction_version if ctx.api_version >= 2 else 0
+            errors = await _write(broker, marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
+                                  marker.transaction_result, partitions, version)
             # As Kafka (acks=-1): a marker is answered once the in-sync replicas have it.
             written = [tp for tp, error in errors.items() if error == ErrorCode.NONE]
             if written:

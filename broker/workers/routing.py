@@ -34,7 +34,10 @@ PRODUCE, LIST_OFFSETS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH, DESCRIBE_PRODUCE
 DESCRIBE_LOG_DIRS = 35
 ALTER_REPLICA_LOG_DIRS = 34
 
-LOCAL = frozenset({API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE, FETCH})
+WRITE_TXN_MARKERS = 27
+
+# Served where the connection is: WriteTxnMarkers sends each marker to its partition's owner itself.
+LOCAL = frozenset({API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE, FETCH, WRITE_TXN_MARKERS})
 # Asked of every worker, the answers put together: each describes the partitions it owns.
 FAN_OUT = frozenset({DESCRIBE_LOG_DIRS})
 
@@ -88,6 +91,15 @@ def split(broker, api_key: int, version: int, request) -> dict[int, object] | No
     belong to another one; None when this worker owns them all (or the request names none)."""
     if api_key == ALTER_REPLICA_LOG_DIRS:
         return _split_log_dir_moves(broker, request)
+    if api_key == PRODUCE:
+        from ..handlers.p00_produce import _each_partition_once, _has_transactional_batch
+
+        # What Produce decides for the whole request comes first: a partition named twice keeps
+        # its first place and its last batch; a transactional batch without a transactional id
+        # refuses every partition (one worker answers all, appending nothing).
+        _each_partition_once(request, version)
+        if request.transactional_id is None and _has_transactional_batch(request):
+            return None
     spec = SPLITS[api_key]
     workers = broker.workers
     here = workers.index

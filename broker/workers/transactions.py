@@ -28,6 +28,9 @@ from .ownership import PRIMARY
 
 logger = logging.getLogger("kafka_wire.workers")
 
+# How long EndTxn waits for another worker's markers before answering anyway.
+MARKERS_SETTLE_SECONDS = 5.0
+
 
 class WorkerMarkerChannel:
     """The primary's marker writer: its own partitions now, the others' through their owners."""
@@ -39,6 +42,8 @@ class WorkerMarkerChannel:
         self.in_flight: dict[tuple, int] = {}
         self._numbers = itertools.count(1)
         self._retry_soon: asyncio.Handle | None = None
+        # EndTxn answers waiting for their transaction's markers: transactional id -> futures.
+        self._settling: dict[str, list[asyncio.Future]] = {}
 
     def write(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
               partitions, transaction_version: int = 0) -> dict[tuple[str, int], ErrorCode]:
@@ -90,6 +95,23 @@ class WorkerMarkerChannel:
     def _retry(self) -> None:
         self._retry_soon = None
         self.coordinator._retry_guarded()
+        for transactional_id in [t for t in self._settling if t not in self.coordinator._incomplete]:
+            for fut in self._settling.pop(transactional_id):
+                if not fut.done():
+                    fut.set_result(None)
+
+    async def settled(self, transactional_id: str, timeout: float) -> None:
+        """Until the transaction's markers are all written (its Complete* record appended), or the
+        time is up: EndTxn answers then, as on one process, where markers are written before it
+        answers (a next AddPartitionsToTxn finds the transaction complete, not CONCURRENT_TRANSACTIONS)."""
+        if transactional_id not in self.coordinator._incomplete:
+            return
+        fut = asyncio.get_running_loop().create_future()
+        self._settling.setdefault(transactional_id, []).append(fut)
+        try:
+            await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            pass  # answered anyway: the coordinator's retries finish the transaction
 
     def forget(self, producer_ids) -> None:
         producer_ids = set(producer_ids)
@@ -104,6 +126,14 @@ class PrimaryTransactionCoordinator(TransactionCoordinator):
     def attach(self, config, state_log, write_markers, next_producer_id) -> None:
         self.channel = WorkerMarkerChannel(state_log.broker, self)
         super().attach(config, state_log, self.channel.write, next_producer_id)
+
+    async def replicated(self, transactional_id: str | None, error: ErrorCode) -> ErrorCode:
+        error = await super().replicated(transactional_id, error)
+        if transactional_id is not None:
+            # (Also after CONCURRENT_TRANSACTIONS from an InitProducerId that started an abort: the
+            # client's retry then finds it done, as on one process.)
+            await self.channel.settled(transactional_id, MARKERS_SETTLE_SECONDS)
+        return error
 
 
 def serve_markers(broker, meta) -> tuple:
