@@ -317,16 +317,21 @@ class Supervisor:
             for fd in ready:
                 index = next(k for k, v in open_reports.items() if v == fd)
                 data = os.read(fd, 1)
-                del open_reports[index]
+                if data != b"L" or index != 0:
+                    del open_reports[index]  # (worker 0 says once more when it serves)
                 if data == b"L":
                     loaded.add(index)
                     if len(loaded) == self.count and not stopping:
+                        # Worker 0 first: its metrics endpoint and console are up before any
+                        # worker takes a connection (a broker that answers has them).
                         remove_clean_shutdown_markers(self.log_dirs)
-                        for control in controls:
-                            os.write(control, b"G")
-                        logger.info("kafka-wire started in %.3f s (node.id=%d, %d workers, log.dirs=%s)",
-                                    time.monotonic() - self.started, self.config.node_id, self.count,
-                                    ",".join(self.log_dirs))
+                        os.write(controls[0], b"G")
+                elif data == b"S" and index == 0 and not stopping:
+                    for control in controls[1:]:
+                        os.write(control, b"G")
+                    logger.info("kafka-wire started in %.3f s (node.id=%d, %d workers, log.dirs=%s)",
+                                time.monotonic() - self.started, self.config.node_id, self.count,
+                                ",".join(self.log_dirs))
         if failed_start:
             return "failed-start"
         return "crashed" if crashed else "stopped"
@@ -435,6 +440,8 @@ async def _worker_main(config, ownership, links, generation, listen_sockets, con
                     console = await start_console(broker, host, port)
                 except OSError as exc:
                     raise BindError("Console (console.host, console.port)", host, port, exc) from exc
+            if ownership.is_primary:
+                os.write(report_fd, b"S")  # serving: the supervisor lets the other workers start
             broker.start_background_tasks()
             gc_freeze()
             await waiting
