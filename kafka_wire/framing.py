@@ -78,6 +78,16 @@ def encode_request_frame(api: Api, version: int, correlation_id: int, client_id:
     return b"".join(_frame_parts(w))
 
 
+def encode_request_frame_parts(api: Api, version: int, correlation_id: int, client_id: str | None, body) -> list:
+    """encode_request_frame as the parts to send: record data the body holds as something other
+    than a bytes-like object stays a part of its own, uncopied."""
+    w = Writer()
+    w.out += _SIZE_NOT_YET_KNOWN
+    encode_request_header(w, api.key, version, correlation_id, client_id, api.is_flexible(version))
+    api.request.encode(body, version, w)
+    return _frame_parts(w)
+
+
 def encode_response_frame(api: Api, version: int, correlation_id: int, response) -> list:
     """Size prefix, response header and body of one response, as the parts to send (record data
     the body refers to, such as a log's file slices, stays a part of its own, uncopied)."""

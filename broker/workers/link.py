@@ -92,11 +92,14 @@ class WorkerLink:
             self._pending.pop(call_id, None)
 
     def _send(self, kind: int, call_id: int, meta, body, fds) -> None:
+        """`body`: bytes-like, or a list of bytes-like parts sent one after another (not joined)."""
         packed = pickle.dumps(meta, protocol=pickle.HIGHEST_PROTOCOL)
-        header = _HEADER.pack(len(packed) + len(body), kind, call_id, len(fds), len(packed))
+        parts = [memoryview(part).cast("B") for part in (body if isinstance(body, list) else [body])]
+        header = _HEADER.pack(len(packed) + sum(len(part) for part in parts), kind, call_id, len(fds), len(packed))
         self._out.append([memoryview(header + packed), list(fds)])
-        if len(body):
-            self._out.append([memoryview(body).cast("B"), []])
+        for part in parts:
+            if len(part):
+                self._out.append([part, []])
         if not self._writing:
             self._write()
 

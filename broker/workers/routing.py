@@ -24,7 +24,7 @@ import asyncio
 import copy
 
 from kafka_wire.errors import ErrorCode
-from kafka_wire.framing import SIZE_BYTES, decode_response_frame, encode_request_frame
+from kafka_wire.framing import SIZE_BYTES, decode_response_frame, encode_request_frame, encode_request_frame_parts
 
 from .ownership import PRIMARY
 
@@ -228,9 +228,29 @@ async def run_split(broker, handler, ctx, request, parts: dict[int, object]):
     return merge(broker, ctx.api_key, version, request, parts, answers)
 
 
+class _Uncopied:
+    """Record data encoded as a part of its own (kafka_wire's RECORDS encodes bytes-likes inline)."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view) -> None:
+        self.view = view
+
+    def __len__(self) -> int:
+        return len(self.view)
+
+
 async def _remote(workers, owner: int, api, ctx, part):
-    frame = encode_request_frame(api, ctx.api_version, ctx.correlation_id, ctx.client_id, part)
-    forwarded = await workers.forward(owner, ctx, memoryview(frame)[SIZE_BYTES:])
+    if ctx.api_key == PRODUCE:
+        # The batches go to the owner as they came, without being copied into the encoded request.
+        for topic in part.topic_data:
+            for partition in topic.partition_data:
+                if partition.records is not None and len(partition.records):
+                    partition.records = _Uncopied(partition.records)
+    parts = encode_request_frame_parts(api, ctx.api_version, ctx.correlation_id, ctx.client_id, part)
+    parts = [p.view if type(p) is _Uncopied else p for p in parts]
+    parts[0] = memoryview(parts[0])[SIZE_BYTES:]
+    forwarded = await workers.forward(owner, ctx, parts)
     if forwarded is None:
         return None
     body = forwarded.parts[0]

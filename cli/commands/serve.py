@@ -120,9 +120,14 @@ def run(args) -> int:
 
         count = worker_count(config)
         if count > 1:
-            # Every module a worker needs is imported before the fork (broker/workers/supervisor.py).
-            import broker.node  # noqa: F401
+            # Every module a worker needs is imported before the fork (broker/workers/supervisor.py),
+            # the CRC-32C of record batches too: a single process imports it at its first produce
+            # (start-to-ready), each worker would import it again (85 ms of CPU each, py-spy).
             import broker.handlers  # noqa: F401
+            import broker.node  # noqa: F401
+            from kafka_wire.records import crc32c
+
+            crc32c(b"")
 
             start_console = None
             if config["console.port"] is not None:

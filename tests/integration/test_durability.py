@@ -183,11 +183,14 @@ def test_flush_messages_1_fsyncs_every_batch_before_the_acknowledgement(broker_p
         create_topic(client, "fsync-each")
         create_topic(client, "page-cache", configs={"flush.messages": 2**63 - 1})
         trace = tmp_path / "strace.out"
-        tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=fdatasync", "-o", str(trace),
-                                   "-p", str(broker.process.pid)], stderr=subprocess.DEVNULL)
+        # The broker's process and its workers' (num.worker.processes, broker/workers/), if any.
+        pids = [broker.process.pid] + [int(child) for child in Path(
+            f"/proc/{broker.process.pid}/task/{broker.process.pid}/children").read_text().split()]
+        tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=fdatasync", "-o", str(trace)]
+                                  + [arg for pid in pids for arg in ("-p", str(pid))], stderr=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 10
-            while "TracerPid:\t0" in Path(f"/proc/{broker.process.pid}/status").read_text():
+            while any("TracerPid:\t0" in Path(f"/proc/{pid}/status").read_text() for pid in pids):
                 if tracer.poll() is not None or time.monotonic() > deadline:
                     pytest.skip("strace cannot attach here")
                 time.sleep(0.05)
