@@ -195,6 +195,8 @@ class Broker:
         attach_security(self)
         self._background: list[asyncio.Task] = []
         self._supported_features: dict[str, tuple[int, int]] | None = None
+        # A worker's partitions whose logs could not be opened at its last reload: why.
+        self._open_failures: dict[tuple[str, int], str] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -548,6 +550,7 @@ class Broker:
         the logs of partitions it now owns, delete those of topics gone (or re-created under their
         name) and apply the topics' configs."""
         old = self.metadata
+        self._open_failures = {}
         fresh = EmbeddedMetadata(self.config.log_dirs[0], self.node_id)
         fresh.load()
         self.metadata = fresh
@@ -576,10 +579,50 @@ class Broker:
                     except (OSError, KafkaStorageError) as exc:
                         logger.error("worker %d could not open %s-%d: %s", self.workers.index, meta.name, partition,
                                      exc)
+                        if isinstance(exc, OSError):
+                            self.logs.handle_storage_error(meta.name, partition, exc)  # (the dir goes offline)
+                        self._open_failures[(meta.name, partition)] = str(exc)
                         continue
                     self._become_leader(meta.name, partition, plog)
                 else:
                     plog.update_config(effective)
+
+    def unopened_partitions(self, topic: str) -> list[str]:
+        """Why each partition of `topic` this worker owns has no log (it could not be created): what
+        the primary's CreateTopics or CreatePartitions answers (broker/workers/)."""
+        meta = self.metadata.topic(topic)
+        if meta is None:
+            return []
+        return [self._open_failures.get((topic, partition), f"the log of {topic}-{partition} could not be created")
+                for partition in range(meta.partitions)
+                if self.owns(topic, partition) and self.logs.get(topic, partition) is None]
+
+    async def logs_everywhere(self, topic: str) -> str | None:
+        """With several workers, after a topic was created or grew here (worker 0): every other
+        worker opens its partitions' logs now; why one could not (KAFKA_STORAGE_ERROR), or None.
+        On one process the logs were created with the topic."""
+        workers = self.workers
+        if workers is None:
+            return None
+        calls = [asyncio.ensure_future(link.call("open", topic)) for link in workers.links.values()]
+        if not calls:
+            return None
+        await asyncio.wait(calls)
+        for call in calls:
+            if call.exception() is not None:
+                return f"a worker could not open the logs of {topic}: {call.exception()}"
+            failures = call.result()[0]
+            if failures:
+                return failures[0]
+        return None
+
+    def undo_added_partitions(self, name: str, count: int) -> None:
+        """Back to `count` partitions after CreatePartitions failed at another worker: the added
+        partitions' logs here go too (the other workers drop theirs when they see the count)."""
+        meta = self.metadata.topic(name)
+        added = [(name, partition) for partition in range(count, meta.partitions) if self.owns(name, partition)]
+        self.metadata.set_partition_count(name, count)
+        self.logs.delete_partitions([tp for tp in added if self.logs.get(*tp) is not None])
 
     def auto_create_topic(self, name: str) -> TopicMeta:
         return self.create_topic(name, int(self.config["num.partitions"]),

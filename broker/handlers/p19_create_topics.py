@@ -206,6 +206,12 @@ async def handle(broker: BrokerView, ctx, request):
                 # dropped connection (log dirs whose disk failed are offline from now on).
                 results.append(_refused(c.topic.name, ErrorCode.KAFKA_STORAGE_ERROR, str(exc)))
                 continue
+            # With several workers, each opens its partitions' logs before the answer.
+            failure = await broker.logs_everywhere(c.topic.name)
+            if failure is not None:
+                broker.delete_topic(c.topic.name)  # as when a log here fails: the topic is not kept
+                results.append(_refused(c.topic.name, ErrorCode.KAFKA_STORAGE_ERROR, failure))
+                continue
             if request.timeout_ms <= 0:
                 # "Created, not waited for": docs/security.md, Timeouts of 0 (ZkAdminManager.createTopics).
                 results.append(_refused(c.topic.name, ErrorCode.REQUEST_TIMED_OUT, None))

@@ -75,8 +75,15 @@ async def handle(broker: BrokerView, ctx, request):
     for topic, error, message in checked:
         if error == ErrorCode.NONE and not request.validate_only:
             assignment = None if topic.assignments is None else [list(a.broker_ids) for a in topic.assignments]
+            before = broker.metadata.topic(topic.name).partitions
             try:
                 broker.add_partitions(topic.name, topic.count, assignment=assignment)
+                # With several workers, each opens its new partitions' logs before the answer; the
+                # topic keeps its partitions when one could not.
+                failure = await broker.logs_everywhere(topic.name)
+                if failure is not None:
+                    broker.undo_added_partitions(topic.name, before)
+                    raise KafkaStorageError(failure)
             except (OSError, KafkaStorageError) as exc:  # a log that cannot be created
                 error, message = ErrorCode.KAFKA_STORAGE_ERROR, str(exc)
             else:

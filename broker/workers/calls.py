@@ -29,6 +29,8 @@ async def answer(broker, op: str, meta, body, fds: list[int]):
         return serve_markers(broker, meta)
     if op == "verify":
         return await serve_verify(broker, meta)
+    if op == "open":  # (the refresh that serve() made opened them)
+        return broker.unopened_partitions(meta), b"", ()
     if op == "stats":
         from ..metrics_endpoint import worker_snapshot
 
@@ -48,8 +50,9 @@ async def serve_forward(broker, meta, frame: bytearray):
     try:
         response = await handler.handle(broker, ctx, request)
     except Exception:  # noqa: BLE001 - answered as KafkaApis answers a failed request
-        logger.exception("error handling %s v%d forwarded by another worker (correlation id %d)",
-                         api.name, version, correlation_id)
+        # Worded as the server logs a failed handler (one line per failure, whichever worker ran it).
+        logging.getLogger("kafka_wire.server").exception(
+            "error handling %s v%d (correlation id %d, client %s)", api.name, version, correlation_id, client_id)
         response = error_response(api, version, request)
         if response is None:
             raise

@@ -85,7 +85,7 @@ class WorkerRuntime:
     """This worker: its ownership, links to every other worker and the shared generation."""
 
     def __init__(self, ownership: Ownership, sockets: dict, generation: Generation, connection_counts=None,
-                 dir_counts=None) -> None:
+                 dir_counts=None, offline_dirs=None) -> None:
         self.ownership = ownership
         self.index = ownership.index
         self.count = ownership.count
@@ -95,6 +95,9 @@ class WorkerRuntime:
         self.connection_counts = connection_counts
         # The broker's partitions per log dir, shared (log/log_manager.py places new ones by them).
         self.dir_counts = dir_counts
+        # A flag per log dir, shared: a dir one worker took offline after an I/O failure is offline
+        # for every worker (the broker's partitions there answer KAFKA_STORAGE_ERROR, as on one process).
+        self.offline_dirs = offline_dirs
         self.loaded_generation = generation.value
         self.links: dict[int, WorkerLink] = {peer: WorkerLink(sock, peer, self.serve) for peer, sock in sockets.items()}
         self.broker = None
@@ -148,15 +151,29 @@ class WorkerRuntime:
     # -- the shared state ---------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Re-read the shared state when the primary changed it since this worker last did."""
+        """Re-read the shared state when the primary changed it since this worker last did, and
+        share log dirs taken offline."""
+        if self.offline_dirs is not None and self.broker is not None:
+            self.share_offline_dirs()
         current = self.generation.value
         if current == self.loaded_generation or self.is_primary:
             return
         self.loaded_generation = current
         started = time.monotonic()
         self.broker.reload_shared_state()
+        if self.offline_dirs is not None:
+            self.share_offline_dirs()
         logger.debug("worker %d reloaded the metadata (generation %d) in %.1f ms", self.index, current,
                      (time.monotonic() - started) * 1000)
+
+    def share_offline_dirs(self) -> None:
+        logs = self.broker.logs
+        for index, log_dir in enumerate(logs.log_dirs):
+            here = log_dir in logs.offline_dirs
+            if here and not self.offline_dirs.get(index):
+                self.offline_dirs.add(index, 1)
+            elif not here and self.offline_dirs.get(index):
+                logs.mark_offline(log_dir, "taken offline by another worker of this broker after an I/O failure")
 
     # -- ownership ----------------------------------------------------------------------------
 

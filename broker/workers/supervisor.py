@@ -167,28 +167,29 @@ class Supervisor:
         self.listeners = ListenerSockets(self.config, self.count)
         self.connection_counts = SharedConnectionCounts()
         self.dir_counts = SharedCounters(len(self.log_dirs))
+        self.offline_dirs = SharedCounters(len(self.log_dirs))
         signal.signal(signal.SIGTERM, self._on_stop_signal)
         signal.signal(signal.SIGINT, self._on_stop_signal)
         try:
             while True:
-                merge_worker_checkpoints(self.log_dirs)
+                self._merge_checkpoints()
                 outcome = self._run_workers()
                 if outcome == "stopped":
-                    merge_worker_checkpoints(self.log_dirs)
-                    write_clean_shutdown_markers(self.log_dirs)
+                    self._merge_checkpoints()
+                    self._write_markers()
                     logger.info("shut down cleanly")
                     return 0
                 if outcome == "failed-start":
-                    merge_worker_checkpoints(self.log_dirs)
+                    self._merge_checkpoints()
                     return self._start_failure
                 # A worker died: restart them all, unless that keeps happening.
                 now = time.monotonic()
                 self._restarts = [t for t in self._restarts if now - t < RESTART_WINDOW_SECONDS] + [now]
                 if self._stop_requested:
-                    merge_worker_checkpoints(self.log_dirs)
+                    self._merge_checkpoints()
                     return 1
                 if len(self._restarts) > RESTARTS_ALLOWED:
-                    merge_worker_checkpoints(self.log_dirs)
+                    self._merge_checkpoints()
                     logger.error("workers died %d times within %.0f s; stopping", len(self._restarts),
                                  RESTART_WINDOW_SECONDS)
                     return 1
@@ -196,6 +197,23 @@ class Supervisor:
                 self.started = time.monotonic()
         finally:
             self.listeners.close()
+
+    def _each_dir(self, action, what: str, dirs=None) -> None:
+        """`action([log dir])` for each log dir; a dir whose disk failed is skipped with a warning
+        (its partitions recover at the next start, as on one process)."""
+        for log_dir in self.log_dirs if dirs is None else dirs:
+            try:
+                action([log_dir])
+            except OSError as exc:
+                logger.warning("could not %s in %s: %s", what, log_dir, exc)
+
+    def _merge_checkpoints(self) -> None:
+        self._each_dir(merge_worker_checkpoints, "fold the workers' checkpoint files")
+
+    def _write_markers(self) -> None:
+        """The clean-shutdown markers, in the log dirs no worker took offline."""
+        live = [d for i, d in enumerate(self.log_dirs) if not self.offline_dirs.get(i)]
+        self._each_dir(write_clean_shutdown_markers, "write the clean-shutdown marker", live)
 
     def _on_stop_signal(self, signum, frame) -> None:
         if not self._stop_requested:
@@ -210,6 +228,7 @@ class Supervisor:
         generation = Generation()
         self.connection_counts.reset()
         self.dir_counts.reset()
+        self.offline_dirs.reset()  # a restart checks every log dir again
         pairs = {}
         for i, j in itertools.combinations(range(self.count), 2):
             pairs[(i, j)] = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -241,7 +260,8 @@ class Supervisor:
                     self.listeners.close_others(index)
                     code = run_worker(self.config, Ownership(index, self.count), links, generation,
                                       self.listeners.per_worker[index], controls[index][0], reports[index][1],
-                                      self.connection_counts, self.dir_counts, self.start_console)
+                                      self.connection_counts, self.dir_counts, self.start_console,
+                                      self.offline_dirs)
                 except START_FAILURES as exc:  # one line, as a single process says it
                     print(f"kafka-wire: {exc}", file=sys.stderr, flush=True)
                     code = 2 if type(exc).__name__ == "ConfigError" else 1
@@ -324,7 +344,7 @@ class Supervisor:
                     if len(loaded) == self.count and not stopping:
                         # Worker 0 first: its metrics endpoint and console are up before any
                         # worker takes a connection (a broker that answers has them).
-                        remove_clean_shutdown_markers(self.log_dirs)
+                        self._each_dir(remove_clean_shutdown_markers, "remove the clean-shutdown marker")
                         os.write(controls[0], b"G")
                 elif data == b"S" and index == 0 and not stopping:
                     for control in controls[1:]:
@@ -353,7 +373,8 @@ def _die_with_supervisor() -> None:
 
 
 def run_worker(config, ownership: Ownership, links: dict, generation: Generation, listen_sockets: dict,
-               control_fd: int, report_fd: int, connection_counts=None, dir_counts=None, start_console=None) -> int:
+               control_fd: int, report_fd: int, connection_counts=None, dir_counts=None, start_console=None,
+               offline_dirs=None) -> int:
     """A worker's life, in the forked child."""
     _die_with_supervisor()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -378,17 +399,17 @@ def run_worker(config, ownership: Ownership, links: dict, generation: Generation
     except ImportError:
         runner = asyncio.run
     return runner(_worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
-                               connection_counts, dir_counts, start_console))
+                               connection_counts, dir_counts, start_console, offline_dirs))
 
 
 async def _worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
-                       connection_counts, dir_counts, start_console) -> int:
+                       connection_counts, dir_counts, start_console, offline_dirs) -> int:
     from ..node import Broker
     from ..server import KafkaServer
 
     from .calls import answer
 
-    runtime = WorkerRuntime(ownership, links, generation, connection_counts, dir_counts)
+    runtime = WorkerRuntime(ownership, links, generation, connection_counts, dir_counts, offline_dirs)
     runtime.answer = answer
     broker = Broker(config, runtime)
     runtime.attach(broker)
