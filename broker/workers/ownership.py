@@ -13,6 +13,7 @@ step, and a worker knows the owner of a partition of a topic it has never heard 
 
 from __future__ import annotations
 
+import os
 import zlib
 
 PRIMARY = 0
@@ -48,3 +49,14 @@ class Ownership:
 
     def __repr__(self) -> str:
         return f"Ownership(worker {self.index} of {self.count})"
+
+
+def worker_count(config) -> int:
+    """num.worker.processes, 0 meaning one per core this process may run on."""
+    configured = int(config["num.worker.processes"])
+    if configured > 0:
+        return configured
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)

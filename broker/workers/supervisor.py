@@ -62,17 +62,6 @@ _PR_SET_PDEATHSIG = 1
 START_FAILURES = (LogDirFailure, ConfigError, BindError)
 
 
-def worker_count(config) -> int:
-    """num.worker.processes, 0 meaning one per core this process may run on."""
-    configured = int(config["num.worker.processes"])
-    if configured > 0:
-        return configured
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
 class ListenerSockets:
     """Every listener bound once per worker, all on the same port (SO_REUSEPORT)."""
 

@@ -116,10 +116,12 @@ def run(args) -> int:
     from broker.server import BindError
 
     if not config["zookeeper.connect"]:
-        from broker.workers.supervisor import Supervisor, worker_count
+        from broker.workers.ownership import worker_count
 
         count = worker_count(config)
         if count > 1:
+            from broker.workers.supervisor import Supervisor
+
             # Every module a worker needs is imported before the fork (broker/workers/supervisor.py),
             # the CRC-32C of record batches too: a single process imports it at its first produce
             # (start-to-ready), each worker would import it again (85 ms of CPU each, py-spy).
