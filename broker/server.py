@@ -67,7 +67,7 @@ from .security.listeners import ConnectionQuotas, listener_security
 from .security.tls import PrincipalMappingError
 from .workers import routing
 from .workers.link import WorkerGone
-from .workers.runtime import ForwardedFrame
+from .workers.runtime import ConnectionToClose, ForwardedFrame
 
 logger = logging.getLogger("kafka_wire.server")
 
@@ -635,7 +635,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return None
         except CloseConnection:
             raise
-        except WorkerGone:  # the worker that had to answer died: a broker crash to this client
+        except (WorkerGone, ConnectionToClose):  # the worker that answers died, or closed it
             raise CloseConnection from None
         except Exception:
             self._log_handler_error(what)
@@ -646,7 +646,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
     async def _finish_request(self, coro, pending, what) -> None:
         try:
             response = await _resume(coro, pending)
-        except (CloseConnection, WorkerGone):
+        except (CloseConnection, WorkerGone, ConnectionToClose):
             # WorkerGone: the worker that had to answer died, which is a broker crash to the client
             # (broker/workers/supervisor.py restarts the workers); it reconnects and retries.
             self._finish_busy(close=True)

@@ -11,8 +11,10 @@ from kafka_wire.framing import encode_response_frame
 from kafka_wire.headers import decode_request_header
 
 from ..handlers import HANDLERS
+from ..handlers.closing import CloseConnection
 from ..server import RequestContext
 from .fetch import serve_reads, serve_wait
+from .runtime import CLOSE
 from .transactions import serve_markers, serve_verify
 
 logger = logging.getLogger("kafka_wire.workers")
@@ -49,6 +51,8 @@ async def serve_forward(broker, meta, frame: bytearray):
                          principal, dict(extra))
     try:
         response = await handler.handle(broker, ctx, request)
+    except CloseConnection:  # the handler closes the client's connection, as Kafka does
+        return CLOSE, b"", ()
     except Exception:  # noqa: BLE001 - answered as KafkaApis answers a failed request
         # Worded as the server logs a failed handler (one line per failure, whichever worker ran it).
         logging.getLogger("kafka_wire.server").exception(

@@ -48,6 +48,15 @@ class Generation:
         self._view[0] += 1
 
 
+# What a forwarded request's answer is when the handler closed the client's connection.
+CLOSE = "close"
+
+
+class ConnectionToClose(Exception):
+    """The worker that ran a forwarded request closed the client's connection (Kafka's answer to
+    some malformed requests): the worker holding it closes it."""
+
+
 class ForwardedFrame:
     """A response frame (size prefix included) answered by another worker, sent to the client as is."""
 
@@ -194,6 +203,8 @@ class WorkerRuntime:
         meta, body, _ = await self.links[worker].call("forward", _context_meta(ctx), frame)
         if meta is None:
             return None
+        if meta == CLOSE:
+            raise ConnectionToClose
         return ForwardedFrame([body])
 
     # -- calls from other workers (answered by broker/workers/calls.py) ----------------------------
@@ -219,4 +230,5 @@ def _bump_after(obj, method: str, generation: Generation) -> None:
     setattr(obj, method, saved)
 
 
-__all__ = ["ForwardedFrame", "FdSlice", "Generation", "PRIMARY", "RemoteFailure", "WorkerGone", "WorkerRuntime"]
+__all__ = ["CLOSE", "ConnectionToClose", "ForwardedFrame", "FdSlice", "Generation", "PRIMARY", "RemoteFailure",
+           "WorkerGone", "WorkerRuntime"]
