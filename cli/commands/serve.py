@@ -115,6 +115,18 @@ def run(args) -> int:
         logger.warning("%s", warning)
     from broker.server import BindError
 
+    try:
+        return _serve(config, started)
+    except ConfigError as exc:
+        print(f"kafka-wire: {exc}", file=sys.stderr)
+        return 2
+    except (LogDirFailure, BindError) as exc:
+        print(f"kafka-wire: {exc}", file=sys.stderr)
+        return 1
+
+
+def _serve(config: BrokerConfig, started: float) -> int:
+    """One process, or with num.worker.processes > 1 the supervisor of the workers (embedded mode)."""
     if not config["zookeeper.connect"]:
         from broker.workers.ownership import worker_count
 
@@ -134,29 +146,14 @@ def run(args) -> int:
             start_console = None
             if config["console.port"] is not None:
                 from console import start_console
-            try:
-                return Supervisor(config, count, started, start_console).run()
-            except ConfigError as exc:
-                print(f"kafka-wire: {exc}", file=sys.stderr)
-                return 2
-            except (LogDirFailure, BindError) as exc:
-                print(f"kafka-wire: {exc}", file=sys.stderr)
-                return 1
+            return Supervisor(config, count, started, start_console).run()
     try:
         import uvloop
 
         runner = uvloop.run
     except ImportError:
         runner = asyncio.run
-
-    try:
-        return runner(serve(config, started))
-    except ConfigError as exc:
-        print(f"kafka-wire: {exc}", file=sys.stderr)
-        return 2
-    except (LogDirFailure, BindError) as exc:
-        print(f"kafka-wire: {exc}", file=sys.stderr)
-        return 1
+    return runner(serve(config, started))
 
 
 def register(subparsers) -> None:
