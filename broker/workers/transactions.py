@@ -15,14 +15,13 @@ a `verify` call to worker 0, answered as that request would be.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 
 from coordinator.transaction_coordinator import ADD_PARTITION, DEFAULT_ERROR, TransactionCoordinator, produce_error_of
 from kafka_wire.errors import ErrorCode
 from kafka_wire.records import read_batch_header
 
-from ..cluster.transaction_failover import ReplicatedTransactionCoordinator
+from ..cluster.transaction_failover import ReplicatedTransactionCoordinator, TransactionMarkerChannel
 from .link import RemoteFailure, WorkerGone
 from .ownership import PRIMARY
 
@@ -32,15 +31,13 @@ logger = logging.getLogger("kafka_wire.workers")
 MARKERS_SETTLE_SECONDS = 5.0
 
 
-class WorkerMarkerChannel:
-    """The primary's marker writer: its own partitions now, the others' through their owners."""
+class WorkerMarkerChannel(TransactionMarkerChannel):
+    """The primary's marker writer: its own partitions now, the others' through their owners (the
+    cluster's channel keeps the answers and markers under way the same way; `forget` is its)."""
 
     def __init__(self, broker, coordinator) -> None:
-        self.broker = broker
+        super().__init__(broker)
         self.coordinator = coordinator
-        self.answers: dict[tuple, ErrorCode] = {}
-        self.in_flight: dict[tuple, int] = {}
-        self._numbers = itertools.count(1)
         self._retry_soon: asyncio.Handle | None = None
         # EndTxn answers waiting for their transaction's markers: transactional id -> futures.
         self._settling: dict[str, list[asyncio.Future]] = {}
@@ -112,12 +109,6 @@ class WorkerMarkerChannel:
             await asyncio.wait_for(fut, timeout)
         except asyncio.TimeoutError:
             pass  # answered anyway: the coordinator's retries finish the transaction
-
-    def forget(self, producer_ids) -> None:
-        producer_ids = set(producer_ids)
-        for table in (self.answers, self.in_flight):
-            for key in [k for k in table if k[0] in producer_ids]:
-                del table[key]
 
 
 class PrimaryTransactionCoordinator(TransactionCoordinator):
