@@ -131,6 +131,28 @@ class BindError(Exception):
         super().__init__(f"{what} failed to bind to {host}:{port}: {reason}.")
 
 
+async def start_metrics(broker, config):
+    """The Prometheus endpoint of metrics.host:metrics.port (imported only when set); an address that
+    cannot be bound is a BindError naming the keys."""
+    from .metrics_endpoint import start_metrics_endpoint
+
+    host, port = config["metrics.host"], int(config["metrics.port"])
+    try:
+        return await start_metrics_endpoint(broker, host, port)
+    except OSError as exc:
+        raise BindError("Metrics endpoint (metrics.host, metrics.port)", host, port, exc) from exc
+
+
+async def start_console_on(broker, config, start_console):
+    """The web console on console.host:console.port, started by `start_console` (console/, above
+    this room); an address that cannot be bound is a BindError naming the keys."""
+    host, port = config["console.host"], int(config["console.port"])
+    try:
+        return await start_console(broker, host, port)
+    except OSError as exc:
+        raise BindError("Console (console.host, console.port)", host, port, exc) from exc
+
+
 class SpareFrames:
     """Large-frame buffers that finished their request, kept for the next large frame of any
     connection (a fresh allocation costs a memset and a page fault per 4 KiB of each produce

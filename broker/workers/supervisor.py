@@ -394,7 +394,7 @@ def run_worker(config, ownership: Ownership, links: dict, generation: Generation
 async def _worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
                        connection_counts, dir_counts, start_console, offline_dirs) -> int:
     from ..node import Broker
-    from ..server import KafkaServer
+    from ..server import KafkaServer, start_console_on, start_metrics
 
     from .calls import answer
 
@@ -436,20 +436,10 @@ async def _worker_main(config, ownership, links, generation, listen_sockets, con
         if started:
             if ownership.is_primary and config["metrics.port"] is not None:
                 # Worker 0 serves the broker's metrics, asking the others at each scrape.
-                from ..metrics_endpoint import start_metrics_endpoint
-
-                host, port = config["metrics.host"], int(config["metrics.port"])
-                try:
-                    metrics = await start_metrics_endpoint(broker, host, port)
-                except OSError as exc:
-                    raise BindError("Metrics endpoint (metrics.host, metrics.port)", host, port, exc) from exc
+                metrics = await start_metrics(broker, config)
             await server.start()
             if ownership.is_primary and config["console.port"] is not None and start_console is not None:
-                host, port = config["console.host"], int(config["console.port"])
-                try:
-                    console = await start_console(broker, host, port)
-                except OSError as exc:
-                    raise BindError("Console (console.host, console.port)", host, port, exc) from exc
+                console = await start_console_on(broker, config, start_console)
             if ownership.is_primary:
                 os.write(report_fd, b"S")  # serving: the supervisor lets the other workers start
             broker.start_background_tasks()

@@ -31,7 +31,7 @@ def freeze_startup_heap() -> None:
 
 async def serve(config: BrokerConfig, started: float) -> int:
     from broker.node import Broker
-    from broker.server import BindError, KafkaServer
+    from broker.server import KafkaServer, start_console_on, start_metrics
 
     if config["zookeeper.connect"]:
         from broker.cluster.cluster_broker import ClusterBroker as Broker
@@ -50,23 +50,13 @@ async def serve(config: BrokerConfig, started: float) -> int:
     try:
         if config["metrics.port"] is not None:
             # Before the listeners: once clients can connect, their requests are being counted.
-            from broker.metrics_endpoint import start_metrics_endpoint
-
-            host, port = config["metrics.host"], int(config["metrics.port"])
-            try:
-                metrics = await start_metrics_endpoint(broker, host, port)
-            except OSError as exc:
-                raise BindError("Metrics endpoint (metrics.host, metrics.port)", host, port, exc) from exc
+            metrics = await start_metrics(broker, config)
         await server.start()
         if config["console.port"] is not None:
             # Imported only when asked for: a broker without the console starts as before.
             from console import start_console
 
-            host, port = config["console.host"], int(config["console.port"])
-            try:
-                console = await start_console(broker, host, port)
-            except OSError as exc:
-                raise BindError("Console (console.host, console.port)", host, port, exc) from exc
+            console = await start_console_on(broker, config, start_console)
     except BaseException:
         # A listener that cannot be bound (or a listener's TLS/SASL settings refused) ends the
         # start: what was opened closes, and the logs are closed cleanly.
