@@ -192,9 +192,6 @@ class WorkerRuntime:
     def owns(self, topic: str, partition: int) -> bool:
         return self.ownership.owns(topic, partition)
 
-    def link(self, worker: int) -> WorkerLink:
-        return self.links[worker]
-
     # -- calls to other workers -----------------------------------------------------------------
 
     async def forward(self, worker: int, ctx, frame) -> ForwardedFrame | None:
