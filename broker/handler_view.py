@@ -124,6 +124,11 @@ class BrokerView(Protocol):
     async def await_replication(self, partitions: list[TopicPartition], timeout_ms: int
                                 ) -> dict[TopicPartition, ErrorCode]: ...
 
+    # log.flush.on.ack: acknowledged appends wait for `await_synced` (log/group_commit.py).
+    flush_on_ack: bool
+
+    async def await_synced(self, partitions: list[TopicPartition]) -> dict[TopicPartition, ErrorCode]: ...
+
     def read_partition(self, topic: str, partition: int, offset: int, *, max_bytes: int, min_one: bool,
                        read_committed: bool, current_leader_epoch: int = -1, replica_id: int = -1
                        ) -> PartitionRead: ...

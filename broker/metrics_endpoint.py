@@ -39,12 +39,21 @@ HTTP_READ_TIMEOUT = 5.0
 
 def worker_snapshot(broker) -> tuple:
     """What one worker of a multi-worker broker adds to the broker's metrics (the `stats` call):
-    its request counters, connections, partitions and fetch sessions."""
+    its request counters, connections, partitions, fetch sessions and group commits."""
     cache = broker.fetch_sessions
-    return (dict(STATS.by_api), STATS.connections_open, STATS.connections_created,
-            [(topic, partition, plog.size_in_bytes, plog.log_start_offset, plog.log_end_offset, plog.high_watermark)
-             for (topic, partition), plog in broker.logs.logs()],
-            (len(cache), cache.partitions_cached(), cache.incremental_fetches))
+    return (dict(STATS.by_api), STATS.connections_open, STATS.connections_created, _partition_logs(broker),
+            (len(cache), cache.partitions_cached(), cache.incremental_fetches), _group_commits(broker))
+
+
+def _partition_logs(broker) -> list[tuple]:
+    return [(topic, partition, plog.size_in_bytes, plog.log_start_offset, plog.log_end_offset, plog.high_watermark,
+             plog.recovery_point) for (topic, partition), plog in broker.logs.logs()]
+
+
+def _group_commits(broker) -> tuple[int, int, int]:
+    """(syncs, logs synced, syncfs calls) of the broker's group commit (log.flush.on.ack)."""
+    commits = getattr(broker, "group_commit", None)
+    return (0, 0, 0) if commits is None else (commits.syncs, commits.synced_logs, commits.filesystem_syncs)
 
 
 class WorkerSnapshots:
@@ -139,19 +148,21 @@ class BrokerStateCollector:
                                   labels=["topic", "partition"])
         end = GaugeMetricFamily(f"{PREFIX}_log_end_offset", "Offset the next record appended to a partition gets",
                                 labels=["topic", "partition"])
+        recovery = GaugeMetricFamily(f"{PREFIX}_log_recovery_point", "Offset below which a partition's log is "
+                                     "known to be on stable storage (fsynced)", labels=["topic", "partition"])
         metadata = getattr(self.broker, "metadata", None)
         node_id = getattr(self.broker, "node_id", None)
         high_watermarks: dict[tuple[str, int], int] = {}
         under_replicated = 0
-        logs = [(topic, partition, plog.size_in_bytes, plog.log_start_offset, plog.log_end_offset, plog.high_watermark)
-                for (topic, partition), plog in self.broker.logs.logs()]
+        logs = _partition_logs(self.broker)
         for snapshot in self.workers.snapshots if self.workers is not None else ():
             logs += snapshot[3]
-        for topic, partition, log_size, log_start, log_end, high_watermark in sorted(logs):
+        for topic, partition, log_size, log_start, log_end, high_watermark, recovery_point in sorted(logs):
             labels = [topic, str(partition)]
             size.add_metric(labels, log_size)
             start.add_metric(labels, log_start)
             end.add_metric(labels, log_end)
+            recovery.add_metric(labels, recovery_point)
             high_watermarks[(topic, partition)] = high_watermark
             state = metadata.partition_state(topic, partition) if metadata is not None else None
             if state is not None and state.leader == node_id and len(state.isr) < len(state.replicas):
@@ -166,8 +177,24 @@ class BrokerStateCollector:
         yield size
         yield start
         yield end
+        yield recovery
+        yield from self._group_commits()
         yield from self._fetch_sessions()
         yield from self._consumer_groups(high_watermarks)
+
+    def _group_commits(self):
+        """log.flush.on.ack's syncs (log/group_commit.py): each covers every append that came while
+        the one before ran, so syncs_total grows with the disk's speed, not with the appends."""
+        syncs, logs, filesystem = _group_commits(self.broker)
+        for snapshot in self.workers.snapshots if self.workers is not None else ():
+            syncs, logs, filesystem = syncs + snapshot[5][0], logs + snapshot[5][1], filesystem + snapshot[5][2]
+        yield CounterMetricFamily(f"{PREFIX}_log_syncs", "Group commits: syncs acknowledged appends waited for",
+                                  value=syncs)
+        yield CounterMetricFamily(f"{PREFIX}_log_synced_partitions", "Partition logs made durable by the "
+                                  "group commits (one per partition per sync)", value=logs)
+        yield CounterMetricFamily(f"{PREFIX}_log_filesystem_syncs", "Group commits' syncfs calls (several "
+                                  "dirty partitions in a log dir) rather than fdatasync of each segment",
+                                  value=filesystem)
 
     def _fetch_sessions(self):
         """Kafka's NumIncrementalFetchSessions and NumIncrementalFetchPartitionsCached, and how many

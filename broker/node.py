@@ -20,6 +20,7 @@ from pathlib import Path
 from kafka_wire.errors import ErrorCode
 from log.checkpoints import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from log.errors import KafkaStorageError, OffsetOutOfRange
+from log.group_commit import GroupCommit
 from log.log_manager import LogManager
 from log.open_files import OPEN_FILES
 
@@ -165,6 +166,9 @@ class Broker:
         else:
             self.logs = LogManager(config.log_dirs, config.topic_defaults(), flusher=self.log_flusher,
                                    owns=workers.owns, worker=workers.index, shared_dir_counts=workers.dir_counts)
+        # log.flush.on.ack: produce answers wait for one of its syncs (made on first use, on the loop).
+        self.flush_on_ack = bool(config.get("log.flush.on.ack"))
+        self.group_commit: GroupCommit | None = None
         if config.get("log.max.open.files") is not None:
             OPEN_FILES.set_limit(config.get("log.max.open.files"))
         # Before anything reads or writes in them: an unusable log dir stops the broker here.
@@ -347,6 +351,8 @@ class Broker:
             task.cancel()
         self.logs.close()
         self.log_flusher.shutdown(wait=True)
+        if self.group_commit is not None:
+            self.group_commit.close()
 
     def advertised_endpoint(self, listener: str) -> tuple[str, int]:
         """The host and port clients should use for this broker on the given listener."""
@@ -443,6 +449,37 @@ class Broker:
         """acks=all: wait until the in-sync replicas have what this leader appended to each
         partition so far; the error per partition."""
         return await self.leadership.await_replication(partitions, timeout_ms)
+
+    async def await_synced(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
+        """log.flush.on.ack: wait until what this process appended to each partition so far is on
+        stable storage (log/group_commit.py); KAFKA_STORAGE_ERROR for those whose sync failed
+        (their log dir goes offline when the error says the disk failed), NONE otherwise."""
+        logs = {}
+        for tp in partitions:
+            plog = self.logs.get(*tp)
+            if plog is not None:
+                logs[tp] = plog
+        errors = dict.fromkeys(partitions, ErrorCode.NONE)
+        if not logs:
+            return errors
+        loop = asyncio.get_running_loop()
+        if self.group_commit is None:
+            self.group_commit = GroupCommit(self.log_flusher, loop.call_soon_threadsafe)
+        answer = loop.create_future()
+
+        def synced(failed) -> None:
+            if not answer.done():  # not cancelled (the connection closed meanwhile)
+                answer.set_result(failed)
+
+        self.group_commit.when_synced(logs.values(), synced)
+        failed = await answer
+        for tp, plog in logs.items():
+            error = failed.get(plog)
+            if error is not None:
+                logger.error("Error while syncing %s-%d before acknowledging it: %s", *tp, error)
+                self.logs.handle_storage_error(*tp, error)
+                errors[tp] = ErrorCode.KAFKA_STORAGE_ERROR
+        return errors
 
     async def controlled_shutdown(self) -> None:
         """Before the listeners close: move leadership away (nothing to move on a single node)."""

@@ -571,23 +571,53 @@ class PartitionLog:
                              ) -> concurrent.futures.Future:
         """Start a job that makes everything below `target` durable (see the module docstring);
         the recovery point moves there when it has finished."""
+        fds, paths, directories = self._flush_job(target, owned_fds, paths)
+        directories.insert(0, self.dir)
+        future = _run_on(self._flusher, _fsync_off_the_loop, fds, paths, directories)
+        self.track_flush(future, target)
+        return future
+
+    def _flush_job(self, target: int, owned_fds: list[int] = (), paths: list[str] = (), descriptors: bool = True
+                   ) -> tuple[list[int], list[str], list[str]]:
+        """What a job making [the end of the flushed or pending range, target) durable syncs:
+        descriptors of those segments (duplicates the job owns and closes; none when
+        `descriptors` is false, for a sync of the whole file system), files written without an
+        fsync, and the parent directory when this partition's own directory may not be durable."""
         fds = list(owned_fds)
         try:
-            start = max([self._recovery_point] + [flush.target for flush in self._background_flushes])
-            for segment in self._segments_holding(start, target):
-                fds.append(os.dup(segment.file.fd))
+            if descriptors:
+                for segment in self._segments_holding(self.flushed_or_pending, target):
+                    fds.append(os.dup(segment.file.fd))
             paths = [*paths, *self.transaction_index.take_dirty_paths()]
         except OSError:
             for fd in fds:
                 os.close(fd)
             raise
-        directories = [self.dir]
-        if self._directory_unsynced():
-            directories.append(os.path.dirname(self.dir))  # in case the creation's job failed
-        future = _run_on(self._flusher, _fsync_off_the_loop, fds, paths, directories)
+        directories = [os.path.dirname(self.dir)] if self._directory_unsynced() else []  # the creation's job failed?
+        return fds, paths, directories
+
+    def sync_job(self, descriptors: bool) -> tuple[int, list[int], list[str], list[str]]:
+        """For a group commit (log/group_commit.py): (the LEO, then what `_flush_job` names up to it)
+        for a job the caller runs and hands to `track_flush`. The directory is synced as well when a
+        segment in the range is new since the data before it was flushed (its name may not be durable)."""
+        start, target = self.flushed_or_pending, self.log_end_offset
+        fds, paths, directories = self._flush_job(target, descriptors=descriptors)
+        if descriptors and any(segment.base_offset >= start for segment in self._segments_holding(start, target)):
+            directories.insert(0, self.dir)
+        return target, fds, paths, directories
+
+    @property
+    def flushed_or_pending(self) -> int:
+        """Everything below it is fsynced or covered by a flush job under way."""
+        if not self._background_flushes:
+            return self._recovery_point
+        return max(self._recovery_point, max(flush.target for flush in self._background_flushes))
+
+    def track_flush(self, future: concurrent.futures.Future, target: int) -> None:
+        """A job under way (this log's own, or a group commit's) that makes everything below
+        `target` durable: the recovery point moves there when it succeeds."""
         self._background_flushes.append(_BackgroundFlush(future, target))
         self._reap_background_flushes()
-        return future
 
     def _reap_background_flushes(self) -> None:
         """Move the recovery point over the finished flush jobs, in the order they were started
@@ -618,8 +648,7 @@ class PartitionLog:
             if not background:
                 self.flush()
                 return True
-            pending = max([self._recovery_point] + [flush.target for flush in self._background_flushes])
-            if pending < self.log_end_offset:
+            if self.flushed_or_pending < self.log_end_offset:
                 self._flush_in_background(self.log_end_offset)
             self._last_flush_ms = now_ms
             return True

@@ -13,6 +13,10 @@ transactional batch (control or not, the first batch of any partition) needs a t
 with WRITE on it, else every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, before any other
 check (KafkaApis.handleProduceRequest's hasTransactionalRecords).
 
+With `log.flush.on.ack` (the default) acks=1 and acks=all are answered once the appended batches
+are on stable storage (Broker.await_synced, log/group_commit.py); in a cluster acks=all waits for
+that and for the in-sync replicas at once. acks=0 waits for nothing.
+
 acks=0 gets no response; when any partition failed, the connection is closed instead, which is
 how Kafka tells an acks=0 producer that something went wrong.
 
@@ -25,6 +29,7 @@ v10's bytes: TRANSACTION_ABORTABLE and the implicit AddPartitionsToTxn of transa
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from coordinator.transaction_coordinator import TransactionVerificationFailed, produce_operation
@@ -160,6 +165,19 @@ async def _await_in_sync_replicas(broker: BrokerView, timeout_ms: int,
             appended[tp]["error_code"] = int(error)
 
 
+async def _await_synced(broker: BrokerView, responses: list[tuple[str | None, dict]]) -> None:
+    """log.flush.on.ack: answer once the appended batches are on stable storage (one group commit
+    for all of them, log/group_commit.py); KAFKA_STORAGE_ERROR where the sync failed."""
+    appended = {(name, entry["index"]): entry for name, topic in responses
+                for entry in topic["partition_responses"] if entry["error_code"] == 0}
+    if not appended:
+        return
+    errors = await broker.await_synced(list(appended))
+    for tp, error in errors.items():
+        if error != ErrorCode.NONE:
+            appended[tp]["error_code"] = int(error)
+
+
 def _has_transactional_batch(request) -> bool:
     """Kafka's RequestUtils.hasTransactionalRecords: the first batch of some partition is transactional."""
     for topic in request.topic_data:
@@ -234,8 +252,14 @@ async def handle(broker: BrokerView, ctx, request):
             failed = failed or entry["error_code"] != 0
             partitions.append(entry)
         responses.append((name, {"name": topic.name, "topic_id": topic.topic_id, "partition_responses": partitions}))
+    # Answered once durable (log.flush.on.ack) and, for acks=all in a cluster, replicated: both at once.
+    waits = []
+    if acks != 0 and broker.flush_on_ack:
+        waits.append(_await_synced(broker, responses))
     if acks == -1 and broker.waits_for_replicas:
-        await _await_in_sync_replicas(broker, request.timeout_ms, responses)
+        waits.append(_await_in_sync_replicas(broker, request.timeout_ms, responses))
+    if waits:
+        await asyncio.gather(*waits)
     # producer_byte_rate quotas count the records' bytes (Kafka counts the request's size).
     throttle_time_ms = produce_throttle_ms(broker, ctx, sum(
         len(pd.records) for topic in request.topic_data for pd in topic.partition_data if pd.records is not None))

@@ -273,15 +273,20 @@ def test_a_crash_at_any_system_call_with_background_flushes_loses_nothing_acknow
 # -- the event loop during a roll --------------------------------------------------------------
 
 
-def test_requests_are_answered_while_a_rolled_segment_is_fsynced(tmp_path, monkeypatch):
-    """A produce that rolls the segment is answered, and another connection's request too, while
-    the fsync of the rolled segment is held back; before, both waited for the disk."""
+@pytest.mark.parametrize("flush_on_ack", [True, False])
+def test_requests_are_answered_while_a_rolled_segment_is_fsynced(tmp_path, monkeypatch, flush_on_ack):
+    """Another connection's request is answered while the fsync of a rolled segment is held back
+    (before, it waited for the disk); the produce that rolled is answered once that fsync and its
+    own sync are done (log.flush.on.ack: its sync is queued behind the roll's on the flusher), and
+    at once with log.flush.on.ack=false."""
     events: list[str] = []
-    release, started = threading.Event(), threading.Event()
+    release, started, hold = threading.Event(), threading.Event(), threading.Event()
     real_fdatasync = os.fdatasync
 
     def slow_fdatasync(fd):
-        if os.readlink(f"/proc/self/fd/{fd}").endswith("/t-0/00000000000000000000.log") and not release.is_set():
+        # The rolled segment's files (its .log is in sync already when log.flush.on.ack synced it).
+        if "/t-0/00000000000000000000." in os.readlink(f"/proc/self/fd/{fd}") and not release.is_set() \
+                and hold.is_set():
             events.append("rolled segment fsync started")
             started.set()
             # Bounded: a loop blocked here shows up as the wrong order of events, not as a hang.
@@ -290,7 +295,8 @@ def test_requests_are_answered_while_a_rolled_segment_is_fsynced(tmp_path, monke
         real_fdatasync(fd)
 
     async def scenario():
-        broker = Broker(BrokerConfig({"log.dirs": str(tmp_path), "listeners": "PLAINTEXT://127.0.0.1:0"}))
+        broker = Broker(BrokerConfig({"log.dirs": str(tmp_path), "listeners": "PLAINTEXT://127.0.0.1:0",
+                                      "log.flush.on.ack": str(flush_on_ack).lower()}))
         broker.load()
         broker.create_topic("t", 1, 1, {"segment.bytes": "1024"})
         monkeypatch.setattr(os, "fdatasync", slow_fdatasync)
@@ -312,15 +318,19 @@ def test_requests_are_answered_while_a_rolled_segment_is_fsynced(tmp_path, monke
 
         try:
             assert await loop.run_in_executor(None, produce, b"a" * 600) == 0
-            assert await loop.run_in_executor(None, produce, b"b" * 600) == 0  # rolls
-            events.append("produce answered")
+            hold.set()  # the first produce's own sync went through: hold the roll's
+            rolling = loop.run_in_executor(None, produce, b"b" * 600)  # rolls
+            rolling.add_done_callback(lambda _: events.append("produce answered"))
             assert await loop.run_in_executor(None, started.wait, 5)  # the flusher holds the fsync now
             await loop.run_in_executor(None, metadata)
             events.append("metadata answered")
             plog = broker.logs.get("t", 0)
             assert [s.base_offset for s in plog.segments] == [0, 1]
             held = plog.recovery_point
+            if not flush_on_ack:
+                assert await rolling == 0
             release.set()
+            assert await rolling == 0
             pending = plog.pending_flushes()
             if pending:
                 await asyncio.wait([asyncio.wrap_future(f) for f in pending], timeout=10)
@@ -333,7 +343,12 @@ def test_requests_are_answered_while_a_rolled_segment_is_fsynced(tmp_path, monke
     held, after = asyncio.run(asyncio.wait_for(scenario(), 30))
     assert "produce answered" in events and "metadata answered" in events
     assert events.index("metadata answered") < events.index("rolled segment fsync finished"), events
-    assert held == 0 and after == 1  # the recovery point moved only once the fsync was done
+    if flush_on_ack:
+        assert events.index("rolled segment fsync finished") < events.index("produce answered"), events
+        # The first record was synced before its answer; the second once the roll's fsync was done.
+        assert held == 1 and after == 2
+    else:
+        assert held == 0 and after == 1  # the recovery point moved only once the fsync was done
 
 
 @pytest.fixture(autouse=True)

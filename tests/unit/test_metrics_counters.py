@@ -65,8 +65,10 @@ class _Log(SimpleNamespace):
 
 
 def _broker(groups=None, states=None):
-    logs = {("orders", 0): _Log(size_in_bytes=4096, log_start_offset=2, log_end_offset=50, high_watermark=48),
-            ("orders", 1): _Log(size_in_bytes=0, log_start_offset=0, log_end_offset=0, high_watermark=0)}
+    logs = {("orders", 0): _Log(size_in_bytes=4096, log_start_offset=2, log_end_offset=50, high_watermark=48,
+                                recovery_point=45),
+            ("orders", 1): _Log(size_in_bytes=0, log_start_offset=0, log_end_offset=0, high_watermark=0,
+                                recovery_point=0)}
     states = states or {}
     broker = SimpleNamespace(logs=SimpleNamespace(logs=lambda: iter(logs.items())), node_id=1,
                              metadata=SimpleNamespace(topics={"orders": object()},
@@ -87,6 +89,8 @@ def test_partitions_logs_and_consumer_lag_are_read_at_scrape_time():
     assert samples[("kafka_wire_log_size_bytes", (("partition", "0"), ("topic", "orders")))] == 4096
     assert samples[("kafka_wire_log_end_offset", (("partition", "0"), ("topic", "orders")))] == 50
     assert samples[("kafka_wire_log_start_offset", (("partition", "0"), ("topic", "orders")))] == 2
+    assert samples[("kafka_wire_log_recovery_point", (("partition", "0"), ("topic", "orders")))] == 45
+    assert samples[("kafka_wire_log_syncs_total", ())] == 0  # no group commit yet
     labels = (("group", "audit"), ("partition", "0"), ("topic", "orders"))
     # Lag is measured from the high watermark (what a consumer can read), not the log end offset.
     assert samples[("kafka_wire_consumer_group_lag", labels)] == 8
