@@ -1,0 +1,108 @@
+"""log.flush.on.ack against a broker process: a produce with acks=1 or acks=all is answered only
+once its records are on stable storage, which the broker shows as each partition's recovery point
+(`kafka_wire_log_recovery_point`: the offset below which the log was fsynced, moved only by a
+finished fdatasync or syncfs) in its Prometheus metrics. With the key off, as in Kafka, the answer
+comes from the page cache and the recovery point stays where it was.
+
+Runs with one worker process or several (KAFKA_WIRE_TEST_WORKERS=2): the metrics add up every
+worker's partitions and syncs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from client import WireClient
+from kafka_wire.record_codec import Record, build_batch
+from testing.broker_process import free_port, running_broker
+from test_metrics import scrape, value
+
+pytestmark = pytest.mark.timeout(120)
+
+PARTITIONS = 8
+
+
+def _produce(client: WireClient, topic: str, partitions: range, acks: int, records: int = 1) -> list[tuple[int, int]]:
+    """One Produce request, one batch per partition; the (error, base offset) of each."""
+    batch = build_batch([Record(i, 0, None, b"r" * 200) for i in range(records)])
+    response = client.call("Produce", 9, {"acks": acks, "timeout_ms": 10000, "topic_data": [
+        {"name": topic, "partition_data": [{"index": p, "records": batch} for p in partitions]}]},
+        expect_response=acks != 0)
+    if acks == 0:
+        return []
+    return [(entry.error_code, entry.base_offset) for entry in response.responses[0].partition_responses]
+
+
+def _create(client: WireClient, topic: str) -> None:
+    response = client.call("CreateTopics", 7, {"topics": [{"name": topic, "num_partitions": PARTITIONS,
+                                                           "replication_factor": 1}], "timeout_ms": 10000})
+    assert response.topics[0].error_code == 0
+
+
+def _recovery_point(samples, topic: str, partition: int) -> float:
+    return value(samples, "kafka_wire_log_recovery_point", topic=topic, partition=str(partition))
+
+
+def _broker(tmp_path, **config):
+    port = free_port()
+    broker = running_broker(tmp_path, config={"metrics.port": port, **config})
+    return broker, port
+
+
+def test_an_acknowledged_record_was_synced_before_the_answer(tmp_path):
+    broker_context, port = _broker(tmp_path)
+    with broker_context as broker, WireClient(broker.bootstrap) as client:
+        _create(client, "durable")
+        # One partition at a time (fdatasync of its segment), both acks that wait.
+        for acks, records in ((1, 3), (-1, 2), (1, 1)):
+            [(error, base)] = _produce(client, "durable", range(1), acks, records)
+            assert error == 0
+            samples = scrape(port)
+            # Scraped after the answer: had it come before the sync, the recovery point would lag.
+            assert _recovery_point(samples, "durable", 0) >= base + records, (acks, base)
+        assert value(scrape(port), "kafka_wire_log_syncs_total") >= 1
+
+
+def test_a_request_over_many_partitions_is_synced_with_one_filesystem_sync(tmp_path):
+    broker_context, port = _broker(tmp_path)
+    with broker_context as broker, WireClient(broker.bootstrap) as client:
+        _create(client, "wide")
+        before = scrape(port)
+        answers = _produce(client, "wide", range(PARTITIONS), 1, records=4)
+        assert [error for error, _ in answers] == [0] * PARTITIONS
+        after = scrape(port)
+        for partition, (_, base) in enumerate(answers):
+            assert _recovery_point(after, "wide", partition) >= base + 4
+        # Every worker holding some of these partitions made them durable in one syncfs (with W
+        # workers and more partitions than workers, at least one worker holds two or more).
+        moved = value(after, "kafka_wire_log_filesystem_syncs_total") - value(before, "kafka_wire_log_filesystem_syncs_total")
+        assert moved >= 1
+        assert value(after, "kafka_wire_log_synced_partitions_total") - value(
+            before, "kafka_wire_log_synced_partitions_total") == PARTITIONS
+
+
+def test_with_the_key_off_the_answer_comes_from_the_page_cache(tmp_path):
+    """Kafka's behaviour: nothing is fsynced for the answer (no flush.messages, no flush.ms set)."""
+    broker_context, port = _broker(tmp_path, **{"log.flush.on.ack": "false"})
+    with broker_context as broker, WireClient(broker.bootstrap) as client:
+        _create(client, "cached")
+        for acks in (1, -1):
+            answers = _produce(client, "cached", range(PARTITIONS), acks, records=2)
+            assert [error for error, _ in answers] == [0] * PARTITIONS
+        samples = scrape(port)
+        assert [_recovery_point(samples, "cached", p) for p in range(PARTITIONS)] == [0] * PARTITIONS
+        assert value(samples, "kafka_wire_log_syncs_total") == 0
+
+
+def test_acks_zero_waits_for_no_sync_and_the_next_acknowledged_produce_covers_it(tmp_path):
+    broker_context, port = _broker(tmp_path)
+    with broker_context as broker, WireClient(broker.bootstrap) as client:
+        _create(client, "quiet")
+        _produce(client, "quiet", range(1), 1)
+        syncs = value(scrape(port), "kafka_wire_log_syncs_total")
+        _produce(client, "quiet", range(1), 0, records=5)  # no answer
+        [(error, base)] = _produce(client, "quiet", range(1), 1)
+        assert error == 0 and base == 6  # the acks=0 records are in the log before it
+        samples = scrape(port)
+        assert value(samples, "kafka_wire_log_syncs_total") == syncs + 1  # none for the acks=0 produce
+        assert _recovery_point(samples, "quiet", 0) == 7  # everything below the acknowledged record
