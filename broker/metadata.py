@@ -237,7 +237,8 @@ def read_meta_properties(directory: Path) -> dict[str, str]:
 
 def write_atomically(path: Path, text: str) -> None:
     """Replace a file's contents so that a crash leaves the old or the new, never a torn mix."""
-    tmp = path.with_name(path.name + ".tmp")
+    # (Named for the process: a broker's workers may write the same file at once, e.g. meta.properties.)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w") as f:
         f.write(text)
         f.flush()

@@ -149,6 +149,11 @@ class PartitionRead:
 class Broker:
     """The single-node broker's shared state."""
 
+    # With several workers: whether each starts its own group and transaction coordinators (a
+    # cluster broker's serve only the internal partitions they lead, all of them worker 0's) or
+    # worker 0 alone does.
+    coordinators_on_every_worker = False
+
     def __init__(self, config: BrokerConfig, workers=None) -> None:
         self.config = config
         self.node_id = config.node_id
@@ -233,7 +238,7 @@ class Broker:
         group (or a transactional id) does (`coordinator_for`), so a fresh broker's Metadata
         lists no internal topics. A cluster's group coordinator loads partitions as this broker
         becomes their leader, and its FindCoordinator creates the topic (cluster/cluster_broker.py)."""
-        if self.workers is not None and not self.workers.is_primary:
+        if self.workers is not None and not self.workers.is_primary and not self.coordinators_on_every_worker:
             return  # worker 0 coordinates; the other workers forward group and transaction requests
         if type(self.groups) is GroupCoordinator and self.metadata.topic(OFFSETS_TOPIC) is None:
             self._groups_on_demand = True
@@ -448,7 +453,31 @@ class Broker:
                                 ) -> dict[tuple[str, int], ErrorCode]:
         """acks=all: wait until the in-sync replicas have what this leader appended to each
         partition so far; the error per partition."""
-        return await self.leadership.await_replication(partitions, timeout_ms)
+        workers = self.workers
+        if workers is None or not self.leadership.waits_for_replicas:
+            return await self.leadership.await_replication(partitions, timeout_ms)
+        # A cluster broker's workers: each partition's owner knows its in-sync replicas
+        # (broker/workers/calls.py, `replicated`).
+        by_owner: dict[int, list[tuple[str, int]]] = {}
+        for tp in partitions:
+            by_owner.setdefault(workers.owner(*tp), []).append(tp)
+        errors: dict[tuple[str, int], ErrorCode] = {}
+        calls = {}
+        for owner, owned in by_owner.items():
+            if owner == workers.index:
+                calls[owner] = asyncio.ensure_future(self.leadership.await_replication(owned, timeout_ms))
+            else:
+                calls[owner] = asyncio.ensure_future(workers.links[owner].call("replicated", (owned, timeout_ms)))
+        await asyncio.wait(calls.values())
+        for owner, call in calls.items():
+            owned = by_owner[owner]
+            if call.exception() is not None:
+                errors.update(dict.fromkeys(owned, ErrorCode.NOT_LEADER_OR_FOLLOWER))
+            elif owner == workers.index:
+                errors.update(call.result())
+            else:
+                errors.update(zip(owned, (ErrorCode(e) for e in call.result()[0])))
+        return {tp: errors[tp] for tp in partitions}
 
     async def await_synced(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
         """log.flush.on.ack: wait until what this process appended to each partition so far is on

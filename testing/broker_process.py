@@ -59,9 +59,9 @@ class BrokerProcess(ManagedProcess):
     def command(self) -> list[str]:
         settings = {"listeners": f"PLAINTEXT://{self.bootstrap}", "log.dirs": str(self.log_dir), **self.config}
         # KAFKA_WIRE_TEST_WORKERS=N runs every test broker with N worker processes (broker/workers/)
-        # unless the test chose, or runs a ZooKeeper cluster broker (one process per broker there).
+        # unless the test chose.
         workers = os.environ.get("KAFKA_WIRE_TEST_WORKERS")
-        if workers and "num.worker.processes" not in settings and "zookeeper.connect" not in settings:
+        if workers and "num.worker.processes" not in settings:
             settings["num.worker.processes"] = workers
         command = [sys.executable, "-m", "cli", "serve"]
         for key, value in settings.items():

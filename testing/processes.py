@@ -21,6 +21,7 @@ bench/brokers.py's brokers under test.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import socket
@@ -261,10 +262,11 @@ class ManagedProcess:
         self.start()
 
     def send_signal(self, sig: int) -> None:
-        """Sends `sig` if it runs (SIGSTOP to pause it, SIGCONT to let it run again, ...)."""
+        """Sends `sig` if it runs (SIGSTOP to pause it, SIGCONT to let it run again, ...), to its
+        whole process group (its own session): a broker with several worker processes pauses as one."""
         if self.is_running():
-            with contextlib.suppress(ProcessLookupError):
-                self.process.send_signal(sig)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, sig)
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         return log_tail(self.log_path, lines)

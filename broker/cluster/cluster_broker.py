@@ -52,8 +52,12 @@ logger = logging.getLogger("kafka_wire.cluster")
 class ClusterBroker(Broker):
     """One broker of a ZooKeeper-coordinated cluster."""
 
-    def __init__(self, config) -> None:
-        super().__init__(config)
+    # A worker other than 0 leads no internal partition; its transaction coordinator asks the
+    # coordinator's broker (this one: worker 0) about transactional writes, as another broker would.
+    coordinators_on_every_worker = True
+
+    def __init__(self, config, workers=None) -> None:
+        super().__init__(config, workers)
         session_timeout = int(config["zookeeper.session.timeout.ms"]) / 1000
         # Reconnect at most ~1.4 s apart, however long ZooKeeper was away, as ZooKeeper's Java
         # client does (it sleeps under a second after trying every host): kazoo's default backoff
@@ -86,7 +90,8 @@ class ClusterBroker(Broker):
             self.tokens.store.load()
         self.logs.load()
         self.metadata.load()
-        self.bootstrap_features()
+        if self.is_primary:
+            self.bootstrap_features()
         # KIP-226 configs from ZooKeeper before any partition log opens; changes arrive through
         # the metadata's config change notifications (broker_configs_changed).
         apply_dynamic_broker_configs(self)
@@ -100,14 +105,33 @@ class ClusterBroker(Broker):
         self.replicas = ReplicaManager(self)
         # The data path (node.py) asks the replica manager who leads and where the high watermark is.
         self.leadership = self.replicas
-        self.controller = Controller(self.zk, self.metadata, self.node_id, self.config)
+        if self.is_primary:
+            self.controller = Controller(self.zk, self.metadata, self.node_id, self.config)
+
+    @property
+    def is_primary(self) -> bool:
+        """This process registers the broker and stands for controller: the only one, or worker 0 of
+        several (broker/workers/; each worker has its own ZooKeeper session and leads and follows
+        the partitions it owns)."""
+        return self.workers is None or self.workers.is_primary
 
     def start_background_tasks(self) -> None:
         """After the listeners are bound: register, then lead and follow, then stand for controller."""
         super().start_background_tasks()
-        self.register()
+        if self.is_primary:
+            self.register()
         self.replicas.start()
-        self.controller.start()
+        if self.controller is not None:
+            self.controller.start()
+
+    def reload_shared_state(self) -> None:
+        """A worker other than the primary, after worker 0 saved shared state: the ACLs and SCRAM
+        credentials are this broker's files (re-read); topics, configs, quotas and delegation tokens
+        are ZooKeeper's, which this worker watches itself."""
+        from ..security import attach as attach_security
+
+        self.authorizer = self.credentials = None
+        attach_security(self)
 
     def register(self) -> None:
         """The ephemeral /brokers/ids/<id> znode (Kafka's broker registration)."""
@@ -183,11 +207,15 @@ class ClusterBroker(Broker):
         if self.replicas is None:
             return
         try:
-            await self._move_leadership_away()
+            if self.is_primary:
+                await self._move_leadership_away()
+            else:
+                await self._await_leadership_moved()
         except Exception:
             # ZooKeeper gone, say: the partitions fail over when our session expires instead.
             logger.exception("controlled shutdown failed; stopping anyway")
-        self.controller.stop()
+        if self.controller is not None:
+            self.controller.stop()
         await self.replicas.stop()
         self._registered = False
         self.metadata.close()
@@ -208,6 +236,24 @@ class ClusterBroker(Broker):
                          len(remaining))
                 if attempt + 1 < retries:
                     await asyncio.sleep(min(backoff, 1.0))
+
+    async def _await_leadership_moved(self) -> None:
+        """A worker other than the primary: worker 0 moves the whole broker's leadership away (it is
+        registered); this worker keeps serving its partitions until their states name another leader,
+        or none can take them (no other in-sync replica alive), or worker 0's retries are over."""
+        await self.replicas.stop_fetching()
+        if not self.config["controlled.shutdown.enable"]:
+            return
+        retries = int(self.config["controlled.shutdown.max.retries"])
+        backoff = int(self.config["controlled.shutdown.retry.backoff.ms"]) / 1000
+        deadline = asyncio.get_running_loop().time() + retries * min(backoff, 1.0) + 2.0
+        while asyncio.get_running_loop().time() < deadline:
+            others = set(self.metadata.brokers) - {self.node_id}
+            states = [self.metadata.leader_and_isr(*tp) for tp, hosted in self.replicas.partitions.items()
+                      if hosted.is_leader]
+            if not any(state is not None and others.intersection(state.isr) for state in states):
+                return
+            await asyncio.sleep(0.05)
 
     def _close_zk(self) -> None:
         try:
@@ -334,6 +380,11 @@ class ClusterBroker(Broker):
 
     def add_partitions(self, name, total, assignment=None):
         self.metadata.set_partition_count(name, total, assignment=assignment)
+
+    async def logs_everywhere(self, topic: str) -> str | None:
+        """Nothing to wait for: each replica's log is created when its broker (its owning worker)
+        sees the partition's state in ZooKeeper, as on other brokers of the cluster."""
+        return None
 
     def set_topic_configs(self, name, configs):
         self.metadata.set_topic_configs(name, configs)

@@ -100,7 +100,10 @@ class ReplicaManager:
     def start(self) -> None:
         self.started = True
         live = set(self.metadata.live_brokers()) | {self.node_id}
+        owns = self.broker.owns  # with several workers, each leads and follows the partitions it owns
         for topic, partition, _ in list(self.metadata.partitions()):
+            if not owns(topic, partition):
+                continue
             state = self.metadata.leader_and_isr(topic, partition)
             if state is not None and state.leader == self.node_id:
                 update_partition(self.metadata, topic, partition, restarted_leader(self.node_id, live))
@@ -188,7 +191,7 @@ class ReplicaManager:
     # -- metadata changes ------------------------------------------------------------------------
 
     def partition_changed(self, topic: str, partition: int) -> None:
-        if not self.started:
+        if not self.started or not self.broker.owns(topic, partition):
             return
         replicas = self.metadata.replicas(topic, partition)
         key = (topic, partition)

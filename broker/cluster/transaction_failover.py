@@ -5,7 +5,8 @@ __transaction_state partition replays it (and finishes the transactions it left 
 PrepareCommit/PrepareAbort); losing it forgets its transactional ids. Requests for an id of a
 partition this broker does not lead answer NOT_COORDINATOR, so clients look the coordinator up
 again. Markers go to each partition's leader (TransactionMarkerChannel): appended here when this
-broker leads the partition, otherwise sent with WriteTxnMarkers in the background; the
+broker leads the partition (and, with several workers, this worker owns it), otherwise sent with
+WriteTxnMarkers in the background (to this broker itself for another worker's partition); the
 coordinator's marker retry collects the answers.
 
 A transaction's first write to a partition (Produce, TxnOffsetCommit) is checked at its
@@ -104,7 +105,7 @@ class TransactionMarkerChannel:
             number = next(self._numbers)
             self.in_flight[key] = number
             results[(topic, partition)] = ErrorCode.REQUEST_TIMED_OUT
-            if state.leader == self.broker.node_id:
+            if state.leader == self.broker.node_id and self.broker.owns(topic, partition):
                 local.append((key, number))
             else:
                 remote.setdefault(state.leader, []).append((key, number))

@@ -125,7 +125,8 @@ class WorkerRuntime:
 
     def watch_saves(self) -> None:
         broker = self.broker
-        _bump_after(broker.metadata, "_save", self.generation)
+        if hasattr(broker.metadata, "_save"):  # (a cluster broker's metadata is ZooKeeper's, watched by each worker)
+            _bump_after(broker.metadata, "_save", self.generation)
         authorizer = getattr(broker, "authorizer", None)
         if authorizer is not None and hasattr(authorizer, "_commit"):
             _bump_after(authorizer, "_commit", self.generation)

@@ -152,7 +152,8 @@ class Supervisor:
         # What a single process checks at its start, checked once here: an unusable log dir or a
         # stored node id that differs are one line and a non-zero exit (the caller prints them).
         LogManager(self.log_dirs).create_and_validate_log_dirs()
-        EmbeddedMetadata(self.log_dirs[0], self.config.node_id).load()
+        if not self.config["zookeeper.connect"]:  # (a cluster broker's workers check it in ZooKeeper)
+            EmbeddedMetadata(self.log_dirs[0], self.config.node_id).load()
         self.listeners = ListenerSockets(self.config, self.count)
         self.connection_counts = SharedConnectionCounts()
         self.dir_counts = SharedCounters(len(self.log_dirs))
@@ -396,6 +397,9 @@ async def _worker_main(config, ownership, links, generation, listen_sockets, con
     from ..node import Broker
     from ..server import KafkaServer, start_console_on, start_metrics
 
+    if config["zookeeper.connect"]:  # each worker of a cluster broker has its own ZooKeeper session
+        from ..cluster.cluster_broker import ClusterBroker as Broker
+
     from .calls import answer
 
     runtime = WorkerRuntime(ownership, links, generation, connection_counts, dir_counts, offline_dirs)
@@ -445,6 +449,8 @@ async def _worker_main(config, ownership, links, generation, listen_sockets, con
             broker.start_background_tasks()
             gc_freeze()
             await waiting
+            # In a cluster, leadership moves to other brokers while this one still answers.
+            await broker.controlled_shutdown()
     finally:
         if console is not None:
             await console.stop()

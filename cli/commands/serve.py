@@ -116,27 +116,28 @@ def run(args) -> int:
 
 
 def _serve(config: BrokerConfig, started: float) -> int:
-    """One process, or with num.worker.processes > 1 the supervisor of the workers (embedded mode)."""
-    if not config["zookeeper.connect"]:
-        from broker.workers.ownership import worker_count
+    """One process, or with num.worker.processes > 1 the supervisor of the workers."""
+    from broker.workers.ownership import worker_count
 
-        count = worker_count(config)
-        if count > 1:
-            from broker.workers.supervisor import Supervisor
+    count = worker_count(config)
+    if count > 1:
+        from broker.workers.supervisor import Supervisor
 
-            # Every module a worker needs is imported before the fork (broker/workers/supervisor.py),
-            # the CRC-32C of record batches too: a single process imports it at its first produce
-            # (start-to-ready), each worker would import it again (85 ms of CPU each, py-spy).
-            import broker.handlers  # noqa: F401
-            import broker.node  # noqa: F401
-            from kafka_wire.records import crc32c
+        # Every module a worker needs is imported before the fork (broker/workers/supervisor.py),
+        # the CRC-32C of record batches too: a single process imports it at its first produce
+        # (start-to-ready), each worker would import it again (85 ms of CPU each, py-spy).
+        import broker.handlers  # noqa: F401
+        import broker.node  # noqa: F401
+        from kafka_wire.records import crc32c
 
-            crc32c(b"")
+        if config["zookeeper.connect"]:
+            import broker.cluster.cluster_broker  # noqa: F401
+        crc32c(b"")
 
-            start_console = None
-            if config["console.port"] is not None:
-                from console import start_console
-            return Supervisor(config, count, started, start_console).run()
+        start_console = None
+        if config["console.port"] is not None:
+            from console import start_console
+        return Supervisor(config, count, started, start_console).run()
     try:
         import uvloop
 

@@ -41,8 +41,7 @@ def healthy(cluster: Cluster):
     """The shared cluster with all three brokers up (a test may kill some; they come back after)."""
     yield cluster
     for broker in cluster.brokers.values():
-        if broker.process is not None and broker.process.poll() is None:
-            os.kill(broker.process.pid, signal.SIGCONT)
+        broker.send_signal(signal.SIGCONT)
         if not broker.is_running():
             broker.start()
     cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
@@ -313,8 +312,7 @@ def test_paused_follower_leaves_the_isr_and_rejoins_after_resuming(healthy):
     follower = next(i for i in healthy.brokers if i != leader)
     address = healthy.brokers[leader].bootstrap
     assert produce(address, topic, [b"before"])[0] == 0
-    pid = healthy.brokers[follower].process.pid
-    os.kill(pid, signal.SIGSTOP)
+    healthy.brokers[follower].send_signal(signal.SIGSTOP)  # (every process of it)
     try:
         started = time.monotonic()
         # Writes continue: the first waits until the leader drops the paused follower from the ISR.
@@ -324,7 +322,7 @@ def test_paused_follower_leaves_the_isr_and_rejoins_after_resuming(healthy):
         for i in range(1, 5):
             assert produce(address, topic, [b"while-paused-%d" % i])[0] == 0
     finally:
-        os.kill(pid, signal.SIGCONT)
+        healthy.brokers[follower].send_signal(signal.SIGCONT)
     healthy.wait_for_isr(topic, 0, {1, 2, 3}, timeout=30)
     assert produce_to_leader(healthy, topic, [b"after"]) == 0
     # The resumed follower has everything: it can take over with nothing lost.

@@ -137,12 +137,12 @@ def on_controller(cluster):
 def paused(cluster, node_id: int):
     """The broker does nothing (SIGSTOP) for the block; keep it shorter than a ZooKeeper session and
     ask other brokers meanwhile."""
-    process = cluster.brokers[node_id].process
-    process.send_signal(signal.SIGSTOP)
+    broker = cluster.brokers[node_id]
+    broker.send_signal(signal.SIGSTOP)  # (every process of it)
     try:
         yield
     finally:
-        process.send_signal(signal.SIGCONT)
+        broker.send_signal(signal.SIGCONT)
 
 
 def single_replica_partition(cluster, topic: str, avoid: set[int]) -> tuple[int, int]:

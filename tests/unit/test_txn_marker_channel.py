@@ -17,14 +17,21 @@ TP = ("txn-out", 2)
 class Partitions:
     """What the channel asks of its broker: leaders, appends (counted), replication (released by hand)."""
 
-    def __init__(self, leader: int = 1) -> None:
+    def __init__(self, leader: int = 1, owned: bool = True) -> None:
         self.leader = leader
+        self.owned = owned  # whether this process (one worker of several) owns the partitions
         self.appended: list[tuple] = []
         self.replication: list[asyncio.Future] = []
         self.node_id = 1
         self.metadata = SimpleNamespace(topic=lambda name: object(),
                                         leader_and_isr=lambda t, p: SimpleNamespace(leader=self.leader),
                                         brokers={})
+
+    def owns(self, topic, partition) -> bool:
+        return self.owned
+
+    def inter_broker_listener(self) -> str:
+        return "PLAINTEXT"
 
     def write_txn_markers(self, pid, epoch, coordinator_epoch, committed, partitions, transaction_version=0):
         self.appended.extend((pid, epoch, committed, *tp) for tp in partitions)
@@ -58,6 +65,20 @@ def test_a_local_marker_counts_once_the_replicas_have_it():
         assert answered
         assert channel.write(PID, EPOCH, COORDINATOR_EPOCH, False, [TP]) == {TP: ErrorCode.NONE}
         assert not channel.answers and not channel.in_flight
+
+    asyncio.run(scenario())
+
+
+def test_a_marker_for_another_workers_partition_goes_to_the_broker_not_the_local_log():
+    """A cluster broker of several workers: this broker leads the partition but another worker owns
+    it, so the marker is sent with WriteTxnMarkers (to this broker) instead of appended here."""
+    async def scenario():
+        broker = Partitions(owned=False)  # (no endpoint known: the send answers NOT_LEADER_OR_FOLLOWER)
+        channel = TransactionMarkerChannel(broker)
+        assert channel.write(PID, EPOCH, COORDINATOR_EPOCH, True, [TP]) == {TP: ErrorCode.REQUEST_TIMED_OUT}
+        await settle()
+        assert broker.appended == [] and broker.replication == []
+        assert channel.write(PID, EPOCH, COORDINATOR_EPOCH, True, [TP]) == {TP: ErrorCode.NOT_LEADER_OR_FOLLOWER}
 
     asyncio.run(scenario())
 
