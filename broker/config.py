@@ -9,14 +9,14 @@ Every broker key we read is declared once here with Kafka's type and default. To
 from __future__ import annotations
 
 import dataclasses
-import decimal
 import logging
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 
 from kafka_wire.properties import MalformedProperties, parse_properties
-from log.config import LONG_MAX, TOPIC_CONFIGS, InvalidConfig, parse_config_value
+from log.config import (DEFINITION_ORDER, LONG_MAX, MIN_SEGMENT_BYTES, TOPIC_CONFIGS, InvalidConfig, Validator,
+                        check_topic_config_values, gzip_level, java_double, parse_config_value)
 
 from .kafka_config_names import KAFKA_UNUSED_DYNAMIC_BROKER_CONFIGS
 
@@ -62,12 +62,14 @@ class ConfigKey:
     minimum: float | None = None
     sensitive: bool = False
     maximum: float | None = None
+    validator: Validator | None = None
+    internal: bool = False  # a topic config listed only where set (Kafka's defineInternal)
 
     def parse(self, raw) -> object:
         """Parse a property value (string or already typed) into its Python value."""
         try:
             return parse_config_value(self.name, self.type.name, raw, minimum=self.minimum,
-                                      maximum=self.maximum, choices=self.choices)
+                                      maximum=self.maximum, choices=self.choices, validator=self.validator)
         except InvalidConfig as exc:
             raise ConfigError(str(exc)) from None
 
@@ -82,20 +84,6 @@ class ConfigKey:
         if isinstance(value, float):
             return java_double(value)
         return str(value)
-
-
-def java_double(value: float) -> str:
-    """A double as Java's Double.toString prints it (Kafka's DescribeConfigs values): the shortest
-    digits that read back the same, in E notation outside [0.001, 10^7)."""
-    if value != value or value in (float("inf"), float("-inf")):
-        return {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}[repr(value)]
-    if value == 0 or 1e-3 <= abs(value) < 1e7:
-        return repr(value)  # Python's repr has no exponent in this range either
-    sign, digits, exponent = decimal.Decimal(repr(value)).as_tuple()
-    digits = "".join(map(str, digits))
-    power = len(digits) + exponent - 1
-    digits = digits.rstrip("0") or "0"
-    return f"{'-' if sign else ''}{digits[0]}.{digits[1:] or '0'}E{power}"
 
 
 # `listener.name.<listener>.<key>`: a per-listener override of a broker key (security/tls.py).
@@ -129,7 +117,7 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("max.connections.per.ip", I, 2147483647, minimum=0),
         ConfigKey("queued.max.request.bytes", L, -1),
         ConfigKey("fetch.max.bytes", I, 57671680, minimum=1024),
-        ConfigKey("log.segment.bytes", I, 1073741824, minimum=14),
+        ConfigKey("log.segment.bytes", I, 1073741824, minimum=MIN_SEGMENT_BYTES),
         ConfigKey("log.roll.ms", L, None),
         ConfigKey("log.roll.hours", I, 168, minimum=1),
         ConfigKey("log.roll.jitter.ms", L, None),
@@ -158,7 +146,7 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("log.message.timestamp.after.max.ms", L, 3600000, minimum=0),  # Kafka 4.3: 1 hour
         ConfigKey("compression.type", S, "producer",
                   choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
-        ConfigKey("compression.gzip.level", I, -1, minimum=-1, maximum=9),
+        ConfigKey("compression.gzip.level", I, -1, validator=gzip_level),
         ConfigKey("compression.lz4.level", I, 9, minimum=1, maximum=17),
         ConfigKey("compression.zstd.level", I, 3, minimum=-131072, maximum=22),
         ConfigKey("log.local.retention.ms", L, -2, minimum=-2),
@@ -285,7 +273,8 @@ BROKER_KEYS.update(UNUSED_KAFKA_BROKER_KEYS)
 
 # Topic configs: the log layer's table (log.config.TOPIC_CONFIGS), with DescribeConfigs' types.
 TOPIC_KEYS: dict[str, ConfigKey] = {
-    d.name: ConfigKey(d.name, ConfigType[d.type], d.default, d.doc, d.choices, d.minimum, maximum=d.maximum)
+    d.name: ConfigKey(d.name, ConfigType[d.type], d.default, d.doc, d.choices, d.minimum, maximum=d.maximum,
+                      validator=d.validator, internal=d.internal)
     for d in TOPIC_CONFIGS.values()
 }
 
@@ -592,6 +581,8 @@ class BrokerConfig:
             if name in overrides:
                 out.append((name, key.render(overrides[name]), ConfigSource.DYNAMIC_TOPIC_CONFIG, key))
                 continue
+            if key.internal:
+                continue
             synonyms = self.topic_config_synonyms(name)
             source = synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG
             out.append((name, key.render(self._topic_default_from_broker(name)), source, key))
@@ -606,15 +597,25 @@ class BrokerConfig:
         return out
 
 
-def parse_topic_configs(configs: dict[str, str | None]) -> dict[str, object]:
-    """Validate topic config overrides as CreateTopics/AlterConfigs do; raises ConfigError."""
+def parse_topic_configs(configs: dict[str, str | None], defaults: dict[str, object] | None = None
+                        ) -> dict[str, object]:
+    """Validate a topic's complete set of overrides as CreateTopics/AlterConfigs do (Kafka's
+    LogConfig.validate): names, then each value in Kafka's definition order (of several invalid
+    ones, Kafka reports the first in that order), then, given the broker's topic config defaults,
+    the rules across keys on the effective config. Raises ConfigError."""
     unknown = [name for name in configs if name not in TOPIC_KEYS]
     if unknown:
         raise ConfigError(f"Unknown topic config name: {unknown[0]}")
     nulls = [name for name, raw in configs.items() if raw is None]
     if nulls:
         raise ConfigError("Null value not supported for topic configs: " + ",".join(nulls))
-    return {name: TOPIC_KEYS[name].parse(raw) for name, raw in configs.items()}
+    parsed = {name: TOPIC_KEYS[name].parse(configs[name]) for name in DEFINITION_ORDER if name in configs}
+    if defaults is not None:
+        try:
+            check_topic_config_values({**defaults, **parsed})
+        except InvalidConfig as exc:
+            raise ConfigError(str(exc)) from None
+    return {name: parsed[name] for name in configs}
 
 
 def parse_listener(item: str) -> tuple[str, str, int]:

@@ -9,8 +9,11 @@ is one JSON document rewritten atomically (temp file, fsync, rename) on every ch
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from pathlib import Path
+
+from log.config import TOPIC_CONFIGS, InvalidConfig
 
 from .config import ConfigError
 from .metadata import (
@@ -26,6 +29,25 @@ from .metadata import (
 )
 
 METADATA_FILE = "kafka-wire-metadata.json"
+
+logger = logging.getLogger("kafka_wire.broker")
+
+
+def usable_topic_overrides(topic: str, configs: dict[str, object]) -> dict[str, object]:
+    """A topic's stored overrides less those its log can no longer take: a value stored by an earlier
+    version under looser rules (before Kafka 4.x's, e.g. compression.gzip.level=0) is dropped with a
+    warning, so that the broker still opens the topic's logs."""
+    usable = {}
+    for name, value in configs.items():
+        definition = TOPIC_CONFIGS.get(name)
+        try:
+            if definition is not None:
+                definition.parse_for_log(value)
+        except InvalidConfig as exc:
+            logger.warning("topic %s: ignoring its stored config %s=%s: %s", topic, name, value, exc)
+            continue
+        usable[name] = value
+    return usable
 
 
 class EmbeddedMetadata(TopicCatalog):
@@ -48,7 +70,9 @@ class EmbeddedMetadata(TopicCatalog):
         if path.exists():
             data = json.loads(path.read_text())
             for item in data.get("topics", []):
-                self._index_topic(TopicMeta.from_json(item))
+                meta = TopicMeta.from_json(item)
+                meta.configs = usable_topic_overrides(meta.name, meta.configs)
+                self._index_topic(meta)
             self.broker_configs = {name: dict(configs) for name, configs in data.get("broker_configs", {}).items()}
             for item in data.get("client_quotas", []):
                 entity = tuple(sorted((kind, name) for kind, name in item["entity"]))

@@ -38,7 +38,7 @@ def apply_topic_configs(broker, resource_type: int, name: str, new_configs: dict
     if broker.metadata.topic(name) is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist."
     try:
-        parsed = parse_topic_configs(new_configs)
+        parsed = parse_topic_configs(new_configs, broker.config.topic_defaults())
     except ConfigError as exc:
         return ErrorCode.INVALID_CONFIG, str(exc)
     if not validate_only:

@@ -137,7 +137,7 @@ def check_topic(broker: BrokerView, topic) -> Checked:
     if other:
         raise TopicRefused(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {other}")
     try:
-        configs = parse_topic_configs({c.name: c.value for c in topic.configs})
+        configs = parse_topic_configs({c.name: c.value for c in topic.configs}, broker.config.topic_defaults())
     except ConfigError as exc:
         raise TopicRefused(ErrorCode.INVALID_CONFIG, str(exc)) from None
     partitions, replication, assignment = _placement(broker, topic)

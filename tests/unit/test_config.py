@@ -101,12 +101,12 @@ def test_every_broker_synonym_exists_and_has_the_topic_default():
 
 
 def test_topic_defaults_follow_broker_settings():
-    config = BrokerConfig({"log.retention.hours": "2", "log.roll.ms": "5000", "log.segment.bytes": "2048",
+    config = BrokerConfig({"log.retention.hours": "2", "log.roll.ms": "5000", "log.segment.bytes": "2097152",
                            "log.flush.interval.ms": "100", "compression.type": "zstd"})
     defaults = config.topic_defaults()
-    assert (defaults["retention.ms"], defaults["segment.ms"], defaults["segment.bytes"]) == (7_200_000, 5000, 2048)
+    assert (defaults["retention.ms"], defaults["segment.ms"], defaults["segment.bytes"]) == (7_200_000, 5000, 2_097_152)
     assert (defaults["flush.ms"], defaults["compression.type"]) == (100, "zstd")
-    assert LogConfig(defaults).segment_bytes == 2048
+    assert LogConfig(defaults).segment_bytes == 2_097_152
 
 
 def test_log_config_parses_strings_and_typed_values_with_kafka_validation():
@@ -121,13 +121,85 @@ def test_log_config_parses_strings_and_typed_values_with_kafka_validation():
 @pytest.mark.parametrize("configs,message", [
     ({"no.such": "1"}, "Unknown topic config name: no.such"),
     ({"retention.ms": None, "segment.ms": None}, "Null value not supported for topic configs: retention.ms,segment.ms"),
-    ({"segment.bytes": "10"}, "Value must be at least 14"),
+    ({"segment.bytes": "1048575"}, "^Invalid value 1048575 for configuration segment.bytes: Value must be at least 1048576$"),
     ({"compression.type": "brotli"}, "String must be one of"),
     ({"message.timestamp.type": "Whenever"}, "String must be one of: CreateTime, LogAppendTime"),
 ])
 def test_topic_config_errors(configs, message):
     with pytest.raises(ConfigError, match=message):
         parse_topic_configs(configs)
+
+
+# Kafka 4.3's answers (its LogConfig.validate, run on these values), word for word.
+@pytest.mark.parametrize("configs,message", [
+    ({"segment.bytes": "200"}, "Invalid value 200 for configuration segment.bytes: Value must be at least 1048576"),
+    ({"compression.gzip.level": "0"},
+     "Invalid value 0 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1"),
+    ({"compression.gzip.level": "10"},
+     "Invalid value 10 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1"),
+    ({"leader.replication.throttled.replicas": "0:1, x"},
+     "Invalid value [0:1, x] for configuration leader.replication.throttled.replicas: "
+     "leader.replication.throttled.replicas must be the literal '*' or a list of replicas in the following "
+     "format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."),
+    ({"follower.replication.throttled.replicas": "*,0:1"},
+     "Invalid value [*, 0:1] for configuration follower.replication.throttled.replicas: "
+     "follower.replication.throttled.replicas must be the literal '*' or a list of replicas in the following "
+     "format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."),
+    ({"cleanup.policy": "delete,"}, "Configuration 'cleanup.policy' values must not be empty."),
+    ({"cleanup.policy": "compact,Delete"},
+     "Invalid value Delete for configuration cleanup.policy: String must be one of: compact, delete"),
+    ({"retention.ms": " -5 "}, "Invalid value -5 for configuration retention.ms: Value must be at least -1"),
+    ({"retention.ms": "1_000"}, "Invalid value 1_000 for configuration retention.ms: Not a number of type LONG"),
+    ({"message.timestamp.type": " Whenever "},
+     "Invalid value Whenever for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime"),
+    ({"min.cleanable.dirty.ratio": "1e3"},
+     "Invalid value 1000.0 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"),
+    ({"min.cleanable.dirty.ratio": "inf"},
+     "Invalid value inf for configuration min.cleanable.dirty.ratio: Not a number of type DOUBLE"),
+    ({"internal.segment.bytes": "big"}, "Invalid value big for configuration internal.segment.bytes: Not a number of type INT"),
+    # Of several invalid values, the first in Kafka's definition order (segment.bytes before retention.ms).
+    ({"retention.ms": "y", "segment.bytes": "x"}, "Invalid value x for configuration segment.bytes: Not a number of type INT"),
+])
+def test_topic_config_messages_are_kafka_4s(configs, message):
+    with pytest.raises(ConfigError) as refused:
+        parse_topic_configs(configs, BrokerConfig().topic_defaults())
+    assert str(refused.value) == message
+
+
+def test_topic_config_values_kafka_4_accepts():
+    accepted = parse_topic_configs({
+        "segment.bytes": "1048576", "compression.gzip.level": "-1", "leader.replication.throttled.replicas": "0:1,",
+        "follower.replication.throttled.replicas": "*", "cleanup.policy": "delete,delete", "retention.ms": "+5",
+        "min.cleanable.dirty.ratio": "0.5f", "internal.segment.bytes": "-5"})
+    assert accepted["leader.replication.throttled.replicas"] == ["0:1", ""]  # described as given: "0:1,"
+    assert accepted["cleanup.policy"] == ["delete", "delete"] and accepted["retention.ms"] == 5
+    assert accepted["min.cleanable.dirty.ratio"] == 0.5 and accepted["internal.segment.bytes"] == -5
+    assert parse_topic_configs({"cleanup.policy": ""}) == {"cleanup.policy": []}  # infinite retention
+
+
+def test_rules_across_topic_configs_see_the_broker_defaults():
+    """LogConfig.validateValues on the effective config: min.compaction.lag.ms against the broker's
+    log.cleaner.max.compaction.lag.ms too; tiered storage is off in kafka-wire."""
+    defaults = BrokerConfig({"log.cleaner.max.compaction.lag.ms": "5"}).topic_defaults()
+    with pytest.raises(ConfigError, match=r"^conflict topic config setting min.compaction.lag.ms \(10\) > "
+                                          r"max.compaction.lag.ms \(5\)$"):
+        parse_topic_configs({"min.compaction.lag.ms": "10"}, defaults)
+    with pytest.raises(ConfigError, match="^Tiered Storage functionality is disabled in the broker. Topic cannot "
+                                          "be configured with remote log storage.$"):
+        parse_topic_configs({"remote.storage.enable": "true"}, BrokerConfig().topic_defaults())
+
+
+def test_internal_segment_bytes_sizes_the_log_and_is_described_only_where_set():
+    """Kafka 4.x's test-only internal.segment.bytes overrides segment.bytes in the log; the log also takes
+    the small segment.bytes the broker's own settings may give it (offsets.topic.segment.bytes)."""
+    assert LogConfig({"internal.segment.bytes": 300}).segment_bytes == 300
+    assert LogConfig({"segment.bytes": 300}).segment_bytes == 300
+    assert LogConfig({}).segment_bytes == 1 << 30
+    config = BrokerConfig()
+    assert "internal.segment.bytes" not in [row[0] for row in config.describe_topic_config({})]
+    assert _described(config, {"internal.segment.bytes": 1000}, "internal.segment.bytes") == ("1000", DYNAMIC)
+    with pytest.raises(ConfigError, match="log.segment.bytes: Value must be at least 1048576"):
+        BrokerConfig({"log.segment.bytes": "1048575"})
 
 
 # -- where a value comes from ---------------------------------------------------------------------------------------
@@ -138,9 +210,9 @@ def _described(config: BrokerConfig, overrides: dict, name: str):
 
 
 def test_sources_of_topic_configs():
-    config = BrokerConfig({"log.retention.ms": "12345", "log.segment.bytes": "4096"})
+    config = BrokerConfig({"log.retention.ms": "12345", "log.segment.bytes": "4194304"})
     assert _described(config, {}, "retention.ms") == ("12345", STATIC)
-    assert _described(config, {}, "segment.bytes") == ("4096", STATIC)
+    assert _described(config, {}, "segment.bytes") == ("4194304", STATIC)
     assert _described(config, {}, "max.message.bytes") == ("1048588", DEFAULT)
     assert _described(config, {"segment.bytes": 1000}, "segment.bytes") == ("1000", DYNAMIC)
     assert _described(config, {}, "remote.storage.enable") == ("false", DEFAULT)  # no broker synonym
@@ -156,6 +228,6 @@ def test_synonyms_follow_kafkas_config_synonyms():
     hours_only = BrokerConfig({"log.retention.hours": "1"})
     assert hours_only.topic_config_synonyms("retention.ms") == []
     assert _described(hours_only, {}, "retention.ms") == ("3600000", DEFAULT)
-    assert BrokerConfig({"log.segment.bytes": "4096"}).topic_config_synonyms("segment.bytes") == [
-        ("log.segment.bytes", "4096", STATIC), ("log.segment.bytes", "1073741824", DEFAULT)]
+    assert BrokerConfig({"log.segment.bytes": "4194304"}).topic_config_synonyms("segment.bytes") == [
+        ("log.segment.bytes", "4194304", STATIC), ("log.segment.bytes", "1073741824", DEFAULT)]
     assert BrokerConfig().topic_config_synonyms("follower.replication.throttled.replicas") == []

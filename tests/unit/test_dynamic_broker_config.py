@@ -13,11 +13,11 @@ DYN, DYN_DEFAULT, STATIC, DEFAULT = (ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigS
 
 
 def test_layers_and_synonyms():
-    config = BrokerConfig({"log.retention.hours": "100", "log.segment.bytes": "5000"})
-    config.set_dynamic({"log.retention.hours": "50", "log.segment.bytes": "6000"}, {"log.retention.hours": "10"})
-    assert config["log.retention.hours"] == 10 and config["log.segment.bytes"] == 6000
+    config = BrokerConfig({"log.retention.hours": "100", "log.segment.bytes": "5000000"})
+    config.set_dynamic({"log.retention.hours": "50", "log.segment.bytes": "6000000"}, {"log.retention.hours": "10"})
+    assert config["log.retention.hours"] == 10 and config["log.segment.bytes"] == 6_000_000
     assert config.topic_defaults()["retention.ms"] == 10 * 3_600_000
-    assert config.topic_defaults()["segment.bytes"] == 6000
+    assert config.topic_defaults()["segment.bytes"] == 6_000_000
     assert config.config_synonyms("log.retention.hours", ("log.retention.ms", "log.retention.minutes",
                                                           "log.retention.hours")) == [
         ("log.retention.hours", "10", DYN), ("log.retention.hours", "50", DYN_DEFAULT),
