@@ -13,13 +13,15 @@ state from the thread that changes it. What it reports, all prefixed `kafka_wire
 - per consumer group (when the group coordinator runs): consumer_group_committed_offset and
   consumer_group_lag (high watermark of the local replica minus committed offset) per partition,
   consumer_group_lag_sum, consumer_group_members;
-- the Python process: CPU, memory, open fds, garbage collection (prometheus_client's collectors).
+- the Python process: CPU, memory, open fds, garbage collection (prometheus_client's collectors;
+  with several workers CPU, memory and fds are the sums over the supervisor and every worker).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 
 from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
@@ -242,14 +244,48 @@ class BrokerStateCollector:
         yield members
 
 
+class BrokerProcessesCollector:
+    """With several workers: prometheus_client's process metrics (process_*) for the whole broker, the
+    supervisor and every worker: CPU seconds, resident and virtual memory and open descriptors
+    summed, the start time and the descriptor limit the supervisor's."""
+
+    SUMMED = ("process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+              "process_open_fds")
+
+    def collect(self):
+        supervisor = os.getppid()
+        pids = [supervisor] + _children(supervisor)
+        merged: dict[str, object] = {}
+        for pid in pids:
+            for family in ProcessCollector(pid=lambda pid=pid: pid, registry=None).collect():
+                first = merged.setdefault(family.name, family)
+                if first is family:
+                    continue
+                for i, (mine, theirs) in enumerate(zip(first.samples, family.samples)):
+                    if mine.name in self.SUMMED and theirs.name == mine.name:
+                        first.samples[i] = mine._replace(value=mine.value + theirs.value)
+        yield from merged.values()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(child) for child in f.read().split()]
+    except OSError:
+        return []
+
+
 def build_registry(broker, stats: RequestStats = STATS, workers: WorkerSnapshots | None = None) -> CollectorRegistry:
-    """Request statistics, the broker's state (when given), and the Python process (worker 0's,
-    with several workers: the process numbers are not summed)."""
+    """Request statistics, the broker's state (when given), and the broker's processes (with
+    several workers, summed over the supervisor and the workers)."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RequestStatsCollector(workers.request_stats if workers is not None else stats))
     if broker is not None:
         registry.register(BrokerStateCollector(broker, workers))
-    ProcessCollector(registry=registry)
+    if workers is not None:
+        registry.register(BrokerProcessesCollector())
+    else:
+        ProcessCollector(registry=registry)
     PlatformCollector(registry=registry)
     GCCollector(registry=registry)
     return registry

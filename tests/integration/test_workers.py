@@ -362,3 +362,28 @@ def test_describe_log_dirs_lists_every_workers_partitions(pair):
     assert answers[:2] == answers[2:]
     partitions = [p[0] for name, parts in answers[2][0][1] if name == TOPIC for p in parts]
     assert partitions == list(range(PARTITIONS))
+
+
+def _rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_process_metrics_cover_every_worker(tmp_path):
+    from prometheus_client.parser import text_string_to_metric_families
+    import urllib.request
+
+    port = free_port()
+    with running_broker(tmp_path, config={"num.worker.processes": 2, "metrics.port": port}) as broker:
+        pids = [broker.process.pid] + _children(broker.process.pid)
+        assert len(pids) == 3
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+            text = response.read().decode()
+        rss = [_rss_bytes(pid) for pid in pids]
+    samples = {s.name: s.value for family in text_string_to_metric_families(text) for s in family.samples}
+    # The broker's memory is its three processes', not worker 0's alone.
+    assert 0.8 * sum(rss) <= samples["process_resident_memory_bytes"] <= 1.25 * sum(rss)
+    assert samples["process_resident_memory_bytes"] > 1.5 * max(rss)
+    assert samples["process_open_fds"] > 0 and samples["process_cpu_seconds_total"] > 0
