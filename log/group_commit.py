@@ -18,12 +18,13 @@ jobs in order, so a roll's flush submitted earlier (the new segment's directory 
 finished by then too, and a job of it that failed shows as a recovery point left behind.
 
 Per log dir, the job makes the dirty logs durable in one of two ways (measured on ext4 over
-virtio, 2 cores, bench/RESULTS.md "Durable acknowledgements"): fdatasync of each dirty segment
-(and fsync of the partition directory when a segment is new) when one log is dirty there, which is
-the cheapest for one busy partition (~0.08 ms); syncfs(2) of the log dir's file system when several
-are, which costs about as much for 10,000 dirty partitions as for two (~1.3 ms against ~0.45 ms per
-file with fdatasync, every file's size change being its own journal commit), so the cost of a sync
-does not grow with the partition count. syncfs also writes back whatever else is dirty on that
+virtio, 2 cores shared with other work, bench/RESULTS.md "Durable acknowledgements"): fdatasync of
+each dirty segment (and fsync of the partition directory when a segment is new) when fewer than
+SYNCFS_FROM_DIRTY_LOGS logs are dirty there, the cheapest for one busy partition (0.08-0.8 ms for
+one file, where syncfs took 0.5-1.9 ms); syncfs(2) of the log dir's file system when more are: with
+64 dirty files of 10,000 it took 1.2-8.7 ms against 11-45 ms for one fdatasync each (each file's
+size change is its own journal commit), with 256 dirty files 50 ms against 151 ms, and between 2 and
+8 dirty files the two were within the noise of each other. syncfs also writes back whatever else is dirty on that
 file system, which is why a log dir on its own file system (as Kafka advises) keeps syncs short.
 Its errors are read through a descriptor of the log dir held open from the first sync on (Linux
 5.8+ reports a writeback error once to each descriptor opened before it; older kernels report
@@ -50,7 +51,7 @@ logger = logging.getLogger("kafka_wire.log")
 
 # A log dir with at least this many dirty logs is synced with one syncfs(2) instead of one
 # fdatasync per segment (see the module docstring for the numbers).
-SYNCFS_FROM_DIRTY_LOGS = 2
+SYNCFS_FROM_DIRTY_LOGS = 4
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -89,6 +90,9 @@ class GroupCommit:
         """Call `done(failed)` once everything `logs` hold now is durable; `failed` maps each log
         whose sync failed to the error (empty when every one was synced)."""
         wanted = [(log, log.log_end_offset) for log in logs]
+        if all(log.recovery_point >= offset for log, offset in wanted):
+            done({})  # durable already (flush.messages fsynced it in the append): no sync to wait for
+            return
         for log, _ in wanted:
             self._next_logs[log] = None
         self._next_waiters.append((wanted, done))

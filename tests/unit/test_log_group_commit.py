@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 
-from log.group_commit import GroupCommit, _sync_log_dirs
+from log.group_commit import SYNCFS_FROM_DIRTY_LOGS, GroupCommit, _sync_log_dirs
 from log.partition_log import PartitionLog
 from test_log_background_flush import NOW, ManualFlusher, batch
 
@@ -87,9 +87,9 @@ def test_appends_during_a_sync_share_the_next_one(tmp_path):
     assert commits.syncs == 2 and not flusher.jobs
 
 
-def test_one_dirty_log_is_fdatasynced_several_share_one_syncfs(tmp_path, monkeypatch):
+def test_a_few_dirty_logs_are_fdatasynced_more_share_one_syncfs(tmp_path, monkeypatch):
     flusher, loop = ManualFlusher(), Loop()
-    logs = [_log(tmp_path, f"t-{i}", flusher) for i in range(3)]
+    logs = [_log(tmp_path, f"t-{i}", flusher) for i in range(SYNCFS_FROM_DIRTY_LOGS)]
     commits = GroupCommit(flusher, loop.call_soon_threadsafe)
     flusher.run_all()
     synced_files = []
@@ -108,8 +108,8 @@ def test_one_dirty_log_is_fdatasynced_several_share_one_syncfs(tmp_path, monkeyp
     commits.when_synced(logs, answers.append)
     _step(flusher, loop)
     assert answers == [{}] and synced_files == []  # one syncfs of the log dir's file system instead
-    assert commits.filesystem_syncs == 1 and commits.synced_logs == 4
-    assert [log.recovery_point for log in logs] == [2, 1, 1]
+    assert commits.filesystem_syncs == 1 and commits.synced_logs == 1 + SYNCFS_FROM_DIRTY_LOGS
+    assert [log.recovery_point for log in logs] == [2] + [1] * (SYNCFS_FROM_DIRTY_LOGS - 1)
 
 
 def test_a_failed_sync_fails_its_callers_and_moves_no_recovery_point(tmp_path, monkeypatch):
@@ -147,6 +147,17 @@ def test_a_log_whose_range_an_earlier_flush_job_covers_waits_for_that_job(tmp_pa
     assert answers == []
     _step(flusher, loop)
     assert answers == [{}] and log.recovery_point == 2
+
+
+def test_an_append_fsynced_by_flush_messages_waits_for_no_sync(tmp_path):
+    flusher, loop = ManualFlusher(), Loop()
+    log = PartitionLog(tmp_path / "logs" / "t-0", {"flush.messages": 1}, clock_ms=lambda: NOW, flusher=flusher)
+    commits = GroupCommit(flusher, loop.call_soon_threadsafe)
+    flusher.run_all()
+    _append(log)
+    answers = []
+    commits.when_synced([log], answers.append)
+    assert answers == [{}] and _syncs_queued(flusher) == 0 and commits.syncs == 0
 
 
 def test_without_a_flusher_the_sync_runs_on_the_callers_thread(tmp_path):
