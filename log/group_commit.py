@@ -24,9 +24,11 @@ SYNCFS_FROM_DIRTY_LOGS logs are dirty there, the cheapest for one busy partition
 one file, where syncfs took 0.5-1.9 ms); syncfs(2) of the log dir's file system when more are: with
 64 dirty files of 10,000 it took 1.2-8.7 ms against 11-45 ms for one fdatasync each (each file's
 size change is its own journal commit), with 256 dirty files 50 ms against 151 ms, and between 2 and
-8 dirty files the two were within the noise of each other. syncfs also writes back whatever else is dirty on that
-file system, which is why a log dir on its own file system (as Kafka advises) keeps syncs short.
-Its errors are read through a descriptor of the log dir held open from the first sync on (Linux
+8 dirty files the two were within the noise of each other. syncfs also writes back whatever else
+is dirty on that file system, which is why a log dir on its own file system (as Kafka advises)
+keeps syncs short. It is used only on the local file systems of SYNCFS_FILE_SYSTEMS: a FUSE file
+system (such as the faults suite's lazyfs) never hears of a syncfs, so there every file is
+fdatasynced whatever their number. Its errors are read through a descriptor of the log dir held open from the first sync on (Linux
 5.8+ reports a writeback error once to each descriptor opened before it; older kernels report
 none). A failed sync leaves the recovery points where they were and fails its callers' logs;
 the next sync covers the whole range again.
@@ -53,7 +55,32 @@ logger = logging.getLogger("kafka_wire.log")
 # fdatasync per segment (see the module docstring for the numbers).
 SYNCFS_FROM_DIRTY_LOGS = 4
 
+# File systems whose syncfs(2) writes back every file's data and metadata to their disk. Others
+# get one fdatasync per file: a FUSE file system (the faults suite's lazyfs, compat/faults/lazyfs.py)
+# is not told of a syncfs at all, NFS or 9p may not be, and a tmpfs has no disk.
+SYNCFS_FILE_SYSTEMS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs", "bcachefs", "overlay"})
+
 _libc = ctypes.CDLL(None, use_errno=True)
+
+
+def file_system_type(path: str) -> str:
+    """The type of the file system holding `path` (/proc/self/mounts: the longest mount point
+    above it); "" when it cannot be told."""
+    path = os.path.realpath(path)
+    best, kind = "", ""
+    try:
+        with open("/proc/self/mounts") as mounts:
+            for line in mounts:
+                fields = line.split()
+                if len(fields) < 3:
+                    continue
+                mount_point = fields[1].replace("\\040", " ")
+                inside = path == mount_point or path.startswith(mount_point.rstrip("/") + "/")
+                if inside and len(mount_point) >= len(best):
+                    best, kind = mount_point, fields[2]
+    except OSError:
+        return ""
+    return kind
 
 
 def syncfs(fd: int) -> None:
@@ -78,6 +105,7 @@ class GroupCommit:
         self._next_waiters: list[tuple[list[tuple[PartitionLog, int]], Done]] = []
         self._running = False
         self._dir_fds: dict[str, int] = {}
+        self._syncfs_usable: dict[str, bool] = {}  # per log dir (SYNCFS_FILE_SYSTEMS)
         # The running sync's callers, and each of its logs' job (to name the error of a failure).
         self._waiters_of_running: list[tuple[list[tuple[PartitionLog, int]], Done]] = []
         self._job_of: dict[PartitionLog, concurrent.futures.Future] = {}
@@ -114,7 +142,7 @@ class GroupCommit:
         jobs: list[tuple[str, concurrent.futures.Future, int | None, list]] = []
         for log_dir, dirty in by_dir.items():
             future: concurrent.futures.Future = concurrent.futures.Future()
-            whole_fs = len(dirty) >= SYNCFS_FROM_DIRTY_LOGS
+            whole_fs = len(dirty) >= SYNCFS_FROM_DIRTY_LOGS and self._syncfs_ok(log_dir)
             parts = []
             try:
                 dir_fd = self._dir_fd(log_dir) if whole_fs else None
@@ -148,6 +176,12 @@ class GroupCommit:
                 return
         _sync_log_dirs(jobs)
         self._finish()
+
+    def _syncfs_ok(self, log_dir: str) -> bool:
+        usable = self._syncfs_usable.get(log_dir)
+        if usable is None:
+            usable = self._syncfs_usable[log_dir] = file_system_type(log_dir) in SYNCFS_FILE_SYSTEMS
+        return usable
 
     def _dir_fd(self, log_dir: str) -> int:
         fd = self._dir_fds.get(log_dir)

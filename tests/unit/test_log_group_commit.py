@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
-from log.group_commit import SYNCFS_FROM_DIRTY_LOGS, GroupCommit, _sync_log_dirs
+import pytest
+
+from log.group_commit import SYNCFS_FILE_SYSTEMS, SYNCFS_FROM_DIRTY_LOGS, GroupCommit, _sync_log_dirs, file_system_type
 from log.partition_log import PartitionLog
 from test_log_background_flush import NOW, ManualFlusher, batch
 
@@ -167,3 +172,28 @@ def test_without_a_flusher_the_sync_runs_on_the_callers_thread(tmp_path):
     answers = []
     commits.when_synced([log], answers.append)
     assert answers == [{}] and log.recovery_point == 2
+
+
+def test_on_a_file_system_outside_the_syncfs_list_every_log_is_fdatasynced(tmp_path):
+    """tmpfs stands in for the file systems syncfs does not reach (FUSE, as the faults suite's
+    lazyfs): however many logs are dirty, each gets its own fdatasync."""
+    if file_system_type("/dev/shm") != "tmpfs":
+        pytest.skip("no tmpfs at /dev/shm")
+    assert file_system_type(str(tmp_path)) in SYNCFS_FILE_SYSTEMS  # pytest's tmp dir is on the disk here
+    shm = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        flusher, loop = ManualFlusher(), Loop()
+        logs = [_log(shm, f"t-{i}", flusher) for i in range(SYNCFS_FROM_DIRTY_LOGS + 2)]
+        commits = GroupCommit(flusher, loop.call_soon_threadsafe)
+        flusher.run_all()
+        for log in logs:
+            _append(log)
+        answers = []
+        commits.when_synced(logs, answers.append)
+        _step(flusher, loop)
+        assert answers == [{}] and commits.filesystem_syncs == 0
+        assert [log.recovery_point for log in logs] == [1] * len(logs)
+        for log in logs:
+            log.close()
+    finally:
+        shutil.rmtree(shm)
