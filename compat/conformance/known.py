@@ -115,6 +115,11 @@ KNOWN = KNOWN + tuple(Known(pattern, KEPT, _FOLLOWS_4 + why, ("3.*",)) for patte
      "broker loggers: Kafka 3.9 reaches its loggers through log4j 1 (reload4j in its distribution); the reference "
      "3.9.1 here runs with log4j 2 (compat/reference/pom.xml, one binding for every version), so it answers "
      "UNKNOWN_SERVER_ERROR to every broker-logger request, where Kafka 4.3 (log4j 2) answers as kafka-wire"),
+    ("config_boundaries_*:: segment.bytes='1048575' :: *",
+     "Kafka 4.0 raised segment.bytes' minimum from 14 bytes to 1 MiB (KIP-1030): 3.9 accepts 1048575"),
+    ("config_boundaries_*:: internal.segment.bytes=* :: *",
+     "Kafka 4.0 added the test-only topic config internal.segment.bytes; 3.9 answers INVALID_CONFIG "
+     "\"Unknown topic config name\""),
     ("authz_offset_fetch@v* :: alice, named topics :: topics.*",
      "Kafka 4.0's group coordinator answers an OffsetFetch the group authorization refused with each named "
      "topic and the error; 3.9 left the topics out"),

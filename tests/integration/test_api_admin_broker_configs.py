@@ -194,7 +194,7 @@ def test_only_the_first_broker_synonym_of_a_topic_config_is_dynamic(configured, 
 def test_dynamic_retention_deletes_old_segments_and_survives_restart(configured):
     with WireClient(configured.bootstrap) as client:
         topic = unique("dyn-retention")
-        create_topic(client, topic, configs={"segment.bytes": 1024})
+        create_topic(client, topic, configs={"internal.segment.bytes": 1024})
         old = int(time.time() * 1000) - 3_600_000
         for _ in range(6):
             assert produce(client, topic, batch([b"x" * 400], timestamps=[old])).error_code == 0

@@ -24,14 +24,16 @@ from tests.integration.test_security_acls import acl_broker, grant, login  # noq
 from wire_cases import batch, create_topic, error_name, produce, unique
 
 JAVA_PROGRAM = Path(__file__).parent.parent / "clients" / "java" / "ReplicaLogDirs.java"
+# Segments of 64 KiB, so that a move copies several: Kafka 4.x's test-only topic config (segment.bytes
+# may not be below 1 MiB).
+SMALL_SEGMENTS = {"internal.segment.bytes": 65536}
 
 
 @pytest.fixture(scope="module")
 def two_dir_broker(tmp_path_factory):
     root = tmp_path_factory.mktemp("alter-log-dirs")
     dirs = [root / "data-a", root / "data-b"]
-    with running_broker(root, config={"log.dirs": ",".join(str(d) for d in dirs), "log.segment.bytes": 65536,
-                                      "group.initial.rebalance.delay.ms": 0}) as broker:
+    with running_broker(root, config={"log.dirs": ",".join(str(d) for d in dirs), "group.initial.rebalance.delay.ms": 0}) as broker:
         broker.dirs = [str(d) for d in dirs]
         yield broker
 
@@ -76,7 +78,7 @@ def wait_moved(client, topic: str, partition: int, target: str, timeout: float =
 
 def test_errors_as_kafka_answers_them(two_dir_broker, client):
     topic = unique("logdirs-errors")
-    create_topic(client, topic, partitions=2)
+    create_topic(client, topic, partitions=2, configs=SMALL_SEGMENTS)
     current, _ = other_dir(two_dir_broker, client, topic)
     assert alter(client, [((topic, 0), current)]) == [(topic, 0, "NONE")]  # already there: nothing to do
     assert alter(client, [((topic, 0), "/no/such/dir")]) == [(topic, 0, "LOG_DIR_NOT_FOUND")]
@@ -93,7 +95,7 @@ def test_errors_as_kafka_answers_them(two_dir_broker, client):
 
 def test_a_partition_moves_while_an_idempotent_producer_writes(two_dir_broker, client):
     topic = unique("logdirs-move")
-    create_topic(client, topic, partitions=1)
+    create_topic(client, topic, partitions=1, configs=SMALL_SEGMENTS)
     producer = Producer({"bootstrap.servers": two_dir_broker.bootstrap, "enable.idempotence": True,
                          "linger.ms": 2, "batch.num.messages": 50})
     acked: list[bytes] = []
@@ -115,7 +117,7 @@ def test_a_partition_moves_while_an_idempotent_producer_writes(two_dir_broker, c
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
     try:
-        while len(acked) < 5000:  # several segments (log.segment.bytes=64 KiB) before the move
+        while len(acked) < 5000:  # several segments (64 KiB)  before the move
             time.sleep(0.05)
         source, target = other_dir(two_dir_broker, client, topic)
         assert alter(client, [((topic, 0), target)]) == [(topic, 0, "NONE")]
@@ -156,9 +158,9 @@ def test_describe_log_dirs_shows_the_future_replica_while_it_catches_up(two_dir_
     is asked for while many partitions are queued (moves run one at a time): the last ones are
     listed as future replicas in their target dir, with their lag, until their turn comes."""
     topic = unique("logdirs-future")
-    create_topic(client, topic, partitions=8)
+    create_topic(client, topic, partitions=8, configs=SMALL_SEGMENTS)
     for partition in range(8):
-        for _ in range(20):  # 1 MB in 16 segments (a batch must fit in one: log.segment.bytes=64 KiB)
+        for _ in range(20):  # 1 MB in 16 segments (a batch must fit in one: 64 KiB)
             assert produce(client, topic, batch([b"z" * 1000] * 50), partition=partition).error_code == 0
     where = placement(client, topic)
     moves = [((topic, p), next(d for d in two_dir_broker.dirs if d != where[(p, False)][0])) for p in range(8)]
@@ -177,7 +179,7 @@ def test_describe_log_dirs_shows_the_future_replica_while_it_catches_up(two_dir_
 
 def test_java_admin_moves_a_replica(two_dir_broker, client, java_kafka_clients):
     topic = unique("logdirs-java")
-    create_topic(client, topic, partitions=1)
+    create_topic(client, topic, partitions=1, configs=SMALL_SEGMENTS)
     produce(client, topic, batch([b"j" * 100]))
     command = java_kafka_clients("4.3.0").program(JAVA_PROGRAM)
 

@@ -159,7 +159,7 @@ def test_describe_broker(client):
 
 def test_alter_configs_replaces_every_override(client):
     topic = unique("alter")
-    create_topic(client, topic, configs={"retention.ms": 1000, "segment.bytes": 100_000})
+    create_topic(client, topic, configs={"retention.ms": 1000, "segment.bytes": 2_000_000})
     assert _alter(client, topic, {"cleanup.policy": "compact"}).error_code == 0
     configs = describe_topic_configs(client, topic)
     assert configs["cleanup.policy"].config_source == DYNAMIC_TOPIC_CONFIG
@@ -192,7 +192,7 @@ def test_incremental_set_delete_append_subtract(client):
     """ConfigurationControlManager.incrementalAlterConfigResource; APPEND/SUBTRACT start from the
     override or, without one, from the config's own default (getParts)."""
     topic = unique("incremental")
-    create_topic(client, topic, configs={"segment.bytes": 100_000})
+    create_topic(client, topic, configs={"segment.bytes": 2_000_000})
     answer = _incremental(client, topic, [("retention.ms", SET, "5000"), ("segment.bytes", DELETE, None),
                                           ("cleanup.policy", APPEND, "compact")])
     assert answer.error_code == 0, answer.error_message
@@ -224,6 +224,29 @@ def test_incremental_errors_change_nothing(client):
         "UNKNOWN_TOPIC_OR_PARTITION"
 
 
+def test_kafka_4_minimum_segment_size_on_every_path(client):
+    """Kafka 4.x refuses segment.bytes below 1 MiB (KIP-1030) on CreateTopics, AlterConfigs and
+    IncrementalAlterConfigs with the same message; its test-only internal.segment.bytes takes any size
+    and is described only where set."""
+    message = "Invalid value 200 for configuration segment.bytes: Value must be at least 1048576"
+    topic = unique("segment-minimum")
+    response = client.call("CreateTopics", 7, {"topics": [{"name": topic, "num_partitions": 1, "replication_factor": 1,
+                                                           "configs": [{"name": "segment.bytes", "value": "200"}]}],
+                                               "timeout_ms": 10000, "validate_only": False})
+    assert (error_name(response.topics[0].error_code), response.topics[0].error_message) == ("INVALID_CONFIG", message)
+    create_topic(client, topic)
+    answer = _alter(client, topic, {"segment.bytes": "200"})
+    assert (error_name(answer.error_code), answer.error_message) == ("INVALID_CONFIG", message)
+    answer = _incremental(client, topic, [("segment.bytes", SET, "200")])
+    assert (error_name(answer.error_code), answer.error_message) == ("INVALID_CONFIG", message)
+    assert _incremental(client, topic, [("segment.bytes", SET, "1048576")]).error_code == 0
+    assert "internal.segment.bytes" not in describe_topic_configs(client, topic)
+    assert _incremental(client, topic, [("internal.segment.bytes", SET, "200")]).error_code == 0
+    described = describe_topic_configs(client, topic)
+    assert (described["internal.segment.bytes"].value, described["internal.segment.bytes"].config_source) == (
+        "200", DYNAMIC_TOPIC_CONFIG)
+
+
 # -- configs in effect ---------------------------------------------------------------------------------------------
 
 
@@ -238,14 +261,15 @@ def test_changed_configs_take_effect_in_the_log_and_survive_restart(broker):
         for i in range(4):
             produce(client, topic, batch([b"x" * 300]))
         assert len(_segment_files(broker, topic)) == 1
-        assert _incremental(client, topic, [("segment.bytes", SET, "1000")]).error_code == 0
+        # Kafka 4.x's test-only segment size (segment.bytes may not be below 1 MiB).
+        assert _incremental(client, topic, [("internal.segment.bytes", SET, "1000")]).error_code == 0
         for i in range(8):
             produce(client, topic, batch([b"y" * 300]))
         assert len(_segment_files(broker, topic)) >= 3  # rolled at the new size
     broker.restart()
     with WireClient(broker.bootstrap) as client:
         configs = describe_topic_configs(client, topic)
-        assert (configs["segment.bytes"].value, configs["segment.bytes"].config_source) == \
+        assert (configs["internal.segment.bytes"].value, configs["internal.segment.bytes"].config_source) == \
             ("1000", DYNAMIC_TOPIC_CONFIG)
         before = len(_segment_files(broker, topic))
         for i in range(4):
@@ -255,7 +279,7 @@ def test_changed_configs_take_effect_in_the_log_and_survive_restart(broker):
 
 def test_retention_change_deletes_old_segments(client, configured_broker):
     topic = unique("retention")
-    create_topic(client, topic, configs={"segment.bytes": 500, "retention.ms": -1})
+    create_topic(client, topic, configs={"internal.segment.bytes": 500, "retention.ms": -1})
     old = int(time.time() * 1000) - 3_600_000
     for i in range(5):
         produce(client, topic, batch([b"old" * 100], timestamps=[old]))

@@ -138,7 +138,7 @@ def test_quota_set_on_one_broker_throttles_on_the_other(cluster):
 
 def test_dynamic_default_broker_config_applies_on_every_broker(cluster):
     topic, overridden = unique("dyn-default"), unique("dyn-override")
-    cluster.create_topic(topic, partitions=1, replication_factor=2, configs={"segment.bytes": 1024})
+    cluster.create_topic(topic, partitions=1, replication_factor=2, configs={"internal.segment.bytes": 1024})
     cluster.create_topic(overridden, partitions=1, replication_factor=2, configs={"retention.ms": "86400000"})
     leader = cluster.leader_of(topic)
     old = int(time.time() * 1000) - 3_600_000

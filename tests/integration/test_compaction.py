@@ -83,10 +83,10 @@ def wait_for(condition, timeout: float = 30.0, what: str = "condition"):
 def test_a_compacted_topic_becomes_a_table_and_tombstones_go(broker):
     topic = "table-topic"
     create_topic(broker.bootstrap, topic, {
-        "cleanup.policy": "compact", "segment.bytes": 32768, "min.cleanable.dirty.ratio": "0.01",
+        "cleanup.policy": "compact", "internal.segment.bytes": 32768, "min.cleanable.dirty.ratio": "0.01",
         "delete.retention.ms": 1000, "segment.ms": 300,
     })
-    # Batches smaller than segment.bytes (a larger one is refused with RECORD_LIST_TOO_LARGE).
+    # Batches smaller than the segments (a larger one is refused with RECORD_LIST_TOO_LARGE).
     producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True,
                                          "compression.type": "lz4", "linger.ms": 5, "batch.size": 8192})
     failures = []

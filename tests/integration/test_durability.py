@@ -93,7 +93,7 @@ def test_sigkill_loop_under_an_idempotent_acks_all_producer_loses_and_duplicates
     broker = broker_process()
     topic = "sigkill-loop"
     with WireClient(broker.bootstrap) as client:
-        create_topic(client, topic, partitions=3, configs={"segment.bytes": 65536})
+        create_topic(client, topic, partitions=3, configs={"internal.segment.bytes": 65536})
     producer = confluent_kafka.Producer({
         "bootstrap.servers": broker.bootstrap,
         "enable.idempotence": True,
@@ -297,7 +297,7 @@ def test_a_corrupted_byte_in_a_closed_segment_is_reported_never_served_as_data(b
     topic = "corrupted"
     values = [b"value-%03d-" % i + b"x" * 60 for i in range(40)]
     with WireClient(broker.bootstrap) as client:
-        create_topic(client, topic, configs={"segment.bytes": 1000})
+        create_topic(client, topic, configs={"internal.segment.bytes": 1000})
         for i in range(0, 40, 2):
             assert produce(client, topic, values_batch(values[i:i + 2])).error_code == 0
     broker.stop()

@@ -121,7 +121,7 @@ def test_timestamp_lookup_in_a_corrupt_segment_answers_corrupt_message(broker):
     with WireClient(broker.bootstrap) as client:
         response = client.call("CreateTopics", 7, {"topics": [
             {"name": TOPIC, "num_partitions": 1, "replication_factor": 1,
-             "configs": [{"name": "segment.bytes", "value": "200"}]}], "timeout_ms": 5000})
+             "configs": [{"name": "internal.segment.bytes", "value": "200"}]}], "timeout_ms": 5000})
         assert response.topics[0].error_code == 0
         for i in range(4):
             batch = build_batch([Record(0, 0, b"k", b"x" * 120)], base_timestamp=1_000_000 + i * 1000)

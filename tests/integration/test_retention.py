@@ -86,7 +86,7 @@ def wait_for(condition, timeout: float = 10.0):
 
 def test_retention_by_time_deletes_old_segments_and_keeps_recent_ones(client):
     topic = "retention-by-time"
-    create_topic(client, topic, {"retention.ms": 60_000, "segment.bytes": 1000})
+    create_topic(client, topic, {"retention.ms": 60_000, "internal.segment.bytes": 1000})
     old = now_ms() - 3_600_000  # an hour ago: past retention.ms
     for i in range(20):
         produce(client, topic, [b"old-%02d" % i + b"." * 40], timestamp=old)
@@ -103,7 +103,7 @@ def test_retention_by_time_deletes_old_segments_and_keeps_recent_ones(client):
 
 def test_retention_by_time_removes_everything_when_all_expired_and_appends_continue(client):
     topic = "retention-all-expired"
-    create_topic(client, topic, {"retention.ms": 500, "segment.bytes": 100_000})
+    create_topic(client, topic, {"retention.ms": 500, "internal.segment.bytes": 100_000})
     for i in range(10):
         produce(client, topic, [b"v%d" % i])
     wait_for(lambda: list_offset(client, topic, -2) == 10)
@@ -114,7 +114,7 @@ def test_retention_by_time_removes_everything_when_all_expired_and_appends_conti
 
 def test_retention_by_size_keeps_the_log_under_retention_bytes(client):
     topic = "retention-by-size"
-    create_topic(client, topic, {"retention.bytes": 3000, "segment.bytes": 1000})
+    create_topic(client, topic, {"retention.bytes": 3000, "internal.segment.bytes": 1000})
     value = b"." * 50
     batch_size = len(build_batch([Record(0, 0, b"k", b"value-000" + value)]))
     for i in range(100):
@@ -138,7 +138,7 @@ def test_delete_records_moves_the_log_start_offset_and_survives_a_crash(tmp_path
     topic = "delete-records"
     with running_broker(tmp_path, config={"log.flush.scheduler.interval.ms": 100}) as broker:
         with WireClient(broker.bootstrap) as client:
-            create_topic(client, topic, {"segment.bytes": 500})
+            create_topic(client, topic, {"internal.segment.bytes": 500})
             for i in range(30):
                 produce(client, topic, [b"value-%02d" % i + b"." * 30])
             answer = delete_records(client, topic, 17)
