@@ -101,6 +101,18 @@ class TopicMeta:
         )
 
 
+@dataclass(frozen=True)
+class MetadataQuorum:
+    """What DescribeQuorum (55) tells of the metadata log's quorum: here one voter, the node itself,
+    which leads it (leader epoch: its terms, one per start) and whose log end is its high watermark
+    (every change of the metadata is one record; each term starts with one, as a KRaft leader's
+    LeaderChange record)."""
+
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+
+
 class MetadataStore(Protocol):
     """What the broker, its handlers and its coordinators may ask of the cluster metadata.
 
@@ -135,6 +147,11 @@ class MetadataStore(Protocol):
     def read_broker_configs(self, resource_name: str) -> dict[str, str]: ...
 
     def read_client_quotas(self, entities: Iterable[QuotaEntity]) -> dict[QuotaEntity, dict[str, float]]: ...
+
+    def metadata_quorum(self) -> MetadataQuorum | None:
+        """The quorum of the metadata log, or None where there is none to describe (ZooKeeper holds
+        a cluster's metadata, and Kafka's ZooKeeper-mode brokers did not serve DescribeQuorum)."""
+        ...
 
     # -- changes
 

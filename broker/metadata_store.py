@@ -18,6 +18,7 @@ from log.config import TOPIC_CONFIGS, InvalidConfig
 from .config import ConfigError
 from .metadata import (
     META_PROPERTIES,
+    MetadataQuorum,
     PartitionState,
     QuotaEntity,
     TopicCatalog,
@@ -60,6 +61,10 @@ class EmbeddedMetadata(TopicCatalog):
         self.controller_id = node_id
         # Leader epochs only change in cluster mode; 0 is the epoch of a freshly created partition.
         self.leader_epoch = 0
+        # The metadata log's quorum (DescribeQuorum): this node's terms as its one voter, and the
+        # number of changes written (its end offset and high watermark).
+        self.quorum_epoch = 0
+        self.metadata_end_offset = 0
 
     # -- persistence ------------------------------------------------------------------------
 
@@ -77,6 +82,9 @@ class EmbeddedMetadata(TopicCatalog):
             for item in data.get("client_quotas", []):
                 entity = tuple(sorted((kind, name) for kind, name in item["entity"]))
                 self.client_quotas[entity] = {k: float(v) for k, v in item["values"].items()}
+            quorum = data.get("quorum", {})
+            self.quorum_epoch = int(quorum.get("epoch", 0))
+            self.metadata_end_offset = int(quorum.get("end_offset", 0))
             features = data.get("features")
             if features is not None:
                 self.finalized_features = {name: int(level) for name, level in features["levels"].items()}
@@ -98,8 +106,19 @@ class EmbeddedMetadata(TopicCatalog):
             write_atomically(path, f"version=1\ncluster.id={cluster_id}\nnode.id={self.node_id}\n")
         return cluster_id
 
+    def begin_term(self) -> None:
+        """This node starts leading its metadata (at each start of the broker, in the process that
+        writes the metadata): a new epoch, opened by one record, as a KRaft leader's LeaderChange."""
+        self.quorum_epoch += 1
+        self._save()
+
+    def metadata_quorum(self) -> MetadataQuorum:
+        return MetadataQuorum(self.node_id, self.quorum_epoch, self.metadata_end_offset)
+
     def _save(self) -> None:
-        data = {"topics": [t.to_json() for t in self.topics.values()]}
+        self.metadata_end_offset += 1
+        data = {"topics": [t.to_json() for t in self.topics.values()],
+                "quorum": {"epoch": self.quorum_epoch, "end_offset": self.metadata_end_offset}}
         if self.broker_configs:
             data["broker_configs"] = self.broker_configs
         if self.client_quotas:

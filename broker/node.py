@@ -212,6 +212,7 @@ class Broker:
     def load(self) -> None:
         self.metadata.load()
         if self.workers is None or self.workers.is_primary:  # worker 0 alone writes the metadata
+            self.metadata.begin_term()
             self.bootstrap_features()
         apply_dynamic_broker_configs(self)  # KIP-226 configs from the metadata, before the logs open
         self.logs.load()

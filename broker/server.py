@@ -615,8 +615,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
             logger.warning("closing connection %d from %s: frame too short for a request header", conn_id, peer)
             raise CloseConnection
         handler = HANDLERS.get(api_key)
-        if handler is None:
-            logger.warning("closing connection %d from %s: unknown API key %d", conn_id, peer, api_key)
+        if handler is None or not handler.served_by(self.server.broker):
+            logger.warning("closing connection %d from %s: %s API key %d", conn_id, peer,
+                           "unknown" if handler is None else "not served here:", api_key)
             raise CloseConnection
         if self.token_expiry_ms is not None and time.time() * 1000 > self.token_expiry_ms:
             # Kafka ends a token's session at the token's expiry (KIP-368's session lifetime) and

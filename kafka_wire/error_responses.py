@@ -223,6 +223,8 @@ SHAPES: dict[str, Shape] = {
         copy={"user": ITEM}, fill={"error_code": ERROR, "error_message": MESSAGE}),)),
     "UpdateFeatures": Shape(fill={"error_code": ERROR, "error_message": MESSAGE, "results": []}),
     "DescribeCluster": TOP_ERROR_AND_MESSAGE,
+    # DescribeQuorumRequest.getTopLevelErrorResponse: the error and its default text, no topics.
+    "DescribeQuorum": Shape(fill={"error_code": ERROR, "error_message": DESCRIPTION, "topics": [], "nodes": []}),
     "DescribeProducers": Shape(entries=(Each("topics", "topics", copy=_same("name"), inner=(
         Each("partitions", "partition_indexes", copy={"partition_index": ITEM}, fill={"error_code": ERROR}),)),)),
     "DescribeTransactions": Shape(entries=(Each(

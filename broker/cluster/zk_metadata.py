@@ -548,6 +548,11 @@ class ZkMetadata(TopicCatalog):
         if resource_name in ("", str(self.node_id)):
             self._store_broker_configs(resource_name, dict(configs))
 
+    def metadata_quorum(self) -> None:
+        """None: ZooKeeper holds the cluster's metadata; Kafka's ZooKeeper-mode brokers did not serve
+        DescribeQuorum (it is absent from their ApiVersions, and a request for it closes the connection)."""
+        return None
+
     def read_client_quotas(self, entities: Iterable[QuotaEntity]) -> dict[QuotaEntity, dict[str, float]]:
         """The stored quotas of these entities, read from ZooKeeper now (entities without a znode
         of their own, or none, are left out)."""

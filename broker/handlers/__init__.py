@@ -2,7 +2,9 @@
 
 Each module defines `API` (from kafka_wire.messages) and `async def handle(broker, ctx, request)`
 returning the response (None for acks=0 produce), and may narrow the versions it serves with
-`VERSIONS = (min, max)`. ApiVersions advertises exactly what is registered here.
+`VERSIONS = (min, max)`, and with `def served(broker) -> bool` the brokers that serve it at all (an
+API Kafka serves in KRaft mode only). ApiVersions advertises exactly what is registered here and
+served; a request for an API not served closes the connection, as Kafka does.
 """
 
 from __future__ import annotations
@@ -22,9 +24,13 @@ class Handler:
     min_version: int
     max_version: int
     handle: Callable[..., Awaitable[Any]]
+    served: Callable[[Any], bool] | None = None
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
+
+    def served_by(self, broker) -> bool:
+        return self.served is None or broker is None or self.served(broker)
 
 
 def _discover() -> dict[int, Handler]:
@@ -37,7 +43,7 @@ def _discover() -> dict[int, Handler]:
         lo, hi = getattr(module, "VERSIONS", (api.min_version, api.max_version))
         if api.key in handlers:
             raise RuntimeError(f"two handlers for API key {api.key}")
-        handlers[api.key] = Handler(api, lo, hi, module.handle)
+        handlers[api.key] = Handler(api, lo, hi, module.handle, getattr(module, "served", None))
     return dict(sorted(handlers.items()))
 
 

@@ -19,15 +19,15 @@ API = APIS_BY_NAME["ApiVersions"]
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-def api_versions_response(error: ErrorCode = ErrorCode.NONE) -> dict:
+def api_versions_response(error: ErrorCode = ErrorCode.NONE, serving: BrokerView | None = None) -> dict:
     """Our version table; with an error, what Kafka's ApiVersionsRequest.getErrorResponse puts
     in its place: nothing, except under UNSUPPORTED_VERSION, where it lists ApiVersions' own
     range so the client can retry at a version both sides know (kafka-clients 3.9.0 answers
-    errorCode=35 with apiKeys=[{18, 0, max}])."""
+    errorCode=35 with apiKeys=[{18, 0, max}]). Given the broker serving, only the APIs it serves."""
     from . import HANDLERS
 
     keys = [{"api_key": key, "min_version": h.min_version, "max_version": h.max_version}
-            for key, h in HANDLERS.items()]
+            for key, h in HANDLERS.items() if h.served_by(serving)]
     if error == ErrorCode.UNSUPPORTED_VERSION:
         keys = [k for k in keys if k["api_key"] == API.key]
     elif error != ErrorCode.NONE:
@@ -40,7 +40,7 @@ async def handle(broker: BrokerView, ctx, request):
         name, version = request.client_software_name, request.client_software_version
         if not (_SOFTWARE.fullmatch(name or "") and _SOFTWARE.fullmatch(version or "")):
             return api_versions_response(ErrorCode.INVALID_REQUEST)
-    response = api_versions_response()
+    response = api_versions_response(serving=broker)
     finalized, epoch = broker.finalized_features()
     response.update(api_versions_features(broker.supported_features(), finalized, epoch, ctx.api_version))
     return response

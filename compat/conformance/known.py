@@ -32,8 +32,6 @@ KNOWN: tuple[Known, ...] = (
     # APIs Kafka 4.3 advertises that kafka-wire does not serve: docs/compatibility.md "APIs served" says
     # why, key by key.
     *(Known(f"api_versions*:: ApiVersions v* :: api_keys.{key}", KEPT, why) for key, why in (
-        (55, "DescribeQuorum is KRaft only (the controller quorum; no Raft quorum here): "
-             "docs/compatibility.md, APIs served"),
         (64, "UnregisterBroker is KRaft only: docs/compatibility.md, APIs served"),
         (80, "AddRaftVoter is KRaft only: docs/compatibility.md, APIs served"),
         (81, "RemoveRaftVoter is KRaft only: docs/compatibility.md, APIs served"),
