@@ -278,14 +278,63 @@ class RateSensor:
         return sum(total for _, total in self._windows) * 1000.0 / self.window_span_ms(now_ms)
 
 
+class SharedRateSensor:
+    """A RateSensor whose windows are the broker's, shared by its workers (broker/workers/
+    connection_counts.py, SharedRateWindows): each operation runs on them under the table's lock.
+    Local to this worker when the table has no free slot."""
+
+    def __init__(self, table, name: str, now_ms: float) -> None:
+        self._sensor = RateSensor()  # what the operations run on: the shared windows loaded, or its own
+        self._table = table
+        self._key = table.key(name)
+        self._slot = table.slot(self._key, self._expired_before(now_ms))
+
+    def _expired_before(self, now_ms: float) -> float:
+        return now_ms - self._sensor.samples * self._sensor.window_ms
+
+    def _on_shared(self, operation, now_ms: float, *args):
+        sensor = self._sensor
+        for _ in range(2):
+            if self._slot is None:
+                break
+
+            def change(windows):
+                sensor._windows = deque(windows)
+                result = operation(sensor, *args, now_ms)
+                windows[:] = sensor._windows
+                return result
+
+            done, result = self._table.update(self._slot, self._key, change)
+            if done:
+                return result
+            # Another sensor took the slot after ours had expired: claim one again.
+            self._slot = self._table.slot(self._key, self._expired_before(now_ms))
+            sensor._windows = deque()
+        return operation(sensor, *args, now_ms)
+
+    def record(self, value: float, now_ms: float) -> None:
+        self._on_shared(RateSensor.record, now_ms, value)
+
+    def window_span_ms(self, now_ms: float) -> float:
+        return self._on_shared(RateSensor.window_span_ms, now_ms)
+
+    def idle(self, now_ms: float) -> bool:
+        return self._on_shared(RateSensor.idle, now_ms)
+
+    def rate(self, now_ms: float) -> float:
+        return self._on_shared(RateSensor.rate, now_ms)
+
+
 class ClientQuotaManager:
     """Byte-rate quotas of one kind (producer_byte_rate or consumer_byte_rate): records what each
     (user, client-id) sends or receives and answers how long it must wait."""
 
-    def __init__(self, key: str, quotas_of) -> None:
+    def __init__(self, key: str, quotas_of, shared_windows=None) -> None:
         self.key = key
         self._quotas_of = quotas_of  # -> the current {entity: {key: value}}
         self._sensors: dict[tuple[tuple[str, str], float], RateSensor] = {}
+        # With several workers, the windows every worker records in (SharedRateWindows).
+        self._shared_windows = shared_windows
 
     def max_bytes_in_window(self, user: str, client_id: str) -> int | None:
         """What the quota allows in the sampled span (Kafka's getMaxValueInQuotaWindow), or None."""
@@ -312,7 +361,11 @@ class ClientQuotaManager:
         if sensor is None:
             if len(self._sensors) >= SENSOR_SWEEP_SIZE:
                 self._drop_idle_sensors(now_ms)
-            sensor = self._sensors[(tags, quota)] = RateSensor()
+            if self._shared_windows is None:
+                sensor = RateSensor()
+            else:
+                sensor = SharedRateSensor(self._shared_windows, f"{self.key} {tags!r} {quota!r}", now_ms)
+            self._sensors[(tags, quota)] = sensor
         sensor.record(nbytes, now_ms)
         rate = sensor.rate(now_ms)
         if rate <= quota:
@@ -340,7 +393,8 @@ def managers(broker) -> dict[str, ClientQuotaManager]:
     found = getattr(broker, "client_quota_managers", None)
     if found is None:
         quotas_of = lambda: broker.metadata.client_quotas  # noqa: E731
-        found = {key: ClientQuotaManager(key, quotas_of) for key in ("producer_byte_rate", "consumer_byte_rate")}
+        shared = getattr(getattr(broker, "workers", None), "rate_windows", None)
+        found = {key: ClientQuotaManager(key, quotas_of, shared) for key in ("producer_byte_rate", "consumer_byte_rate")}
         broker.client_quota_managers = found
     return found
 

@@ -1,4 +1,6 @@
-"""Kafka's connection quotas (max.connections, max.connections.per.ip[.overrides]) for the whole
+"""Counts the workers of one broker share (memory made by the supervisor before forking).
+
+Kafka's connection quotas (max.connections, max.connections.per.ip[.overrides]) for the whole
 broker when its connections are spread over several workers: the counts live in memory shared by
 the workers (made by the supervisor before forking) and change under one lock, so the second
 connection from an address is refused whichever worker the kernel gives it to.
@@ -93,6 +95,74 @@ class SharedCounters:
     def add(self, index: int, delta: int) -> None:
         with self._lock:
             self._COUNT.pack_into(self._map, index * self._COUNT.size, self.get(index) + delta)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._map[:] = bytes(len(self._map))
+
+
+class SharedRateWindows:
+    """Client byte-rate quotas (broker/client_quotas.py) for the whole broker when its clients'
+    requests are served by several workers: each quota sensor's sampled windows live in memory the
+    workers share (made before the fork), read and changed under one lock, so a client that sends
+    through two workers is measured against its quota once, not once per worker.
+
+    A sensor is a slot found from a hash of its name (then the next slots); a slot whose windows
+    have all expired is taken by the next new sensor. With every slot in use a new sensor stays
+    local to its worker (counted per worker, as before this table)."""
+
+    SLOTS = 4096
+    WINDOWS = 11  # quota.window.num
+    _HEAD = struct.Struct("=Qq")  # sensor hash (0: free), windows in use
+    _WINDOW = struct.Struct("=dd")  # window start (ms, CLOCK_MONOTONIC: the same clock in every worker), total
+
+    def __init__(self) -> None:
+        self._slot_size = self._HEAD.size + self.WINDOWS * self._WINDOW.size
+        self._map = mmap.mmap(-1, self.SLOTS * self._slot_size)
+        self._lock = multiprocessing.get_context("fork").Lock()
+
+    @staticmethod
+    def key(name: str) -> int:
+        return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "little") or 1
+
+    def slot(self, key: int, expired_before: float) -> int | None:
+        """The slot of sensor `key`, claimed if it has none (None: every slot in use)."""
+        with self._lock:
+            free = None
+            start = key % self.SLOTS
+            for i in range(self.SLOTS):
+                slot = (start + i) % self.SLOTS
+                held, used = self._HEAD.unpack_from(self._map, slot * self._slot_size)
+                if held == key:
+                    return slot
+                if held == 0 or not any(begin > expired_before for begin, _ in self._load(slot, used)):
+                    if free is None:
+                        free = slot
+                    if held == 0:
+                        break
+            if free is not None:
+                self._HEAD.pack_into(self._map, free * self._slot_size, key, 0)
+            return free
+
+    def _load(self, slot: int, used: int) -> list[list]:
+        base = slot * self._slot_size + self._HEAD.size
+        return [list(self._WINDOW.unpack_from(self._map, base + i * self._WINDOW.size)) for i in range(used)]
+
+    def update(self, slot: int, key: int, change):
+        """`change(windows)` on the slot's windows ([start ms, total], oldest first) under the lock,
+        stored back: (True, its result), or (False, None) when another sensor took the slot over."""
+        with self._lock:
+            held, used = self._HEAD.unpack_from(self._map, slot * self._slot_size)
+            if held != key:
+                return False, None
+            windows = self._load(slot, used)
+            result = change(windows)
+            windows = windows[-self.WINDOWS:]
+            self._HEAD.pack_into(self._map, slot * self._slot_size, key, len(windows))
+            base = slot * self._slot_size + self._HEAD.size
+            for i, (begin, total) in enumerate(windows):
+                self._WINDOW.pack_into(self._map, base + i * self._WINDOW.size, begin, total)
+            return True, result
 
     def reset(self) -> None:
         with self._lock:

@@ -94,7 +94,7 @@ class WorkerRuntime:
     """This worker: its ownership, links to every other worker and the shared generation."""
 
     def __init__(self, ownership: Ownership, sockets: dict, generation: Generation, connection_counts=None,
-                 dir_counts=None, offline_dirs=None) -> None:
+                 dir_counts=None, offline_dirs=None, rate_windows=None) -> None:
         self.ownership = ownership
         self.index = ownership.index
         self.count = ownership.count
@@ -107,6 +107,8 @@ class WorkerRuntime:
         # A flag per log dir, shared: a dir one worker took offline after an I/O failure is offline
         # for every worker (the broker's partitions there answer KAFKA_STORAGE_ERROR, as on one process).
         self.offline_dirs = offline_dirs
+        # The client byte-rate quotas' windows, shared: a client is measured once across the workers.
+        self.rate_windows = rate_windows
         self.loaded_generation = generation.value
         self.links: dict[int, WorkerLink] = {peer: WorkerLink(sock, peer, self.serve) for peer, sock in sockets.items()}
         self.broker = None

@@ -48,7 +48,7 @@ from log.log_manager import (
 
 from ..config import ConfigError
 from ..server import BindError
-from .connection_counts import SharedConnectionCounts, SharedCounters
+from .connection_counts import SharedConnectionCounts, SharedCounters, SharedRateWindows
 from .ownership import Ownership
 from .runtime import Generation, WorkerRuntime
 
@@ -158,6 +158,7 @@ class Supervisor:
         self.connection_counts = SharedConnectionCounts()
         self.dir_counts = SharedCounters(len(self.log_dirs))
         self.offline_dirs = SharedCounters(len(self.log_dirs))
+        self.rate_windows = SharedRateWindows()
         signal.signal(signal.SIGTERM, self._on_stop_signal)
         signal.signal(signal.SIGINT, self._on_stop_signal)
         try:
@@ -219,6 +220,7 @@ class Supervisor:
         self.connection_counts.reset()
         self.dir_counts.reset()
         self.offline_dirs.reset()  # a restart checks every log dir again
+        self.rate_windows.reset()
         pairs = {}
         for i, j in itertools.combinations(range(self.count), 2):
             pairs[(i, j)] = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -251,7 +253,7 @@ class Supervisor:
                     code = run_worker(self.config, Ownership(index, self.count), links, generation,
                                       self.listeners.per_worker[index], controls[index][0], reports[index][1],
                                       self.connection_counts, self.dir_counts, self.start_console,
-                                      self.offline_dirs)
+                                      self.offline_dirs, self.rate_windows)
                 except START_FAILURES as exc:  # one line, as a single process says it
                     print(f"kafka-wire: {exc}", file=sys.stderr, flush=True)
                     code = 2 if type(exc).__name__ == "ConfigError" else 1
@@ -364,7 +366,7 @@ def _die_with_supervisor() -> None:
 
 def run_worker(config, ownership: Ownership, links: dict, generation: Generation, listen_sockets: dict,
                control_fd: int, report_fd: int, connection_counts=None, dir_counts=None, start_console=None,
-               offline_dirs=None) -> int:
+               offline_dirs=None, rate_windows=None) -> int:
     """A worker's life, in the forked child."""
     _die_with_supervisor()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -389,11 +391,11 @@ def run_worker(config, ownership: Ownership, links: dict, generation: Generation
     except ImportError:
         runner = asyncio.run
     return runner(_worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
-                               connection_counts, dir_counts, start_console, offline_dirs))
+                               connection_counts, dir_counts, start_console, offline_dirs, rate_windows))
 
 
 async def _worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
-                       connection_counts, dir_counts, start_console, offline_dirs) -> int:
+                       connection_counts, dir_counts, start_console, offline_dirs, rate_windows=None) -> int:
     from ..node import Broker
     from ..server import KafkaServer, start_console_on, start_metrics
 
@@ -402,7 +404,7 @@ async def _worker_main(config, ownership, links, generation, listen_sockets, con
 
     from .calls import answer
 
-    runtime = WorkerRuntime(ownership, links, generation, connection_counts, dir_counts, offline_dirs)
+    runtime = WorkerRuntime(ownership, links, generation, connection_counts, dir_counts, offline_dirs, rate_windows)
     runtime.answer = answer
     broker = Broker(config, runtime)
     runtime.attach(broker)

@@ -106,3 +106,33 @@ def test_fetch_window_cap_and_unrecord():
     assert throttle == 10_000
     # The throttled 10 KB were taken back: the same again gives the same answer.
     assert manager.record_and_get_throttle_ms("bob", "c", 10_000, now_ms=0, unrecord_if_throttled=True) == throttle
+
+
+def test_workers_share_a_clients_windows():
+    """Two workers' managers over one SharedRateWindows (as after the fork): a client whose bytes
+    are split between them is throttled as if one process had counted them all; in another process
+    (a forked child) the same table is seen."""
+    import os
+
+    from broker.workers.connection_counts import SharedRateWindows
+
+    quotas = lambda: {entity_key([("client-id", "app")]): {"producer_byte_rate": 1000.0}}  # noqa: E731
+    table = SharedRateWindows()
+    first = ClientQuotaManager("producer_byte_rate", quotas, table)
+    second = ClientQuotaManager("producer_byte_rate", quotas, table)
+    assert first.record_and_get_throttle_ms("u", "app", 5000, now_ms=0) == 0
+    # 15 KB in 10 s against 1 KB/s, the second 10 KB at the other worker: (1500 - 1000) / 1000 * 10 s.
+    assert second.record_and_get_throttle_ms("u", "app", 10_000, now_ms=0) == 5000
+    # Per worker, neither would be over: 10 KB in 10 s is 1 KB/s.
+    alone = ClientQuotaManager("producer_byte_rate", quotas)
+    assert alone.record_and_get_throttle_ms("u", "app", 10_000, now_ms=0) == 0
+    pid = os.fork()
+    if pid == 0:  # another worker: its 5 KB lands on the same windows
+        code = 0 if ClientQuotaManager("producer_byte_rate", quotas, table).record_and_get_throttle_ms(
+            "u", "app", 5000, now_ms=0) == 10000 else 1
+        os._exit(code)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    # 20 KB in 10 s now, seen here too: (2000 - 1000) / 1000 * 10 s.
+    assert first._sensors[(("", "app"), 1000.0)].rate(0) == 2000.0
+    # Expired windows free the sensor's slot for the next one; the rate starts again.
+    assert first.record_and_get_throttle_ms("u", "app", 100, now_ms=30_000) == 0
