@@ -1,7 +1,11 @@
 """The asyncio server: frames in, requests dispatched to handlers, responses out in request order.
 
 Kafka answers one connection's requests strictly in order, so a connection handles one request
-at a time; a client's pipelined requests wait in our receive buffer or the socket. A frame larger
+at a time; a client's pipelined requests wait in our receive buffer or the socket. One exception:
+a Produce that appended its batches and now only waits for them to be synced (log.flush.on.ack)
+or replicated (acks=all) lets the connection's next Produce requests start, up to
+PIPELINED_PRODUCES of them, so that one sync covers them all (log/group_commit.py); their answers
+still go out in request order, and any other request waits until they are answered. A frame larger
 than `socket.request.max.bytes`, a negative size, an unknown API key, an unsupported version
 (other than ApiVersions) or an undecodable body closes that connection only, as Kafka does.
 A handler that fails unexpectedly (raises, or answers what cannot be encoded) is our error: it
@@ -96,6 +100,9 @@ SPARE_KEPT_MAX_BYTES = 8 * 1024 * 1024
 SPARE_FRAMES_BYTES = 32 * 1024 * 1024
 # Unsent response bytes above which the connection stops handling requests until they drain.
 OUTPUT_HIGH_WATER = 256 * 1024
+# Produce requests of one connection that may wait for their sync (or replicas) at once.
+PIPELINED_PRODUCES = 16
+PRODUCE_KEY = 0
 # At most this many buffers per writev(2) (Linux IOV_MAX is 1024).
 _IOV_MAX = 1024
 _MSG_MORE = getattr(socket, "MSG_MORE", 0)
@@ -118,6 +125,9 @@ class RequestContext:
     connection_id: int
     principal: str = "User:ANONYMOUS"
     extra: dict = field(default_factory=dict)
+    # Set by a Produce handler about to wait only for what it appended to be synced or replicated:
+    # the connection may start its next Produce meanwhile (KafkaConnection, PIPELINED_PRODUCES).
+    appended: bool = False
 
 
 class BindError(Exception):
@@ -345,6 +355,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._frame_filled = 0
         self._busy = False  # a request is being handled by a task
         self._task: asyncio.Task | None = None
+        # Answers in request order while Produce requests wait for their sync: a slot per request
+        # started since the first of them, answered or not ([parts, done, task]).
+        self._pipeline: collections.deque = collections.deque()
+        self._slot: list | None = None  # the slot the response being queued goes to
+        self._held_frame = None  # a request that must wait until the pipelined ones are answered
         self._reading_paused = False
         self._closed = False  # connection lost or aborted: nothing more is read or written
         self._close_when_flushed = False
@@ -428,7 +443,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def idle_since(self, cutoff: float) -> bool:
         """No bytes in or out since `cutoff` (loop time), and nothing in progress or unsent."""
-        return self._last_active < cutoff and not self._busy and not self._out and not self._closed
+        return (self._last_active < cutoff and not self._busy and not self._pipeline and not self._out
+                and not self._closed)
 
     def buffer_updated(self, nbytes: int) -> None:
         self._last_active = self._loop.time()
@@ -491,7 +507,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def _handle_buffered_frames(self) -> bool:
         """Frame and handle requests from the receive buffer; True when queued output stopped it."""
         buffer = self._buffer
-        while not self._busy and not self._closed and not self._close_when_flushed:
+        if self._held_frame is not None and not self._busy and self._may_follow(self._held_frame):
+            frame, self._held_frame = self._held_frame, None
+            self._handle_frame(frame)
+        while (not self._busy and self._held_frame is None and len(self._pipeline) < PIPELINED_PRODUCES
+               and not self._closed and not self._close_when_flushed):
             if self._out_bytes > OUTPUT_HIGH_WATER:
                 return True
             start = self._start
@@ -549,7 +569,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def _update_reading(self) -> None:
         if self._closed:
             return
-        blocked = self._busy or self._out_bytes > OUTPUT_HIGH_WATER or self._close_when_flushed
+        blocked = (self._busy or self._out_bytes > OUTPUT_HIGH_WATER or self._close_when_flushed
+                   or self._held_frame is not None or len(self._pipeline) >= PIPELINED_PRODUCES)
         if blocked and not self._reading_paused:
             self._reading_paused = True
             self.transport.pause_reading()
@@ -563,16 +584,85 @@ class KafkaConnection(asyncio.BufferedProtocol):
         authenticator = self._authenticator
         if authenticator is not None and not authenticator.complete and not self._authenticate(frame):
             return
+        if self._pipeline and not self._may_follow(frame):
+            self._held_frame = frame  # handled once the Produce requests before it are answered
+            return
+        # After Produce requests still waiting for their sync, this one's answer waits its turn.
+        slot = self._slot = [None, False, None] if self._pipeline else None
+        if slot is not None:
+            self._pipeline.append(slot)
         try:
             started = self._start_request(frame)
         except CloseConnection:
+            self._slot = None
             self._close()
             return
+        self._slot = None
         if started is None:
+            if slot is not None:
+                self._slot_done(slot)
             return
-        coro, pending, what = started
+        coro, pending, what, ctx = started
+        if ctx.appended and ctx.api_key == PRODUCE_KEY:
+            if slot is None:
+                slot = [None, False, None]
+                self._pipeline.append(slot)
+            slot[2] = asyncio.get_running_loop().create_task(self._finish_pipelined(coro, pending, what, slot))
+            return
         self._busy = True
-        self._task = asyncio.get_running_loop().create_task(self._finish_request(coro, pending, what))
+        self._task = asyncio.get_running_loop().create_task(self._finish_request(coro, pending, what, slot))
+
+    def _may_follow(self, frame) -> bool:
+        """Whether a request may start while Produce requests wait for their sync: another Produce."""
+        if not self._pipeline:
+            return True
+        try:
+            return peek_api(frame)[0] == PRODUCE_KEY
+        except DecodeError:
+            return False
+
+    def _slot_done(self, slot: list) -> None:
+        """A request in the pipeline is answered (or has no answer): send the answers now due, in order."""
+        slot[1] = True
+        pipeline = self._pipeline
+        while pipeline and pipeline[0][1]:
+            parts = pipeline.popleft()[0]
+            if parts:
+                self._queue(parts)
+
+    async def _finish_pipelined(self, coro, pending, what, slot: list) -> None:
+        """A Produce waiting for its sync while the connection goes on: its answer into its slot."""
+        close = False
+        try:
+            response = await _resume(coro, pending)
+        except (CloseConnection, WorkerGone, ConnectionToClose):
+            close = True
+        except asyncio.CancelledError:
+            close = True
+            raise
+        except Exception:
+            self._log_handler_error(what)
+            if not self._closed:
+                self._slot = slot
+                try:
+                    self._respond_error(what)
+                except CloseConnection:
+                    close = True
+        else:
+            if not self._closed:
+                self._slot = slot
+                try:
+                    self._respond(what, response)
+                except CloseConnection:
+                    close = True
+        finally:
+            self._slot = None
+            self._slot_done(slot)
+            if not self._closed:
+                if close:
+                    self._close()
+                elif not self._busy:
+                    self._process()
 
     def _authenticate(self, frame) -> bool:
         """Feed a frame received before SASL completed to the authenticator; True when the frame
@@ -664,38 +754,43 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._log_handler_error(what)
             self._respond_error(what)
             return None
-        return coro, pending, what
+        return coro, pending, what, ctx
 
-    async def _finish_request(self, coro, pending, what) -> None:
+    async def _finish_request(self, coro, pending, what, slot: list | None = None) -> None:
         try:
             response = await _resume(coro, pending)
         except (CloseConnection, WorkerGone, ConnectionToClose):
             # WorkerGone: the worker that had to answer died, which is a broker crash to the client
             # (broker/workers/supervisor.py restarts the workers); it reconnects and retries.
-            self._finish_busy(close=True)
+            self._finish_busy(close=True, slot=slot)
             return
         except asyncio.CancelledError:
-            self._finish_busy(close=True)
+            self._finish_busy(close=True, slot=slot)
             raise
         except Exception:
             self._log_handler_error(what)
             if not self._closed:
+                self._slot = slot
                 try:
                     self._respond_error(what)
                 except CloseConnection:
-                    self._finish_busy(close=True)
+                    self._finish_busy(close=True, slot=slot)
                     return
-            self._finish_busy(close=False)
+            self._finish_busy(close=False, slot=slot)
             return
         if not self._closed:
+            self._slot = slot
             try:
                 self._respond(what, response)
             except CloseConnection:
-                self._finish_busy(close=True)
+                self._finish_busy(close=True, slot=slot)
                 return
-        self._finish_busy(close=False)
+        self._finish_busy(close=False, slot=slot)
 
-    def _finish_busy(self, close: bool) -> None:
+    def _finish_busy(self, close: bool, slot: list | None = None) -> None:
+        self._slot = None
+        if slot is not None:
+            self._slot_done(slot)
         self._busy = False
         self._task = None
         if self._closed:
@@ -762,6 +857,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
     # -- output -------------------------------------------------------------------------------
 
     def _queue(self, parts: list) -> None:
+        slot = self._slot
+        if slot is not None:  # an answer that waits for the pipelined ones before it (_slot_done)
+            self._slot = None
+            slot[0] = parts
+            return
         if self._closed:
             for part in parts:
                 _close_part(part)
@@ -891,7 +991,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 self._after_output_drained()
 
     def _after_flush(self) -> None:
-        if self._close_when_flushed and not self._out and not self._busy and not self._closed:
+        if (self._close_when_flushed and not self._out and not self._busy and not self._pipeline
+                and self._held_frame is None and not self._closed):
             self._closed = True
             self.transport.close()
 
@@ -925,6 +1026,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         """Drop the connection now (server stop, write error), cancelling a request in progress."""
         if self._task is not None:
             self._task.cancel()
+        for slot in self._pipeline:
+            if slot[2] is not None:
+                slot[2].cancel()
         if not self._closed:
             self._closed = True
             self._discard_output()

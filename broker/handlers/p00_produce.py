@@ -259,6 +259,8 @@ async def handle(broker: BrokerView, ctx, request):
     if acks == -1 and broker.waits_for_replicas:
         waits.append(_await_in_sync_replicas(broker, request.timeout_ms, responses))
     if waits:
+        # Appended: the connection may start its next Produce while this one waits (broker/server.py).
+        ctx.appended = True
         await asyncio.gather(*waits)
     # producer_byte_rate quotas count the records' bytes (Kafka counts the request's size).
     throttle_time_ms = produce_throttle_ms(broker, ctx, sum(

@@ -196,6 +196,12 @@ def served(broker, handler, ctx, request, frame=None):
         if ctx.api_key in FAN_OUT:
             return run_fan_out(broker, handler, ctx, request, frame)
         return handler.handle(broker, ctx, request)
+    if ctx.api_key == PRODUCE and request.acks != 0 and request.transactional_id is None:
+        # Handed to its owner as a whole when the call starts, which appends what it gets in that
+        # order (no wait before a non-transactional append): the connection may start its next
+        # Produce while this one waits (broker/server.py). A split one is not pipelined: its parts
+        # go out from tasks, which a later request's whole hand-over would overtake.
+        ctx.appended = True
     return workers.forward(target, ctx, frame)
 
 

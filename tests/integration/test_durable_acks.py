@@ -106,3 +106,42 @@ def test_acks_zero_waits_for_no_sync_and_the_next_acknowledged_produce_covers_it
         samples = scrape(port)
         assert value(samples, "kafka_wire_log_syncs_total") == syncs + 1  # none for the acks=0 produce
         assert _recovery_point(samples, "quiet", 0) == 7  # everything below the acknowledged record
+
+
+def test_pipelined_produce_requests_share_syncs_and_are_answered_in_order(tmp_path):
+    """A client's Produce requests sent without waiting (librdkafka's and Java's in-flight requests):
+    while one waits for its sync the connection appends the next (broker/server.py), so one sync
+    covers many, and the answers still come in request order, a Metadata request among them after
+    the Produce requests before it."""
+    import struct
+
+    broker_context, port = _broker(tmp_path)
+    with broker_context as broker, WireClient(broker.bootstrap) as client:
+        _create(client, "pipelined")
+        batch = build_batch([Record(0, 0, None, b"p" * 500)])
+        before = value(scrape(port), "kafka_wire_log_syncs_total")
+        frames, ids = [], []
+        for i in range(20):
+            if i == 12:
+                frames.append(client.frame("Metadata", 9, {"topics": [{"name": "pipelined"}],
+                                                           "allow_auto_topic_creation": False}))
+            else:
+                frames.append(client.frame("Produce", 9, {"acks": 1, "timeout_ms": 10000, "topic_data": [
+                    {"name": "pipelined", "partition_data": [{"index": 0, "records": batch}]}]}))
+            ids.append(client.correlation_id)
+        client.send_raw(b"".join(frames))  # all at once: they are in the broker's buffer together
+        answers = [client.read_frame() for _ in frames]
+        assert [struct.unpack_from(">i", frame, 0)[0] for frame in answers] == ids  # (each starts with it)
+        offsets = []
+        for i, frame in enumerate(answers):
+            if i == 12:
+                continue
+            client.correlation_id = ids[i]
+            entry = client.decode_response("Produce", 9, frame).responses[0].partition_responses[0]
+            assert entry.error_code == 0
+            offsets.append(entry.base_offset)
+        assert offsets == list(range(19))
+        after = scrape(port)
+        assert _recovery_point(after, "pipelined", 0) >= 19
+        # 19 acknowledgements, far fewer syncs (one per request when each waited for the last).
+        assert value(after, "kafka_wire_log_syncs_total") - before <= 10
