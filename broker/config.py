@@ -46,6 +46,8 @@ class ConfigSource(IntEnum):
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    CLIENT_METRICS_CONFIG = 7
+    GROUP_CONFIG = 8
 
 
 class ConfigError(ValueError):
@@ -171,6 +173,46 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         # Online migration between classic and KIP-848 members in one group (coordinator/group_migration.py).
         ConfigKey("group.consumer.migration.policy", S, "bidirectional",
                   choices=("bidirectional", "upgrade", "downgrade", "disabled")),
+        # The bounds a group's own configs are checked against and clamped to (broker/group_configs.py),
+        # and the defaults of those a group does not set: Kafka 4.3's GroupCoordinatorConfig and
+        # ShareGroupConfig names and defaults.
+        ConfigKey("group.consumer.min.session.timeout.ms", I, 45000, minimum=1),
+        ConfigKey("group.consumer.max.session.timeout.ms", I, 60000, minimum=1),
+        ConfigKey("group.consumer.min.heartbeat.interval.ms", I, 5000, minimum=1),
+        ConfigKey("group.consumer.max.heartbeat.interval.ms", I, 15000, minimum=1),
+        ConfigKey("group.consumer.assignment.interval.ms", I, 1000, minimum=0),
+        ConfigKey("group.consumer.min.assignment.interval.ms", I, 0, minimum=0),
+        ConfigKey("group.consumer.max.assignment.interval.ms", I, 15000, minimum=0),
+        ConfigKey("group.share.session.timeout.ms", I, 45000, minimum=1),
+        ConfigKey("group.share.min.session.timeout.ms", I, 45000, minimum=1),
+        ConfigKey("group.share.max.session.timeout.ms", I, 60000, minimum=1),
+        ConfigKey("group.share.heartbeat.interval.ms", I, 5000, minimum=1),
+        ConfigKey("group.share.min.heartbeat.interval.ms", I, 5000, minimum=1),
+        ConfigKey("group.share.max.heartbeat.interval.ms", I, 15000, minimum=1),
+        ConfigKey("group.share.record.lock.duration.ms", I, 30000, minimum=1000),
+        ConfigKey("group.share.min.record.lock.duration.ms", I, 15000, minimum=1000),
+        ConfigKey("group.share.max.record.lock.duration.ms", I, 60000, minimum=1000),
+        ConfigKey("group.share.delivery.count.limit", I, 5, minimum=2),
+        ConfigKey("group.share.min.delivery.count.limit", I, 2, minimum=2),
+        ConfigKey("group.share.max.delivery.count.limit", I, 10, minimum=2),
+        ConfigKey("group.share.partition.max.record.locks", I, 2000, minimum=100),
+        ConfigKey("group.share.min.partition.max.record.locks", I, 100, minimum=100),
+        ConfigKey("group.share.max.partition.max.record.locks", I, 4000, minimum=100),
+        ConfigKey("group.share.assignment.interval.ms", I, 1000, minimum=0),
+        ConfigKey("group.share.min.assignment.interval.ms", I, 0, minimum=0),
+        ConfigKey("group.share.max.assignment.interval.ms", I, 15000, minimum=0),
+        ConfigKey("group.streams.session.timeout.ms", I, 45000, minimum=1),
+        ConfigKey("group.streams.min.session.timeout.ms", I, 45000, minimum=1),
+        ConfigKey("group.streams.max.session.timeout.ms", I, 60000, minimum=1),
+        ConfigKey("group.streams.heartbeat.interval.ms", I, 5000, minimum=1),
+        ConfigKey("group.streams.min.heartbeat.interval.ms", I, 5000, minimum=1),
+        ConfigKey("group.streams.max.heartbeat.interval.ms", I, 15000, minimum=1),
+        ConfigKey("group.streams.num.standby.replicas", I, 0, minimum=0),
+        ConfigKey("group.streams.max.standby.replicas", I, 2, minimum=0),
+        ConfigKey("group.streams.initial.rebalance.delay.ms", I, 3000, minimum=0),
+        ConfigKey("group.streams.assignment.interval.ms", I, 1000, minimum=0),
+        ConfigKey("group.streams.min.assignment.interval.ms", I, 0, minimum=0),
+        ConfigKey("group.streams.max.assignment.interval.ms", I, 15000, minimum=0),
         ConfigKey("transaction.state.log.num.partitions", I, 50, minimum=1),
         ConfigKey("transaction.state.log.replication.factor", ConfigType.SHORT, 3, minimum=1),
         ConfigKey("transaction.state.log.min.isr", I, 2, minimum=1),
@@ -244,6 +286,9 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("console.read.only", B, True, "The web console refuses writes (kafka-wire)."),
         ConfigKey("console.sample.interval.ms", I, 5000, "How often the web console samples rates and lag "
                   "(kafka-wire).", minimum=100),
+        ConfigKey("schema.registry.port", I, None, "Port of the Confluent-compatible Schema Registry API "
+                  "(kafka-wire); unset: off.", minimum=0, maximum=65535),
+        ConfigKey("schema.registry.host", S, "127.0.0.1", "Address the Schema Registry API binds (kafka-wire)."),
         ConfigKey("num.worker.processes", I, 1, "Worker processes of the broker, each owning a share of the "
                   "partitions and accepting connections on the same listeners; 0: one per core this process may "
                   "run on (kafka-wire).", minimum=0),

@@ -127,6 +127,7 @@ class MetadataStore(Protocol):
     # defaults, str(node id) this broker's own.
     broker_configs: dict[str, dict[str, str]]
     client_quotas: dict[QuotaEntity, dict[str, float]]
+    group_configs: dict[str, dict[str, str]]
     # Finalized feature levels (KIP-584; None: never stored, the broker bootstraps them) and their
     # epoch, which every change moves.
     finalized_features: dict[str, int] | None
@@ -148,6 +149,8 @@ class MetadataStore(Protocol):
 
     def read_client_quotas(self, entities: Iterable[QuotaEntity]) -> dict[QuotaEntity, dict[str, float]]: ...
 
+    def read_group_configs(self, group: str) -> dict[str, str]: ...
+
     def metadata_quorum(self) -> MetadataQuorum | None:
         """The quorum of the metadata log, or None where there is none to describe (ZooKeeper holds
         a cluster's metadata, and Kafka's ZooKeeper-mode brokers did not serve DescribeQuorum)."""
@@ -168,6 +171,10 @@ class MetadataStore(Protocol):
 
     def set_client_quotas(self, changes: dict[QuotaEntity, dict[str, float | None]]) -> None: ...
 
+    def set_group_configs(self, group: str, configs: dict[str, str]) -> None: ...
+
+    def delete_group_configs(self, groups: Iterable[str]) -> None: ...
+
     def bootstrap_finalized_features(self, levels: dict[str, int]) -> None: ...
 
     def set_finalized_features(self, levels: dict[str, int]) -> int: ...
@@ -185,6 +192,8 @@ class TopicCatalog:
         self._by_id: dict[uuid.UUID, TopicMeta] = {}
         self.broker_configs: dict[str, dict[str, str]] = {}
         self.client_quotas: dict[QuotaEntity, dict[str, float]] = {}
+        # Group configs (broker/group_configs.py): group id -> its overrides, as given.
+        self.group_configs: dict[str, dict[str, str]] = {}
         self.finalized_features: dict[str, int] | None = None
         self.finalized_features_epoch = -1
 
@@ -226,6 +235,16 @@ class TopicCatalog:
             self.broker_configs[resource_name] = dict(configs)
         else:
             self.broker_configs.pop(resource_name, None)
+        return True
+
+    def _store_group_configs(self, group: str, configs: dict[str, str]) -> bool:
+        """Replace a group's overrides (none: the group has no config resource); whether they changed."""
+        if self.group_configs.get(group, {}) == configs:
+            return False
+        if configs:
+            self.group_configs[group] = dict(configs)
+        else:
+            self.group_configs.pop(group, None)
         return True
 
     def _store_client_quota(self, entity: QuotaEntity, values: dict[str, float]) -> None:

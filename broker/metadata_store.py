@@ -1,5 +1,5 @@
 """Embedded cluster metadata: topics, topic IDs, partition counts, topic configs, dynamic broker
-configs, client quotas and finalized feature levels (KIP-584, broker/features.py), on disk.
+configs, group configs, client quotas and finalized feature levels (KIP-584, broker/features.py), on disk.
 
 Single-node default: this broker is every partition's leader and sole in-sync replica. The state
 is one JSON document rewritten atomically (temp file, fsync, rename) on every change, beside
@@ -79,6 +79,7 @@ class EmbeddedMetadata(TopicCatalog):
                 meta.configs = usable_topic_overrides(meta.name, meta.configs)
                 self._index_topic(meta)
             self.broker_configs = {name: dict(configs) for name, configs in data.get("broker_configs", {}).items()}
+            self.group_configs = {name: dict(configs) for name, configs in data.get("group_configs", {}).items()}
             for item in data.get("client_quotas", []):
                 entity = tuple(sorted((kind, name) for kind, name in item["entity"]))
                 self.client_quotas[entity] = {k: float(v) for k, v in item["values"].items()}
@@ -121,6 +122,8 @@ class EmbeddedMetadata(TopicCatalog):
                 "quorum": {"epoch": self.quorum_epoch, "end_offset": self.metadata_end_offset}}
         if self.broker_configs:
             data["broker_configs"] = self.broker_configs
+        if self.group_configs:
+            data["group_configs"] = self.group_configs
         if self.client_quotas:
             data["client_quotas"] = [{"entity": [list(part) for part in entity], "values": values}
                                      for entity, values in self.client_quotas.items()]
@@ -143,6 +146,9 @@ class EmbeddedMetadata(TopicCatalog):
     def read_client_quotas(self, entities: Iterable[QuotaEntity]) -> dict[QuotaEntity, dict[str, float]]:
         """The stored quotas of these entities (those without any are left out)."""
         return {entity: dict(self.client_quotas[entity]) for entity in entities if entity in self.client_quotas}
+
+    def read_group_configs(self, group: str) -> dict[str, str]:
+        return dict(self.group_configs.get(group, {}))
 
     # -- changes -----------------------------------------------------------------------------
 
@@ -171,6 +177,16 @@ class EmbeddedMetadata(TopicCatalog):
         """Replace the dynamic configs of the default broker ("") or of a broker (its id)."""
         self._store_broker_configs(resource_name, configs)
         self._save()
+
+    def set_group_configs(self, group: str, configs: dict[str, str]) -> None:
+        """Replace a group's config overrides (empty: it has none)."""
+        if self._store_group_configs(group, configs):
+            self._save()
+
+    def delete_group_configs(self, groups: Iterable[str]) -> None:
+        """Forget the overrides of deleted groups."""
+        if [self._store_group_configs(group, {}) for group in groups if group in self.group_configs]:
+            self._save()
 
     def set_client_quotas(self, changes: dict[QuotaEntity, dict[str, float | None]]) -> None:
         """Apply quota changes per entity (None removes a key) and persist them at once."""

@@ -33,6 +33,7 @@ from coordinator.txn_markers import write_txn_markers
 
 from .dynamic_broker_config import apply_dynamic_broker_configs
 from .fetch_sessions import FetchSessionCache
+from . import group_configs
 from .features import (
     FeatureUpdate,
     bootstrap_levels,
@@ -531,6 +532,11 @@ class Broker:
         return {tp: refused[tp] if tp in refused else written[tp] for tp in partitions}
 
     # -- topics ------------------------------------------------------------------------------
+
+    def group_config(self, group_id: str, name: str):
+        """What the coordinators use for group config `name` in this group: its override clamped to
+        the broker's bounds, or the broker's value (broker/group_configs.py)."""
+        return group_configs.effective(self.config, self.metadata.group_configs.get(group_id, {}), name)
 
     def topic_config(self, meta: TopicMeta) -> dict:
         """Effective topic config: broker defaults overlaid with the topic's overrides."""

@@ -125,11 +125,18 @@ class ConsumerGroupProtocol:
             configured = [c.strip() for c in configured.split(",") if c.strip()]
         return [assignors.assignor_name(name) for name in configured] or [assignors.UNIFORM]
 
-    def _session_timeout_ms(self) -> int:
-        return int(self._consumer_cfg("session.timeout.ms", 45000))
+    def _group_cfg(self, group_id: str, name: str, default):
+        """A group config (consumer.session.timeout.ms, ...): the group's own when the broker keeps
+        group configs (set with IncrementalAlterConfigs on the group), else the broker's
+        group.<name>."""
+        lookup = getattr(self.broker, "group_config", None)
+        return lookup(group_id, name) if lookup is not None else self._cfg(f"group.{name}", default)
 
-    def _heartbeat_interval_ms(self) -> int:
-        return int(self._consumer_cfg("heartbeat.interval.ms", 5000))
+    def _session_timeout_ms(self, group_id: str) -> int:
+        return int(self._group_cfg(group_id, "consumer.session.timeout.ms", 45000))
+
+    def _heartbeat_interval_ms(self, group_id: str) -> int:
+        return int(self._group_cfg(group_id, "consumer.heartbeat.interval.ms", 5000))
 
     # == ConsumerGroupHeartbeat ======================================================================
 
@@ -311,7 +318,8 @@ class ConsumerGroupProtocol:
         self._maybe_schedule_revocation_timeout(group, member)
         response = {
             "throttle_time_ms": 0, "error_code": 0, "error_message": None, "member_id": member.member_id,
-            "member_epoch": member.member_epoch, "heartbeat_interval_ms": self._heartbeat_interval_ms(),
+            "member_epoch": member.member_epoch,
+            "heartbeat_interval_ms": self._heartbeat_interval_ms(group.group_id),
             "assignment": None,
         }
         if joining or full_request or member.assigned != before.assigned or is_new:
@@ -424,7 +432,7 @@ class ConsumerGroupProtocol:
         member = group.members.get(member_id)
         # A classic member keeps the session timeout of its JoinGroup.
         timeout = (member.classic.session_timeout_ms if member is not None and member.classic is not None
-                   else self._session_timeout_ms())
+                   else self._session_timeout_ms(group.group_id))
         self.timer.schedule(_session_key(group.group_id, member_id), timeout,
                             lambda: self._fence_consumer_member(group, member_id, "session timeout expired"))
 
@@ -437,7 +445,8 @@ class ConsumerGroupProtocol:
         if self.timer.is_scheduled(key):
             return
         epoch = member.member_epoch
-        timeout = member.rebalance_timeout_ms if member.rebalance_timeout_ms > 0 else self._session_timeout_ms()
+        timeout = (member.rebalance_timeout_ms if member.rebalance_timeout_ms > 0
+                   else self._session_timeout_ms(group.group_id))
 
         def expire() -> None:
             current = group.members.get(member.member_id)

@@ -8,6 +8,7 @@ notification.
     /config/users/<user>/clients/<client-id>
     /config/clients/<client-id>
     /config/ips/<ip>
+    /config/groups/<group>                        a group's configs (kafka-wire's: ZooKeeper-mode Kafka had none)
     /config/changes/config_change_<10-digit seq>  {"version":2,"entity_path":"users/alice/clients/app"}
 
 A default entity is named `<default>`; other names are sanitized as Kafka's Sanitizer does (URL
@@ -24,6 +25,7 @@ from ..client_quotas import CLIENT_ID, IP, IP_KEYS, USER, USER_CLIENT_KEYS, enti
 CONFIG_CHANGES_PATH = "/config/changes"
 CONFIG_CHANGE_PREFIX = "config_change_"
 BROKER_CONFIGS_PATH = "/config/brokers"
+GROUP_CONFIGS_PATH = "/config/groups"
 QUOTA_ENTITY_PATHS = ("/config/users", "/config/clients", "/config/ips")
 DEFAULT_ENTITY = "<default>"
 # Kafka's ZkNodeChangeNotificationListener deletes notifications older than this (15 minutes).
@@ -44,6 +46,18 @@ def desanitize(name: str) -> str:
 def broker_config_path(resource_name: str) -> str:
     """"" (the cluster-wide default) or a broker id."""
     return f"{BROKER_CONFIGS_PATH}/{resource_name or DEFAULT_ENTITY}"
+
+
+def group_config_path(group: str) -> str:
+    return f"{GROUP_CONFIGS_PATH}/{sanitize(group)}"
+
+
+def group_of_path(entity_path: str) -> str | None:
+    """The group that groups/<group> names, None for other entity paths."""
+    parts = entity_path.strip("/").split("/")
+    if len(parts) == 2 and parts[0] == "groups":
+        return desanitize(parts[1])
+    return None
 
 
 def quota_entity_path(entity) -> str | None:

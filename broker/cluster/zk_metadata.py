@@ -61,12 +61,15 @@ from .zk_entity_configs import (
     CHANGE_EXPIRATION_MS,
     CONFIG_CHANGE_PREFIX,
     CONFIG_CHANGES_PATH,
+    GROUP_CONFIGS_PATH,
     QUOTA_ENTITY_PATHS,
     broker_config_path,
     broker_of_path,
     change_notification,
     change_sequence,
     entity_config_znode,
+    group_config_path,
+    group_of_path,
     notified_entity_path,
     parse_entity_config,
     parse_quotas,
@@ -548,6 +551,33 @@ class ZkMetadata(TopicCatalog):
         if resource_name in ("", str(self.node_id)):
             self._store_broker_configs(resource_name, dict(configs))
 
+    def read_group_configs(self, group: str) -> dict[str, str]:
+        """A group's config overrides, read from ZooKeeper now."""
+        try:
+            data, _ = self.zk.get(group_config_path(group))
+        except NoNodeError:
+            return {}
+        return parse_entity_config(data)
+
+    def set_group_configs(self, group: str, configs: dict[str, str]) -> None:
+        """Replace a group's overrides (none: its znode goes, so that it is no config resource any
+        more) and tell every broker."""
+        path = group_config_path(group)
+        if configs:
+            self._write_entity(path, lambda _current: dict(configs))
+        else:
+            try:
+                self.zk.delete(path)
+            except NoNodeError:
+                pass
+        self._notify_config_change(path[len("/config/"):])
+        self._store_group_configs(group, dict(configs))
+
+    def delete_group_configs(self, groups: Iterable[str]) -> None:
+        for group in groups:
+            if group in self.group_configs or self.read_group_configs(group):
+                self.set_group_configs(group, {})
+
     def metadata_quorum(self) -> None:
         """None: ZooKeeper holds the cluster's metadata; Kafka's ZooKeeper-mode brokers did not serve
         DescribeQuorum (it is absent from their ApiVersions, and a request for it closes the connection)."""
@@ -668,6 +698,9 @@ class ZkMetadata(TopicCatalog):
             entity = quota_entity_of_path(entity_path)
             if entity is not None:
                 self._store_client_quota(entity, self._read_quotas(entity_path))
+        for child in self._children(GROUP_CONFIGS_PATH):
+            group = group_of_path(f"groups/{child}")
+            self._store_group_configs(group, self.read_group_configs(group))
         self._watches.append(ChildrenWatch(self.zk, CONFIG_CHANGES_PATH, self._on_config_changes))
 
     def _children(self, path: str) -> list[str]:
@@ -723,6 +756,10 @@ class ZkMetadata(TopicCatalog):
         if broker is not None:
             if broker in ("", str(self.node_id)):  # another broker's own configs are not ours
                 self._post(self._apply_broker_configs, broker, self.read_broker_configs(broker))
+            return
+        group = group_of_path(entity_path)
+        if group is not None:
+            self._post(self._store_group_configs, group, self.read_group_configs(group))
             return
         entity = quota_entity_of_path(entity_path)
         if entity is not None:

@@ -1,4 +1,4 @@
-"""DescribeConfigs (32): topic and broker configs with their sources, synonyms and types.
+"""DescribeConfigs (32): topic, broker and group configs with their sources, synonyms and types.
 
 As Kafka's ConfigHelper: a topic config's synonyms are its override (DYNAMIC_TOPIC_CONFIG) then
 the broker configs that supply its default, static ones before defaults, and its source is the
@@ -14,7 +14,7 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from .. import broker_loggers
+from .. import broker_loggers, group_configs
 from ..config import BROKER_KEYS, DYNAMIC_BROKER_KEYS, ConfigKey, ConfigSource, ConfigType, broker_synonyms
 from ..handler_view import BrokerView
 from ..metadata import validate_topic_name
@@ -25,6 +25,7 @@ API = APIS_BY_NAME["DescribeConfigs"]
 TOPIC = 2
 BROKER = 4
 BROKER_LOGGER = 8
+GROUP = group_configs.GROUP
 
 
 def _synonym(name: str, value: str | None, source: ConfigSource) -> dict:
@@ -151,7 +152,17 @@ def describe_broker_loggers(broker: BrokerView, resource, request) -> dict:
     return {"error_code": 0, "error_message": "", "configs": configs}
 
 
-DESCRIBERS = {TOPIC: describe_topic, BROKER: describe_broker, BROKER_LOGGER: describe_broker_loggers}
+def describe_group(broker: BrokerView, resource, request) -> dict:
+    """A group's configs (broker/group_configs.py), whether or not the group exists, as Kafka."""
+    error, message, entries = group_configs.describe(broker, resource.resource_name, _wanted(resource))
+    configs = [_entry(name, value, source, key, synonyms, read_only=False, include_synonyms=request.include_synonyms,
+                      include_documentation=request.include_documentation)
+               for name, value, source, key, synonyms in entries]
+    return {"error_code": int(error), "error_message": message, "configs": configs}
+
+
+DESCRIBERS = {TOPIC: describe_topic, BROKER: describe_broker, BROKER_LOGGER: describe_broker_loggers,
+              GROUP: describe_group}
 
 
 async def handle(broker: BrokerView, ctx, request):

@@ -1,6 +1,6 @@
 """AlterConfigs (33): replace a topic's config overrides, or a broker's dynamic configs (the
-cluster-wide default broker "" or this broker's id; broker/dynamic_broker_config.py), with the
-given set.
+cluster-wide default broker "" or this broker's id; broker/dynamic_broker_config.py), or a
+group's configs (broker/group_configs.py), with the given set.
 
 Before anything else, as Kafka's broker does (ConfigAdminManager.preprocess, ahead of forwarding
 to the controller, which authorizes): a resource named twice, a config key named twice in a
@@ -14,7 +14,7 @@ from collections import Counter
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from .. import dynamic_broker_config
+from .. import dynamic_broker_config, group_configs
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, config_resource_error
 from ..topic_configs import BROKER, apply_topic_configs
@@ -48,6 +48,8 @@ async def handle(broker: BrokerView, ctx, request):
         elif resource.resource_type == BROKER:
             error, message = dynamic_broker_config.alter(broker, resource.resource_name, configs,
                                                          request.validate_only)
+        elif resource.resource_type == group_configs.GROUP:
+            error, message = group_configs.alter(broker, resource.resource_name, configs, request.validate_only)
         else:
             error, message = apply_topic_configs(broker, resource.resource_type, resource.resource_name,
                                                  configs, request.validate_only)

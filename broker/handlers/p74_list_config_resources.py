@@ -6,9 +6,9 @@ CLUSTER_AUTHORIZATION_FAILED and no resources). v0 lists client-metrics resource
 types asked for, or, when none are, every type Kafka lists: groups, client metrics, broker loggers,
 brokers, topics (in that order). A type outside those is UNSUPPORTED_VERSION for the whole request.
 The answer is this cluster's: every live broker (as a broker and as a broker logger) and every
-topic, internal ones included. kafka-wire keeps no group configs (KIP-848's per-group overrides)
-and no client-metrics subscriptions (KIP-714), and refuses to create either, so it has none of
-those resources to list.
+topic, internal ones included, and every group with configs of its own (broker/group_configs.py).
+kafka-wire keeps no client-metrics subscriptions (KIP-714), and refuses to create them, so it has
+none of those resources to list.
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ def _resources(broker: BrokerView, ctx, resource_type: int) -> list[str]:
         return [str(node_id) for node_id, _, _, _ in broker.live_brokers(ctx.listener)]
     if resource_type == TOPIC:
         return sorted(broker.metadata.topics)
-    return []  # GROUP, CLIENT_METRICS: none exist here
+    if resource_type == GROUP:
+        return sorted(broker.metadata.group_configs)
+    return []  # CLIENT_METRICS: none exist here
 
 
 async def handle(broker: BrokerView, ctx, request):
