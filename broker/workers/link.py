@@ -12,6 +12,16 @@ and the client's worker sends it with sendfile.
 
 Calls are answered in any order (each carries its id); a call whose peer died raises
 `WorkerGone`. Writes that the socket cannot take at once wait for it to become writable, in order.
+
+A large call body (a produce request handed to its partitions' owner) does not cross the socket:
+each direction of a pair has a region of memory shared by the two workers (made by the supervisor
+before the fork, SHARED_REGION_BYTES), where the caller copies the body (one memcpy, where the
+socket took two copies in the kernel and a receive buffer), sending only its place in the region
+(CALL_SHARED). The callee reads it there, in place (the log patches and writes the batches
+straight from it), and must be done with it when it answers: the caller frees the place when the
+answer (or a failure) arrives, or when the link is lost, never before, so a call given up by its
+caller keeps its place until the callee is done. A body that does not fit in the free space goes
+through the socket as before.
 """
 
 from __future__ import annotations
@@ -34,6 +44,13 @@ _RECEIVE_BYTES = 256 * 1024
 # A body at least this large is received into a buffer of its own (no copy out of the stream buffer).
 _LARGE_BODY_BYTES = 64 * 1024
 _MAX_FDS_PER_MESSAGE = 512
+CALL_SHARED = 4
+# A call body at least this large goes through the shared region when it fits.
+SHARED_BODY_BYTES = 64 * 1024
+# The shared region of one direction of a pair; pages are only backed once used, and the allocator
+# reuses the lowest free space first, so what a worker touches follows the bodies in flight.
+SHARED_REGION_BYTES = 64 * 1024 * 1024
+_SHARED_ALIGN = 4096
 _ANCILLARY_BYTES = socket.CMSG_SPACE(_MAX_FDS_PER_MESSAGE * array.array("i").itemsize)
 
 
@@ -45,14 +62,61 @@ class RemoteFailure(RuntimeError):
     """The other worker raised while answering a call (logged there with its traceback)."""
 
 
+class SharedRegion:
+    """The caller's allocator over one direction's shared region: first fit, lowest place first."""
+
+    def __init__(self, region) -> None:
+        self.view = memoryview(region)
+        self._free: list[list[int]] = [[0, len(region)]]  # [offset, size], by offset
+        self._taken: dict[int, int] = {}
+
+    def allocate(self, size: int) -> int | None:
+        size = -(-size // _SHARED_ALIGN) * _SHARED_ALIGN
+        for i, block in enumerate(self._free):
+            if block[1] >= size:
+                offset = block[0]
+                if block[1] == size:
+                    del self._free[i]
+                else:
+                    block[0] += size
+                    block[1] -= size
+                self._taken[offset] = size
+                return offset
+        return None
+
+    def release(self, offset: int) -> None:
+        size = self._taken.pop(offset)
+        free = self._free
+        i = 0
+        while i < len(free) and free[i][0] < offset:
+            i += 1
+        free.insert(i, [offset, size])
+        if i + 1 < len(free) and offset + size == free[i + 1][0]:  # join the block after
+            free[i][1] += free.pop(i + 1)[1]
+        if i > 0 and free[i - 1][0] + free[i - 1][1] == offset:  # and the one before
+            free[i - 1][1] += free.pop(i)[1]
+
+    def release_all(self) -> None:
+        self._free = [[0, len(self.view)]]
+        self._taken.clear()
+
+    @property
+    def taken_bytes(self) -> int:
+        return sum(self._taken.values())
+
+
 class WorkerLink:
     """One end of the pair between this worker and worker `peer`.
 
     `serve(op, meta, body, fds)` answers the peer's calls: a coroutine function returning
-    (meta, body, fds); descriptors given in an answer or a call are closed here once sent."""
+    (meta, body, fds); descriptors given in an answer or a call are closed here once sent.
+    `shared`: (the region this worker writes call bodies to, the one the peer writes to), or None."""
 
-    def __init__(self, sock: socket.socket, peer: int, serve) -> None:
+    def __init__(self, sock: socket.socket, peer: int, serve, shared=None) -> None:
         self.peer = peer
+        self._tx = SharedRegion(shared[0]) if shared is not None else None
+        self._rx = memoryview(shared[1]) if shared is not None else None
+        self._shared_calls: dict[int, int] = {}  # call id -> its body's place in the region we write
         self._sock = sock
         self._serve = serve
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -85,11 +149,34 @@ class WorkerLink:
         call_id = self._ids
         fut = self._loop.create_future()
         self._pending[call_id] = fut
-        self._send(CALL, call_id, (op, meta), body, fds)
+        if not self._send_shared(call_id, op, meta, body, fds):
+            self._send(CALL, call_id, (op, meta), body, fds)
         try:
             return await fut
         finally:
             self._pending.pop(call_id, None)
+
+    def _send_shared(self, call_id: int, op: str, meta, body, fds) -> bool:
+        """Copy a large call body into the shared region and send its place; False when it is not
+        large, carries descriptors, or does not fit."""
+        region = self._tx
+        if region is None or fds:
+            return False
+        parts = body if isinstance(body, list) else [body]
+        size = sum(len(part) for part in parts)
+        if size < SHARED_BODY_BYTES:
+            return False
+        offset = region.allocate(size)
+        if offset is None:
+            return False
+        position = offset
+        for part in parts:
+            part = memoryview(part).cast("B")
+            region.view[position : position + len(part)] = part
+            position += len(part)
+        self._shared_calls[call_id] = offset
+        self._send(CALL_SHARED, call_id, ((op, meta), offset, size), b"", ())
+        return True
 
     def _send(self, kind: int, call_id: int, meta, body, fds) -> None:
         """`body`: bytes-like, or a list of bytes-like parts sent one after another (not joined)."""
@@ -208,12 +295,19 @@ class WorkerLink:
         self._dispatch(kind, call_id, pickle.loads(meta), body, fds)
 
     def _dispatch(self, kind: int, call_id: int, meta, body: bytes, fds: list[int]) -> None:
+        if kind == CALL_SHARED:  # the body is in the region the peer writes: read (and patched) in place
+            (op, args), offset, size = meta
+            body = self._rx[offset : offset + size]
+            kind, meta = CALL, (op, args)
         if kind == CALL:
             op, args = meta
             task = self._loop.create_task(self._answer(call_id, op, args, body, fds))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             return
+        placed = self._shared_calls.pop(call_id, None)
+        if placed is not None:  # the peer is done with the body it read in the shared region
+            self._tx.release(placed)
         fut = self._pending.get(call_id)
         if fut is None or fut.done():  # the caller gave up (cancelled): nothing waits for it
             for fd in fds:
@@ -264,6 +358,9 @@ class WorkerLink:
         for fut in self._pending.values():
             if not fut.done():
                 fut.set_exception(WorkerGone(f"worker {self.peer} is gone"))
+        if self._tx is not None:  # nobody reads the region any more
+            self._shared_calls.clear()
+            self._tx.release_all()
         self._sock.close()
 
     def close(self) -> None:

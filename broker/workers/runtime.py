@@ -94,7 +94,7 @@ class WorkerRuntime:
     """This worker: its ownership, links to every other worker and the shared generation."""
 
     def __init__(self, ownership: Ownership, sockets: dict, generation: Generation, connection_counts=None,
-                 dir_counts=None, offline_dirs=None, rate_windows=None) -> None:
+                 dir_counts=None, offline_dirs=None, rate_windows=None, shared=None) -> None:
         self.ownership = ownership
         self.index = ownership.index
         self.count = ownership.count
@@ -110,7 +110,9 @@ class WorkerRuntime:
         # The client byte-rate quotas' windows, shared: a client is measured once across the workers.
         self.rate_windows = rate_windows
         self.loaded_generation = generation.value
-        self.links: dict[int, WorkerLink] = {peer: WorkerLink(sock, peer, self.serve) for peer, sock in sockets.items()}
+        # `shared`: {peer: (the region this worker writes large call bodies to, the one it reads)} (link.py).
+        self.links: dict[int, WorkerLink] = {peer: WorkerLink(sock, peer, self.serve, (shared or {}).get(peer))
+                                             for peer, sock in sockets.items()}
         self.broker = None
         # (broker, op, meta, body, fds) -> (meta, body, fds): how this worker answers the others' calls.
         self.answer = None

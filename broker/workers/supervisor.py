@@ -31,6 +31,7 @@ import asyncio
 import ctypes
 import itertools
 import logging
+import mmap
 import os
 import select
 import signal
@@ -49,6 +50,7 @@ from log.log_manager import (
 from ..config import ConfigError
 from ..server import BindError
 from .connection_counts import SharedConnectionCounts, SharedCounters, SharedRateWindows
+from .link import SHARED_REGION_BYTES
 from .ownership import Ownership
 from .runtime import Generation, WorkerRuntime
 
@@ -224,6 +226,9 @@ class Supervisor:
         pairs = {}
         for i, j in itertools.combinations(range(self.count), 2):
             pairs[(i, j)] = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # Per direction of a pair, memory both share for large call bodies (link.py).
+        regions = {(i, j): mmap.mmap(-1, SHARED_REGION_BYTES) for i in range(self.count) for j in range(self.count)
+                   if i != j}
         controls = [os.pipe() for _ in range(self.count)]  # supervisor -> worker: go
         reports = [os.pipe() for _ in range(self.count)]  # worker -> supervisor: loaded
         self.pids = {}
@@ -243,6 +248,12 @@ class Supervisor:
                         else:
                             a.close()
                             b.close()
+                    shared = {}
+                    for (i, j), region in regions.items():
+                        if i == index:
+                            shared[j] = (region, regions[(j, i)])
+                        elif j != index:
+                            region.close()  # (a pair this worker is not part of)
                     for k in range(self.count):
                         os.close(controls[k][1])
                         os.close(reports[k][0])
@@ -253,7 +264,7 @@ class Supervisor:
                     code = run_worker(self.config, Ownership(index, self.count), links, generation,
                                       self.listeners.per_worker[index], controls[index][0], reports[index][1],
                                       self.connection_counts, self.dir_counts, self.start_console,
-                                      self.offline_dirs, self.rate_windows)
+                                      self.offline_dirs, self.rate_windows, shared)
                 except START_FAILURES as exc:  # one line, as a single process says it
                     print(f"kafka-wire: {exc}", file=sys.stderr, flush=True)
                     code = 2 if type(exc).__name__ == "ConfigError" else 1
@@ -268,6 +279,8 @@ class Supervisor:
         for (a, b) in pairs.values():
             a.close()
             b.close()
+        for region in regions.values():
+            region.close()  # (the workers have their mappings)
         for k in range(self.count):
             os.close(controls[k][0])
             os.close(reports[k][1])
@@ -366,7 +379,7 @@ def _die_with_supervisor() -> None:
 
 def run_worker(config, ownership: Ownership, links: dict, generation: Generation, listen_sockets: dict,
                control_fd: int, report_fd: int, connection_counts=None, dir_counts=None, start_console=None,
-               offline_dirs=None, rate_windows=None) -> int:
+               offline_dirs=None, rate_windows=None, shared=None) -> int:
     """A worker's life, in the forked child."""
     _die_with_supervisor()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -391,11 +404,12 @@ def run_worker(config, ownership: Ownership, links: dict, generation: Generation
     except ImportError:
         runner = asyncio.run
     return runner(_worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
-                               connection_counts, dir_counts, start_console, offline_dirs, rate_windows))
+                               connection_counts, dir_counts, start_console, offline_dirs, rate_windows, shared))
 
 
 async def _worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
-                       connection_counts, dir_counts, start_console, offline_dirs, rate_windows=None) -> int:
+                       connection_counts, dir_counts, start_console, offline_dirs, rate_windows=None,
+                       shared=None) -> int:
     from ..node import Broker
     from ..server import KafkaServer, start_console_on, start_metrics
 
@@ -404,7 +418,8 @@ async def _worker_main(config, ownership, links, generation, listen_sockets, con
 
     from .calls import answer
 
-    runtime = WorkerRuntime(ownership, links, generation, connection_counts, dir_counts, offline_dirs, rate_windows)
+    runtime = WorkerRuntime(ownership, links, generation, connection_counts, dir_counts, offline_dirs, rate_windows,
+                            shared)
     runtime.answer = answer
     broker = Broker(config, runtime)
     runtime.attach(broker)

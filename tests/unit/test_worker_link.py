@@ -113,3 +113,59 @@ def test_fit_keeps_the_whole_batches_a_smaller_limit_reads(tmp_path):
     assert cut.records is None and cut.high_watermark == 9  # no batch, the offsets stay
     read, lengths = _slice(tmp_path, [100])
     assert fit(read, 0, False).records is None
+
+
+def test_large_call_bodies_go_through_the_shared_region():
+    """With shared regions (made before the fork, broker/workers/supervisor.py), a large body is
+    copied there and read in place by the callee, which may patch it (the log patches batches);
+    its place is free again once answered, not when the caller gives up, and a body too large for
+    the free space goes through the socket."""
+    import mmap
+
+    from broker.workers import link as link_module
+
+    a_to_b, b_to_a = mmap.mmap(-1, 1024 * 1024), mmap.mmap(-1, 1024 * 1024)
+    release = asyncio.Event()
+    seen = []
+
+    async def serve(op, meta, body, fds):
+        seen.append(type(body).__name__)
+        if op == "hold":
+            await release.wait()
+        body[0:2] = b"OK"  # writable where it lies
+        return (op, len(body), bytes(body[:4])), b"", ()
+
+    async def main():
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        left = WorkerLink(a, 1, serve, (a_to_b, b_to_a))
+        right = WorkerLink(b, 0, serve, (b_to_a, a_to_b))
+        left.start()
+        right.start()
+        body = bytearray(os.urandom(300 * 1024))
+        meta, _, _ = await left.call("patch", None, body)
+        assert meta == ("patch", len(body), b"OK" + bytes(body[2:4]))
+        assert seen == ["memoryview"]  # read in the region, not received from the socket
+        assert a_to_b[0:2] == b"OK" and a_to_b[2:len(body)] == bytes(body[2:])
+        assert left._tx.taken_bytes == 0  # free again once answered
+        # Given up by its caller, a call keeps its place until the callee answers.
+        held = asyncio.ensure_future(left.call("hold", None, body))
+        await asyncio.sleep(0.05)
+        held.cancel()
+        await asyncio.sleep(0.01)
+        assert left._tx.taken_bytes >= len(body)
+        # Meanwhile a body larger than the free space goes through the socket.
+        meta, _, _ = await left.call("patch", None, os.urandom(900 * 1024))
+        assert meta[:2] == ("patch", 900 * 1024) and seen[-1] == "bytearray"
+        release.set()
+        for _ in range(100):
+            if left._tx.taken_bytes == 0:
+                break
+            await asyncio.sleep(0.01)
+        assert left._tx.taken_bytes == 0
+        # Small bodies keep using the socket.
+        await left.call("patch", None, bytearray(b"x" * 100))
+        assert seen[-1] == "bytearray" and link_module.SHARED_BODY_BYTES > 100
+        left.close()
+        right.close()
+
+    asyncio.run(main())
