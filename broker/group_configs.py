@@ -8,8 +8,8 @@ checked on the group's whole new set (the stored overrides, the change, the brok
 rest): names first ("Unknown group config name"), then each value's type and floor in definition
 order, then the broker's bounds (group.consumer.min.session.timeout.ms, ...), then that a session
 timeout exceeds its heartbeat interval. Overrides are kept in the metadata (the embedded file, or
-/config/groups/<group> in ZooKeeper mode), live whether the group exists or not (Kafka accepts them
-before the group's first member), and go with the group when DeleteGroups deletes it. What the
+/config/groups/<group> in ZooKeeper mode), whether the group exists or not: Kafka accepts them
+before the group's first member and keeps them when DeleteGroups deletes the group. What the
 coordinators use is the override clamped to the broker's current bounds (GroupConfig.evaluate), so
 that narrowing a bound later still holds.
 """

@@ -173,7 +173,6 @@ class MetadataStore(Protocol):
 
     def set_group_configs(self, group: str, configs: dict[str, str]) -> None: ...
 
-    def delete_group_configs(self, groups: Iterable[str]) -> None: ...
 
     def bootstrap_finalized_features(self, levels: dict[str, int]) -> None: ...
 
@@ -192,7 +191,7 @@ class TopicCatalog:
         self._by_id: dict[uuid.UUID, TopicMeta] = {}
         self.broker_configs: dict[str, dict[str, str]] = {}
         self.client_quotas: dict[QuotaEntity, dict[str, float]] = {}
-        # Group configs (broker/group_configs.py): group id -> its overrides, as given.
+        # Group configs (broker/group_configs.py): group id -> its overrides.
         self.group_configs: dict[str, dict[str, str]] = {}
         self.finalized_features: dict[str, int] | None = None
         self.finalized_features_epoch = -1

@@ -183,11 +183,6 @@ class EmbeddedMetadata(TopicCatalog):
         if self._store_group_configs(group, configs):
             self._save()
 
-    def delete_group_configs(self, groups: Iterable[str]) -> None:
-        """Forget the overrides of deleted groups."""
-        if [self._store_group_configs(group, {}) for group in groups if group in self.group_configs]:
-            self._save()
-
     def set_client_quotas(self, changes: dict[QuotaEntity, dict[str, float | None]]) -> None:
         """Apply quota changes per entity (None removes a key) and persist them at once."""
         for entity, values in changes.items():

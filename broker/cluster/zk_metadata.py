@@ -573,11 +573,6 @@ class ZkMetadata(TopicCatalog):
         self._notify_config_change(path[len("/config/"):])
         self._store_group_configs(group, dict(configs))
 
-    def delete_group_configs(self, groups: Iterable[str]) -> None:
-        for group in groups:
-            if group in self.group_configs or self.read_group_configs(group):
-                self.set_group_configs(group, {})
-
     def metadata_quorum(self) -> None:
         """None: ZooKeeper holds the cluster's metadata; Kafka's ZooKeeper-mode brokers did not serve
         DescribeQuorum (it is absent from their ApiVersions, and a request for it closes the connection)."""

@@ -1,5 +1,7 @@
-"""DeleteGroups (42): delete empty groups with their offsets and configs (NON_EMPTY_GROUP while members
-remain)."""
+"""DeleteGroups (42): delete empty groups with their offsets (NON_EMPTY_GROUP while members remain).
+
+A group's configs (broker/group_configs.py) stay, as in Kafka 4.3: they are metadata, not the
+coordinator's, and a group of that name later gets them again."""
 
 from __future__ import annotations
 
@@ -20,8 +22,6 @@ async def handle(broker: BrokerView, ctx, request):
         results = [(g, ErrorCode.COORDINATOR_NOT_AVAILABLE) for g in request.groups_names if g in deletable]
     else:
         results = groups.delete_groups([g for g in request.groups_names if g in deletable])
-        # A deleted group's configs go with it (Kafka's coordinator deletes them with the group).
-        broker.metadata.delete_group_configs([g for g, error in results if error == ErrorCode.NONE])
     results += [(g, ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in request.groups_names if g not in deletable]
     return {"throttle_time_ms": 0,
             "results": [{"group_id": g, "error_code": int(e)} for g, e in results]}

@@ -83,6 +83,8 @@ KNOWN = KNOWN + tuple(Known(pattern, KEPT, _FOLLOWS_4 + why, ("3.*",)) for patte
     ("consumer_*", "the KIP-848 consumer group protocol is generally available and on by default from Kafka 4.0 "
                    "(3.9: UNSUPPORTED_VERSION unless enabled)"),
     ("*consumer_group*", "the KIP-848 consumer group protocol is on by default from Kafka 4.0"),
+    ("*group_configs*", "group configs (config resource type 32, KIP-848) arrived in Kafka 4.0; 3.9 refuses the "
+                        "resource type (INVALID_REQUEST) and lists no groups in ListConfigResources"),
     ("update_features*", "Kafka 4.x's feature levels (transaction.version, group.version) and UpdateFeatures checks"),
     ("describe_groups_states*:: * :: groups[[]*[]].members*",
      "Kafka 4.x keeps members' last assignment (and order) in DescribeGroups outside Stable"),

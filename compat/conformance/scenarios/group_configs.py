@@ -1,6 +1,10 @@
 """Group configs (config resource type 32, KIP-848): DescribeConfigs, IncrementalAlterConfigs,
 AlterConfigs and ListConfigResources on a group, with Kafka 4.3's keys, defaults, synonyms, checks
-and the broker's bounds. Kafka 3.9 has no group configs: the known differences say so."""
+and the broker's bounds. Kafka 3.9 has no group configs: the known differences say so.
+
+Kafka applies a change to its metadata log and describes a group from what its brokers have read of
+that log, so a describe right after a change may still show the old values there: each recorded
+describe first waits (unrecorded) until the change is visible, on both brokers alike."""
 
 from __future__ import annotations
 
@@ -8,6 +12,30 @@ from ..scenario import Session, scenario
 
 GROUP = 32
 SET, DELETE, APPEND = 0, 1, 2
+GROUP_CONFIG_SOURCE = 8
+
+
+def _settled(s: Session, group: str, name: str, value: str | None) -> None:
+    """Waits until describing `group` shows `value` for `name` (None: the default, no override)."""
+    def visible() -> bool:
+        answer = s.call("DescribeConfigs", 4, {"resources": [{"resource_type": GROUP, "resource_name": group,
+                                                              "configuration_keys": [name]}],
+                                               "include_synonyms": False, "include_documentation": False},
+                        record=False)
+        if answer is None or not answer.results or not answer.results[0].configs:
+            return False
+        entry = answer.results[0].configs[0]
+        return entry.value == value if value is not None else entry.config_source != GROUP_CONFIG_SOURCE
+    if _has_group_configs(s):
+        s.wait_until(visible, what=f"{group}'s {name} to read {value}")
+
+
+def _has_group_configs(s: Session) -> bool:
+    """Whether the broker knows GROUP config resources (Kafka 3.9 does not: nothing to wait for)."""
+    answer = s.call("DescribeConfigs", 4, {"resources": [{"resource_type": GROUP, "resource_name": "probe",
+                                                          "configuration_keys": ["consumer.session.timeout.ms"]}],
+                                           "include_synonyms": False, "include_documentation": False}, record=False)
+    return answer is not None and answer.results[0].error_code == 0
 
 
 def _describe(s: Session, name: str, keys=None, label=None, documentation: bool = True):
@@ -68,6 +96,7 @@ def incremental_alter_group_configs(s: Session, v: int):
     alter("null value", [("consumer.session.timeout.ms", SET, None)])
     alter("empty group name", [("consumer.session.timeout.ms", SET, "50000")], name="")
     alter("delete an unset key", [("streams.session.timeout.ms", DELETE, None)])
+    _settled(s, group, "share.auto.offset.reset", "by_duration:PT1H")
     _describe(s, group, label="after")
     _describe(s, group, keys=["consumer.session.timeout.ms", "share.auto.offset.reset", "no.such.key"],
               label="chosen keys")
@@ -75,6 +104,7 @@ def incremental_alter_group_configs(s: Session, v: int):
     s.call("ListConfigResources", 1, {"resource_types": [GROUP]}, label="listed")
     alter("delete every override", [("consumer.session.timeout.ms", DELETE, None),
                                     ("share.auto.offset.reset", DELETE, None)])
+    _settled(s, group, "share.auto.offset.reset", None)
     s.call("ListConfigResources", 1, {"resource_types": [GROUP]}, label="no longer listed")
 
 
@@ -91,8 +121,27 @@ def alter_group_configs(s: Session, v: int):
 
     alter("set", {"share.auto.offset.reset": "earliest", "share.isolation.level": "read_committed"})
     alter("replace", {"consumer.session.timeout.ms": "46000"})
+    _settled(s, group, "consumer.session.timeout.ms", "46000")
     _describe(s, group, keys=["share.auto.offset.reset", "share.isolation.level", "consumer.session.timeout.ms"],
               label="after", documentation=False)
     alter("bad value", {"consumer.session.timeout.ms": "1"})
     alter("empty group name", {"consumer.session.timeout.ms": "46000"}, name="")
     alter("clear", {})
+
+
+@scenario("DeleteGroups", versions=(2,))
+def delete_group_keeps_group_configs(s: Session, v: int):
+    """Deleting an empty group with offsets leaves its configs: they are metadata, not the coordinator's."""
+    topic, group = s.topic(), s.group()
+    s.create_topic(topic)
+    s.find_coordinator(group)
+    s.setup("IncrementalAlterConfigs", 1, {"resources": [{"resource_type": GROUP, "resource_name": group, "configs": [
+        {"name": "consumer.heartbeat.interval.ms", "config_operation": SET, "value": "6000"}]}], "validate_only": False},
+        ok=lambda answer: True)
+    s.setup("OffsetCommit", 8, {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+                                "topics": [{"name": topic, "partitions": [
+                                    {"partition_index": 0, "committed_offset": 3, "committed_metadata": "m"}]}]})
+    _settled(s, group, "consumer.heartbeat.interval.ms", "6000")
+    s.call("DeleteGroups", v, {"groups_names": [group]})
+    _describe(s, group, keys=["consumer.heartbeat.interval.ms"], label="the deleted group's configs",
+              documentation=False)
