@@ -186,6 +186,25 @@ def test_kafka_configs_topics_and_brokers(tool):
     tool.settled(*c, "--entity-type", "brokers", "--entity-default", "--describe")
 
 
+def test_kafka_configs_groups(tool):
+    """Group configs (resource type 32): kafka-configs --entity-type groups, as Kafka 4.3 prints them."""
+    c = (CONFIGS, *SERVER)
+    g = ("--entity-type", "groups", "--entity-name", "tools-configured")
+    tool(*c, *g, "--describe")
+    tool(*c, *g, "--alter", "--add-config", "consumer.session.timeout.ms=50000,share.auto.offset.reset=earliest")
+    tool.settled(*c, *g, "--describe")
+    tool.settled(*c, *g, "--describe", "--all")
+    tool(*c, "--group", "tools-configured", "--alter", "--add-config", "consumer.session.timeout.ms=1000")
+    tool(*c, *g, "--alter", "--add-config", "share.isolation.level=READ_COMMITTED")
+    tool(*c, *g, "--alter", "--add-config", "no.such=1")
+    tool.settled(*c, "--entity-type", "groups", "--describe")
+    tool(*c, *g, "--alter", "--delete-config", "consumer.session.timeout.ms")
+    tool(*c, *g, "--alter", "--delete-config", "streams.session.timeout.ms")
+    tool.settled(*c, *g, "--describe")
+    tool(*c, *g, "--alter", "--delete-config", "share.auto.offset.reset")
+    tool.settled(*c, "--entity-type", "groups", "--describe")
+
+
 def test_kafka_configs_quotas(tool):
     c = (CONFIGS, *SERVER)
     tool(*c, "--entity-type", "users", "--entity-name", "alice", "--alter",
