@@ -23,3 +23,49 @@ async def close_server(server: asyncio.base_events.Server | None, timeout: float
         await asyncio.wait_for(server.wait_closed(), timeout)
     except (asyncio.TimeoutError, Exception):
         pass
+
+
+class HttpRequestError(Exception):
+    """A request that cannot be read: `status` is the HTTP answer (400, 411, 413, 431)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+async def read_http_request(reader: asyncio.StreamReader, max_body: int,
+                            timeout: float) -> tuple[str, str, dict[str, str], bytes] | None:
+    """One HTTP/1.1 request: (method, target, headers with lower-case names, body); None when the
+    peer closed before a request began. A request head over the reader's limit, a bad request
+    line or Content-Length, a body over max_body or a chunked body raise HttpRequestError."""
+    try:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout)
+    except asyncio.LimitOverrunError:
+        raise HttpRequestError(431, "request head too large") from None
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial:
+            return None
+        raise
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split()
+    if len(parts) != 3:
+        raise HttpRequestError(400, "bad request line")
+    method, target, _ = parts
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    body = b""
+    if "content-length" in headers:
+        try:
+            length = int(headers["content-length"])
+        except ValueError:
+            raise HttpRequestError(400, "bad Content-Length") from None
+        if length < 0 or length > max_body:
+            raise HttpRequestError(413, f"request bodies are limited to {max_body} bytes")
+        body = await asyncio.wait_for(reader.readexactly(length), timeout)
+    elif headers.get("transfer-encoding"):
+        raise HttpRequestError(411, "send a Content-Length")
+    return method, target, headers, body

@@ -156,11 +156,21 @@ async def start_metrics(broker, config):
 async def start_console_on(broker, config, start_console):
     """The web console on console.host:console.port, started by `start_console` (console/, above
     this room); an address that cannot be bound is a BindError naming the keys."""
-    host, port = config["console.host"], int(config["console.port"])
+    return await _start_room(broker, config, start_console, "Console", "console")
+
+
+async def start_registry_on(broker, config, start_registry):
+    """The Schema Registry on schema.registry.host:schema.registry.port, started by `start_registry`
+    (registry/, above this room); an address that cannot be bound is a BindError naming the keys."""
+    return await _start_room(broker, config, start_registry, "Schema Registry", "schema.registry")
+
+
+async def _start_room(broker, config, start, what: str, prefix: str):
+    host, port = config[f"{prefix}.host"], int(config[f"{prefix}.port"])
     try:
-        return await start_console(broker, host, port)
+        return await start(broker, host, port)
     except OSError as exc:
-        raise BindError("Console (console.host, console.port)", host, port, exc) from exc
+        raise BindError(f"{what} ({prefix}.host, {prefix}.port)", host, port, exc) from exc
 
 
 class SpareFrames:

@@ -181,13 +181,15 @@ def append_internal_batch(broker, topic: str, partition: int, batch: bytearray) 
     return info.base_offset
 
 
-def read_internal_batches(broker, topic: str, partition: int) -> Iterator[tuple[BatchHeader, list]]:
+def read_internal_batches(broker, topic: str, partition: int,
+                          start: int | None = None) -> Iterator[tuple[BatchHeader, list]]:
     """Every batch of an internal topic partition (control batches included), from the log start
-    offset to the log end offset: what a coordinator replays when it loads the partition."""
+    offset (or from `start`, when it is above) to the log end offset: what a coordinator replays
+    when it loads the partition."""
     plog = broker.partition_log(topic, partition)
     if plog is None:
         return
-    offset = plog.log_start_offset
+    offset = plog.log_start_offset if start is None else max(start, plog.log_start_offset)
     # Everything appended counts, up to the log end offset: a single node acknowledged it.
     while offset < plog.log_end_offset:
         found = plog.read_slice(offset, REPLAY_READ_BYTES, None, True)

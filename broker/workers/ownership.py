@@ -2,7 +2,8 @@
 
 Every partition is owned by exactly one worker of a broker: the owner alone opens its log, appends
 to it and reads it. Internal topics (`__consumer_offsets`, `__transaction_state`, any `__*` name)
-belong to worker 0, which also runs the group and transaction coordinators and owns the metadata.
+belong to worker 0, which also runs the group and transaction coordinators and owns the metadata;
+so does `_schemas`, the Schema Registry's topic (worker 0 serves the registry).
 A user topic's partitions go round-robin over the workers from a start fixed by the topic's name
 (CRC-32 of its UTF-8 bytes, the same in every process and every run), so a topic of P partitions
 spreads over min(P, N) workers and two topics do not pile onto the same ones.
@@ -17,11 +18,14 @@ import os
 import zlib
 
 PRIMARY = 0
+SCHEMAS_TOPIC = "_schemas"
 
 
 def owner_of(topic: str, partition: int, count: int) -> int:
     """The index (0..count-1) of the worker that owns `topic`-`partition`."""
-    if count <= 1 or topic.startswith("__"):
+    # _schemas is the Schema Registry's log (registry/): the registry runs on worker 0 and reads
+    # and appends it there, as the coordinators do their internal topics.
+    if count <= 1 or topic.startswith("__") or topic == SCHEMAS_TOPIC:
         return PRIMARY
     return (zlib.crc32(topic.encode()) + partition) % count
 

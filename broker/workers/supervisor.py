@@ -133,11 +133,13 @@ def _claim_port(family, kind, proto, address, port: int, host: str) -> int:
 
 
 class Supervisor:
-    def __init__(self, config, count: int, started: float, start_console=None) -> None:
+    def __init__(self, config, count: int, started: float, start_console=None, start_registry=None) -> None:
         """`start_console(broker, host, port)`: the web console's start (console/, which the broker's
-        room does not import), run by worker 0 when console.port is set."""
+        room does not import), run by worker 0 when console.port is set; `start_registry` likewise
+        the Schema Registry's (registry/), when schema.registry.port is set."""
         self.config = config
         self.start_console = start_console
+        self.start_registry = start_registry
         self.count = count
         self.started = started
         self.log_dirs = list(config.log_dirs)
@@ -264,7 +266,7 @@ class Supervisor:
                     code = run_worker(self.config, Ownership(index, self.count), links, generation,
                                       self.listeners.per_worker[index], controls[index][0], reports[index][1],
                                       self.connection_counts, self.dir_counts, self.start_console,
-                                      self.offline_dirs, self.rate_windows, shared)
+                                      self.offline_dirs, self.rate_windows, shared, self.start_registry)
                 except START_FAILURES as exc:  # one line, as a single process says it
                     print(f"kafka-wire: {exc}", file=sys.stderr, flush=True)
                     code = 2 if type(exc).__name__ == "ConfigError" else 1
@@ -379,7 +381,7 @@ def _die_with_supervisor() -> None:
 
 def run_worker(config, ownership: Ownership, links: dict, generation: Generation, listen_sockets: dict,
                control_fd: int, report_fd: int, connection_counts=None, dir_counts=None, start_console=None,
-               offline_dirs=None, rate_windows=None, shared=None) -> int:
+               offline_dirs=None, rate_windows=None, shared=None, start_registry=None) -> int:
     """A worker's life, in the forked child."""
     _die_with_supervisor()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -404,14 +406,15 @@ def run_worker(config, ownership: Ownership, links: dict, generation: Generation
     except ImportError:
         runner = asyncio.run
     return runner(_worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
-                               connection_counts, dir_counts, start_console, offline_dirs, rate_windows, shared))
+                               connection_counts, dir_counts, start_console, offline_dirs, rate_windows, shared,
+                               start_registry))
 
 
 async def _worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
                        connection_counts, dir_counts, start_console, offline_dirs, rate_windows=None,
-                       shared=None) -> int:
+                       shared=None, start_registry=None) -> int:
     from ..node import Broker
-    from ..server import KafkaServer, start_console_on, start_metrics
+    from ..server import KafkaServer, start_console_on, start_metrics, start_registry_on
 
     if config["zookeeper.connect"]:  # each worker of a cluster broker has its own ZooKeeper session
         from ..cluster.cluster_broker import ClusterBroker as Broker
@@ -452,7 +455,7 @@ async def _worker_main(config, ownership, links, generation, listen_sockets, con
     waiting = asyncio.ensure_future(stop.wait())
     await asyncio.wait([go, waiting], return_when=asyncio.FIRST_COMPLETED)
     started = go.done() and go.result() and not stop.is_set()
-    metrics = console = None
+    metrics = console = registry = None
     try:
         if started:
             if ownership.is_primary and config["metrics.port"] is not None:
@@ -461,6 +464,9 @@ async def _worker_main(config, ownership, links, generation, listen_sockets, con
             await server.start()
             if ownership.is_primary and config["console.port"] is not None and start_console is not None:
                 console = await start_console_on(broker, config, start_console)
+            if ownership.is_primary and config["schema.registry.port"] is not None and start_registry is not None:
+                # Worker 0 owns _schemas (ownership.py) and serves the registry over it.
+                registry = await start_registry_on(broker, config, start_registry)
             if ownership.is_primary:
                 os.write(report_fd, b"S")  # serving: the supervisor lets the other workers start
             broker.start_background_tasks()
@@ -471,6 +477,8 @@ async def _worker_main(config, ownership, links, generation, listen_sockets, con
     finally:
         if console is not None:
             await console.stop()
+        if registry is not None:
+            await registry.stop()
         if metrics is not None:
             await metrics.stop()
     await server.stop()

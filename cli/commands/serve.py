@@ -31,7 +31,7 @@ def freeze_startup_heap() -> None:
 
 async def serve(config: BrokerConfig, started: float) -> int:
     from broker.node import Broker
-    from broker.server import KafkaServer, start_console_on, start_metrics
+    from broker.server import KafkaServer, start_console_on, start_metrics, start_registry_on
 
     if config["zookeeper.connect"]:
         from broker.cluster.cluster_broker import ClusterBroker as Broker
@@ -47,6 +47,7 @@ async def serve(config: BrokerConfig, started: float) -> int:
     broker.server = server
     metrics = None
     console = None
+    registry = None
     try:
         if config["metrics.port"] is not None:
             # Before the listeners: once clients can connect, their requests are being counted.
@@ -57,6 +58,11 @@ async def serve(config: BrokerConfig, started: float) -> int:
             from console import start_console
 
             console = await start_console_on(broker, config, start_console)
+        if config["schema.registry.port"] is not None:
+            # Imported only when asked for, as the console is.
+            from registry import start_registry
+
+            registry = await start_registry_on(broker, config, start_registry)
     except BaseException:
         # A listener that cannot be bound (or a listener's TLS/SASL settings refused) ends the
         # start: what was opened closes, and the logs are closed cleanly.
@@ -65,6 +71,8 @@ async def serve(config: BrokerConfig, started: float) -> int:
             await metrics.stop()
         if console is not None:
             await console.stop()
+        if registry is not None:
+            await registry.stop()
         await broker.stop_coordinators()
         broker.close()
         raise
@@ -83,6 +91,8 @@ async def serve(config: BrokerConfig, started: float) -> int:
     await broker.controlled_shutdown()
     if console is not None:
         await console.stop()
+    if registry is not None:
+        await registry.stop()
     await server.stop()
     if metrics is not None:
         await metrics.stop()
@@ -134,10 +144,12 @@ def _serve(config: BrokerConfig, started: float) -> int:
             import broker.cluster.cluster_broker  # noqa: F401
         crc32c(b"")
 
-        start_console = None
+        start_console = start_registry = None
         if config["console.port"] is not None:
             from console import start_console
-        return Supervisor(config, count, started, start_console).run()
+        if config["schema.registry.port"] is not None:
+            from registry import start_registry
+        return Supervisor(config, count, started, start_console, start_registry).run()
     try:
         import uvloop
 

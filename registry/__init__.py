@@ -1,0 +1,22 @@
+"""The Schema Registry (`schema.registry.port`): Confluent's Schema Registry REST API served from the
+broker process, its state in the broker's own compacted topic `_schemas`.
+
+`kafka-wire serve` imports this package only when `schema.registry.port` is set, so a broker without
+the registry starts as before; with several worker processes worker 0 serves it (it owns `_schemas`,
+broker/workers/ownership.py). The pieces: `server` (HTTP/1.1 in the broker's event loop), `api`
+(Confluent's paths, answers and error codes), `store` (the `_schemas` records, their replay into the
+registry's state, appends through the broker's internal append path as the group coordinator writes
+`__consumer_offsets`), `schemas` (parsing and compatibility of Avro and JSON Schema).
+"""
+
+from __future__ import annotations
+
+
+async def start_registry(broker, host: str, port: int):
+    """Serve the Schema Registry of this broker on host:port (port 0 picks a free one); returns the
+    running RegistryServer (its `address`, and `stop()`)."""
+    from .server import RegistryServer
+
+    server = RegistryServer(broker)
+    await server.start(host, port)
+    return server

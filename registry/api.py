@@ -1,0 +1,362 @@
+"""The Schema Registry's REST API, Confluent's paths and answers, over the state of `_schemas`
+(registry/store.py). `RegistryApi.answer(method, segments, query, body)` gives the status and the JSON
+body; errors are Confluent's {"error_code": ..., "message": ...} with its codes:
+
+    40401 subject not found      40402 version not found       40403 schema not found
+    40404 subject soft-deleted   40405 subject not soft-deleted first
+    40406 version soft-deleted   40407 version not soft-deleted first
+    40408 no subject-level compatibility configured
+    409   incompatible schema    42201 invalid schema           42202 invalid version
+    42203 invalid compatibility level                           50001 backend store error
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+from coordinator.offsets_store import AppendFailed
+
+from .schemas import COMPATIBILITY_LEVELS, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
+from .store import (
+    SchemasLog,
+    SchemaVersion,
+    config_key,
+    config_value,
+    delete_subject_key,
+    delete_subject_value,
+    schema_key,
+    schema_value,
+)
+
+logger = logging.getLogger("kafka_wire.registry")
+
+MAX_VERSION = (1 << 31) - 1
+
+
+class RegistryError(Exception):
+    def __init__(self, status: int, error_code: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.error_code, self.message = status, error_code, message
+
+
+def subject_not_found(subject: str) -> RegistryError:
+    return RegistryError(404, 40401, f"Subject '{subject}' not found.")
+
+
+def version_not_found(version) -> RegistryError:
+    return RegistryError(404, 40402, f"Version {version} not found.")
+
+
+def schema_not_found(schema_id=None) -> RegistryError:
+    return RegistryError(404, 40403, "Schema not found" if schema_id is None else f"Schema {schema_id} not found")
+
+
+def _flag(query: dict, name: str) -> bool:
+    return query.get(name, "false").lower() == "true"
+
+
+def _version_arg(text: str) -> int | None:
+    """A path's version: a number in [1, 2^31-1], or None for "latest" (and -1, its alias)."""
+    if text in ("latest", "-1"):
+        return None
+    try:
+        version = int(text)
+    except ValueError:
+        version = 0
+    if not 1 <= version <= MAX_VERSION:
+        raise RegistryError(422, 42202, f"The specified version '{text}' is not a valid version id. Allowed "
+                                        "values are between [1, 2^31-1] and the string \"latest\"")
+    return version
+
+
+def _level_arg(body) -> str:
+    level = body.get("compatibility") if isinstance(body, dict) else None
+    if not isinstance(level, str) or level.upper() not in COMPATIBILITY_LEVELS:
+        raise RegistryError(422, 42203, "Invalid compatibility level. Valid values are none, backward, forward, "
+                                        "full, backward_transitive, forward_transitive, and full_transitive")
+    return level.upper()
+
+
+def _schema_body(entry: SchemaVersion, *, with_subject: bool = True) -> dict:
+    body = {"subject": entry.subject, "version": entry.version, "id": entry.schema_id} if with_subject else {}
+    if entry.schema_type != "AVRO":
+        body["schemaType"] = entry.schema_type
+    if entry.references:
+        body["references"] = entry.references
+    body["schema"] = entry.schema
+    return body
+
+
+class RegistryApi:
+    def __init__(self, log: SchemasLog) -> None:
+        self.log = log
+        # Writes one at a time: a registration's id and version are chosen from the state it sees.
+        self.writing = asyncio.Lock()
+
+    @property
+    def state(self):
+        return self.log.state
+
+    async def answer(self, method: str, segments: list[str], query: dict, body) -> tuple[int, object]:
+        self.log.catch_up()
+        if method in ("POST", "PUT", "DELETE"):
+            async with self.writing:
+                self.log.catch_up()
+                return await self._route(method, segments, query, body)
+        return await self._route(method, segments, query, body)
+
+    async def _route(self, method, segments, query, body) -> tuple[int, object]:
+        state = self.state
+        match segments:
+            case []:
+                if method == "GET":
+                    return 200, {}
+            case ["subjects"]:
+                if method == "GET":
+                    return 200, state.subject_names(include_deleted=_flag(query, "deleted"))
+            case ["subjects", subject]:
+                if method == "POST":
+                    return 200, self.lookup(subject, query, body)
+                if method == "DELETE":
+                    return 200, await self.delete_subject(subject, _flag(query, "permanent"))
+            case ["subjects", subject, "versions"]:
+                if method == "GET":
+                    versions = state.versions(subject, include_deleted=_flag(query, "deleted"))
+                    if not versions:
+                        raise subject_not_found(subject)
+                    return 200, [entry.version for entry in versions]
+                if method == "POST":
+                    return 200, await self.register(subject, body)
+            case ["subjects", subject, "versions", version]:
+                if method == "GET":
+                    return 200, _schema_body(self.version(subject, version, _flag(query, "deleted")))
+                if method == "DELETE":
+                    return 200, await self.delete_version(subject, version, _flag(query, "permanent"))
+            case ["subjects", subject, "versions", version, "schema"]:
+                if method == "GET":
+                    return 200, json.loads(self.version(subject, version, _flag(query, "deleted")).schema)
+            case ["schemas", "types"]:
+                if method == "GET":
+                    return 200, list(SCHEMA_TYPES)
+            case ["schemas", "ids", schema_id, *rest] if rest in ([], ["versions"], ["subjects"], ["schema"]):
+                if method == "GET":
+                    return 200, self.schema_by_id(schema_id, rest, query)
+            case ["config"]:
+                if method == "GET":
+                    return 200, {"compatibilityLevel": state.compatibility(None)}
+                if method == "PUT":
+                    level = _level_arg(body)
+                    await self._write([(config_key(None), config_value(level))])
+                    return 200, {"compatibility": level}
+            case ["config", subject]:
+                return await self.subject_config(method, subject, query, body)
+            case ["mode"] | ["mode", _]:
+                if method == "GET":
+                    return 200, {"mode": "READWRITE"}
+            case ["compatibility", "subjects", subject, "versions", *version] if len(version) <= 1:
+                if method == "POST":
+                    return 200, self.test_compatibility(subject, version[0] if version else None, query, body)
+            case _:
+                raise RegistryError(404, 404, "HTTP 404 Not Found")
+        raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def version(self, subject: str, version_text: str, include_deleted: bool = False) -> SchemaVersion:
+        number = _version_arg(version_text)
+        versions = self.state.versions(subject, include_deleted=include_deleted)
+        if not versions:
+            raise subject_not_found(subject)
+        if number is None:
+            return versions[-1]
+        for entry in versions:
+            if entry.version == number:
+                return entry
+        raise version_not_found(number)
+
+    def schema_by_id(self, schema_id_text: str, rest: list[str], query: dict):
+        try:
+            schema_id = int(schema_id_text)
+        except ValueError:
+            raise RegistryError(404, 404, "HTTP 404 Not Found") from None
+        entries = self.state.by_id(schema_id)
+        if not _flag(query, "deleted") and rest in (["versions"], ["subjects"]):
+            entries = [entry for entry in entries if not entry.deleted]
+        subject = query.get("subject")
+        if subject:
+            entries = [entry for entry in entries if entry.subject == subject]
+        if not entries and rest in ([], ["schema"]):
+            raise schema_not_found(schema_id)
+        if rest == ["versions"]:
+            return [{"subject": e.subject, "version": e.version} for e in entries]
+        if rest == ["subjects"]:
+            return sorted({e.subject for e in entries})
+        if rest == ["schema"]:
+            return json.loads(entries[0].schema)
+        return _schema_body(entries[0], with_subject=False)
+
+    def lookup(self, subject: str, query: dict, body) -> dict:
+        parsed, references = self._parse_request(body)
+        versions = self.state.versions(subject, include_deleted=_flag(query, "deleted"))
+        if not versions:
+            raise subject_not_found(subject)
+        for entry in reversed(versions):
+            if (entry.schema == parsed.canonical and entry.schema_type == parsed.schema_type
+                    and entry.references == references):
+                return _schema_body(entry)
+        raise schema_not_found()
+
+    def test_compatibility(self, subject: str, version_text: str | None, query: dict, body) -> dict:
+        parsed, _ = self._parse_request(body)
+        level = self.state.compatibility(subject)
+        if version_text is None:
+            errors = self._compatibility_errors(parsed, subject, level)
+        else:
+            number = _version_arg(version_text)
+            versions = self.state.versions(subject)
+            if not versions:
+                if number is None:  # nothing to be incompatible with
+                    return {"is_compatible": True}
+                raise subject_not_found(subject)
+            previous = self.version(subject, version_text)
+            errors = parsed.compatibility_errors(self._parsed(previous), level.removesuffix("_TRANSITIVE"))
+        answer = {"is_compatible": not errors}
+        if _flag(query, "verbose"):
+            answer["messages"] = errors
+        return answer
+
+    async def subject_config(self, method: str, subject: str, query: dict, body) -> tuple[int, object]:
+        configs = self.state.configs
+        if method == "GET":
+            if subject in configs:
+                return 200, {"compatibilityLevel": configs[subject]}
+            if _flag(query, "defaultToGlobal"):
+                return 200, {"compatibilityLevel": self.state.compatibility(None)}
+            raise RegistryError(404, 40408, f"Subject '{subject}' does not have subject-level compatibility "
+                                            "configured")
+        if method == "PUT":
+            level = _level_arg(body)
+            await self._write([(config_key(subject), config_value(level))])
+            return 200, {"compatibility": level}
+        if method == "DELETE":
+            if subject not in configs:
+                raise subject_not_found(subject)
+            previous = configs[subject]
+            await self._write([(config_key(subject), None)])
+            return 200, {"compatibilityLevel": previous}
+        raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
+
+    # -- writes -----------------------------------------------------------------------------------
+
+    async def register(self, subject: str, body) -> dict:
+        parsed, references = self._parse_request(body)
+        state = self.state
+        live = state.versions(subject)
+        for entry in live:
+            if (entry.schema == parsed.canonical and entry.schema_type == parsed.schema_type
+                    and entry.references == references):
+                return {"id": entry.schema_id}
+        errors = self._compatibility_errors(parsed, subject, state.compatibility(subject))
+        if errors:
+            raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema for "
+                                          f"subject \"{subject}\", details: {errors}")
+        schema_id = state.id_of(parsed.schema_type, parsed.canonical, references)
+        if schema_id is None:
+            schema_id = state.max_id + 1
+        every = state.versions(subject, include_deleted=True)
+        version = every[-1].version + 1 if every else 1
+        entry = SchemaVersion(subject, version, schema_id, parsed.canonical, parsed.schema_type, references)
+        await self._write([(schema_key(subject, version), schema_value(entry))])
+        return {"id": schema_id}
+
+    async def delete_subject(self, subject: str, permanent: bool) -> list[int]:
+        every = self.state.versions(subject, include_deleted=True)
+        if not every:
+            raise subject_not_found(subject)
+        live = [entry for entry in every if not entry.deleted]
+        if permanent:
+            if live:
+                raise RegistryError(404, 40405, f"Subject '{subject}' was not deleted first before being "
+                                                "permanently deleted")
+            await self._write([(schema_key(subject, e.version), None) for e in every])
+            return [entry.version for entry in every]
+        if not live:
+            raise RegistryError(404, 40404, f"Subject '{subject}' was soft deleted.Set permanent=true to delete "
+                                            "permanently")
+        await self._write([(delete_subject_key(subject), delete_subject_value(subject, live[-1].version))])
+        return [entry.version for entry in live]
+
+    async def delete_version(self, subject: str, version_text: str, permanent: bool) -> int:
+        number = _version_arg(version_text)
+        every = self.state.versions(subject, include_deleted=True)
+        if not every:
+            raise subject_not_found(subject)
+        if number is None:
+            candidates = every if permanent else [e for e in every if not e.deleted]
+            if not candidates:
+                raise subject_not_found(subject)
+            entry = candidates[-1]
+        else:
+            entry = next((e for e in every if e.version == number), None)
+            if entry is None:
+                raise version_not_found(number)
+        if permanent and not entry.deleted:
+            raise RegistryError(404, 40407, f"Subject '{subject}' Version {entry.version} was not deleted first "
+                                            "before being permanently deleted")
+        if not permanent and entry.deleted:
+            raise RegistryError(404, 40406, f"Subject '{subject}' Version {entry.version} was soft deleted.Set "
+                                            "permanent=true to delete permanently")
+        if permanent:
+            await self._write([(schema_key(subject, entry.version), None)])
+        else:
+            deleted = SchemaVersion(entry.subject, entry.version, entry.schema_id, entry.schema, entry.schema_type,
+                                    entry.references, deleted=True)
+            await self._write([(schema_key(subject, entry.version), schema_value(deleted))])
+        return entry.version
+
+    async def _write(self, records: list[tuple[bytes, bytes | None]]) -> None:
+        try:
+            await self.log.append(records)
+        except AppendFailed as exc:
+            if exc.error.name in ("MESSAGE_TOO_LARGE", "RECORD_LIST_TOO_LARGE"):
+                raise RegistryError(422, 42209, "Schema is too large") from None
+            logger.error("registry: writing to _schemas failed: %s", exc)
+            raise RegistryError(500, 50001, f"Error in the backend data store: {exc.error.name}") from None
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _parse_request(self, body) -> tuple[ParsedSchema, list]:
+        if not isinstance(body, dict):
+            raise RegistryError(422, 422, "Unrecognized field: the request body must be a JSON object")
+        text = body.get("schema")
+        if not isinstance(text, str) or not text.strip():
+            raise RegistryError(422, 42201, "Empty schema")
+        schema_type = body.get("schemaType") or "AVRO"
+        if not isinstance(schema_type, str):
+            raise RegistryError(422, 42201, "Invalid schema type")
+        references = body.get("references") or []
+        if references:
+            raise RegistryError(422, 42201, "Schema references are not supported yet by kafka-wire's registry")
+        try:
+            return parse_schema(schema_type.upper(), text), []
+        except InvalidSchema as exc:
+            raise RegistryError(422, 42201, str(exc)) from None
+
+    def _parsed(self, entry: SchemaVersion) -> ParsedSchema:
+        return parse_schema(entry.schema_type, entry.schema)
+
+    def _compatibility_errors(self, parsed: ParsedSchema, subject: str, level: str) -> list[str]:
+        """Against the latest live version, or every live version for a _TRANSITIVE level."""
+        live = self.state.versions(subject)
+        if level == "NONE" or not live:
+            return []
+        previous = live if level.endswith("_TRANSITIVE") else live[-1:]
+        errors = []
+        for entry in reversed(previous):
+            try:
+                errors += parsed.compatibility_errors(self._parsed(entry), level.removesuffix("_TRANSITIVE"))
+            except InvalidSchema as exc:  # a record written by another registry we cannot parse
+                errors.append(f"version {entry.version} does not parse here: {exc}")
+        return errors

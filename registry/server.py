@@ -1,0 +1,130 @@
+"""The Schema Registry's HTTP server: asyncio in the broker's event loop (broker/http_listener.py, as the
+console and the metrics endpoint listen), HTTP/1.1 with keep-alive, JSON answers in Confluent's
+`application/vnd.schemaregistry.v1+json`. Anything a client sends wrong is answered with
+Confluent's error body; a failure of ours is a 500 with error code 50001 and a line in the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from broker.http_listener import HttpRequestError, close_server, read_http_request, start_http
+
+from .api import RegistryApi, RegistryError
+from .store import SchemasLog
+
+logger = logging.getLogger("kafka_wire.registry")
+
+CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+MAX_HEAD = 16 * 1024
+# A schema travels in one `_schemas` record, which the log takes up to message.max.bytes (1 MiB by
+# default); a body a few times that is refused before it is read.
+MAX_BODY = 4 << 20
+IDLE_TIMEOUT = 30.0
+# After refusing a body as too large, this much more of it is read and dropped (for at most
+# DISCARD_SECONDS), so a client that sends the whole body before reading the answer gets to read it
+# rather than a broken pipe.
+DISCARD_BYTES = 64 << 20
+DISCARD_SECONDS = 5.0
+MAX_CONNECTIONS = 256
+REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 409: "Conflict",
+           411: "Length Required", 413: "Payload Too Large", 422: "Unprocessable Entity",
+           431: "Request Header Fields Too Large", 500: "Internal Server Error"}
+
+
+class RegistryServer:
+    def __init__(self, broker) -> None:
+        self.log = SchemasLog(broker)
+        self.api = RegistryApi(self.log)
+        self.server: asyncio.base_events.Server | None = None
+        self.address: tuple[str, int] | None = None
+        self._connections = 0
+
+    async def start(self, host: str, port: int) -> tuple[str, int]:
+        self.log.ensure_created()
+        self.log.catch_up()
+        self.server = await start_http(self._serve, host, port, MAX_HEAD)
+        self.address = self.server.sockets[0].getsockname()[:2]
+        state = self.log.state
+        logger.info("schema registry on http://%s:%d/ (%d subjects, highest schema id %d)",
+                    self.address[0], self.address[1], len(state.subjects), state.max_id)
+        return self.address
+
+    async def stop(self) -> None:
+        await close_server(self.server)
+        self.server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._connections >= MAX_CONNECTIONS:
+            writer.close()
+            return
+        self._connections += 1
+        try:
+            while True:
+                try:
+                    request = await read_http_request(reader, MAX_BODY, IDLE_TIMEOUT)
+                except HttpRequestError as exc:
+                    await self._send(writer, exc.status, {"error_code": exc.status, "message": exc.message}, True)
+                    if exc.status == 413:
+                        await _discard(reader)
+                    return
+                if request is None:
+                    return
+                method, target, headers, body = request
+                close = headers.get("connection", "").lower() == "close"
+                status, answer = await self._answer(method, target, body)
+                await self._send(writer, status, answer, close, head_only=method == "HEAD")
+                if close:
+                    return
+        except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except Exception:
+            logger.exception("schema registry connection failed")
+        finally:
+            self._connections -= 1
+            writer.close()
+
+    async def _answer(self, method: str, target: str, body: bytes) -> tuple[int, object]:
+        parts = urlsplit(target)
+        segments = [unquote(s) for s in parts.path.split("/") if s != ""]
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        try:
+            value = None
+            if body:
+                try:
+                    value = json.loads(body)
+                except (ValueError, RecursionError) as exc:
+                    raise RegistryError(400, 400, f"Unrecognized JSON in the request body: {exc}") from None
+            return await self.api.answer("GET" if method == "HEAD" else method, segments, query, value)
+        except RegistryError as exc:
+            return exc.status, {"error_code": exc.error_code, "message": exc.message}
+        except Exception:
+            logger.exception("schema registry: %s %s failed", method, target)
+            return 500, {"error_code": 50001, "message": "Error in the backend data store; the broker's log says why"}
+
+    async def _send(self, writer: asyncio.StreamWriter, status: int, answer: object, close: bool, *,
+                    head_only: bool = False) -> None:
+        body = json.dumps(answer, separators=(",", ":")).encode()
+        head = [f"HTTP/1.1 {status} {REASONS.get(status, '')}", f"Content-Type: {CONTENT_TYPE}",
+                f"Content-Length: {len(body)}"]
+        if close:
+            head.append("Connection: close")
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (b"" if head_only else body))
+        await writer.drain()
+
+
+async def _discard(reader: asyncio.StreamReader) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DISCARD_SECONDS
+    left = DISCARD_BYTES
+    while left > 0:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return
+        chunk = await asyncio.wait_for(reader.read(min(left, 1 << 16)), remaining)
+        if not chunk:
+            return
+        left -= len(chunk)

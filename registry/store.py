@@ -1,0 +1,192 @@
+"""The registry's state and its log: the compacted topic `_schemas` (one partition), with records keyed
+and shaped as Confluent's Schema Registry and Karapace write them, so an existing `_schemas` topic
+reads as is. Keys are JSON objects in Confluent's key order:
+
+    {"keytype":"SCHEMA","subject":s,"version":v,"magic":1}  -> {"subject","version","id","schema",
+                                                                ["schemaType"],["references"],"deleted"}
+                                                               null: version permanently deleted
+    {"keytype":"CONFIG","subject":s|null,"magic":0}          -> {"compatibilityLevel": level}; null: unset
+    {"keytype":"DELETE_SUBJECT","subject":s,"magic":0}       -> {"subject": s, "version": v}: versions
+                                                               up to v soft-deleted
+    {"keytype":"NOOP","magic":0}                             -> (Confluent's leader election marker)
+
+The state is the replay of the log: `SchemasLog.catch_up` applies whatever was appended since the
+last read (our own writes and anything produced to `_schemas` by a Kafka client), so the log is the
+one truth and ids survive restarts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+
+from broker.workers.ownership import SCHEMAS_TOPIC
+from coordinator.offsets_store import AppendFailed, append_internal_batch, read_internal_batches
+from kafka_wire.record_codec import Record, build_batch
+
+logger = logging.getLogger("kafka_wire.registry")
+
+DEFAULT_COMPATIBILITY = "BACKWARD"
+
+
+@dataclass
+class SchemaVersion:
+    subject: str
+    version: int
+    schema_id: int
+    schema: str
+    schema_type: str
+    references: list = field(default_factory=list)
+    deleted: bool = False
+
+
+def schema_key(subject: str, version: int) -> bytes:
+    return _json({"keytype": "SCHEMA", "subject": subject, "version": version, "magic": 1})
+
+
+def schema_value(entry: SchemaVersion) -> bytes:
+    value = {"subject": entry.subject, "version": entry.version, "id": entry.schema_id, "schema": entry.schema}
+    if entry.references:
+        value["references"] = entry.references
+    if entry.schema_type != "AVRO":
+        value["schemaType"] = entry.schema_type
+    value["deleted"] = entry.deleted
+    return _json(value)
+
+
+def config_key(subject: str | None) -> bytes:
+    return _json({"keytype": "CONFIG", "subject": subject, "magic": 0})
+
+
+def config_value(level: str) -> bytes:
+    return _json({"compatibilityLevel": level})
+
+
+def delete_subject_key(subject: str) -> bytes:
+    return _json({"keytype": "DELETE_SUBJECT", "subject": subject, "magic": 0})
+
+
+def delete_subject_value(subject: str, version: int) -> bytes:
+    return _json({"subject": subject, "version": version})
+
+
+def _json(value: dict) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+class RegistryState:
+    """Subjects, their versions, schemas by id and compatibility levels, as the records say."""
+
+    def __init__(self) -> None:
+        self.subjects: dict[str, dict[int, SchemaVersion]] = {}
+        self.configs: dict[str | None, str] = {}
+        self.max_id = 0
+
+    def apply(self, key: bytes | None, value: bytes | None) -> None:
+        """One record of `_schemas`; a record this registry does not understand is skipped."""
+        if key is None:
+            return
+        try:
+            k = json.loads(key)
+            v = json.loads(value) if value is not None else None
+        except (ValueError, UnicodeDecodeError):
+            logger.warning("_schemas: skipping a record whose key or value is not JSON")
+            return
+        if not isinstance(k, dict) or (v is not None and not isinstance(v, dict)):
+            return
+        keytype = k.get("keytype")
+        subject = k.get("subject")
+        try:
+            if keytype == "SCHEMA":
+                self._apply_schema(subject, int(k["version"]), v)
+            elif keytype == "CONFIG":
+                if v is None:
+                    self.configs.pop(subject, None)
+                elif v.get("compatibilityLevel"):
+                    self.configs[subject] = str(v["compatibilityLevel"]).upper()
+            elif keytype == "DELETE_SUBJECT" and v is not None:
+                upto = int(v["version"])
+                for entry in self.subjects.get(subject, {}).values():
+                    if entry.version <= upto:
+                        entry.deleted = True
+        except (KeyError, TypeError, ValueError) as exc:
+            logger.warning("_schemas: skipping a %s record that lacks what it needs: %r", keytype, exc)
+
+    def _apply_schema(self, subject: str, version: int, v: dict | None) -> None:
+        versions = self.subjects.setdefault(subject, {})
+        if v is None:  # permanently deleted
+            versions.pop(version, None)
+            if not versions:
+                del self.subjects[subject]
+            return
+        schema_id = int(v["id"])
+        versions[version] = SchemaVersion(subject, version, schema_id, str(v["schema"]),
+                                          str(v.get("schemaType") or "AVRO").upper(),
+                                          list(v.get("references") or []), bool(v.get("deleted", False)))
+        self.max_id = max(self.max_id, schema_id)
+
+    # -- queries --------------------------------------------------------------------------------
+
+    def versions(self, subject: str, *, include_deleted: bool = False) -> list[SchemaVersion]:
+        found = self.subjects.get(subject, {})
+        return [found[v] for v in sorted(found) if include_deleted or not found[v].deleted]
+
+    def subject_names(self, *, include_deleted: bool = False) -> list[str]:
+        return sorted(s for s in self.subjects if self.versions(s, include_deleted=include_deleted))
+
+    def by_id(self, schema_id: int) -> list[SchemaVersion]:
+        """Every subject version (soft-deleted ones too) registered with this id."""
+        return [entry for versions in self.subjects.values() for entry in versions.values()
+                if entry.schema_id == schema_id]
+
+    def id_of(self, schema_type: str, canonical: str, references: list) -> int | None:
+        """The id this schema already has in any subject (Confluent's ids are global)."""
+        for versions in self.subjects.values():
+            for entry in versions.values():
+                if (entry.schema == canonical and entry.schema_type == schema_type
+                        and entry.references == references):
+                    return entry.schema_id
+        return None
+
+    def compatibility(self, subject: str | None) -> str:
+        if subject is not None and subject in self.configs:
+            return self.configs[subject]
+        return self.configs.get(None, DEFAULT_COMPATIBILITY)
+
+
+class SchemasLog:
+    """`_schemas` on this broker: created when missing, replayed into `state`, appended to."""
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        self.state = RegistryState()
+        self.next_offset = 0
+
+    def ensure_created(self) -> None:
+        if self.broker.metadata.topic(SCHEMAS_TOPIC) is None:
+            # Confluent's registry creates it compacted with one partition; one replica here.
+            self.broker.create_topic(SCHEMAS_TOPIC, 1, 1, {"cleanup.policy": ["compact"]})
+
+    def catch_up(self) -> None:
+        """Apply the records appended since the last read."""
+        for header, records in read_internal_batches(self.broker, SCHEMAS_TOPIC, 0, self.next_offset):
+            if not header.is_control:
+                for record in records:
+                    if header.base_offset + record.offset_delta >= self.next_offset:
+                        self.state.apply(record.key, record.value)
+            self.next_offset = header.next_offset
+
+    async def append(self, records: list[tuple[bytes, bytes | None]]) -> None:
+        """Write the records as one batch, wait until it is on stable storage when the broker
+        acknowledges produces that way (log.flush.on.ack), and apply it. Raises AppendFailed."""
+        batch = bytearray(build_batch([Record(i, 0, key, value) for i, (key, value) in enumerate(records)],
+                                      base_timestamp=int(time.time() * 1000)))
+        append_internal_batch(self.broker, SCHEMAS_TOPIC, 0, batch)
+        self.catch_up()
+        if self.broker.flush_on_ack:
+            errors = await self.broker.await_synced([(SCHEMAS_TOPIC, 0)])
+            error = errors.get((SCHEMAS_TOPIC, 0))
+            if error is not None and error.value != 0:
+                raise AppendFailed(error, "the write to _schemas did not reach stable storage")
