@@ -1,8 +1,9 @@
 """ListConfigResources (74, KIP-1142; v0 is KIP-714's ListClientMetricsResources) as Apache Kafka
 answers it (KafkaApis.handleListConfigResources), through the wire client and Java's
 Admin.listConfigResources / listClientMetricsResources; the answers were compared with Kafka 4.3.0.
-kafka-wire has no group configs and no client-metrics resources (it refuses to create them), so
-those types list nothing; brokers, broker loggers and topics are this cluster's."""
+Groups are listed once they have configs of their own (broker/group_configs.py); kafka-wire has no
+client-metrics resources (it refuses to create them), so that type lists nothing; brokers, broker
+loggers and topics are this cluster's."""
 
 from __future__ import annotations
 
@@ -64,27 +65,39 @@ def test_v0_lists_client_metrics_resources_only(client):
     assert listing(client, version=0) == ("NONE", [])
 
 
-def test_group_and_client_metrics_configs_cannot_be_created(client):
-    """Why those types list nothing: kafka-wire refuses their configs (Kafka would accept them)."""
-    for resource_type, name, key, value in [(GROUP, "g", "consumer.session.timeout.ms", "50000"),
-                                            (CLIENT_METRICS, "cm", "metrics", "org.apache.kafka.producer.")]:
-        response = client.call("IncrementalAlterConfigs", 1, {"validate_only": False, "resources": [{
-            "resource_type": resource_type, "resource_name": name,
-            "configs": [{"name": key, "config_operation": 0, "value": value}]}]})
-        assert error_name(response.responses[0].error_code) == "INVALID_REQUEST"
+def set_group_config(client, group: str) -> None:
+    response = client.call("IncrementalAlterConfigs", 1, {"validate_only": False, "resources": [{
+        "resource_type": GROUP, "resource_name": group,
+        "configs": [{"name": "consumer.session.timeout.ms", "config_operation": 0, "value": "50000"}]}]})
+    assert error_name(response.responses[0].error_code) == "NONE"
+
+
+def test_groups_with_configs_are_listed_client_metrics_cannot_be_created(client):
+    """A group is a config resource once it has a config of its own; kafka-wire refuses client-metrics
+    configs (Kafka would accept them), so that type lists nothing."""
+    group = unique("listed-group")
+    set_group_config(client, group)
+    response = client.call("ListConfigResources", 1, {"resource_types": [GROUP, CLIENT_METRICS]})
+    assert (group, GROUP) in [(r.resource_name, r.resource_type) for r in response.config_resources]
+    assert CLIENT_METRICS not in [r.resource_type for r in response.config_resources]
+    response = client.call("IncrementalAlterConfigs", 1, {"validate_only": False, "resources": [{
+        "resource_type": CLIENT_METRICS, "resource_name": "cm",
+        "configs": [{"name": "metrics", "config_operation": 0, "value": "org.apache.kafka.producer."}]}]})
+    assert error_name(response.responses[0].error_code) == "INVALID_REQUEST"
 
 
 def test_java_admin(shared_broker, client, java_kafka_clients):
-    topic = unique("config-resources-java")
+    topic, group = unique("config-resources-java"), unique("config-resources-java-group")
     create_topic(client, topic)
+    set_group_config(client, group)
     command = java_kafka_clients("4.3.0").program(JAVA_PROGRAM)
     done = subprocess.run([*command, shared_broker.bootstrap, "all", "BROKER,BROKER_LOGGER", "GROUP,CLIENT_METRICS",
                            "UNKNOWN"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    every, brokers, none, unknown, client_metrics = [json.loads(line) for line in done.stdout.strip().splitlines()[-5:]]
+    every, brokers, groups, unknown, client_metrics = [json.loads(line) for line in done.stdout.strip().splitlines()[-5:]]
     assert ["TOPIC", topic] in every["resources"] and ["BROKER", "1"] in every["resources"]
     assert brokers == {"types": "BROKER,BROKER_LOGGER", "resources": [["BROKER", "1"], ["BROKER_LOGGER", "1"]]}
-    assert none == {"types": "GROUP,CLIENT_METRICS", "resources": []}
+    assert ["GROUP", group] in groups["resources"] and all(kind == "GROUP" for kind, _ in groups["resources"])
     assert unknown == {"types": "UNKNOWN", "error": "UnsupportedVersionException"}
     assert client_metrics == {"clientMetrics": []}
 
