@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
+import subprocess
+import sys
 import time
 import urllib.parse
 from contextlib import contextmanager
@@ -21,7 +24,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from testing.broker_process import BrokerProcess, free_port, running_broker
+from testing.broker_process import REPO_ROOT, BrokerProcess, free_port, running_broker
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 
@@ -236,8 +239,6 @@ def test_bad_requests_get_confluent_errors_and_the_broker_keeps_serving(registry
     status, data, _ = registry.raw("GET", "/subjects", headers={"X-Big": "y" * 20000})
     assert status == 431 and json.loads(data)["error_code"] == 431
     # A request line that is not HTTP, then a request on a fresh connection.
-    import socket
-
     with socket.create_connection(("127.0.0.1", registry.port), timeout=10) as sock:
         sock.sendall(b"garbage\r\n\r\n")
         assert sock.recv(100).startswith(b"HTTP/1.1 400")
@@ -448,3 +449,50 @@ def test_confluent_serializers_round_trip(workers):
                                        [json_serialize({"n": n}, json_context) for n in range(3)])
         json_deserialize = JSONDeserializer(json_schema, schema_registry_client=client)
         assert [json_deserialize(data, json_context) for data in received] == [{"n": 0}, {"n": 1}, {"n": 2}]
+
+
+# -- configuration and start -----------------------------------------------------------------------
+
+
+def serve(*settings: str, data_dir) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "cli", "serve", "--set", "listeners=PLAINTEXT://127.0.0.1:0",
+               "--set", f"log.dirs={data_dir}"]
+    for setting in settings:
+        command += ["--set", setting]
+    return subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("schema.registry.port=web",
+     "Invalid value web for configuration schema.registry.port: Not a number of type INT"),
+    ("schema.registry.port=70000",
+     "Invalid value 70000 for configuration schema.registry.port: Value must be no more than 65535"),
+])
+def test_a_bad_registry_port_stops_the_broker_with_one_line(tmp_path, setting, message):
+    done = serve(setting, data_dir=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == f"kafka-wire: {message}\n"
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_registry_port_in_use_stops_the_broker_with_one_line(tmp_path, workers):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = serve(f"schema.registry.port={port}", f"num.worker.processes={workers}", data_dir=tmp_path)
+    assert done.returncode == 1
+    line = (f"kafka-wire: Schema Registry (schema.registry.host, schema.registry.port) failed to bind to "
+            f"127.0.0.1:{port}: Address already in use.")
+    if workers == "1":
+        assert done.stderr.splitlines()[-1] == line
+    else:  # worker 0 says it each time the supervisor restarts the workers, as for the console
+        assert line in done.stderr.splitlines() and "Traceback" not in done.stderr
+
+
+def test_the_registry_is_not_imported_unless_configured():
+    # A broker without the registry loads none of it, nor the schema libraries it needs.
+    code = ("import sys, cli.main, cli.commands.serve, broker.node, broker.server, broker.workers.supervisor; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('registry', 'avro', 'jsonschema')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr

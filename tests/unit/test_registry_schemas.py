@@ -1,0 +1,166 @@
+"""registry/schemas.py and registry/store.py without a server: parsing, canonical text, Avro's
+compatibility rules case by case under each level, and the replay of `_schemas` records (ours and
+the ones Confluent's registry or Karapace wrote)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from registry.schemas import AVRO, JSON, InvalidSchema, parse_schema
+from registry.store import (
+    RegistryState,
+    SchemaVersion,
+    config_key,
+    config_value,
+    delete_subject_key,
+    delete_subject_value,
+    schema_key,
+    schema_value,
+)
+
+
+def avro(value) -> str:
+    return json.dumps(value)
+
+
+def rec(*fields, name="R") -> str:
+    return avro({"type": "record", "name": name, "fields": list(fields)})
+
+
+def field(name, type_, **extra) -> dict:
+    return {"name": name, "type": type_, **extra}
+
+
+def errors(new: str, old: str, level: str) -> list[str]:
+    return parse_schema(AVRO, new).compatibility_errors(parse_schema(AVRO, old), level)
+
+
+# Each case: (old schema, new schema, BACKWARD compatible (new reads old), FORWARD compatible (old reads new)).
+CASES = [
+    ("same record", rec(field("a", "int")), rec(field("a", "int")), True, True),
+    ("int promotes to long", '"int"', '"long"', True, False),
+    ("int promotes to float and double", '"int"', '"double"', True, False),
+    ("long promotes to float", '"long"', '"float"', True, False),
+    ("float promotes to double", '"float"', '"double"', True, False),
+    ("string and bytes read each other", '"string"', '"bytes"', True, True),
+    ("int is not a string", '"int"', '"string"', False, False),
+    ("a field added with a default", rec(field("a", "int")), rec(field("a", "int"), field("b", "string", default="")),
+     True, True),
+    ("a field added without a default", rec(field("a", "int")), rec(field("a", "int"), field("b", "string")),
+     False, True),
+    ("a field removed that had a default", rec(field("a", "int"), field("b", "string", default="")),
+     rec(field("a", "int")), True, True),
+    ("a field removed that had no default", rec(field("a", "int"), field("b", "string")), rec(field("a", "int")),
+     True, False),
+    ("a field renamed with the old name as alias", rec(field("a", "int")), rec(field("b", "int", aliases=["a"])),
+     True, False),
+    ("a field's type widened", rec(field("a", "int")), rec(field("a", "long")), True, False),
+    ("an enum symbol added", avro({"type": "enum", "name": "E", "symbols": ["A"]}),
+     avro({"type": "enum", "name": "E", "symbols": ["A", "B"]}), True, False),
+    ("an enum symbol removed", avro({"type": "enum", "name": "E", "symbols": ["A", "B"]}),
+     avro({"type": "enum", "name": "E", "symbols": ["A"]}), False, True),
+    ("an enum symbol removed, the reader has a default",
+     avro({"type": "enum", "name": "E", "symbols": ["A", "B"]}),
+     avro({"type": "enum", "name": "E", "symbols": ["A"], "default": "A"}), True, True),
+    ("a record renamed", rec(field("a", "int"), name="R"), rec(field("a", "int"), name="S"), False, False),
+    ("a fixed resized", avro({"type": "fixed", "name": "F", "size": 4}), avro({"type": "fixed", "name": "F", "size": 8}),
+     False, False),
+    ("a type made nullable", '"string"', '["null", "string"]', True, False),
+    ("a union branch added", '["null", "string"]', '["null", "string", "int"]', True, False),
+    ("array items widened", avro({"type": "array", "items": "int"}), avro({"type": "array", "items": "long"}),
+     True, False),
+    ("map values narrowed", avro({"type": "map", "values": "long"}), avro({"type": "map", "values": "int"}),
+     False, True),
+]
+
+
+@pytest.mark.parametrize("old, new, backward, forward", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_avro_compatibility_case_by_case(old, new, backward, forward):
+    assert (errors(new, old, "BACKWARD") == []) is backward
+    assert (errors(new, old, "FORWARD") == []) is forward
+    assert (errors(new, old, "FULL") == []) is (backward and forward)
+    assert errors(new, old, "NONE") == []
+
+
+def test_an_incompatibility_says_where_and_why():
+    found = errors(rec(field("a", "int"), field("b", "string")), rec(field("a", "int")), "BACKWARD")
+    assert len(found) == 1 and found[0].startswith("BACKWARD: READER_FIELD_MISSING_DEFAULT_VALUE") and "b" in found[0]
+
+
+def test_canonical_text_ignores_layout():
+    assert parse_schema(AVRO, '{"type": "string"}').canonical == parse_schema(AVRO, ' "string" ').canonical == '"string"'
+    spaced = parse_schema(AVRO, '{ "type" : "record", "name" : "R", "fields" : [ ] }')
+    assert " " not in spaced.canonical
+    assert parse_schema(JSON, '{ "type" : "object" }').canonical == '{"type":"object"}'
+
+
+@pytest.mark.parametrize("schema_type, text", [
+    (AVRO, "{"), (AVRO, '{"type": "record", "name": "R"}'), (AVRO, '"nosuchtype"'),
+    (AVRO, '{"type": "enum", "name": "E", "symbols": ["A", "A"]}'), (AVRO, '{"type": "fixed", "name": "F"}'),
+    (AVRO, "[" * 100000), (JSON, "{"), (JSON, "12"), (JSON, '{"type": 12}'), (JSON, '{"minimum": "a"}'),
+    ("PROTOBUF", 'syntax = "proto3";'),
+])
+def test_invalid_schemas_are_refused_with_a_reason(schema_type, text):
+    with pytest.raises(InvalidSchema) as refused:
+        parse_schema(schema_type, text)
+    assert str(refused.value)
+
+
+def test_json_schema_compatibility_is_none_only_in_this_slice():
+    old, new = parse_schema(JSON, '{"type": "object"}'), parse_schema(JSON, '{"type": "string"}')
+    assert new.compatibility_errors(old, "NONE") == []
+    assert "NONE" in new.compatibility_errors(old, "BACKWARD")[0]
+    assert new.compatibility_errors(new, "BACKWARD") == []  # the same schema again is compatible
+    assert parse_schema(AVRO, '"string"').compatibility_errors(old, "BACKWARD")  # another type
+
+
+# -- the records of _schemas -----------------------------------------------------------------------
+
+
+def test_replay_of_schema_config_and_delete_records():
+    state = RegistryState()
+    v1 = SchemaVersion("s", 1, 1, '"string"', "AVRO")
+    v2 = SchemaVersion("s", 2, 5, '{"type":"object"}', "JSON")
+    state.apply(schema_key("s", 1), schema_value(v1))
+    state.apply(schema_key("s", 2), schema_value(v2))
+    state.apply(config_key(None), config_value("FULL"))
+    state.apply(config_key("s"), config_value("NONE"))
+    assert [e.version for e in state.versions("s")] == [1, 2]
+    assert state.max_id == 5 and state.by_id(5)[0].schema_type == "JSON"
+    assert state.compatibility("s") == "NONE" and state.compatibility("t") == "FULL"
+    state.apply(config_key("s"), None)
+    assert state.compatibility("s") == "FULL"
+    state.apply(delete_subject_key("s"), delete_subject_value("s", 1))  # up to version 1
+    assert [e.version for e in state.versions("s")] == [2]
+    assert [e.version for e in state.versions("s", include_deleted=True)] == [1, 2]
+    state.apply(schema_key("s", 1), None)  # permanently deleted
+    assert [e.version for e in state.versions("s", include_deleted=True)] == [2]
+    state.apply(schema_key("s", 2), None)
+    assert state.subject_names(include_deleted=True) == []
+    assert state.max_id == 5  # ids are never given again
+
+
+def test_records_as_confluent_and_karapace_write_them_replay():
+    state = RegistryState()
+    # Karapace's older key order, Confluent's NOOP, a value with schemaType and an unknown key type.
+    state.apply(b'{"subject":"k","version":1,"magic":1,"keytype":"SCHEMA"}',
+                b'{"subject":"k","version":1,"id":7,"schema":"{\\"type\\":\\"object\\"}","schemaType":"JSON",'
+                b'"deleted":false}')
+    state.apply(b'{"keytype":"NOOP","magic":0}', None)
+    state.apply(b'{"keytype":"MODE","subject":null,"magic":0}', b'{"mode":"READWRITE"}')
+    state.apply(b"not json", b"{}")
+    state.apply(b'{"keytype":"SCHEMA","subject":"k","version":2,"magic":1}', b'{"subject":"k"}')  # no id
+    assert [(e.subject, e.version, e.schema_id, e.schema_type) for e in state.versions("k")] == [("k", 1, 7, "JSON")]
+
+
+def test_our_records_have_confluents_shape():
+    assert schema_key("s", 3) == b'{"keytype":"SCHEMA","subject":"s","version":3,"magic":1}'
+    assert schema_value(SchemaVersion("s", 3, 9, '"int"', "AVRO")) == (
+        b'{"subject":"s","version":3,"id":9,"schema":"\\"int\\"","deleted":false}')
+    assert json.loads(schema_value(SchemaVersion("s", 1, 2, "{}", "JSON")))["schemaType"] == "JSON"
+    assert config_key(None) == b'{"keytype":"CONFIG","subject":null,"magic":0}'
+    assert config_value("FULL") == b'{"compatibilityLevel":"FULL"}'
+    assert delete_subject_key("s") == b'{"keytype":"DELETE_SUBJECT","subject":"s","magic":0}'
+    assert delete_subject_value("s", 4) == b'{"subject":"s","version":4}'
