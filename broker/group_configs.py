@@ -46,10 +46,9 @@ def _valid_duration(text: str) -> bool:
 def _auto_offset_reset(name: str, value) -> None:
     """Kafka's ShareGroupAutoOffsetResetStrategy.Validator."""
     text = str(value)
-    lowered = text.lower()
-    if lowered in ("earliest", "latest"):
+    if text in ("earliest", "latest"):
         return
-    if lowered.startswith("by_duration:") and _valid_duration(text[len("by_duration:"):]):
+    if text.startswith("by_duration:") and _valid_duration(text[len("by_duration:"):]):
         return
     raise invalid_value(name, value, f"Invalid value `{text}` for configuration {name}. The value must be either "
                                      "'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'.")
