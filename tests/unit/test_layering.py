@@ -21,6 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "client": {"kafka_wire"},
     "testing": {"client", "kafka_wire"},
     "console": {"broker", "coordinator", "log", "kafka_wire", "client"},
+    "registry": {"broker", "coordinator", "kafka_wire"},
     "pipelines": {"client", "kafka_wire"},
     "compat": {"broker", "coordinator", "log", "kafka_wire", "client", "testing"},
     "bench": {"client", "testing", "kafka_wire", "log", "compat"},
@@ -28,9 +29,10 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 # The command-line modules that are the broker's own, not clients of it: each may also import
-# the broker (and serve, the console it starts). Everything else in cli/ is a Kafka client.
+# the broker (and serve, the console and the Schema Registry it starts). Everything else in cli/ is
+# a Kafka client.
 CLI_BROKER_MODULES = {
-    "cli.commands.serve": {"broker", "console"},
+    "cli.commands.serve": {"broker", "console", "registry"},
     # Offline, `kafka-wire users` edits the SCRAM credentials in a stopped broker's data directory
     # (what `kafka-storage.sh format --add-scram` does for Kafka): the broker's own store and config.
     "cli.commands.users": {"broker"},
