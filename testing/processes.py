@@ -73,6 +73,20 @@ def signal_and_wait(process: subprocess.Popen, sig: int, timeout: float) -> bool
         return False
 
 
+def processes_in_group(group: int) -> list[int]:
+    """The live (not zombie) processes of process group `group`, from /proc."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone meanwhile
+            if fields[0] != "Z" and int(fields[2]) == group:
+                members.append(int(entry.name))
+    return members
+
+
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     """The last `lines` lines of a process's log (at most LOG_TAIL_CHARS), for failure reports."""
     try:
@@ -255,6 +269,21 @@ class ManagedProcess:
     def kill(self) -> int | None:
         """SIGKILL: the process gets no chance to flush or close anything."""
         return self.stop(signal.SIGKILL)
+
+    def kill_group(self, timeout: float = 10.0) -> None:
+        """SIGKILL of every process of its group (its own session: a broker and its workers at once),
+        back once none of them runs any more, so none can write after this returns (a power cut).
+        ProcessFailure when one outlives `timeout`."""
+        if self.process is None:
+            return
+        group = self.process.pid
+        self.send_signal(signal.SIGKILL)
+        self.kill()
+        deadline = time.monotonic() + timeout
+        while members := processes_in_group(group):
+            if time.monotonic() > deadline:
+                raise ProcessFailure(f"{self.label}: processes {members} outlived SIGKILL")
+            time.sleep(0.02)
 
     def restart(self, sig: int = signal.SIGTERM) -> None:
         """Stops the process (with `sig`) and starts it again."""

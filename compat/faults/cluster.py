@@ -218,8 +218,9 @@ class FaultCluster:
             mount.stop()
 
     def power_loss(self, name: str) -> int:
-        """SIGKILL the broker, then drop what it had not fsynced (its log.dirs is a lazyfs mount)."""
-        self.brokers[name].kill()
+        """SIGKILL the broker (with its worker processes, if any), then, once none of them can write,
+        drop what it had not fsynced (its log.dirs is a lazyfs mount)."""
+        self.brokers[name].kill_group()
         return self.mounts[name].power_loss()
 
     def log_report(self) -> str:

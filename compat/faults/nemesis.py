@@ -250,6 +250,9 @@ class PowerLoss(Nemesis):
 
     needs_lazyfs = True
     victim_kind = "leader"
+    # Whether the brokers answer acks=1/all before the records are fsynced (log.flush.on.ack=false,
+    # Kafka's behaviour); by default they answer once fsynced.
+    acknowledges_unsynced = False
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -264,7 +267,7 @@ class PowerLoss(Nemesis):
 
     def start(self) -> None:
         victims = [self.leader()] if self.victim_kind == "leader" else list(self.cluster.broker_nodes)
-        if self.victim_kind == "leader" and not self.broker_config:
+        if self.victim_kind == "leader" and self.acknowledges_unsynced:
             # The victim alone in a partition's ISR (the others fell out during earlier faults):
             # losing its unsynced writes is losing power on every in-sync replica at once, and a
             # clean election may pick only it when it is back (Kafka without fsync, the case
@@ -300,21 +303,32 @@ DATA_LOSS_ANOMALIES = frozenset({"lost", "divergent", "duplicate", "reorder", "n
                                  "aborted-read", "partial-txn", "uncommitted-read"})
 
 
-def _power_loss_nemesis(kind: str, fsync: bool) -> type[PowerLoss]:
+# How each power-loss variant configures the brokers: the name's suffix, the settings, the words.
+POWER_LOSS_FLUSH = {
+    "": ({}, "broker defaults: acks=1/all answered once fsynced (log.flush.on.ack)"),
+    "-fsync": ({"log.flush.interval.messages": 1}, "with flush.messages=1 (an fsync per append)"),
+    "-page-cache": ({"log.flush.on.ack": False},
+                    "with log.flush.on.ack=false: acknowledged from the page cache, as Kafka does by default"),
+}
+
+
+def _power_loss_nemesis(kind: str, flush: str) -> type[PowerLoss]:
     whom = LEADER if kind == "leader" else "every broker at once"
+    config, words = POWER_LOSS_FLUSH[flush]
+    unsynced = config.get("log.flush.on.ack") is False
     attributes = {
-        "name": f"power-loss-{kind}" + ("-fsync" if fsync else ""), "victim_kind": kind,
-        "broker_config": {"log.flush.interval.messages": 1} if fsync else {},
-        "description": f"power loss of {whom}: SIGKILL and every write not fsynced lost (lazyfs), "
-                       + ("with flush.messages=1 (an fsync per append)" if fsync else "default flush settings")}
-    if kind == "all" and not fsync:
+        "name": f"power-loss-{kind}{flush}", "victim_kind": kind, "broker_config": config,
+        "acknowledges_unsynced": unsynced,
+        "description": f"power loss of {whom}: SIGKILL and every write not fsynced lost (lazyfs), {words}"}
+    if kind == "all" and unsynced:
         # Kafka acknowledges acks=all once the ISR has the records in memory; it does not fsync
         # (flush.messages defaults to Long.MAX_VALUE): losing power on every replica at once loses
         # them, and the offsets they had are written again with other records, which readers see
         # as two values at one offset, offsets going back, duplicates and reordering of what they
         # had read before, and committed offsets beyond the new log end.
         attributes["expected_anomalies"] = DATA_LOSS_ANOMALIES
-    return type(f"PowerLoss{kind.title()}{'Fsync' if fsync else ''}", (PowerLoss,), attributes)
+    suffix = {"": "", "-fsync": "Fsync", "-page-cache": "PageCache"}[flush]
+    return type(f"PowerLoss{kind.title()}{suffix}", (PowerLoss,), attributes)
 
 
 def _process_nemesis(kind: str, sig: int) -> type[ProcessNemesis]:
@@ -332,7 +346,7 @@ NEMESES: dict[str, type[Nemesis]] = {n.name: n for n in [
     RandomHalves, Bridge, PacketLoss, Delay,
     *(_process_nemesis(kind, sig) for sig in (signal.SIGKILL, signal.SIGSTOP)
       for kind in ("leader", "controller", "coordinator")),
-    *(_power_loss_nemesis(kind, fsync) for kind in ("leader", "all") for fsync in (False, True)),
+    *(_power_loss_nemesis(kind, flush) for kind in ("leader", "all") for flush in POWER_LOSS_FLUSH),
 ]}
 
 # The CI form, (nemesis, workload): the leader cut from ZooKeeper and a crash under the queue,

@@ -16,7 +16,6 @@ import os
 import signal
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -59,30 +58,10 @@ def lazyfs_broker(tmp_path):
         mount.stop()
 
 
-def group_members(pgid: int) -> list[int]:
-    """Live (not zombie) processes of process group `pgid`: the broker and its workers."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z" and int(fields[2]) == pgid:
-                members.append(int(entry.name))
-    return members
-
-
 def cut_power(broker: BrokerProcess, mount: LazyMount) -> int:
-    """SIGKILL of every process of the broker (its own session, workers included), then, once none
-    can write any more, every unsynced write dropped; the bytes dropped."""
-    pgid = broker.process.pid
-    broker.send_signal(signal.SIGKILL)
-    broker.kill()
-    deadline = time.monotonic() + 10
-    while group_members(pgid):
-        assert time.monotonic() < deadline, f"broker processes {group_members(pgid)} outlived SIGKILL"
-        time.sleep(0.02)
+    """SIGKILL of every process of the broker (workers included), then, once none can write any
+    more, every unsynced write dropped; the bytes dropped."""
+    broker.kill_group()
     return mount.power_loss()
 
 

@@ -47,7 +47,7 @@ def test_resume_keeps_only_long_enough_runs_without_harness_error():
 def test_the_table_is_rendered_from_all_stored_results(tmp_path):
     store_result(tmp_path, record("kill-leader", "queue", 300.0))
     store_result(tmp_path, record("pause-leader", "txn", 20.0))
-    lost = record("power-loss-all", "queue", 300.0)
+    lost = record("power-loss-all-page-cache", "queue", 300.0)
     lost["anomalies"]["lost"] = 7  # documented Kafka behaviour under this nemesis
     lost["examples"] = {"lost": [{"value": "p0:1"}]}
     store_result(tmp_path, lost)
@@ -64,14 +64,15 @@ def test_the_table_is_rendered_from_all_stored_results(tmp_path):
     assert "lost 7 (documented Kafka behaviour)" in text and '"p0:1"' in text
     assert "| delay | queue | skipped: no way to delay here |" in text
     assert "2 of them of at least 300 s" in text
-    assert "Not run yet (38):" in text and "kill-leader x txn" in text
+    assert "Not run yet (42):" in text and "kill-leader x txn" in text
     assert "A diagnosis." in text
 
 
 def test_a_power_loss_of_the_only_in_sync_replica_documents_what_it_loses():
-    """power-loss-leader without fsync documents nothing of its own, but a run whose victim was the
-    only in-sync replica of a partition when its power went (the nemesis adds the data-loss
-    anomalies then) stores that, and its losses are not failures; with fsync, nothing is excused."""
+    """power-loss-leader documents nothing of its own, but a run whose victim was the only in-sync
+    replica of a partition when its power went with acknowledgements from the page cache (the
+    nemesis adds the data-loss anomalies then) stores that, and its losses are not failures; with
+    the durable default or fsync, nothing is excused."""
     plain = record("power-loss-leader", "txn")
     plain["anomalies"]["lost"] = 3
     assert failed(plain)
@@ -82,8 +83,11 @@ def test_a_power_loss_of_the_only_in_sync_replica_documents_what_it_loses():
     alone["anomalies"]["uncommitted-read"] = 1
     assert failed(alone)
     # The class's own documented anomalies hold for records stored before they were widened.
-    every = record("power-loss-all", "txn")
+    every = record("power-loss-all-page-cache", "txn")
     every.pop("expected_anomalies")
     every["anomalies"].update(lost=5, **{"partial-txn": 1})
     assert not failed(every)
     assert failed({**record("power-loss-all-fsync", "txn"), "anomalies": {"lost": 1}})
+    # The default acknowledges only what is fsynced (log.flush.on.ack): a loss is a failure.
+    assert failed({**record("power-loss-all", "txn"), "anomalies": {"lost": 1}})
+    assert failed({**record("power-loss-all", "queue"), "anomalies": {"commit-regress": 1}})
