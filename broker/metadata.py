@@ -228,23 +228,11 @@ class TopicCatalog:
 
     def _store_broker_configs(self, resource_name: str, configs: dict[str, str]) -> bool:
         """Keep the dynamic configs of the default broker ("") or of a broker; whether they changed."""
-        if self.broker_configs.get(resource_name, {}) == configs:
-            return False
-        if configs:
-            self.broker_configs[resource_name] = dict(configs)
-        else:
-            self.broker_configs.pop(resource_name, None)
-        return True
+        return _replace_configs(self.broker_configs, resource_name, configs)
 
     def _store_group_configs(self, group: str, configs: dict[str, str]) -> bool:
         """Replace a group's overrides (none: the group has no config resource); whether they changed."""
-        if self.group_configs.get(group, {}) == configs:
-            return False
-        if configs:
-            self.group_configs[group] = dict(configs)
-        else:
-            self.group_configs.pop(group, None)
-        return True
+        return _replace_configs(self.group_configs, group, configs)
 
     def _store_client_quota(self, entity: QuotaEntity, values: dict[str, float]) -> None:
         """The quota managers read client_quotas on every request: an entity without values goes."""
@@ -252,6 +240,17 @@ class TopicCatalog:
             self.client_quotas[entity] = dict(values)
         else:
             self.client_quotas.pop(entity, None)
+
+
+def _replace_configs(table: dict[str, dict[str, str]], name: str, configs: dict[str, str]) -> bool:
+    """An entity's configs in `table` replaced (none: the entity leaves it); whether they changed."""
+    if table.get(name, {}) == configs:
+        return False
+    if configs:
+        table[name] = dict(configs)
+    else:
+        table.pop(name, None)
+    return True
 
 
 def topic_names_of(metadata: MetadataStore, topic_ids) -> list[str | None]:

@@ -536,8 +536,11 @@ class ZkMetadata(TopicCatalog):
 
     def read_broker_configs(self, resource_name: str) -> dict[str, str]:
         """The dynamic configs of the default broker ("") or of a broker, read from ZooKeeper now."""
+        return self._read_entity_config(broker_config_path(resource_name))
+
+    def _read_entity_config(self, path: str) -> dict[str, str]:
         try:
-            data, _ = self.zk.get(broker_config_path(resource_name))
+            data, _ = self.zk.get(path)
         except NoNodeError:
             return {}
         return parse_entity_config(data)
@@ -553,11 +556,7 @@ class ZkMetadata(TopicCatalog):
 
     def read_group_configs(self, group: str) -> dict[str, str]:
         """A group's config overrides, read from ZooKeeper now."""
-        try:
-            data, _ = self.zk.get(group_config_path(group))
-        except NoNodeError:
-            return {}
-        return parse_entity_config(data)
+        return self._read_entity_config(group_config_path(group))
 
     def set_group_configs(self, group: str, configs: dict[str, str]) -> None:
         """Replace a group's overrides (none: its znode goes, so that it is no config resource any
