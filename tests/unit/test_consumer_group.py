@@ -344,6 +344,25 @@ def test_session_expiry_frees_partitions(tmp_path):
     run(scenario())
 
 
+def test_a_groups_own_session_timeout_and_heartbeat_interval(tmp_path):
+    """Group configs (broker/group_configs.py): the group's consumer.session.timeout.ms fences its
+    silent member, though the broker's is 45 s, and its members get its heartbeat interval."""
+    async def scenario():
+        async with running(tmp_path, **{"group.consumer.min.session.timeout.ms": "100",
+                                        "group.consumer.min.heartbeat.interval.ms": "50"}) as c:
+            c.broker.metadata.set_group_configs("g", {"consumer.session.timeout.ms": "200",
+                                                      "consumer.heartbeat.interval.ms": "60"})
+            a, b = Member(c, "a"), Member(c, "b")
+            assert a.heartbeat()["heartbeat_interval_ms"] == 60
+            settle([a, b])
+            for _ in range(8):
+                await asyncio.sleep(0.05)
+                a.heartbeat()
+            assert "b" not in c.groups["g"].members
+
+    run(scenario())
+
+
 def test_replay_restores_members_epochs_assignments_and_offsets(tmp_path):
     async def scenario():
         async with running(tmp_path) as c:
