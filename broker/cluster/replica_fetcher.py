@@ -6,7 +6,9 @@ offset of that epoch (or of the largest epoch below it), and the follower trunca
 smaller of that and its own end offset for the epoch (the log end offset). Then it fetches with
 its replica id from its log end offset, appends the leader's batches as they are (offsets and
 epochs kept), and takes the high watermark and log start offset the leader sends back. Its next
-fetch offset tells the leader what it has; that is how the leader's high watermark moves.
+fetch offset tells the leader what it has; that is how the leader's high watermark moves. With
+log.flush.on.ack (the default) the appended batches are synced (log/group_commit.py) before that
+next fetch, so the leader counts only what is on this broker's disk.
 """
 
 from __future__ import annotations
@@ -313,17 +315,25 @@ class ReplicaFetcher:
             logger.info("fetch from leader %d: %s", self.leader_id, ErrorCode.from_code(response.error_code).name)
             await asyncio.sleep(self.backoff)
             return
+        appended = []
         for topic in response.responses:
             for data in topic.partitions:
                 followed = sent.get((topic.topic, data.partition_index))
                 if followed is None or not self._current(followed):
                     continue
-                self._process(followed, data)
+                if self._process(followed, data):
+                    appended.append((topic.topic, data.partition_index))
+        if appended and self.broker.flush_on_ack:
+            # The next fetch tells the leader this replica's log end offset, which moves the high
+            # watermark and so answers acks=all: with log.flush.on.ack what it counts is on this
+            # broker's disk too, so an acknowledged record survives a power cut of every replica.
+            await self.broker.await_synced(appended)
 
-    def _process(self, followed: FollowedPartition, data) -> None:
+    def _process(self, followed: FollowedPartition, data) -> bool:
+        """Apply one partition's part of the leader's answer; whether batches were appended."""
         plog = self.broker.logs.get(followed.topic, followed.partition)
         if plog is None:
-            return
+            return False
         error = ErrorCode.from_code(data.error_code)
         if error == ErrorCode.OFFSET_OUT_OF_RANGE:
             # Our log end offset is outside the leader's log: below its start (retention or
@@ -331,13 +341,13 @@ class ReplicaFetcher:
             logger.info("%s-%d: fetch offset %d out of range on leader %d", followed.topic, followed.partition,
                      plog.log_end_offset, self.leader_id)
             followed.out_of_range = True
-            return
+            return False
         if error != ErrorCode.NONE:
             if error not in _RETRY_LATER:
                 logger.warning("%s-%d: fetch from leader %d: %s", followed.topic, followed.partition, self.leader_id,
                             error.name)
             self._later(followed)
-            return
+            return False
         batches = whole_batches(data.records)
         if batches is not None:
             try:
@@ -346,7 +356,7 @@ class ReplicaFetcher:
                 logger.warning("%s-%d: appending the leader's batches failed (%s); truncating again",
                             followed.topic, followed.partition, exc)
                 followed.truncating = True
-                return
+                return False
         if data.log_start_offset > plog.log_start_offset:
             try:
                 plog.delete_records_before(min(data.log_start_offset, max(plog.high_watermark, data.high_watermark,
@@ -356,6 +366,7 @@ class ReplicaFetcher:
                           data.log_start_offset, exc)
         if data.high_watermark >= 0:
             plog.high_watermark = min(data.high_watermark, plog.log_end_offset)
+        return batches is not None
 
 
 class ReplicaFetcherManager:
