@@ -1,4 +1,4 @@
-"""The listening side of the broker's small HTTP endpoints (metrics, console): start and stop."""
+"""The broker's small HTTP endpoints (metrics, console, Schema Registry): listen, read a request, stop."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import mimetypes
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from broker.http_listener import close_server, start_http
+from broker.http_listener import HttpRequestError, close_server, read_http_request, start_http
 
 from .api import ApiError, ConsoleApi, from_kafka, to_json
 from .kafka_calls import KafkaCalls, KafkaError
@@ -115,6 +115,8 @@ class ConsoleServer:
         self._connections += 1
         try:
             response = await self._read_and_answer(reader, writer.get_extra_info("peername") or ("", 0))
+            if response is None:
+                return
             head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, '')}",
                     f"Content-Type: {response.content_type}", f"Content-Length: {len(response.body)}",
                     "Cache-Control: no-store", "X-Content-Type-Options: nosniff", "Connection: close"]
@@ -129,32 +131,14 @@ class ConsoleServer:
             self._connections -= 1
             writer.close()
 
-    async def _read_and_answer(self, reader: asyncio.StreamReader, peer) -> Response:
+    async def _read_and_answer(self, reader: asyncio.StreamReader, peer) -> Response | None:
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT)
-        except asyncio.LimitOverrunError:
-            return _error(431, "INVALID_REQUEST", "request head too large")
-        lines = head.decode("latin-1").split("\r\n")
-        parts = lines[0].split()
-        if len(parts) != 3:
-            return _error(400, "INVALID_REQUEST", "bad request line")
-        method, target, _ = parts
-        headers = {}
-        for line in lines[1:]:
-            if ":" in line:
-                name, value = line.split(":", 1)
-                headers[name.strip().lower()] = value.strip()
-        body = b""
-        if "content-length" in headers:
-            try:
-                length = int(headers["content-length"])
-            except ValueError:
-                return _error(400, "INVALID_REQUEST", "bad Content-Length")
-            if length < 0 or length > MAX_BODY:
-                return _error(413, "INVALID_REQUEST", f"request bodies are limited to {MAX_BODY} bytes")
-            body = await asyncio.wait_for(reader.readexactly(length), READ_TIMEOUT)
-        elif headers.get("transfer-encoding"):
-            return _error(411, "INVALID_REQUEST", "send a Content-Length")
+            read = await read_http_request(reader, MAX_BODY, READ_TIMEOUT)
+        except HttpRequestError as exc:
+            return _error(exc.status, "INVALID_REQUEST", exc.message)
+        if read is None:
+            return None  # closed before a request
+        method, target, headers, body = read
         request = Request(method, target, headers, body, peer)
         try:
             return await self._route(request)

@@ -185,7 +185,11 @@ class RegistryApi:
         if not _flag(query, "deleted") and rest in (["versions"], ["subjects"]):
             entries = [entry for entry in entries if not entry.deleted]
         subject = query.get("subject")
-        if subject:
+        if subject and rest in ([], ["schema"]):
+            # The subject picks which registration answers, never hides the id (as in Confluent's
+            # default context): a deserializer may name a subject the schema was not registered under.
+            entries = sorted(entries, key=lambda entry: entry.subject != subject)
+        elif subject:
             entries = [entry for entry in entries if entry.subject == subject]
         if not entries and rest in ([], ["schema"]):
             raise schema_not_found(schema_id)

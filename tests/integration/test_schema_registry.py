@@ -157,6 +157,9 @@ def test_register_read_back_and_look_up(registry):
     # Ids are global: the same schema under another subject has the same id.
     assert registry.register("reg-other", USER_V1) == first
     assert registry.ok("GET", f"/schemas/ids/{first}/subjects") == ["reg-other", "reg-value"]
+    assert registry.ok("GET", f"/schemas/ids/{first}/versions?subject=reg-other") == [
+        {"subject": "reg-other", "version": 1}]
+    assert registry.ok("GET", f"/schemas/ids/{first}?subject=no-such-subject")["schema"]
 
     found = registry.ok("POST", "/subjects/reg-value", {"schema": USER_V1})
     assert found == {"subject": "reg-value", "version": 1, "id": first, "schema": found["schema"]}
@@ -405,6 +408,21 @@ def test_schemas_are_kept_in_the_log_as_confluent_writes_them_and_survive_a_rest
         third = registry.register("restart-new", record("Other", {"name": "x", "type": "int"}))
         assert third == max(first, second, json_id) + 1  # ids continue, none reused
         assert registry.register("restart-value", USER_V2) == second
+
+
+def test_every_acknowledged_registration_survives_sigkill():
+    with registry_broker() as registry:
+        ids = {f"kill-{n}": registry.register(f"kill-{n}", record(f"K{n}", {"name": "a", "type": "int"}))
+               for n in range(20)}
+        registry.ok("PUT", "/config", {"compatibility": "FULL"})
+        registry.ok("DELETE", "/subjects/kill-0")
+        registry.process.kill_group()  # the broker and every worker at once: nothing is flushed after
+        registry.process.start()
+        registry.wait_until_serving()
+        assert registry.ok("GET", "/subjects") == sorted(set(ids) - {"kill-0"})
+        for subject, schema_id in ids.items():
+            assert registry.ok("GET", f"/subjects/{subject}/versions/1?deleted=true")["id"] == schema_id
+        assert registry.ok("GET", "/config") == {"compatibilityLevel": "FULL"}
 
 
 # -- confluent-kafka's serializers through the registry and the broker ------------------------------
