@@ -8,10 +8,33 @@ from typing import Awaitable, Callable
 Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
-async def start_http(serve: Serve, host: str, port: int, head_limit: int) -> asyncio.base_events.Server:
+async def start_http(serve: Serve, host: str, port: int, head_limit: int,
+                     max_connections: int | None = None) -> asyncio.base_events.Server:
     """Listen on host:port; each connection is handed to `serve`; a request head over head_limit bytes
-    makes readuntil raise LimitOverrunError."""
+    makes readuntil raise LimitOverrunError. With max_connections, a connection beyond that many
+    served at once is closed at once (idle or slow clients cannot take the broker's file
+    descriptors), and each is closed when `serve` returns."""
+    if max_connections is not None:
+        serve = _limited(serve, max_connections)
     return await asyncio.start_server(serve, host=host, port=port, reuse_address=True, limit=head_limit)
+
+
+def _limited(serve: Serve, max_connections: int) -> Serve:
+    active = 0
+
+    async def limited(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal active
+        if active >= max_connections:
+            writer.close()
+            return
+        active += 1
+        try:
+            await serve(reader, writer)
+        finally:
+            active -= 1
+            writer.close()
+
+    return limited
 
 
 async def close_server(server: asyncio.base_events.Server | None, timeout: float = 2.0) -> None:

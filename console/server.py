@@ -88,11 +88,10 @@ class ConsoleServer:
         self.server: asyncio.base_events.Server | None = None
         self.address: tuple[str, int] | None = None
         self.cookie = COOKIE
-        self._connections = 0
         self._static = {p.name: p for p in STATIC.iterdir() if p.is_file()}
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
-        self.server = await start_http(self._serve, host, port, MAX_HEAD)
+        self.server = await start_http(self._serve, host, port, MAX_HEAD, MAX_CONNECTIONS)
         self.address = self.server.sockets[0].getsockname()[:2]
         # Browsers do not keep cookies apart by port: each console's session cookie has its own name.
         self.cookie = f"{COOKIE}_{self.address[1]}"
@@ -109,10 +108,6 @@ class ConsoleServer:
     # -- HTTP -----------------------------------------------------------------------------------
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self._connections >= MAX_CONNECTIONS:
-            writer.close()
-            return
-        self._connections += 1
         try:
             response = await self._read_and_answer(reader, writer.get_extra_info("peername") or ("", 0))
             if response is None:
@@ -127,9 +122,6 @@ class ConsoleServer:
             pass
         except Exception:
             logger.exception("console request failed")
-        finally:
-            self._connections -= 1
-            writer.close()
 
     async def _read_and_answer(self, reader: asyncio.StreamReader, peer) -> Response | None:
         try:

@@ -41,12 +41,11 @@ class RegistryServer:
         self.api = RegistryApi(self.log)
         self.server: asyncio.base_events.Server | None = None
         self.address: tuple[str, int] | None = None
-        self._connections = 0
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
         self.log.ensure_created()
         self.log.catch_up()
-        self.server = await start_http(self._serve, host, port, MAX_HEAD)
+        self.server = await start_http(self._serve, host, port, MAX_HEAD, MAX_CONNECTIONS)
         self.address = self.server.sockets[0].getsockname()[:2]
         state = self.log.state
         logger.info("schema registry on http://%s:%d/ (%d subjects, highest schema id %d)",
@@ -58,10 +57,6 @@ class RegistryServer:
         self.server = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self._connections >= MAX_CONNECTIONS:
-            writer.close()
-            return
-        self._connections += 1
         try:
             while True:
                 try:
@@ -83,9 +78,6 @@ class RegistryServer:
             pass
         except Exception:
             logger.exception("schema registry connection failed")
-        finally:
-            self._connections -= 1
-            writer.close()
 
     async def _answer(self, method: str, target: str, body: bytes) -> tuple[int, object]:
         parts = urlsplit(target)

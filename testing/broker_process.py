@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -87,6 +88,16 @@ class BrokerProcess(ManagedProcess):
         if require_clean_exit:
             problems += [f"broker on {self.bootstrap} did not stop cleanly: {what}" for what in self.unclean_exits]
         return problems
+
+
+def serve_until_exit(*settings: str, data_dir, timeout: float = 60) -> subprocess.CompletedProcess:
+    """`kafka-wire serve` with its data in `data_dir`, a free port and the given "key=value" settings,
+    run to its exit and captured (status, stdout, stderr as text): a broker that must refuse to start."""
+    command = [sys.executable, "-m", "cli", "serve", "--set", "listeners=PLAINTEXT://127.0.0.1:0",
+               "--set", f"log.dirs={data_dir}"]
+    for setting in settings:
+        command += ["--set", setting]
+    return subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 @contextlib.contextmanager

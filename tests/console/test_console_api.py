@@ -18,7 +18,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, AclBinding, AclOperation, AclPermissionType, ResourcePatternType, \
     ResourceType
 
-from testing.broker_process import REPO_ROOT
+from testing.broker_process import REPO_ROOT, serve_until_exit
 from tests.console.conftest import PASSWORDS, commit_as_group, create_topic, produce, sasl_config
 
 pytestmark = pytest.mark.timeout(180)
@@ -45,14 +45,6 @@ def until(condition, what: str, timeout: float = 30):
 
 # -- configuration and start ---------------------------------------------------------------------
 
-def serve(*settings: str, data_dir) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "cli", "serve", "--set", "listeners=PLAINTEXT://127.0.0.1:0",
-               "--set", f"log.dirs={data_dir}"]
-    for setting in settings:
-        command += ["--set", setting]
-    return subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
-
-
 @pytest.mark.parametrize("setting, message", [
     ("console.port=web", "Invalid value web for configuration console.port: Not a number of type INT"),
     ("console.port=70000", "Invalid value 70000 for configuration console.port: Value must be no more than 65535"),
@@ -62,7 +54,7 @@ def serve(*settings: str, data_dir) -> subprocess.CompletedProcess:
      "Invalid value 5 for configuration console.sample.interval.ms: Value must be at least 100"),
 ])
 def test_a_bad_console_value_stops_the_broker_with_one_line(tmp_path, setting, message):
-    done = serve(setting, data_dir=tmp_path)
+    done = serve_until_exit(setting, data_dir=tmp_path)
     assert done.returncode == 2
     assert done.stderr == f"kafka-wire: {message}\n"
 
@@ -72,7 +64,7 @@ def test_a_console_port_in_use_stops_the_broker_with_one_line(tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = serve(f"console.port={port}", data_dir=tmp_path)
+        done = serve_until_exit(f"console.port={port}", data_dir=tmp_path)
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1] == (f"kafka-wire: Console (console.host, console.port) failed to bind to "
                                             f"127.0.0.1:{port}: Address already in use.")

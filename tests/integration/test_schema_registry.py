@@ -24,7 +24,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from testing.broker_process import REPO_ROOT, BrokerProcess, free_port, running_broker
+from testing.broker_process import REPO_ROOT, BrokerProcess, free_port, running_broker, serve_until_exit
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 
@@ -472,14 +472,6 @@ def test_confluent_serializers_round_trip(workers):
 # -- configuration and start -----------------------------------------------------------------------
 
 
-def serve(*settings: str, data_dir) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "cli", "serve", "--set", "listeners=PLAINTEXT://127.0.0.1:0",
-               "--set", f"log.dirs={data_dir}"]
-    for setting in settings:
-        command += ["--set", setting]
-    return subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
-
-
 @pytest.mark.parametrize("setting, message", [
     ("schema.registry.port=web",
      "Invalid value web for configuration schema.registry.port: Not a number of type INT"),
@@ -487,7 +479,7 @@ def serve(*settings: str, data_dir) -> subprocess.CompletedProcess:
      "Invalid value 70000 for configuration schema.registry.port: Value must be no more than 65535"),
 ])
 def test_a_bad_registry_port_stops_the_broker_with_one_line(tmp_path, setting, message):
-    done = serve(setting, data_dir=tmp_path)
+    done = serve_until_exit(setting, data_dir=tmp_path)
     assert done.returncode == 2
     assert done.stderr == f"kafka-wire: {message}\n"
 
@@ -498,7 +490,7 @@ def test_a_registry_port_in_use_stops_the_broker_with_one_line(tmp_path, workers
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = serve(f"schema.registry.port={port}", f"num.worker.processes={workers}", data_dir=tmp_path)
+        done = serve_until_exit(f"schema.registry.port={port}", f"num.worker.processes={workers}", data_dir=tmp_path)
     assert done.returncode == 1
     line = (f"kafka-wire: Schema Registry (schema.registry.host, schema.registry.port) failed to bind to "
             f"127.0.0.1:{port}: Address already in use.")
