@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from testing.processes import (ManagedProcess, ProcessFailure, accepts_connections, free_port, log_tail,
-                               property_value, scratch_directory, signal_and_wait)
+                               processes_in_group, property_value, scratch_directory, signal_and_wait)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -161,6 +161,29 @@ def test_send_signal_pauses_and_resumes_and_is_a_no_op_once_it_exited(tmp_path):
     finally:
         process.kill()
     process.send_signal(signal.SIGTERM)  # nothing to signal: no error
+
+
+# Starts a child in its own process group (as a broker forks its workers) that would outlive it.
+FORKER = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+print("child", child.pid, flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_kill_group_returns_once_every_process_of_the_group_is_gone(tmp_path):
+    log = tmp_path / "forker.log"
+    process = ManagedProcess("forker", python(FORKER), log, ready=lambda: log.read_text().endswith("\n") and
+                             log.read_text().splitlines()[-1].startswith("child "))
+    process.start()
+    child = int(log.read_text().splitlines()[-1].split()[1])
+    assert processes_in_group(process.process.pid) == sorted([process.process.pid, child])
+    process.kill_group()
+    assert process.returncode == -signal.SIGKILL
+    assert _state(child) in (None, "Z")  # no PDEATHSIG: only the group's SIGKILL ended it
+    assert processes_in_group(process.process.pid) == []
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG is Linux's")
