@@ -131,6 +131,10 @@ class BrokerView(Protocol):
 
     async def await_synced(self, partitions: list[TopicPartition]) -> dict[TopicPartition, ErrorCode]: ...
 
+    # A coordinator's write: replicated (in a cluster) and synced (log.flush.on.ack), both at once.
+    async def await_durable(self, partitions: list[TopicPartition], timeout_ms: int
+                            ) -> dict[TopicPartition, ErrorCode]: ...
+
     def read_partition(self, topic: str, partition: int, offset: int, *, max_bytes: int, min_one: bool,
                        read_committed: bool, current_leader_epoch: int = -1, replica_id: int = -1
                        ) -> PartitionRead: ...

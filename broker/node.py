@@ -481,6 +481,24 @@ class Broker:
                 errors.update(zip(owned, (ErrorCode(e) for e in call.result()[0])))
         return {tp: errors[tp] for tp in partitions}
 
+    async def await_durable(self, partitions: list[tuple[str, int]], timeout_ms: int
+                            ) -> dict[tuple[str, int], ErrorCode]:
+        """A coordinator's write (committed offsets, the transaction log) counts once it is as safe
+        as an acknowledged produce: in a cluster the in-sync replicas have it (Kafka's acks=-1), and
+        with log.flush.on.ack it is on this broker's disk, both waited for at once; the first error
+        per partition (NONE when it is safe)."""
+        waits = []
+        if self.leadership.waits_for_replicas:
+            waits.append(self.await_replication(partitions, timeout_ms))
+        if self.flush_on_ack:
+            waits.append(self.await_synced(partitions))
+        errors = dict.fromkeys(partitions, ErrorCode.NONE)
+        for result in await asyncio.gather(*waits):
+            for tp, error in result.items():
+                if error != ErrorCode.NONE and errors.get(tp) == ErrorCode.NONE:
+                    errors[tp] = error
+        return errors
+
     async def await_synced(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
         """log.flush.on.ack: wait until what this process appended to each partition so far is on
         stable storage (log/group_commit.py); KAFKA_STORAGE_ERROR for those whose sync failed

@@ -44,7 +44,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.records import read_batch_header
 
 from .offsets_store import AppendFailed
-from .txn_log import TransactionStateTopic, append_transaction_log_error, transaction_record
+from .txn_log import TRANSACTION_STATE_TOPIC, TransactionStateTopic, append_transaction_log_error, transaction_record
 from .txn_markers import write_txn_markers
 from .txn_metadata import (
     EXPIRATION_ALLOWED,
@@ -305,10 +305,15 @@ class TransactionCoordinator:
         return ErrorCode.NONE
 
     async def replicated(self, transactional_id: str | None, error: ErrorCode) -> ErrorCode:
-        """The answer to a request that wrote the transaction log, once the write is as safe as
-        Kafka's acks=-1 makes it: on a single node at once (a cluster's coordinator waits for the
-        in-sync replicas)."""
-        return error
+        """The answer to a request that wrote the transaction log, once the write is as safe as an
+        acknowledged produce: on a single node at once, or once synced with log.flush.on.ack (a
+        cluster's coordinator also waits for the in-sync replicas)."""
+        broker = getattr(self.state_log, "broker", None)
+        if error != ErrorCode.NONE or not transactional_id or not getattr(broker, "flush_on_ack", False):
+            return error
+        tp = (TRANSACTION_STATE_TOPIC, self.partition_for(transactional_id))
+        result = (await broker.await_synced([tp]))[tp]
+        return error if result == ErrorCode.NONE else append_transaction_log_error(result)
 
     # == InitProducerId ==============================================================================
 

@@ -218,7 +218,8 @@ class ReplicatedTransactionCoordinator(TransactionCoordinator):
         if error != ErrorCode.NONE or not transactional_id or self._not_coordinator(transactional_id):
             return error
         tp = (TRANSACTION_STATE_TOPIC, self.partition_for(transactional_id))
-        result = (await self.channel.broker.await_replication([tp], MARKER_REPLICATION_TIMEOUT_MS))[tp]
+        # The in-sync replicas, and with log.flush.on.ack this broker's disk.
+        result = (await self.channel.broker.await_durable([tp], MARKER_REPLICATION_TIMEOUT_MS))[tp]
         if result == ErrorCode.NONE:
             return error
         answer = append_transaction_log_error(result)

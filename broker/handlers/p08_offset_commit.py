@@ -27,15 +27,16 @@ def partition_exists(broker: BrokerView, topic: str, partition: int) -> bool:
     return meta is not None and 0 <= partition < meta.partitions
 
 
-async def _await_commit_replicated(broker: BrokerView, group_id: str, errors: dict) -> None:
-    """In a cluster the commit counts once the in-sync replicas of the group's __consumer_offsets
-    partition have it (Kafka appends offsets with acks=all, waiting offsets.commit.timeout.ms)."""
+async def await_commit_durable(broker: BrokerView, group_id: str, errors: dict) -> None:
+    """The commit counts once the group's __consumer_offsets partition has it as safely as an
+    acknowledged produce: in a cluster its in-sync replicas (Kafka appends offsets with acks=all,
+    waiting offsets.commit.timeout.ms), and with log.flush.on.ack this broker's disk."""
     committed = [tp for tp, error in errors.items() if error == ErrorCode.NONE]
     if not committed:
         return
     partition = broker.groups.partition_for(group_id)
     timeout_ms = int(broker.config["offsets.commit.timeout.ms"])
-    error = (await broker.await_replication([(OFFSETS_TOPIC, partition)], timeout_ms))[(OFFSETS_TOPIC, partition)]
+    error = (await broker.await_durable([(OFFSETS_TOPIC, partition)], timeout_ms))[(OFFSETS_TOPIC, partition)]
     if error != ErrorCode.NONE:
         for tp in committed:
             errors[tp] = offset_commit_append_error(error)
@@ -77,8 +78,8 @@ async def handle(broker: BrokerView, ctx, request):
                 retention_time_ms=request.retention_time_ms if ctx.api_version <= 4 else -1,
                 api_version=ctx.api_version,
             ))
-            if broker.waits_for_replicas:
-                await _await_commit_replicated(broker, request.group_id, errors)
+            if broker.waits_for_replicas or broker.flush_on_ack:
+                await await_commit_durable(broker, request.group_id, errors)
     return {
         "throttle_time_ms": 0,
         "topics": [

@@ -15,6 +15,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..handler_view import BrokerView
+from .p08_offset_commit import await_commit_durable
 from ..security.authorizer import AclOperation, ResourceType
 
 API = APIS_BY_NAME["TxnOffsetCommit"]
@@ -65,6 +66,8 @@ async def handle(broker: BrokerView, ctx, request):
                 group_id=request.group_id, producer_id=request.producer_id, producer_epoch=request.producer_epoch,
                 generation_id=request.generation_id, member_id=request.member_id or "",
                 group_instance_id=request.group_instance_id, offsets=offsets))
+            if broker.waits_for_replicas or broker.flush_on_ack:
+                await await_commit_durable(broker, request.group_id, errors)
     by_topic: dict[str, list[dict]] = {}
     for (topic, partition), error in errors.items():
         by_topic.setdefault(topic, []).append({"partition_index": partition, "error_code": int(error)})

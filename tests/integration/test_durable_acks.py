@@ -145,3 +145,42 @@ def test_pipelined_produce_requests_share_syncs_and_are_answered_in_order(tmp_pa
         assert _recovery_point(after, "pipelined", 0) >= 19
         # 19 acknowledgements, far fewer syncs (one per request when each waited for the last).
         assert value(after, "kafka_wire_log_syncs_total") - before <= 10
+
+
+def test_committed_offsets_and_the_transaction_log_are_synced_before_the_answer(tmp_path):
+    """The coordinators' writes are acknowledgements too: an OffsetCommit, and each transaction
+    request that wrote __transaction_state (InitProducerId, AddPartitionsToTxn, EndTxn), is
+    answered once its internal partition's records are synced (their recovery point covers them)."""
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    broker_context, port = _broker(tmp_path)
+    with broker_context as broker:
+        with WireClient(broker.bootstrap) as client:
+            _create(client, "committed")
+        producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "durable-txn"})
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        producer.produce("committed", value=b"in a transaction", partition=0)
+        producer.commit_transaction(30)
+        samples = scrape(port)
+        ends = {s: v for s, v in samples.items() if s[0] == "kafka_wire_log_end_offset"
+                and dict(s[1]).get("topic") == "__transaction_state" and v > 0}
+        assert ends, "the transaction log was written"
+        for (_, labels), end in ends.items():
+            partition = dict(labels)["partition"]
+            # All but the transaction's last record (CompleteCommit, written after the markers
+            # without an answer to wait for it; PrepareCommit before it was synced).
+            assert value(samples, "kafka_wire_log_recovery_point", topic="__transaction_state",
+                         partition=partition) >= end - 1
+        producer.flush(10)
+        consumer = confluent_kafka.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "durable-group",
+                                             "enable.auto.commit": False})
+        consumer.assign([confluent_kafka.TopicPartition("committed", 0, 1)])
+        consumer.commit(offsets=[confluent_kafka.TopicPartition("committed", 0, 1)], asynchronous=False)
+        samples = scrape(port)
+        written = [(dict(s[1])["partition"], v) for s, v in samples.items() if s[0] == "kafka_wire_log_end_offset"
+                   and dict(s[1]).get("topic") == "__consumer_offsets" and v > 0]
+        assert written, "the commit was written"
+        for partition, end in written:
+            assert value(samples, "kafka_wire_log_recovery_point", topic="__consumer_offsets",
+                         partition=partition) >= end
+        consumer.close()
