@@ -298,6 +298,7 @@ class Supervisor:
 
     def _watch(self, controls: list[int], reports: list[int]) -> str:
         loaded: set[int] = set()
+        serving = False  # worker 0 said it serves (its metrics, console and registry are up)
         open_reports = dict(enumerate(reports))
         crashed = False
         failed_start = False
@@ -322,7 +323,9 @@ class Supervisor:
                 code = os.waitstatus_to_exitcode(status)
                 if code == 0 and stopping:
                     continue  # stopped as asked
-                if index not in loaded:
+                # Worker 0 ending before it serves could not start what it starts alone (the metrics
+                # endpoint, console or registry on an address in use): a failed start, not a crash.
+                if index not in loaded or (index == 0 and not serving and not stopping):
                     failed_start = True
                     if code > 0:
                         self._start_failure = code
@@ -354,6 +357,7 @@ class Supervisor:
                         self._each_dir(remove_clean_shutdown_markers, "remove the clean-shutdown marker")
                         os.write(controls[0], b"G")
                 elif data == b"S" and index == 0 and not stopping:
+                    serving = True
                     for control in controls[1:]:
                         os.write(control, b"G")
                     logger.info("kafka-wire started in %.3f s (node.id=%d, %d workers, log.dirs=%s)",
