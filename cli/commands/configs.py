@@ -1,4 +1,4 @@
-"""`kafka-wire configs --describe|--alter`: topic and broker configs and client quotas over the wire,
+"""`kafka-wire configs --describe|--alter`: topic, broker and group configs and client quotas over the wire,
 as kafka-configs.sh manages them.
 
     kafka-wire configs --bootstrap-server localhost:9092 --entity-type brokers --entity-default \\
@@ -12,7 +12,9 @@ as kafka-configs.sh manages them.
 
 Kafka's ConfigCommand rules and output: topics and brokers go through DescribeConfigs and
 IncrementalAlterConfigs (--describe lists the dynamic configs, --all every one, each with its
-synonyms; --delete-config of a config that is not set fails with "Invalid config(s)"); users,
+synonyms; --delete-config of a config that is not set fails with "Invalid config(s)"); groups
+(Kafka 4.3's group configs) likewise, without that check, a group with neither configs nor members
+being said not to exist; users,
 clients (alone or together) and ips go through DescribeClientQuotas (the filter names exactly the
 given entity types) and AlterClientQuotas. The shorthand flags (--topic, --broker,
 --broker-defaults, --user, --user-defaults, --client, --client-defaults, --ip, --ip-defaults) work
@@ -28,12 +30,14 @@ from kafka_wire.client_quotas import IP_KEYS, USER_CLIENT_KEYS
 from ..tool_support import ToolError, add_connection_arguments, connect, reports_errors
 from client import KafkaError
 
-TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
+TOPIC_RESOURCE, BROKER_RESOURCE, GROUP_RESOURCE = 2, 4, 32
+RESOURCE_TYPES = {"topics": TOPIC_RESOURCE, "brokers": BROKER_RESOURCE, "groups": GROUP_RESOURCE}
 SET, DELETE = 0, 1
 SOURCE_NAMES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG", 3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
-                4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG"}
+                4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+                7: "DYNAMIC_CLIENT_METRICS_CONFIG", 8: "DYNAMIC_GROUP_CONFIG"}
 QUOTA_ENTITY_TYPES = {"users": "user", "clients": "client-id", "ips": "ip"}
-ENTITY_TYPES = ("topics", "brokers", "users", "clients", "ips")
+ENTITY_TYPES = ("topics", "brokers", "groups", "users", "clients", "ips")
 DESCRIBED_AS = {"user": "user-principal", "client-id": "client-id", "ip": "ip"}
 
 
@@ -76,7 +80,8 @@ def _entities(args) -> tuple[list[str], list[str]]:
     """Kafka's ConfigCommandOptions.entityTypes and entityNames (shorthand flags included)."""
     types = list(args.entity_type or [])
     names = list(getattr(args, "entity_names", None) or [])
-    flags = [("topic", "topics"), ("client", "clients"), ("user", "users"), ("broker", "brokers"), ("ip", "ips")]
+    flags = [("topic", "topics"), ("client", "clients"), ("user", "users"), ("broker", "brokers"), ("ip", "ips"),
+             ("group", "groups")]
     defaults = [("client_defaults", "clients"), ("user_defaults", "users"), ("broker_defaults", "brokers"),
                 ("ip_defaults", "ips")]
     shorthand = [(getattr(args, flag), kind) for flag, kind in flags if getattr(args, flag) is not None]
@@ -115,21 +120,21 @@ def run(args) -> int:
         if args.describe:
             if args.add_config or args.delete_config:
                 raise ToolError("Option --describe does not accept --add-config or --delete-config")
-            if types[0] in ("topics", "brokers"):
+            if types[0] in RESOURCE_TYPES:
                 _describe_resources(client, types[0], names[0] if names else None, args.all)
             else:
                 _describe_quotas(client, types, names)
             return 0
         if not names or (types[0] not in ("users", "clients", "brokers", "ips") and not names[0]):
-            raise ToolError("An entity-name or default entity must be specified with --alter of users, clients, "
-                            "brokers or ips" if types[0] != "topics" else "An entity name must be specified with "
-                            "--alter of topics")
+            raise ToolError(f"An entity name must be specified with --alter of {types[0]}"
+                            if types[0] in ("topics", "groups") else "An entity-name or default entity must be "
+                            "specified with --alter of users, clients, brokers or ips")
         added = parse_add_config(args.add_config) if args.add_config else {}
         deleted = [n.strip() for item in args.delete_config for n in item.split(",") if n.strip()]
         if not added and not deleted:
             raise ToolError("At least one of --add-config, --add-config-file, or --delete-config must be specified "
                             "with --alter")
-        if types[0] in ("topics", "brokers"):
+        if types[0] in RESOURCE_TYPES:
             _alter_resource(client, types[0], names[0], added, deleted)
         else:
             _alter_quotas(client, types, names, added, deleted)
@@ -140,24 +145,40 @@ def run(args) -> int:
     return 0
 
 
-# -- topics and brokers ---------------------------------------------------------------------------
+# -- topics, brokers and groups ---------------------------------------------------------------------------
 
 
 def _resource_configs(client, entity_type: str, name: str, describe_all: bool, synonyms: bool = True) -> list:
-    resource_type = TOPIC_RESOURCE if entity_type == "topics" else BROKER_RESOURCE
     response = client.call("DescribeConfigs", 4, {"resources": [
-        {"resource_type": resource_type, "resource_name": name, "configuration_keys": None}],
+        {"resource_type": RESOURCE_TYPES[entity_type], "resource_name": name, "configuration_keys": None}],
         "include_synonyms": synonyms, "include_documentation": False})
     result = response.results[0]
     if result.error_code:
         raise KafkaError(result.error_code, f"describe configs of {entity_type[:-1]} {name or '<default>'}",
                          result.error_message)
-    wanted = {"topics": 1, "brokers": 2 if name else 3}[entity_type]
+    wanted = {"topics": 1, "brokers": 2 if name else 3, "groups": 8}[entity_type]
     return sorted((c for c in result.configs if describe_all or c.config_source == wanted), key=lambda c: c.name)
 
 
+def _groups(client) -> tuple[list[str], list[str]]:
+    """The groups with configs of their own (ListConfigResources), and every group (ListGroups)."""
+    configured = client.call("ListConfigResources", 1, {"resource_types": [GROUP_RESOURCE]})
+    if configured.error_code:
+        raise KafkaError(configured.error_code, "list config resources")
+    listed = client.call("ListGroups", 5, {"states_filter": [], "types_filter": []})
+    if listed.error_code:
+        raise KafkaError(listed.error_code, "list groups")
+    return [r.resource_name for r in configured.config_resources], [g.group_id for g in listed.groups]
+
+
 def _describe_resources(client, entity_type: str, name: str | None, describe_all: bool) -> None:
-    if name is not None:
+    if entity_type == "groups":
+        configured, existing = _groups(client)
+        if name is not None and name not in configured and name not in existing:
+            print(f"The group '{name}' doesn't exist and doesn't have dynamic config.")
+            return
+        names = [name] if name is not None else sorted(set(configured) | set(existing))
+    elif name is not None:
         names = [name]
     elif entity_type == "topics":
         metadata = client.call("Metadata", 12, {"topics": None, "allow_auto_topic_creation": False})
@@ -178,15 +199,16 @@ def _describe_resources(client, entity_type: str, name: str | None, describe_all
 
 
 def _alter_resource(client, entity_type: str, name: str, added: dict[str, str], deleted: list[str]) -> None:
-    existing = {c.name for c in _resource_configs(client, entity_type, name, False, synonyms=False)}
-    invalid = [n for n in deleted if n not in existing]
-    if invalid:
-        raise ToolError(f"Invalid config(s): {','.join(invalid)}")
-    resource_type = TOPIC_RESOURCE if entity_type == "topics" else BROKER_RESOURCE
+    if entity_type != "groups":  # Kafka 4.3's tool deletes a group config that is not set without a word
+        existing = {c.name for c in _resource_configs(client, entity_type, name, False, synonyms=False)}
+        invalid = [n for n in deleted if n not in existing]
+        if invalid:
+            raise ToolError(f"Invalid config(s): {','.join(invalid)}")
     ops = ([{"name": n, "config_operation": DELETE, "value": ""} for n in deleted]
            + [{"name": k, "config_operation": SET, "value": v} for k, v in added.items()])
     response = client.call("IncrementalAlterConfigs", 1, {"resources": [
-        {"resource_type": resource_type, "resource_name": name, "configs": ops}], "validate_only": False})
+        {"resource_type": RESOURCE_TYPES[entity_type], "resource_name": name, "configs": ops}],
+        "validate_only": False})
     result = response.responses[0]
     if result.error_code:
         raise KafkaError(result.error_code, f"alter configs of {entity_type[:-1]} {name or '<default>'}",
@@ -261,21 +283,22 @@ def _alter_quotas(client, types: list[str], names: list[str], added: dict[str, s
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("configs", help="describe and alter topic and broker configs and client quotas "
-                                                   "(kafka-configs.sh)")
+    parser = subparsers.add_parser("configs", help="describe and alter topic, broker and group configs and client "
+                                                   "quotas (kafka-configs.sh)")
     add_connection_arguments(parser)
     action = parser.add_argument_group("action")
     action.add_argument("--describe", action="store_true", help="list the configs of the given entity")
     action.add_argument("--alter", action="store_true", help="alter the configs of the given entity")
     parser.add_argument("--all", action="store_true", help="with --describe: every config, static ones included")
     parser.add_argument("--entity-type", action="append", choices=ENTITY_TYPES,
-                        help="topics, brokers, users, clients or ips (users and clients may be given together)")
+                        help="topics, brokers, groups, users, clients or ips (users and clients may be given "
+                             "together)")
     parser.add_argument("--entity-name", action=_EntityName, dest="entity_names",
-                        help="topic name, broker id, user principal name, client id or ip")
+                        help="topic name, broker id, group id, user principal name, client id or ip")
     parser.add_argument("--entity-default", action=_EntityName, nargs=0, dest="entity_names",
                         help="the default entity of the type (the cluster-wide broker defaults for brokers)")
     for flag, what in (("--topic", "a topic"), ("--broker", "a broker id"), ("--user", "a user principal name"),
-                       ("--client", "a client id"), ("--ip", "an ip")):
+                       ("--client", "a client id"), ("--ip", "an ip"), ("--group", "a group id")):
         parser.add_argument(flag, help=f"shorthand for --entity-type ... --entity-name: {what}")
     for flag in ("--broker-defaults", "--user-defaults", "--client-defaults", "--ip-defaults"):
         parser.add_argument(flag, action="store_true", help="shorthand for --entity-type ... --entity-default")

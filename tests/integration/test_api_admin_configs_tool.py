@@ -1,5 +1,5 @@
-"""`kafka-wire configs`, the kafka-configs.sh of kafka-wire: broker defaults, per-broker and topic
-configs, and user / client / ip quotas, with kafka-configs.sh's output (ConfigCommand)."""
+"""`kafka-wire configs`, the kafka-configs.sh of kafka-wire: broker defaults, per-broker, topic and
+group configs, and user / client / ip quotas, with kafka-configs.sh's output (ConfigCommand)."""
 
 from __future__ import annotations
 
@@ -84,3 +84,29 @@ def test_client_quotas(broker):
     assert refused.returncode == 1
     assert "Only quota configs can be added for 'clients' using --bootstrap-server. Unexpected config names: bogus" \
         in refused.stderr
+
+
+def test_group_configs(broker):
+    b = ["--bootstrap-server", broker.bootstrap]
+    group = unique("configs-tool-group")
+    g = ("--entity-type", "groups", "--entity-name", group)
+    assert ok(*b, *g, "--describe") == [f"The group '{group}' doesn't exist and doesn't have dynamic config."]
+    assert ok(*b, *g, "--alter", "--add-config", "consumer.session.timeout.ms=50000,share.auto.offset.reset=earliest") \
+        == [f"Completed updating config for group {group}."]
+    assert ok(*b, "--group", group, "--describe") == [
+        f"Dynamic configs for group {group} are:",
+        "  consumer.session.timeout.ms=50000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:"
+        "consumer.session.timeout.ms=50000, DEFAULT_CONFIG:group.consumer.session.timeout.ms=45000}",
+        "  share.auto.offset.reset=earliest sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:"
+        "share.auto.offset.reset=earliest, DEFAULT_CONFIG:share.auto.offset.reset=latest}"]
+    everything = ok(*b, *g, "--describe", "--all")
+    assert everything[0] == f"All configs for group {group} are:" and len(everything) == 18
+    assert f"Dynamic configs for group {group} are:" in ok(*b, "--entity-type", "groups", "--describe")
+    refused = kafka_wire(*b, *g, "--alter", "--add-config", "consumer.session.timeout.ms=1000")
+    assert refused.returncode == 1 and "consumer.session.timeout.ms must be greater than or equal to " \
+        "group.consumer.min.session.timeout.ms" in refused.stderr
+    nameless = kafka_wire(*b, "--entity-type", "groups", "--alter", "--add-config", "consumer.session.timeout.ms=1")
+    assert nameless.returncode == 1 and "An entity name must be specified with --alter of groups" in nameless.stderr
+    # As Kafka 4.3's tool: deleting a group config that is not set is no error.
+    assert ok(*b, *g, "--alter", "--delete-config", "consumer.session.timeout.ms,streams.session.timeout.ms") == [
+        f"Completed updating config for group {group}."]
