@@ -397,18 +397,22 @@ def _acl_result(acl: AclBinding, operation: AclOperation, principals: tuple[str,
 
 
 # ConfigResource types in DescribeConfigs/AlterConfigs/IncrementalAlterConfigs.
-CONFIG_TOPIC, CONFIG_BROKER, CONFIG_BROKER_LOGGER = 2, 4, 8
+CONFIG_TOPIC, CONFIG_BROKER, CONFIG_BROKER_LOGGER, CONFIG_GROUP = 2, 4, 8, 32
 
 
 def config_resource_error(authorizer, ctx, operation: AclOperation, resource_type: int, name: str):
     """Kafka's check for one config resource: a topic's configs need `operation` (DESCRIBE_CONFIGS,
-    ALTER_CONFIGS) on the topic (TOPIC_AUTHORIZATION_FAILED), a broker's and its loggers' on the
-    cluster (CLUSTER_AUTHORIZATION_FAILED). Returns the ErrorCode, or None when allowed."""
+    ALTER_CONFIGS) on the topic (TOPIC_AUTHORIZATION_FAILED), a group's on the group
+    (GROUP_AUTHORIZATION_FAILED), a broker's and its loggers' on the cluster
+    (CLUSTER_AUTHORIZATION_FAILED). Returns the ErrorCode, or None when allowed."""
     from kafka_wire.errors import ErrorCode
 
     if resource_type == CONFIG_TOPIC:
         if not authorizer.authorize(ctx, operation, ResourceType.TOPIC, name):
             return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    elif resource_type == CONFIG_GROUP:
+        if not authorizer.authorize(ctx, operation, ResourceType.GROUP, name):
+            return ErrorCode.GROUP_AUTHORIZATION_FAILED
     elif resource_type in (CONFIG_BROKER, CONFIG_BROKER_LOGGER):
         if not authorizer.authorize(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME):
             return ErrorCode.CLUSTER_AUTHORIZATION_FAILED

@@ -268,6 +268,22 @@ def test_configs_and_coordinators_need_their_permissions(admin, alice):
     assert alice.call("FindCoordinator", 3, {"key": "coordinated-group", "key_type": 0}).error_code == 0
 
 
+def test_group_configs_need_their_permissions_on_the_group(admin, alice):
+    """A group's configs (resource type 32) need DESCRIBE_CONFIGS / ALTER_CONFIGS on the group, as in
+    Kafka 4.3 (GROUP_AUTHORIZATION_FAILED otherwise)."""
+    group = "acl-group-configs"
+    describe = {"resources": [{"resource_type": 32, "resource_name": group, "configuration_keys": None}],
+                "include_synonyms": False, "include_documentation": False}
+    alter = {"resources": [{"resource_type": 32, "resource_name": group, "configs": [
+        {"name": "consumer.session.timeout.ms", "config_operation": 0, "value": "50000"}]}], "validate_only": False}
+    assert alice.call("DescribeConfigs", 4, describe).results[0].error_code == GROUP_AUTH
+    assert alice.call("IncrementalAlterConfigs", 1, alter).responses[0].error_code == GROUP_AUTH
+    grant(admin, Res.GROUP, group, Op.ALTER_CONFIGS)  # implies DESCRIBE_CONFIGS
+    assert alice.call("IncrementalAlterConfigs", 1, alter).responses[0].error_code == 0
+    described = alice.call("DescribeConfigs", 4, describe).results[0]
+    assert described.error_code == 0 and len(described.configs) == 17
+
+
 def test_cluster_authorized_operations_need_describe_on_the_cluster(admin, acl_broker):
     """Metadata v8-10 and DescribeCluster reveal the cluster's authorized operations only to a principal that
     may DESCRIBE the cluster (0 to the others, whatever else they may do), as Kafka 4.3 answers."""
