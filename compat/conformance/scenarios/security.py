@@ -508,6 +508,24 @@ def authz_configs(s: Session, v: int):
     s.call("DescribeConfigs", v, describe, conn=alice, label="alice with DESCRIBE_CONFIGS on the topic")
 
 
+@scenario("DescribeConfigs", versions=(4,), covers=["GROUP_AUTHORIZATION_FAILED"], profile=SECURE)
+def authz_group_configs(s: Session, v: int):
+    """A group's configs (resource type 32) as alice: without ACLs, then with ALTER_CONFIGS on the group
+    (which implies DESCRIBE_CONFIGS)."""
+    group = s.group()
+    alice = _as(s, "alice")
+    describe = {"resources": [{"resource_type": 32, "resource_name": group,
+                               "configuration_keys": ["consumer.session.timeout.ms"]}],
+                "include_synonyms": False, "include_documentation": False}
+    alter = {"resources": [{"resource_type": 32, "resource_name": group, "configs": [
+        {"name": "consumer.session.timeout.ms", "config_operation": 0, "value": "50000"}]}], "validate_only": True}
+    s.call("DescribeConfigs", v, describe, conn=alice, label="alice, no ACLs")
+    s.call("IncrementalAlterConfigs", 1, alter, conn=alice, label="alice: IncrementalAlterConfigs, no ACLs")
+    grant(s, _acl(Res.GROUP, group, Op.ALTER_CONFIGS))
+    s.call("IncrementalAlterConfigs", 1, alter, conn=alice, label="alice with ALTER_CONFIGS on the group")
+    s.call("DescribeConfigs", v, describe, conn=alice, label="alice with ALTER_CONFIGS: describe")
+
+
 @scenario("CreateAcls", versions=ALL, covers=["CLUSTER_AUTHORIZATION_FAILED"], profile=SECURE)
 def authz_acls_as_alice(s: Session, v: int):
     """CreateAcls, DescribeAcls and DeleteAcls as alice (no ALTER/DESCRIBE on the cluster)."""
