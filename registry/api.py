@@ -7,7 +7,8 @@ body; errors are Confluent's {"error_code": ..., "message": ...} with its codes:
     40406 version soft-deleted   40407 version not soft-deleted first
     40408 no subject-level compatibility configured
     409   incompatible schema    42201 invalid schema           42202 invalid version
-    42203 invalid compatibility level                           50001 backend store error
+    42203 invalid compatibility level                           42206 version referenced by another
+    50001 backend store error
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from .store import (
 logger = logging.getLogger("kafka_wire.registry")
 
 MAX_VERSION = (1 << 31) - 1
+# How deep references may nest (a schema referencing one that references another ...).
+MAX_REFERENCE_DEPTH = 32
 
 
 class RegistryError(Exception):
@@ -134,6 +137,9 @@ class RegistryApi:
                     return 200, _schema_body(self.version(subject, version, _flag(query, "deleted")))
                 if method == "DELETE":
                     return 200, await self.delete_version(subject, version, _flag(query, "permanent"))
+            case ["subjects", subject, "versions", version, "referencedby"]:
+                if method == "GET":
+                    return 200, self.referenced_by(self.version(subject, version, _flag(query, "deleted")))
             case ["subjects", subject, "versions", version, "schema"]:
                 if method == "GET":
                     return 200, json.loads(self.version(subject, version, _flag(query, "deleted")).schema)
@@ -175,6 +181,17 @@ class RegistryApi:
             if entry.version == number:
                 return entry
         raise version_not_found(number)
+
+    def referenced_by(self, entry: SchemaVersion) -> list[int]:
+        """Ids of the live schema versions whose references name this subject version."""
+        return sorted({other.schema_id for subject in self.state.subject_names() for other in self.state.versions(subject)
+                       if any(ref.get("subject") == entry.subject and ref.get("version") == entry.version
+                              for ref in other.references)})
+
+    def _refuse_if_referenced(self, entry: SchemaVersion) -> None:
+        if self.referenced_by(entry):
+            raise RegistryError(422, 42206, "One or more references exist to the schema {magic=1,keytype=SCHEMA,"
+                                            f"subject={entry.subject},version={entry.version}}}.")
 
     def schema_by_id(self, schema_id_text: str, rest: list[str], query: dict):
         try:
@@ -289,6 +306,8 @@ class RegistryApi:
         if not live:
             raise RegistryError(404, 40404, f"Subject '{subject}' was soft deleted.Set permanent=true to delete "
                                             "permanently")
+        for entry in live:
+            self._refuse_if_referenced(entry)
         await self._write([(delete_subject_key(subject), delete_subject_value(subject, live[-1].version))])
         return [entry.version for entry in live]
 
@@ -315,6 +334,7 @@ class RegistryApi:
         if permanent:
             await self._write([(schema_key(subject, entry.version), None)])
         else:
+            self._refuse_if_referenced(entry)
             deleted = SchemaVersion(entry.subject, entry.version, entry.schema_id, entry.schema, entry.schema_type,
                                     entry.references, deleted=True)
             await self._write([(schema_key(subject, entry.version), schema_value(deleted))])
@@ -340,16 +360,49 @@ class RegistryApi:
         schema_type = body.get("schemaType") or "AVRO"
         if not isinstance(schema_type, str):
             raise RegistryError(422, 42201, "Invalid schema type")
-        references = body.get("references") or []
-        if references:
-            raise RegistryError(422, 42201, "Schema references are not supported yet by kafka-wire's registry")
+        references = self._references_arg(body.get("references"))
         try:
-            return parse_schema(schema_type.upper(), text), []
+            return parse_schema(schema_type.upper(), text, self._resolve(references, 0)), references
         except InvalidSchema as exc:
             raise RegistryError(422, 42201, str(exc)) from None
 
-    def _parsed(self, entry: SchemaVersion) -> ParsedSchema:
-        return parse_schema(entry.schema_type, entry.schema)
+    def _references_arg(self, references) -> list[dict]:
+        """A request's references, each {"name", "subject", "version"}, a version of -1 (latest)
+        replaced with the number it stands for, as stored in `_schemas`."""
+        if references is None:
+            return []
+        if not isinstance(references, list):
+            raise RegistryError(422, 42201, "Invalid schema: references must be a list")
+        normalized = []
+        for ref in references:
+            if (not isinstance(ref, dict) or not isinstance(ref.get("name"), str) or not ref["name"]
+                    or not isinstance(ref.get("subject"), str) or not ref["subject"]
+                    or type(ref.get("version")) is not int):
+                raise RegistryError(422, 42201, "Invalid schema: a reference is {\"name\": string, \"subject\": "
+                                                f"string, \"version\": integer}}, not {json.dumps(ref)[:200]}")
+            version = ref["version"]
+            if version == -1:
+                live = self.state.versions(ref["subject"])
+                version = live[-1].version if live else -1
+            normalized.append({"name": ref["name"], "subject": ref["subject"], "version": version})
+        return normalized
+
+    def _resolve(self, references: list[dict], depth: int) -> list[tuple[str, ParsedSchema]]:
+        """The referenced schemas, parsed with their own references."""
+        if depth > MAX_REFERENCE_DEPTH:
+            raise InvalidSchema(f"Invalid schema: references nest deeper than {MAX_REFERENCE_DEPTH}")
+        resolved = []
+        for ref in references:
+            entry = next((e for e in self.state.versions(str(ref.get("subject")), include_deleted=True)
+                          if e.version == ref.get("version")), None)
+            if entry is None:
+                raise InvalidSchema(f"Invalid schema: reference {ref.get('name')} names subject "
+                                    f"'{ref.get('subject')}' version {ref.get('version')}, which is not registered")
+            resolved.append((str(ref.get("name")), self._parsed(entry, depth + 1)))
+        return resolved
+
+    def _parsed(self, entry: SchemaVersion, depth: int = 0) -> ParsedSchema:
+        return parse_schema(entry.schema_type, entry.schema, self._resolve(entry.references, depth))
 
     def _compatibility_errors(self, parsed: ParsedSchema, subject: str, level: str) -> list[str]:
         """Against the latest live version, or every live version for a _TRANSITIVE level."""

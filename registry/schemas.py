@@ -16,7 +16,7 @@ name or alias, fixed sizes agree, and every branch of a writer's union can be re
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 AVRO = "AVRO"
 JSON = "JSON"
@@ -37,6 +37,9 @@ class ParsedSchema:
     schema_type: str
     canonical: str
     parsed: object  # avro.schema.Schema, or the JSON Schema document
+    # What a reference may name, this schema's own and its references' (and theirs): Avro's named
+    # types by full name; for JSON Schema the documents by reference name (what a `$ref` says).
+    named: dict = field(default_factory=dict, compare=False, repr=False)
 
     def compatibility_errors(self, previous: "ParsedSchema", level: str) -> list[str]:
         """Why this schema, registered after `previous` under `level` (one of COMPATIBILITY_LEVELS
@@ -71,27 +74,43 @@ def _avro_read_errors(*, reader, writer, direction: str) -> list[str]:
         f"{direction}: {', '.join(kinds)}"]
 
 
-def parse_schema(schema_type: str, text: str) -> ParsedSchema:
-    """Parse `text` as a schema of `schema_type`; raises InvalidSchema naming what is wrong."""
+def parse_schema(schema_type: str, text: str, references: list[tuple[str, "ParsedSchema"]] = ()) -> ParsedSchema:
+    """Parse `text` as a schema of `schema_type`; raises InvalidSchema naming what is wrong.
+    `references` are Confluent's schema references, resolved: (reference name, the referenced
+    schema, parsed with its own references). An Avro schema may use the named types they define; a
+    JSON Schema may `$ref` a reference by its name."""
+    for name, referenced in references:
+        if referenced.schema_type != schema_type:
+            raise InvalidSchema(f"Invalid schema: reference {name} is a {referenced.schema_type} schema, "
+                                f"not {schema_type}")
     if schema_type == AVRO:
-        return _parse_avro(text)
+        return _parse_avro(text, references)
     if schema_type == JSON:
-        return _parse_json_schema(text)
+        return _parse_json_schema(text, references)
     raise InvalidSchema(f"Invalid schema type {schema_type}")
 
 
-def _parse_avro(text: str) -> ParsedSchema:
+def _parse_avro(text: str, references) -> ParsedSchema:
     import avro.errors
+    import avro.name
     import avro.schema
 
+    referenced = {}
+    for _, schema in references:
+        referenced.update(schema.named)
+    names = avro.name.Names()
+    names.names.update(referenced)
     try:
-        parsed = avro.schema.parse(text)
+        parsed = avro.schema.make_avsc_object(json.loads(text), names)
     except (avro.errors.AvroException, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
         raise InvalidSchema(f"Invalid AVRO schema: {exc}") from None
-    return ParsedSchema(AVRO, json.dumps(parsed.to_json(), separators=(",", ":")), parsed)
+    # The canonical text names the referenced types rather than writing them out, as it was given.
+    known = avro.name.Names()
+    known.names.update(referenced)
+    return ParsedSchema(AVRO, json.dumps(parsed.to_json(known), separators=(",", ":")), parsed, names.names)
 
 
-def _parse_json_schema(text: str) -> ParsedSchema:
+def _parse_json_schema(text: str, references) -> ParsedSchema:
     import jsonschema.exceptions
     import jsonschema.validators
 
@@ -107,4 +126,8 @@ def _parse_json_schema(text: str) -> ParsedSchema:
         raise InvalidSchema(f"Invalid JSON schema: {exc.message}") from None
     except RecursionError:
         raise InvalidSchema("Invalid JSON schema: nested too deeply") from None
-    return ParsedSchema(JSON, json.dumps(document, separators=(",", ":")), document)
+    named = {}
+    for name, schema in references:
+        named.update(schema.named)
+        named[name] = schema.parsed
+    return ParsedSchema(JSON, json.dumps(document, separators=(",", ":")), document, named)

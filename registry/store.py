@@ -124,7 +124,8 @@ class RegistryState:
         schema_id = int(v["id"])
         versions[version] = SchemaVersion(subject, version, schema_id, str(v["schema"]),
                                           str(v.get("schemaType") or "AVRO").upper(),
-                                          list(v.get("references") or []), bool(v.get("deleted", False)))
+                                          [ref for ref in v.get("references") or [] if isinstance(ref, dict)],
+                                          bool(v.get("deleted", False)))
         self.max_id = max(self.max_id, schema_id)
 
     # -- queries --------------------------------------------------------------------------------

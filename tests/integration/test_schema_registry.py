@@ -354,6 +354,88 @@ def test_soft_and_hard_deletes(registry):
     assert registry.ok("GET", "/subjects/del-value/versions") == [1]
 
 
+# -- references ------------------------------------------------------------------------------------
+
+
+ADDRESS = json.dumps({"type": "record", "name": "Address", "namespace": "shop",
+                      "fields": [{"name": "street", "type": "string"}]})
+CUSTOMER = record("Customer", {"name": "name", "type": "string"}, {"name": "address", "type": "shop.Address"})
+
+
+def test_avro_references_register_look_up_and_guard_deletes(registry):
+    address_id = registry.register("ref-address", ADDRESS)
+    reference = {"name": "shop.Address", "subject": "ref-address", "version": 1}
+    body = {"schema": CUSTOMER, "references": [reference]}
+    customer_id = registry.ok("POST", "/subjects/ref-customer/versions", body)["id"]
+    assert customer_id != address_id
+    assert registry.ok("POST", "/subjects/ref-customer/versions", body)["id"] == customer_id
+    got = registry.ok("GET", "/subjects/ref-customer/versions/1")
+    assert got["references"] == [reference]
+    assert json.loads(got["schema"])["fields"][1]["type"] == "shop.Address"  # named, not written out
+    assert registry.ok("GET", f"/schemas/ids/{customer_id}")["references"] == [reference]
+    assert registry.ok("POST", "/subjects/ref-customer", body)["id"] == customer_id
+    # Without its references the schema is another one (or does not parse at all).
+    assert registry.error("POST", "/subjects/ref-customer", {"schema": CUSTOMER}) == (422, 42201)
+    assert registry.error("POST", "/subjects/ref-customer/versions", {
+        "schema": CUSTOMER, "references": [{"name": "shop.Address", "subject": "ref-address", "version": 5}]}) == (
+        422, 42201)
+    assert registry.error("POST", "/subjects/ref-customer/versions", {
+        "schema": CUSTOMER, "references": [{"name": "shop.Address", "subject": "ref-address"}]}) == (422, 42201)
+    # -1 stands for the latest version and is stored as its number.
+    assert registry.ok("POST", "/subjects/ref-customer", {"schema": CUSTOMER, "references": [
+        {"name": "shop.Address", "subject": "ref-address", "version": -1}]})["id"] == customer_id
+
+    assert registry.ok("GET", "/subjects/ref-address/versions/1/referencedby") == [customer_id]
+    assert registry.ok("GET", "/subjects/ref-address/versions/latest/referencedby") == [customer_id]
+    assert registry.ok("GET", "/subjects/ref-customer/versions/1/referencedby") == []
+    assert registry.error("GET", "/subjects/ref-address/versions/2/referencedby") == (404, 40402)
+
+    # Compatibility of a referencing schema resolves the references of both sides.
+    customer_v2 = record("Customer", {"name": "name", "type": "string"}, {"name": "address", "type": "shop.Address"},
+                         {"name": "vip", "type": "boolean"})  # no default: BACKWARD refuses it
+    assert registry.ok("POST", "/compatibility/subjects/ref-customer/versions/latest",
+                       {"schema": customer_v2, "references": [reference]}) == {"is_compatible": False}
+    assert registry.error("POST", "/subjects/ref-customer/versions",
+                          {"schema": customer_v2, "references": [reference]}) == (409, 409)
+
+    # A referenced version is not deleted while a live schema refers to it (Confluent's 42206).
+    assert registry.error("DELETE", "/subjects/ref-address/versions/1") == (422, 42206)
+    assert registry.error("DELETE", "/subjects/ref-address") == (422, 42206)
+    assert registry.ok("DELETE", "/subjects/ref-customer") == [1]
+    assert registry.ok("GET", "/subjects/ref-address/versions/1/referencedby") == []
+    assert registry.ok("DELETE", "/subjects/ref-address/versions/1") == 1
+
+
+def test_json_schema_references_by_ref(registry):
+    address = json.dumps({"type": "object", "properties": {"street": {"type": "string"}}})
+    registry.register("jref-address", address, "JSON")
+    order = json.dumps({"type": "object", "properties": {"to": {"$ref": "address.json"}}})
+    reference = {"name": "address.json", "subject": "jref-address", "version": 1}
+    order_id = registry.ok("POST", "/subjects/jref-order/versions",
+                           {"schema": order, "schemaType": "JSON", "references": [reference]})["id"]
+    assert registry.ok("GET", "/subjects/jref-address/versions/1/referencedby") == [order_id]
+    # An Avro schema is not a JSON Schema's reference.
+    registry.register("jref-avro", ADDRESS)
+    assert registry.error("POST", "/subjects/jref-mixed/versions", {
+        "schema": order, "schemaType": "JSON",
+        "references": [{"name": "address.json", "subject": "jref-avro", "version": 1}]}) == (422, 42201)
+
+
+def test_confluent_avro_serializer_with_references(registry):
+    from confluent_kafka.schema_registry import SchemaReference
+
+    client = SchemaRegistryClient({"url": registry.url})
+    client.register_schema("sref-address", Schema(ADDRESS, "AVRO"))
+    schema = Schema(CUSTOMER, "AVRO", [SchemaReference("shop.Address", "sref-address", 1)])
+    serialize = AvroSerializer(client, schema, conf={"auto.register.schemas": False, "use.latest.version": True})
+    client.register_schema("sref-value", schema)
+    context = SerializationContext("sref", MessageField.VALUE)
+    value = {"name": "Ada", "address": {"street": "Main St"}}
+    data = serialize(value, context)
+    assert AvroDeserializer(client)(data, context) == value
+    assert client.get_latest_version("sref-value").schema.references[0].subject == "sref-address"
+
+
 # -- the log and restarts --------------------------------------------------------------------------
 
 

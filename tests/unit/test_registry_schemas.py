@@ -164,3 +164,28 @@ def test_our_records_have_confluents_shape():
     assert config_value("FULL") == b'{"compatibilityLevel":"FULL"}'
     assert delete_subject_key("s") == b'{"keytype":"DELETE_SUBJECT","subject":"s","magic":0}'
     assert delete_subject_value("s", 4) == b'{"subject":"s","version":4}'
+
+
+def test_avro_references_lend_their_named_types():
+    address = parse_schema(AVRO, avro({"type": "record", "name": "Address", "namespace": "shop",
+                                       "fields": [field("street", "string")]}))
+    customer_text = rec(field("address", "shop.Address"), name="Customer")
+    with pytest.raises(InvalidSchema):
+        parse_schema(AVRO, customer_text)  # shop.Address is unknown without the reference
+    customer = parse_schema(AVRO, customer_text, [("shop.Address", address)])
+    # The canonical text names the referenced type; the parsed schema has it resolved.
+    assert json.loads(customer.canonical)["fields"][0]["type"] == "shop.Address"
+    assert customer.parsed.fields[0].type.fullname == "shop.Address"
+    assert set(customer.named) == {"shop.Address", "Customer"}
+    # A reference's references reach the schema too.
+    order = parse_schema(AVRO, rec(field("by", "Customer"), field("to", "shop.Address"), name="Order"),
+                         [("Customer", customer)])
+    assert order.parsed.fields[1].type.fullname == "shop.Address"
+
+
+def test_references_must_be_of_the_schema_type():
+    address = parse_schema(AVRO, avro({"type": "record", "name": "A", "fields": [field("s", "string")]}))
+    with pytest.raises(InvalidSchema, match="not JSON"):
+        parse_schema(JSON, '{"$ref": "A"}', [("A", address)])
+    json_address = parse_schema(JSON, '{"type": "object"}')
+    assert parse_schema(JSON, '{"$ref": "a.json"}', [("a.json", json_address)]).named == {"a.json": {"type": "object"}}
