@@ -10,7 +10,8 @@ Java Avro's SchemaCompatibility, which Confluent's registry applies): a reader s
 data written with a writer schema when types match or promote (int -> long, float, double; long ->
 float, double; float -> double; string <-> bytes), record fields the writer lacks have defaults,
 enum symbols the writer has exist in the reader (or it has a default), named types match by
-name or alias, fixed sizes agree, and every branch of a writer's union can be read.
+name or alias, fixed sizes agree, and every branch of a writer's union can be read. JSON Schema
+compatibility follows Confluent's rules for it, our own code in registry/json_compat.py.
 """
 
 from __future__ import annotations
@@ -51,21 +52,26 @@ class ParsedSchema:
             return [f"Incompatible schema type: {self.schema_type} after {previous.schema_type}"]
         if self.canonical == previous.canonical:
             return []
-        if self.schema_type != AVRO:
-            return [f"Compatibility checks of {self.schema_type} schemas are not built yet in kafka-wire's "
-                    f"registry (only AVRO); set the compatibility level to NONE to register this schema"]
+        read_errors = _avro_read_errors if self.schema_type == AVRO else _json_read_errors
         errors = []
         if level in ("BACKWARD", "FULL"):  # the new schema reads what the old one wrote
-            errors += _avro_read_errors(reader=self.parsed, writer=previous.parsed, direction="BACKWARD")
+            errors += read_errors(reader=self, writer=previous, direction="BACKWARD")
         if level in ("FORWARD", "FULL"):  # the old schema reads what the new one writes
-            errors += _avro_read_errors(reader=previous.parsed, writer=self.parsed, direction="FORWARD")
+            errors += read_errors(reader=previous, writer=self, direction="FORWARD")
         return errors
 
 
-def _avro_read_errors(*, reader, writer, direction: str) -> list[str]:
+def _json_read_errors(*, reader: ParsedSchema, writer: ParsedSchema, direction: str) -> list[str]:
+    from .json_compat import read_errors
+
+    return [f"{direction}: {error}" for error in read_errors(reader.parsed, writer.parsed,
+                                                             reader_named=reader.named, writer_named=writer.named)]
+
+
+def _avro_read_errors(*, reader: ParsedSchema, writer: ParsedSchema, direction: str) -> list[str]:
     from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
 
-    result = ReaderWriterCompatibilityChecker().get_compatibility(reader=reader, writer=writer)
+    result = ReaderWriterCompatibilityChecker().get_compatibility(reader=reader.parsed, writer=writer.parsed)
     if result.compatibility is SchemaCompatibilityType.compatible:
         return []
     kinds = sorted(kind.name.upper() for kind in result.incompatibilities)

@@ -323,6 +323,32 @@ def test_forward_and_transitive_levels(registry):
     assert registry.ok("GET", "/subjects/trans-value/versions") == [1, 2, 3]
 
 
+def test_json_schema_compatibility_levels(registry):
+    closed = {"type": "object", "properties": {"id": {"type": "integer"}}, "additionalProperties": False}
+    added = {**closed, "properties": {"id": {"type": "integer"}, "note": {"type": "string"}}}
+    required = {**added, "required": ["note"]}
+    registry.register("jcompat-value", json.dumps(closed), "JSON")
+    # BACKWARD (the default): an optional property added to a closed model is fine, a required one is not.
+    verbose = registry.ok("POST", "/compatibility/subjects/jcompat-value/versions/latest?verbose=true",
+                          {"schema": json.dumps(required), "schemaType": "JSON"})
+    assert verbose["is_compatible"] is False
+    assert any("REQUIRED_ATTRIBUTE_ADDED" in message for message in verbose["messages"])
+    assert registry.error("POST", "/subjects/jcompat-value/versions",
+                          {"schema": json.dumps(required), "schemaType": "JSON"}) == (409, 409)
+    registry.register("jcompat-value", json.dumps(added), "JSON")
+    # FORWARD: the old closed schema cannot read documents with a property it does not know.
+    registry.ok("PUT", "/config/jcompat-fwd", {"compatibility": "FORWARD"})
+    registry.register("jcompat-fwd", json.dumps(closed), "JSON")
+    assert registry.error("POST", "/subjects/jcompat-fwd/versions",
+                          {"schema": json.dumps(added), "schemaType": "JSON"}) == (409, 409)
+    # FULL_TRANSITIVE checks every version: widening a maximum, then lowering it below the first.
+    registry.ok("PUT", "/config/jcompat-full", {"compatibility": "FULL_TRANSITIVE"})
+    registry.register("jcompat-full", json.dumps({"type": "string", "maxLength": 10}), "JSON")
+    assert registry.error("POST", "/subjects/jcompat-full/versions",
+                          {"schema": json.dumps({"type": "string", "maxLength": 20}), "schemaType": "JSON"}) == (
+        409, 409)
+
+
 # -- deletes ---------------------------------------------------------------------------------------
 
 

@@ -108,10 +108,10 @@ def test_invalid_schemas_are_refused_with_a_reason(schema_type, text):
     assert str(refused.value)
 
 
-def test_json_schema_compatibility_is_none_only_in_this_slice():
+def test_json_schema_levels_and_schema_types():
     old, new = parse_schema(JSON, '{"type": "object"}'), parse_schema(JSON, '{"type": "string"}')
     assert new.compatibility_errors(old, "NONE") == []
-    assert "NONE" in new.compatibility_errors(old, "BACKWARD")[0]
+    assert "TYPE_CHANGED" in new.compatibility_errors(old, "BACKWARD")[0]
     assert new.compatibility_errors(new, "BACKWARD") == []  # the same schema again is compatible
     assert parse_schema(AVRO, '"string"').compatibility_errors(old, "BACKWARD")  # another type
 
@@ -189,3 +189,116 @@ def test_references_must_be_of_the_schema_type():
         parse_schema(JSON, '{"$ref": "A"}', [("A", address)])
     json_address = parse_schema(JSON, '{"type": "object"}')
     assert parse_schema(JSON, '{"$ref": "a.json"}', [("a.json", json_address)]).named == {"a.json": {"type": "object"}}
+
+
+# -- JSON Schema compatibility (registry/json_compat.py), Confluent's rules case by case ------------
+
+
+def obj(properties: dict, *, required=None, additional=None, **extra) -> dict:
+    schema = {"type": "object", "properties": properties, **extra}
+    if required is not None:
+        schema["required"] = required
+    if additional is not None:
+        schema["additionalProperties"] = additional
+    return schema
+
+
+INT, STR, NUM = {"type": "integer"}, {"type": "string"}, {"type": "number"}
+
+# Each case: (old schema, new schema, BACKWARD compatible (new reads old), FORWARD compatible (old reads new)).
+JSON_CASES = [
+    ("the same schema", obj({"a": INT}), obj({"a": INT}), True, True),
+    ("a type changed", {"type": "string"}, {"type": "integer"}, False, False),
+    ("integer widened to number", INT, NUM, True, False),
+    ("a type added to a type list", {"type": "string"}, {"type": ["string", "null"]}, True, False),
+    ("a type where there was none", {}, {"type": "string"}, False, True),
+    ("a property's type changed", obj({"a": INT}), obj({"a": STR}), False, False),
+    # Added to a closed model, the old schema (closed) refuses documents with it: never FORWARD.
+    ("a required property added (closed model)", obj({"a": INT}, additional=False),
+     obj({"a": INT, "b": STR}, required=["b"], additional=False), False, False),
+    ("a required property added with a default (closed model)", obj({"a": INT}, additional=False),
+     obj({"a": INT, "b": {"type": "string", "default": ""}}, required=["b"], additional=False), True, False),
+    ("a required property added (open model, optional before in a partially open one)",
+     obj({"a": INT}, additional=STR), obj({"a": INT, "b": STR}, required=["b"], additional=STR), False, True),
+    ("an existing property made required", obj({"a": INT}), obj({"a": INT}, required=["a"]), False, True),
+    ("a required property made optional", obj({"a": INT}, required=["a"]), obj({"a": INT}), True, False),
+    ("an optional property added to an open model", obj({"a": INT}), obj({"a": INT, "b": STR}), False, True),
+    ("an optional property added to a closed model", obj({"a": INT}, additional=False),
+     obj({"a": INT, "b": STR}, additional=False), True, False),
+    ("a property removed from an open model", obj({"a": INT, "b": STR}), obj({"a": INT}), True, False),
+    ("a property removed from a closed model", obj({"a": INT, "b": STR}, additional=False),
+     obj({"a": INT}, additional=False), False, True),
+    ("a property added that fits a partially open model", obj({"a": INT}, additional=STR),
+     obj({"a": INT, "b": STR}, additional=STR), True, True),
+    ("a property added that does not fit a partially open model", obj({"a": INT}, additional=STR),
+     obj({"a": INT, "b": INT}, additional=STR), False, False),
+    ("the content model closed", obj({"a": INT}), obj({"a": INT}, additional=False), False, True),
+    ("the content model opened", obj({"a": INT}, additional=False), obj({"a": INT}), True, False),
+    ("an enum widened", {"type": "string", "enum": ["A", "B"]}, {"type": "string", "enum": ["A", "B", "C"]},
+     True, False),
+    ("an enum narrowed", {"type": "string", "enum": ["A", "B"]}, {"type": "string", "enum": ["A"]}, False, True),
+    ("an enum added", STR, {"type": "string", "enum": ["A"]}, False, True),
+    ("a maximum added", INT, {"type": "integer", "maximum": 10}, False, True),
+    ("a maximum lowered", {"type": "integer", "maximum": 10}, {"type": "integer", "maximum": 5}, False, True),
+    ("a maximum raised", {"type": "integer", "maximum": 10}, {"type": "integer", "maximum": 20}, True, False),
+    ("a minimum raised", {"type": "integer", "minimum": 0}, {"type": "integer", "minimum": 5}, False, True),
+    ("a minimum removed", {"type": "integer", "minimum": 0}, INT, True, False),
+    ("an exclusiveMaximum lowered", {"type": "number", "exclusiveMaximum": 1}, {"type": "number", "exclusiveMaximum": 0.5},
+     False, True),
+    ("maxLength lowered", {"type": "string", "maxLength": 10}, {"type": "string", "maxLength": 5}, False, True),
+    ("minLength lowered", {"type": "string", "minLength": 3}, {"type": "string", "minLength": 1}, True, False),
+    ("maxItems added", {"type": "array", "items": INT}, {"type": "array", "items": INT, "maxItems": 3}, False, True),
+    ("minProperties raised", obj({}, minProperties=1), obj({}, minProperties=2), False, True),
+    ("a pattern added", STR, {"type": "string", "pattern": "^a"}, False, True),
+    ("a pattern changed", {"type": "string", "pattern": "^a"}, {"type": "string", "pattern": "^b"}, False, False),
+    ("multipleOf divides the old one", {"type": "integer", "multipleOf": 4}, {"type": "integer", "multipleOf": 2},
+     True, False),
+    ("multipleOf that does not divide", {"type": "integer", "multipleOf": 4}, {"type": "integer", "multipleOf": 3},
+     False, False),
+    ("array items widened", {"type": "array", "items": INT}, {"type": "array", "items": NUM}, True, False),
+    ("uniqueItems added", {"type": "array", "items": INT}, {"type": "array", "items": INT, "uniqueItems": True},
+     False, True),
+    ("a nested property's type changed", obj({"o": obj({"x": INT})}), obj({"o": obj({"x": STR})}), False, False),
+    ("a branch added to anyOf", {"anyOf": [INT]}, {"anyOf": [INT, STR]}, True, False),
+    ("a type turned into an anyOf with it", INT, {"anyOf": [INT, STR]}, True, False),
+    ("a $ref to a definition widened", {"$defs": {"n": INT}, "$ref": "#/$defs/n"},
+     {"$defs": {"n": NUM}, "$ref": "#/$defs/n"}, True, False),
+]
+
+
+def json_errors(new, old, level: str, new_named=None, old_named=None) -> list[str]:
+    old_parsed = parse_schema(JSON, json.dumps(old))
+    new_parsed = parse_schema(JSON, json.dumps(new))
+    if new_named is not None:
+        new_parsed = type(new_parsed)(JSON, new_parsed.canonical, new_parsed.parsed, new_named)
+        old_parsed = type(old_parsed)(JSON, old_parsed.canonical, old_parsed.parsed, old_named)
+    return new_parsed.compatibility_errors(old_parsed, level)
+
+
+@pytest.mark.parametrize("name, old, new, backward, forward", JSON_CASES, ids=[c[0] for c in JSON_CASES])
+def test_json_schema_compatibility(name, old, new, backward, forward):
+    assert (not json_errors(new, old, "BACKWARD")) == backward, json_errors(new, old, "BACKWARD")
+    assert (not json_errors(new, old, "FORWARD")) == forward, json_errors(new, old, "FORWARD")
+    assert (not json_errors(new, old, "FULL")) == (backward and forward)
+    assert json_errors(new, old, "NONE") == []
+
+
+def test_json_schema_incompatibilities_name_confluents_difference_types():
+    found = json_errors(obj({"a": INT, "b": STR}), obj({"a": INT}), "BACKWARD")
+    assert found == ["BACKWARD: PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL at #/properties/b: the writer's open content "
+                     "model may have written b with any value"]
+    assert json_errors({"type": "integer", "maximum": 5}, {"type": "integer", "maximum": 10}, "BACKWARD")[0].startswith(
+        "BACKWARD: MAXIMUM_DECREASED at #/maximum")
+    assert json_errors(NUM, INT, "FORWARD")[0].startswith("FORWARD: TYPE_NARROWED")
+
+
+def test_json_schema_compatibility_follows_refs_to_references():
+    old = {"type": "object", "properties": {"to": {"$ref": "address.json"}}}
+    narrow = {"address.json": obj({"street": STR}, additional=False)}
+    wide = {"address.json": obj({"street": STR, "zip": STR}, additional=False)}
+    # The referencing schema is the same text; what its reference says decides.
+    assert json_errors(old, old, "BACKWARD", new_named=wide, old_named=narrow) == []  # same text: compatible
+    new = {"type": "object", "properties": {"to": {"$ref": "address.json"}, "n": INT}, "additionalProperties": False}
+    closed_old = {**old, "additionalProperties": False}
+    assert json_errors(new, closed_old, "BACKWARD", new_named=wide, old_named=narrow) == []
+    assert json_errors(new, closed_old, "FORWARD", new_named=wide, old_named=narrow)  # zip unknown to the old reader
