@@ -5,9 +5,10 @@ body; errors are Confluent's {"error_code": ..., "message": ...} with its codes:
     40401 subject not found      40402 version not found       40403 schema not found
     40404 subject soft-deleted   40405 subject not soft-deleted first
     40406 version soft-deleted   40407 version not soft-deleted first
-    40408 no subject-level compatibility configured
+    40408 no subject-level compatibility configured              40409 no subject-level mode configured
     409   incompatible schema    42201 invalid schema           42202 invalid version
-    42203 invalid compatibility level                           42206 version referenced by another
+    42203 invalid compatibility level     42204 invalid mode     42205 operation not permitted (mode)
+    42206 version referenced by another
     50001 backend store error
 """
 
@@ -27,6 +28,8 @@ from .store import (
     config_value,
     delete_subject_key,
     delete_subject_value,
+    mode_key,
+    mode_value,
     schema_key,
     schema_value,
 )
@@ -34,6 +37,7 @@ from .store import (
 logger = logging.getLogger("kafka_wire.registry")
 
 MAX_VERSION = (1 << 31) - 1
+MODES = ("READWRITE", "READONLY", "IMPORT")
 # How deep references may nest (a schema referencing one that references another ...).
 MAX_REFERENCE_DEPTH = 32
 
@@ -158,9 +162,13 @@ class RegistryApi:
                     return 200, {"compatibility": level}
             case ["config", subject]:
                 return await self.subject_config(method, subject, query, body)
-            case ["mode"] | ["mode", _]:
+            case ["mode"]:
                 if method == "GET":
-                    return 200, {"mode": "READWRITE"}
+                    return 200, {"mode": state.mode(None)}
+                if method == "PUT":
+                    return 200, await self.set_mode(None, body, _flag(query, "force"))
+            case ["mode", subject]:
+                return await self.subject_mode(method, subject, query, body)
             case ["compatibility", "subjects", subject, "versions", *version] if len(version) <= 1:
                 if method == "POST":
                     return 200, self.test_compatibility(subject, version[0] if version else None, query, body)
@@ -269,11 +277,55 @@ class RegistryApi:
             return 200, {"compatibilityLevel": previous}
         raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
 
+    async def subject_mode(self, method: str, subject: str, query: dict, body) -> tuple[int, object]:
+        modes = self.state.modes
+        if method == "GET":
+            if subject in modes:
+                return 200, {"mode": modes[subject]}
+            if _flag(query, "defaultToGlobal"):
+                return 200, {"mode": self.state.mode(None)}
+            raise RegistryError(404, 40409, f"Subject '{subject}' does not have subject-level mode configured")
+        if method == "PUT":
+            return 200, await self.set_mode(subject, body, _flag(query, "force"))
+        if method == "DELETE":
+            if subject not in modes:
+                raise subject_not_found(subject)
+            previous = modes[subject]
+            await self._write([(mode_key(subject), None)])
+            return 200, {"mode": previous}
+        raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
+
+    async def set_mode(self, subject: str | None, body, force: bool) -> dict:
+        mode = body.get("mode") if isinstance(body, dict) else None
+        if not isinstance(mode, str) or mode.upper() not in MODES:
+            raise RegistryError(422, 42204, "Invalid mode. Valid values are READWRITE, READONLY, IMPORT")
+        mode = mode.upper()
+        if mode == "IMPORT" and not force:
+            # Only an empty registry (or subject) goes into IMPORT: soft-deleted schemas count.
+            found = (self.state.versions(subject, include_deleted=True) if subject is not None
+                     else self.state.subject_names(include_deleted=True))
+            if found:
+                raise RegistryError(422, 42205, "Cannot import since found existing subjects")
+        await self._write([(mode_key(subject), mode_value(mode))])
+        return {"mode": mode}
+
+    def _require_writable(self, subject: str) -> None:
+        if self.state.mode(subject) == "READONLY":
+            raise RegistryError(422, 42205, f"Subject {subject} is in read-only mode")
+
     # -- writes -----------------------------------------------------------------------------------
 
     async def register(self, subject: str, body) -> dict:
         parsed, references = self._parse_request(body)
         state = self.state
+        mode = state.mode(subject)
+        self._require_writable(subject)
+        if isinstance(body, dict) and (body.get("id") is not None or body.get("version") is not None):
+            if mode != "IMPORT":
+                raise RegistryError(422, 42205, f"Subject {subject} is not in import mode")
+            return await self._import(subject, body, parsed, references)
+        if mode == "IMPORT":
+            raise RegistryError(422, 42205, f"Subject {subject} is not in read-write mode")
         live = state.versions(subject)
         for entry in live:
             if (entry.schema == parsed.canonical and entry.schema_type == parsed.schema_type
@@ -292,10 +344,38 @@ class RegistryApi:
         await self._write([(schema_key(subject, version), schema_value(entry))])
         return {"id": schema_id}
 
+    async def _import(self, subject: str, body: dict, parsed: ParsedSchema, references: list) -> dict:
+        """A registration in IMPORT mode: the id (and version) the request names, as a registry the
+        schemas are copied from gave them; compatibility is not checked."""
+        schema_id, version = body.get("id"), body.get("version")
+        if type(schema_id) is not int or not 1 <= schema_id <= MAX_VERSION:
+            raise RegistryError(422, 42205, f"Subject {subject}: importing needs an id between 1 and 2^31-1, not "
+                                            f"{json.dumps(schema_id)}")
+        if version is not None and (type(version) is not int or not 1 <= version <= MAX_VERSION):
+            raise RegistryError(422, 42202, f"The specified version '{version}' is not a valid version id. "
+                                            "Allowed values are between [1, 2^31-1]")
+        same = (parsed.canonical, parsed.schema_type, references)
+        for entry in self.state.by_id(schema_id):
+            if (entry.schema, entry.schema_type, entry.references) != same:
+                raise RegistryError(422, 42205, f"Overwrite new schema with id {schema_id} is not permitted.")
+        every = self.state.versions(subject, include_deleted=True)
+        if version is None:
+            version = every[-1].version + 1 if every else 1
+        existing = next((e for e in every if e.version == version), None)
+        if existing is not None:
+            if (existing.schema_id, existing.schema, existing.schema_type, existing.references) == (schema_id, *same):
+                return {"id": schema_id}
+            raise RegistryError(422, 42205, f"Overwrite new schema in subject {subject} version {version} is not "
+                                            "permitted.")
+        entry = SchemaVersion(subject, version, schema_id, parsed.canonical, parsed.schema_type, references)
+        await self._write([(schema_key(subject, version), schema_value(entry))])
+        return {"id": schema_id}
+
     async def delete_subject(self, subject: str, permanent: bool) -> list[int]:
         every = self.state.versions(subject, include_deleted=True)
         if not every:
             raise subject_not_found(subject)
+        self._require_writable(subject)
         live = [entry for entry in every if not entry.deleted]
         if permanent:
             if live:
@@ -325,6 +405,7 @@ class RegistryApi:
             entry = next((e for e in every if e.version == number), None)
             if entry is None:
                 raise version_not_found(number)
+        self._require_writable(subject)
         if permanent and not entry.deleted:
             raise RegistryError(404, 40407, f"Subject '{subject}' Version {entry.version} was not deleted first "
                                             "before being permanently deleted")

@@ -6,6 +6,7 @@ reads as is. Keys are JSON objects in Confluent's key order:
                                                                 ["schemaType"],["references"],"deleted"}
                                                                null: version permanently deleted
     {"keytype":"CONFIG","subject":s|null,"magic":0}          -> {"compatibilityLevel": level}; null: unset
+    {"keytype":"MODE","subject":s|null,"magic":0}            -> {"mode": m}; null: unset
     {"keytype":"DELETE_SUBJECT","subject":s,"magic":0}       -> {"subject": s, "version": v}: versions
                                                                up to v soft-deleted
     {"keytype":"NOOP","magic":0}                             -> (Confluent's leader election marker)
@@ -29,6 +30,7 @@ from kafka_wire.record_codec import Record, build_batch
 logger = logging.getLogger("kafka_wire.registry")
 
 DEFAULT_COMPATIBILITY = "BACKWARD"
+DEFAULT_MODE = "READWRITE"
 
 
 @dataclass
@@ -64,6 +66,14 @@ def config_value(level: str) -> bytes:
     return _json({"compatibilityLevel": level})
 
 
+def mode_key(subject: str | None) -> bytes:
+    return _json({"keytype": "MODE", "subject": subject, "magic": 0})
+
+
+def mode_value(mode: str) -> bytes:
+    return _json({"mode": mode})
+
+
 def delete_subject_key(subject: str) -> bytes:
     return _json({"keytype": "DELETE_SUBJECT", "subject": subject, "magic": 0})
 
@@ -82,6 +92,7 @@ class RegistryState:
     def __init__(self) -> None:
         self.subjects: dict[str, dict[int, SchemaVersion]] = {}
         self.configs: dict[str | None, str] = {}
+        self.modes: dict[str | None, str] = {}
         self.max_id = 0
 
     def apply(self, key: bytes | None, value: bytes | None) -> None:
@@ -106,6 +117,11 @@ class RegistryState:
                     self.configs.pop(subject, None)
                 elif v.get("compatibilityLevel"):
                     self.configs[subject] = str(v["compatibilityLevel"]).upper()
+            elif keytype == "MODE":
+                if v is None:
+                    self.modes.pop(subject, None)
+                elif v.get("mode"):
+                    self.modes[subject] = str(v["mode"]).upper()
             elif keytype == "DELETE_SUBJECT" and v is not None:
                 upto = int(v["version"])
                 for entry in self.subjects.get(subject, {}).values():
@@ -155,6 +171,11 @@ class RegistryState:
         if subject is not None and subject in self.configs:
             return self.configs[subject]
         return self.configs.get(None, DEFAULT_COMPATIBILITY)
+
+    def mode(self, subject: str | None) -> str:
+        if subject is not None and subject in self.modes:
+            return self.modes[subject]
+        return self.modes.get(None, DEFAULT_MODE)
 
 
 class SchemasLog:

@@ -184,6 +184,8 @@ def test_json_schemas_are_registered_with_their_type(registry):
 def test_types_and_mode(registry):
     assert registry.ok("GET", "/schemas/types") == ["JSON", "AVRO"]
     assert registry.ok("GET", "/mode") == {"mode": "READWRITE"}
+    assert registry.error("GET", "/mode/types-value") == (404, 40409)
+    assert registry.ok("GET", "/mode/types-value?defaultToGlobal=true") == {"mode": "READWRITE"}
     assert registry.ok("GET", "/") == {}
 
 
@@ -378,6 +380,73 @@ def test_soft_and_hard_deletes(registry):
     # Registering again after a hard delete starts the subject over; the schema gets a new id.
     assert registry.register("del-value", DEL_V1) > second
     assert registry.ok("GET", "/subjects/del-value/versions") == [1]
+
+
+# -- modes -----------------------------------------------------------------------------------------
+
+
+def test_readonly_mode_refuses_writes_per_subject_and_globally():
+    with registry_broker() as registry:
+        registry.register("ro-value", USER_V1)
+        assert registry.ok("PUT", "/mode/ro-value", {"mode": "readonly"}) == {"mode": "READONLY"}
+        assert registry.ok("GET", "/mode/ro-value") == {"mode": "READONLY"}
+        status, answer = registry.call("POST", "/subjects/ro-value/versions", {"schema": USER_V2})
+        assert (status, answer) == (422, {"error_code": 42205, "message": "Subject ro-value is in read-only mode"})
+        assert registry.error("DELETE", "/subjects/ro-value/versions/1") == (422, 42205)
+        assert registry.error("DELETE", "/subjects/ro-value") == (422, 42205)
+        # Reads still answer, and other subjects still take registrations.
+        assert registry.ok("POST", "/subjects/ro-value", {"schema": USER_V1})["version"] == 1
+        registry.register("ro-other", USER_V1)
+        assert registry.error("PUT", "/mode/ro-value", {"mode": "SIDEWAYS"}) == (422, 42204)
+        assert registry.error("PUT", "/mode", {}) == (422, 42204)
+        assert registry.ok("DELETE", "/mode/ro-value") == {"mode": "READONLY"}
+        assert registry.error("DELETE", "/mode/ro-value") == (404, 40401)
+        registry.register("ro-value", USER_V2)
+
+        assert registry.ok("PUT", "/mode", {"mode": "READONLY"}) == {"mode": "READONLY"}
+        assert registry.error("POST", "/subjects/ro-new/versions", {"schema": USER_V1}) == (422, 42205)
+        registry.ok("PUT", "/mode/ro-new", {"mode": "READWRITE"})  # a subject's mode overrides the global one
+        registry.register("ro-new", USER_V1)
+        # The mode lives in _schemas under Confluent's MODE key, and survives a restart.
+        records = read_schemas_topic(registry.process.bootstrap)
+        assert ({"keytype": "MODE", "subject": None, "magic": 0}, {"mode": "READONLY"}) in records
+        assert ({"keytype": "MODE", "subject": "ro-value", "magic": 0}, None) in records
+        registry.process.stop()
+        registry.process.start()
+        registry.wait_until_serving()
+        assert registry.ok("GET", "/mode") == {"mode": "READONLY"}
+        assert registry.ok("GET", "/mode/ro-new") == {"mode": "READWRITE"}
+        assert registry.error("POST", "/subjects/ro-value/versions", {"schema": USER_V1}) == (422, 42205)
+
+
+def test_import_mode_registers_with_the_given_id_and_version():
+    with registry_broker() as registry:
+        registry.register("imp-existing", USER_V1)
+        # Only an empty registry goes into IMPORT, unless forced.
+        assert registry.error("PUT", "/mode", {"mode": "IMPORT"}) == (422, 42205)
+        assert registry.ok("PUT", "/mode/imp-value", {"mode": "IMPORT"}) == {"mode": "IMPORT"}  # an empty subject
+        # An id outside IMPORT mode, and no id inside it, are refused.
+        assert registry.error("POST", "/subjects/imp-other/versions", {"schema": USER_V1, "id": 7}) == (422, 42205)
+        assert registry.error("POST", "/subjects/imp-value/versions", {"schema": USER_V1}) == (422, 42205)
+
+        body = {"schema": USER_NO_DEFAULT, "id": 100, "version": 3}
+        assert registry.ok("POST", "/subjects/imp-value/versions", body) == {"id": 100}
+        assert registry.ok("POST", "/subjects/imp-value/versions", body) == {"id": 100}  # the same again
+        got = registry.ok("GET", "/subjects/imp-value/versions/3")
+        assert (got["id"], got["version"]) == (100, 3)
+        assert registry.ok("GET", "/subjects/imp-value/versions") == [3]
+        # Compatibility is not checked; the next version follows the highest.
+        assert registry.ok("POST", "/subjects/imp-value/versions", {"schema": USER_V1, "id": 101}) == {"id": 101}
+        assert registry.ok("GET", "/subjects/imp-value/versions") == [3, 4]
+        # An id that is another schema's, or a version that holds another schema, is not overwritten.
+        assert registry.error("POST", "/subjects/imp-value/versions", {"schema": USER_V2, "id": 100}) == (422, 42205)
+        assert registry.error("POST", "/subjects/imp-value/versions",
+                              {"schema": USER_V2, "id": 102, "version": 3}) == (422, 42205)
+        assert registry.error("POST", "/subjects/imp-value/versions", {"schema": USER_V2, "id": "x"}) == (422, 42205)
+        registry.ok("PUT", "/mode/imp-value", {"mode": "READWRITE"})
+        # Ids given after an import continue above the highest imported one.
+        assert registry.register("imp-after", record("After", {"name": "a", "type": "int"})) == 102
+        assert registry.ok("PUT", "/mode?force=true", {"mode": "IMPORT"}) == {"mode": "IMPORT"}
 
 
 # -- references ------------------------------------------------------------------------------------

@@ -16,6 +16,8 @@ from registry.store import (
     config_value,
     delete_subject_key,
     delete_subject_value,
+    mode_key,
+    mode_value,
     schema_key,
     schema_value,
 )
@@ -302,3 +304,15 @@ def test_json_schema_compatibility_follows_refs_to_references():
     closed_old = {**old, "additionalProperties": False}
     assert json_errors(new, closed_old, "BACKWARD", new_named=wide, old_named=narrow) == []
     assert json_errors(new, closed_old, "FORWARD", new_named=wide, old_named=narrow)  # zip unknown to the old reader
+
+
+def test_mode_records_replay():
+    state = RegistryState()
+    assert state.mode(None) == "READWRITE" and state.mode("s") == "READWRITE"
+    state.apply(mode_key(None), mode_value("READONLY"))
+    state.apply(mode_key("s"), mode_value("IMPORT"))
+    assert state.mode("s") == "IMPORT" and state.mode("t") == "READONLY"
+    state.apply(mode_key("s"), None)
+    assert state.mode("s") == "READONLY"
+    assert mode_key("s") == b'{"keytype":"MODE","subject":"s","magic":0}'
+    assert mode_value("IMPORT") == b'{"mode":"IMPORT"}'
