@@ -13,7 +13,6 @@ fusepy (compat/setup-faults.sh) and root to mount; skips without them, fails und
 from __future__ import annotations
 
 import os
-import signal
 import threading
 import time
 
@@ -54,7 +53,7 @@ def lazyfs_broker(tmp_path):
 
     yield make
     for broker, mount in made:
-        broker.stop(signal.SIGKILL)
+        broker.kill_group()  # no worker left holding the mount
         mount.stop()
 
 
