@@ -500,6 +500,31 @@ class Broker:
         return errors
 
     async def await_synced(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
+        """log.flush.on.ack: wait until what was appended to each partition so far is on stable
+        storage; with several workers each partition's owner syncs it (broker/workers/calls.py,
+        `synced`: a marker written through WriteTxnMarkers at another worker, say)."""
+        workers = self.workers
+        if workers is None or all(workers.owns(*tp) for tp in partitions):
+            return await self.synced_here(partitions)
+        by_owner: dict[int, list[tuple[str, int]]] = {}
+        for tp in partitions:
+            by_owner.setdefault(workers.owner(*tp), []).append(tp)
+        calls = {owner: asyncio.ensure_future(self.synced_here(owned) if owner == workers.index
+                                              else workers.links[owner].call("synced", owned))
+                 for owner, owned in by_owner.items()}
+        await asyncio.wait(calls.values())
+        errors: dict[tuple[str, int], ErrorCode] = {}
+        for owner, call in calls.items():
+            owned = by_owner[owner]
+            if call.exception() is not None:
+                errors.update(dict.fromkeys(owned, ErrorCode.KAFKA_STORAGE_ERROR))
+            elif owner == workers.index:
+                errors.update(call.result())
+            else:
+                errors.update(zip(owned, (ErrorCode(e) for e in call.result()[0])))
+        return {tp: errors[tp] for tp in partitions}
+
+    async def synced_here(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
         """log.flush.on.ack: wait until what this process appended to each partition so far is on
         stable storage (log/group_commit.py); KAFKA_STORAGE_ERROR for those whose sync failed
         (their log dir goes offline when the error says the disk failed), NONE otherwise."""

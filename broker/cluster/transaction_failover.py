@@ -142,7 +142,9 @@ class TransactionMarkerChannel:
 
     async def _await_local(self, markers: list[tuple[tuple, int]], written: dict) -> None:
         appended = [key[3:] for key, _ in markers if written.get(key[3:]) == ErrorCode.NONE]
-        replicated = await self.broker.await_replication(appended, MARKER_REPLICATION_TIMEOUT_MS) if appended else {}
+        # The in-sync replicas, and with log.flush.on.ack this broker's disk: a marker lost to a power
+        # cut after the transaction's Complete record was kept would leave the transaction open there.
+        replicated = await self.broker.await_durable(appended, MARKER_REPLICATION_TIMEOUT_MS) if appended else {}
         for key, number in markers:
             tp = key[3:]
             error = written.get(tp, ErrorCode.NOT_LEADER_OR_FOLLOWER)

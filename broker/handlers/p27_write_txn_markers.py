@@ -50,10 +50,11 @@ async def handle(broker: BrokerView, ctx, request):
             version = marker.transaction_version if ctx.api_version >= 2 else 0
             errors = await _write(broker, marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
                                   marker.transaction_result, partitions, version)
-            # As Kafka (acks=-1): a marker is answered once the in-sync replicas have it.
+            # As Kafka (acks=-1): a marker is answered once the in-sync replicas have it, and with
+            # log.flush.on.ack once it is on this broker's disk (Broker.await_durable).
             written = [tp for tp, error in errors.items() if error == ErrorCode.NONE]
             if written:
-                errors.update(await broker.await_replication(written, MARKER_REPLICATION_TIMEOUT_MS))
+                errors.update(await broker.await_durable(written, MARKER_REPLICATION_TIMEOUT_MS))
         by_topic: dict[str, list[dict]] = {}
         for (topic, partition), error in errors.items():
             by_topic.setdefault(topic, []).append({"partition_index": partition, "error_code": int(error)})

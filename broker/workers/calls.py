@@ -1,7 +1,8 @@
 """How a worker answers the other workers' calls (broker/workers/link.py): `forward`, a client's
 request to run here as the worker holding the connection would; `read` and `wait`, for a Fetch
 served by another worker (fetch.py); `markers` and `verify`, for transactions (transactions.py);
-`replicated`, a cluster broker's wait for the in-sync replicas of partitions owned here."""
+`replicated` and `synced`, the waits for the in-sync replicas and for the disk of partitions owned
+here."""
 
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ async def answer(broker, op: str, meta, body, fds: list[int]):
         parts, timeout_ms = meta
         errors = await broker.leadership.await_replication([tuple(tp) for tp in parts], timeout_ms)
         return [int(errors[tuple(tp)]) for tp in parts], b"", ()
+    if op == "synced":  # log.flush.on.ack's wait, at the partitions' owner
+        parts = [tuple(tp) for tp in meta]
+        errors = await broker.synced_here(parts)
+        return [int(errors[tp]) for tp in parts], b"", ()
     if op == "open":  # (the refresh that serve() made opened them)
         return broker.unopened_partitions(meta), b"", ()
     if op == "stats":

@@ -37,7 +37,7 @@ class Partitions:
         self.appended.extend((pid, epoch, committed, *tp) for tp in partitions)
         return dict.fromkeys(partitions, ErrorCode.NONE)
 
-    async def await_replication(self, partitions, timeout_ms):
+    async def await_durable(self, partitions, timeout_ms):  # replicated (and synced, log.flush.on.ack)
         future = asyncio.get_running_loop().create_future()
         self.replication.append(future)
         error = await future
