@@ -250,7 +250,10 @@ class RegistryApi:
                     return {"is_compatible": True}
                 raise subject_not_found(subject)
             previous = self.version(subject, version_text)
-            errors = parsed.compatibility_errors(self._parsed(previous), level.removesuffix("_TRANSITIVE"))
+            try:
+                errors = parsed.compatibility_errors(self._parsed(previous), level.removesuffix("_TRANSITIVE"))
+            except InvalidSchema as exc:  # a record written by another registry we cannot parse
+                errors = [f"version {previous.version} does not parse here: {exc}"]
         answer = {"is_compatible": not errors}
         if _flag(query, "verbose"):
             answer["messages"] = errors

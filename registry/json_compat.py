@@ -45,6 +45,13 @@ OBJECT_KEYWORDS = ("properties", "additionalProperties", "required", "patternPro
                    "maxProperties")
 ARRAY_KEYWORDS = ("items", "additionalItems", "minItems", "maxItems", "uniqueItems", "prefixItems")
 MAX_DEPTH = 64
+# Keywords that do not constrain a document: left out when a `$ref` or a combination's branch is
+# merged with the keywords beside it (so a recursive schema resolves to the same objects each time).
+ANNOTATIONS = frozenset({"$defs", "definitions", "$schema", "$id", "id", "title", "description", "$comment",
+                         "examples", "default", "$anchor", "readOnly", "writeOnly", "deprecated"})
+# How many (reader, writer) schema pairs one check compares at most: recursive `$ref`s and nested
+# combinations could otherwise make a small schema cost exponential time.
+MAX_STEPS = 20000
 
 
 class _Side:
@@ -60,7 +67,7 @@ class _Side:
             if target is None:
                 return schema
             # Keywords beside $ref (allowed since 2019-09) stay with the resolved schema.
-            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            rest = _constraints(schema, "$ref")
             schema = {**target, **rest} if isinstance(target, dict) and rest else target
             depth += 1
         return schema
@@ -88,7 +95,11 @@ def read_errors(reader, writer, *, reader_named: dict, writer_named: dict) -> li
     """Why `reader` does not accept every document `writer` accepts ("TYPE at #/path: why");
     empty when it does."""
     errors: list[str] = []
-    _Check(_Side(reader, reader_named), _Side(writer, writer_named), errors).schema(reader, writer, "#", 0)
+    check = _Check(_Side(reader, reader_named), _Side(writer, writer_named), errors)
+    check.schema(reader, writer, "#", 0)
+    if check.budget[0] < 0:  # some comparisons were not made: not proven compatible
+        errors = [e for e in errors if not e.startswith("TOO_COMPLEX")]
+        errors.append(f"TOO_COMPLEX at #: comparing the schemas takes more than {MAX_STEPS} steps")
     return errors
 
 
@@ -113,17 +124,44 @@ def _is_open(value) -> bool:
 
 
 class _Check:
-    def __init__(self, reader: _Side, writer: _Side, errors: list[str]) -> None:
+    def __init__(self, reader: _Side, writer: _Side, errors: list[str], budget: list[int] | None = None,
+                 active: set | None = None) -> None:
         self.reader, self.writer, self.errors = reader, writer, errors
+        self.budget = budget if budget is not None else [MAX_STEPS]
+        # The (reader, writer) pairs being compared further up: met again (a recursive schema), the
+        # comparison assumes they are compatible, which holds when nothing else on the way is not.
+        self.active = active if active is not None else set()
+
+    def fork(self, errors: list[str]) -> "_Check":
+        """A comparison whose errors are collected apart (trying one branch of a combination)."""
+        return _Check(self.reader, self.writer, errors, self.budget, self.active)
 
     def add(self, kind: str, path: str, message: str) -> None:
         self.errors.append(f"{kind} at {path}: {message}")
 
     def schema(self, reader, writer, path: str, depth: int) -> None:
         if depth > MAX_DEPTH:
+            self.add("TOO_COMPLEX", path, f"the schemas nest deeper than {MAX_DEPTH} levels here")
+            return
+        self.budget[0] -= 1
+        if self.budget[0] < 0:  # read_errors reports it
+            self.add("TOO_COMPLEX", path, "")
             return
         reader = self.reader.resolve(reader)
         writer = self.writer.resolve(writer)
+        if isinstance(reader, dict) and isinstance(writer, dict):
+            pair = (id(reader), id(writer))
+            if pair in self.active:
+                return
+            self.active.add(pair)
+            try:
+                self._compare(reader, writer, path, depth)
+            finally:
+                self.active.discard(pair)
+            return
+        self._compare(reader, writer, path, depth)
+
+    def _compare(self, reader, writer, path: str, depth: int) -> None:
         if reader is True or reader == {} or writer is False:
             return
         if reader is False:
@@ -153,26 +191,26 @@ class _Check:
         for keyword in ("anyOf", "oneOf"):
             branches = writer.get(keyword)
             if isinstance(branches, list) and branches:
-                rest = {k: v for k, v in writer.items() if k != keyword}
+                rest = _constraints(writer, keyword)
                 for n, branch in enumerate(branches):
-                    merged = {**rest, **branch} if isinstance(branch, dict) else branch
+                    merged = _merge(rest, branch)
                     self.schema(reader, merged, f"{path}/{keyword}/{n}", depth + 1)
                 return True
         branches = reader.get("allOf")
         if isinstance(branches, list) and branches:
-            rest = {k: v for k, v in reader.items() if k != "allOf"}
+            rest = _constraints(reader, "allOf")
             for n, branch in enumerate(branches):
-                self.schema({**rest, **branch} if isinstance(branch, dict) else branch, writer,
+                self.schema(_merge(rest, branch), writer,
                             f"{path}/allOf/{n}", depth + 1)
             return True
         for keyword in ("anyOf", "oneOf"):
             branches = reader.get(keyword)
             if isinstance(branches, list) and branches:
-                rest = {k: v for k, v in reader.items() if k != keyword}
+                rest = _constraints(reader, keyword)
                 for branch in branches:
                     attempt: list[str] = []
-                    merged = {**rest, **branch} if isinstance(branch, dict) else branch
-                    _Check(self.reader, self.writer, attempt).schema(merged, writer, path, depth + 1)
+                    merged = _merge(rest, branch)
+                    self.fork(attempt).schema(merged, writer, path, depth + 1)
                     if not attempt:
                         return True
                 self.add("COMBINED_TYPE_SUBSCHEMAS_CHANGED", f"{path}/{keyword}",
@@ -181,11 +219,11 @@ class _Check:
         branches = writer.get("allOf")
         if isinstance(branches, list) and branches:
             # The writer's documents satisfy every branch: reading one branch's documents suffices.
-            rest = {k: v for k, v in writer.items() if k != "allOf"}
+            rest = _constraints(writer, "allOf")
             for branch in branches:
                 attempt = []
-                _Check(self.reader, self.writer, attempt).schema(
-                    reader, {**rest, **branch} if isinstance(branch, dict) else branch, path, depth + 1)
+                self.fork(attempt).schema(
+                    reader, _merge(rest, branch), path, depth + 1)
                 if not attempt:
                     return True
             self.add("COMBINED_TYPE_SUBSCHEMAS_CHANGED", f"{path}/allOf",
@@ -315,6 +353,16 @@ class _Check:
                 self.schema(mine, theirs, f"{path}/items/{n}", depth + 1)
             return
         self.schema(reader_items, True if writer_items is None else writer_items, f"{path}/items", depth + 1)
+
+
+def _constraints(schema: dict, without: str) -> dict:
+    return {k: v for k, v in schema.items() if k != without and k not in ANNOTATIONS}
+
+
+def _merge(rest: dict, branch):
+    """A combination's branch with the constraints beside the combination (the branch itself when
+    there are none, so that it keeps its identity)."""
+    return {**rest, **branch} if rest and isinstance(branch, dict) else branch
 
 
 def _number(value) -> bool:

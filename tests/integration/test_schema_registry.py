@@ -531,6 +531,26 @@ def test_confluent_avro_serializer_with_references(registry):
     assert client.get_latest_version("sref-value").schema.references[0].subject == "sref-address"
 
 
+def test_confluent_json_serializer_with_references(registry):
+    from confluent_kafka.schema_registry import SchemaReference
+
+    client = SchemaRegistryClient({"url": registry.url})
+    address = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                          "properties": {"street": {"type": "string"}}, "required": ["street"]})
+    client.register_schema("sjref-address", Schema(address, "JSON"))
+    order = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                        "properties": {"id": {"type": "integer"}, "to": {"$ref": "address.json"}}})
+    schema = Schema(order, "JSON", [SchemaReference("address.json", "sjref-address", 1)])
+    client.register_schema("sjref-value", schema)
+    serialize = JSONSerializer(schema, client, conf={"auto.register.schemas": False, "use.latest.version": True})
+    context = SerializationContext("sjref", MessageField.VALUE)
+    value = {"id": 1, "to": {"street": "Main St"}}
+    data = serialize(value, context)
+    assert JSONDeserializer(None, schema_registry_client=client)(data, context) == value
+    with pytest.raises(Exception, match="street"):  # the referenced schema validates the value
+        serialize({"id": 2, "to": {}}, context)
+
+
 # -- the log and restarts --------------------------------------------------------------------------
 
 

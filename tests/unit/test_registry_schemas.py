@@ -316,3 +316,24 @@ def test_mode_records_replay():
     assert state.mode("s") == "READONLY"
     assert mode_key("s") == b'{"keytype":"MODE","subject":"s","magic":0}'
     assert mode_value("IMPORT") == b'{"mode":"IMPORT"}'
+
+
+def test_json_schema_compatibility_of_recursive_schemas():
+    linked = {"$defs": {"node": {"type": "object", "properties": {
+        "value": {"type": "integer"}, "next": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/node"}]}}}},
+        "$ref": "#/$defs/node"}
+    wider = json.loads(json.dumps(linked))
+    wider["$defs"]["node"]["properties"]["value"] = {"type": ["integer", "string"]}
+    assert json_errors(linked, linked, "FULL") == []
+    assert json_errors(wider, linked, "BACKWARD") == []  # the new list reads the old one, however long
+    assert any("TYPE_CHANGED at #/properties/value" in e for e in json_errors(wider, linked, "FORWARD"))
+
+
+def test_json_schema_compatibility_gives_up_on_a_blowup_as_incompatible():
+    nested = {"type": "string"}
+    for n in range(9):  # every level doubles the branches to try
+        nested = {"anyOf": [nested, {"type": "integer", "maximum": n}], "allOf": [{"anyOf": [nested, {"type": "null"}]}]}
+    from registry.json_compat import read_errors
+
+    found = read_errors(nested, {"anyOf": [nested, {"type": "null"}]}, reader_named={}, writer_named={})
+    assert found[-1].startswith("TOO_COMPLEX")
