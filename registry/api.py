@@ -192,7 +192,8 @@ class RegistryApi:
 
     def referenced_by(self, entry: SchemaVersion) -> list[int]:
         """Ids of the live schema versions whose references name this subject version."""
-        return sorted({other.schema_id for subject in self.state.subject_names() for other in self.state.versions(subject)
+        return sorted({other.schema_id for subject in self.state.subject_names()
+                       for other in self.state.versions(subject)
                        if any(ref.get("subject") == entry.subject and ref.get("version") == entry.version
                               for ref in other.references)})
 

@@ -238,7 +238,8 @@ class _Check:
         if writer_types is None:
             if "enum" in writer or "const" in writer:
                 return  # the values are checked against the reader's types below
-            self.add("TYPE_CHANGED", path, f"the reader requires {sorted(reader_types)} where the writer allowed any type")
+            self.add("TYPE_CHANGED", path,
+                     f"the reader requires {sorted(reader_types)} where the writer allowed any type")
             return
         for kind in sorted(writer_types - reader_types):
             if kind == "integer" and "number" in reader_types:

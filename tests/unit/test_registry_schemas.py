@@ -245,8 +245,8 @@ JSON_CASES = [
     ("a maximum raised", {"type": "integer", "maximum": 10}, {"type": "integer", "maximum": 20}, True, False),
     ("a minimum raised", {"type": "integer", "minimum": 0}, {"type": "integer", "minimum": 5}, False, True),
     ("a minimum removed", {"type": "integer", "minimum": 0}, INT, True, False),
-    ("an exclusiveMaximum lowered", {"type": "number", "exclusiveMaximum": 1}, {"type": "number", "exclusiveMaximum": 0.5},
-     False, True),
+    ("an exclusiveMaximum lowered", {"type": "number", "exclusiveMaximum": 1},
+     {"type": "number", "exclusiveMaximum": 0.5}, False, True),
     ("maxLength lowered", {"type": "string", "maxLength": 10}, {"type": "string", "maxLength": 5}, False, True),
     ("minLength lowered", {"type": "string", "minLength": 3}, {"type": "string", "minLength": 1}, True, False),
     ("maxItems added", {"type": "array", "items": INT}, {"type": "array", "items": INT, "maxItems": 3}, False, True),
@@ -332,7 +332,8 @@ def test_json_schema_compatibility_of_recursive_schemas():
 def test_json_schema_compatibility_gives_up_on_a_blowup_as_incompatible():
     nested = {"type": "string"}
     for n in range(9):  # every level doubles the branches to try
-        nested = {"anyOf": [nested, {"type": "integer", "maximum": n}], "allOf": [{"anyOf": [nested, {"type": "null"}]}]}
+        nested = {"anyOf": [nested, {"type": "integer", "maximum": n}],
+                  "allOf": [{"anyOf": [nested, {"type": "null"}]}]}
     from registry.json_compat import read_errors
 
     found = read_errors(nested, {"anyOf": [nested, {"type": "null"}]}, reader_named={}, writer_named={})
