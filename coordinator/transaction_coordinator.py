@@ -73,6 +73,8 @@ DEFAULTS = {
 }
 # How soon markers that could not be written are tried again.
 MARKER_RETRY_MS = 500
+# How long a request that wrote the transaction log (EndTxn) waits for its markers' sync and Complete*.
+MARKERS_SYNC_WAIT_SECONDS = 5.0
 
 # What a transactional write asks of the coordinator (Kafka's AddPartitionsToTxnManager
 # TransactionSupportedOperation), by the version of the Produce or TxnOffsetCommit request.
@@ -153,6 +155,10 @@ class TransactionCoordinator:
         self.loading = False
         # Transactions in Prepare* whose markers (or Complete* record) are still to be written.
         self._incomplete: set[str] = set()
+        # log.flush.on.ack: (partitions) -> their sync's errors; markers written here count (and the
+        # Complete* record follows) once synced, so a power cut never keeps Complete* and loses a marker.
+        self.markers_synced = None
+        self._syncing: dict[str, asyncio.Task] = {}  # transactional id -> the sync of its markers
         self._tasks: list[asyncio.Task] = []
         self._retry_handle: asyncio.TimerHandle | None = None
 
@@ -177,6 +183,8 @@ class TransactionCoordinator:
             broker.producer_ids.next,
         )
         self.transaction_version = lambda: broker.feature_level("transaction.version")
+        if getattr(broker, "flush_on_ack", False):
+            self.markers_synced = broker.await_synced
         started = time.monotonic()
         partitions = self.state_log.existing_partitions()
         self.active = True
@@ -190,6 +198,7 @@ class TransactionCoordinator:
         logger.info("transaction coordinator loaded %d transactional ids from %d partitions in %.3f s",
                  len(self.transactions), partitions, time.monotonic() - started)
         self.complete_prepared_transactions()
+        await self.markers_settled()  # serving with the recovered transactions completed, as before the sync
         self._tasks = [
             asyncio.create_task(self._every("transaction.abort.timed.out.transaction.cleanup.interval.ms",
                                             self.abort_timed_out_transactions)),
@@ -202,14 +211,16 @@ class TransactionCoordinator:
         if self._retry_handle is not None:
             self._retry_handle.cancel()
             self._retry_handle = None
-        for task in self._tasks:
+        tasks = self._tasks + list(self._syncing.values())
+        for task in tasks:
             task.cancel()
-        for task in self._tasks:
+        for task in tasks:
             try:
                 await task
             except (asyncio.CancelledError, Exception):
                 pass
         self._tasks = []
+        self._syncing.clear()
         self.transactions.clear()
         self._incomplete.clear()
 
@@ -309,11 +320,20 @@ class TransactionCoordinator:
         acknowledged produce: on a single node at once, or once synced with log.flush.on.ack (a
         cluster's coordinator also waits for the in-sync replicas)."""
         broker = getattr(self.state_log, "broker", None)
-        if error != ErrorCode.NONE or not transactional_id or not getattr(broker, "flush_on_ack", False):
+        if not transactional_id or not getattr(broker, "flush_on_ack", False):
             return error
-        tp = (TRANSACTION_STATE_TOPIC, self.partition_for(transactional_id))
-        result = (await broker.await_synced([tp]))[tp]
-        return error if result == ErrorCode.NONE else append_transaction_log_error(result)
+        if error == ErrorCode.NONE:
+            tp = (TRANSACTION_STATE_TOPIC, self.partition_for(transactional_id))
+            result = (await broker.await_synced([tp]))[tp]
+            if result != ErrorCode.NONE:
+                return append_transaction_log_error(result)
+        syncing = self._syncing.get(transactional_id)
+        if syncing is not None:
+            # EndTxn answers once its markers are synced and Complete* written, as it did when both
+            # were written before it answered (a next AddPartitionsToTxn finds the transaction done;
+            # so does the retry of an InitProducerId answered CONCURRENT_TRANSACTIONS as it aborted).
+            await asyncio.wait([syncing], timeout=MARKERS_SYNC_WAIT_SECONDS)
+        return error
 
     # == InitProducerId ==============================================================================
 
@@ -708,9 +728,13 @@ class TransactionCoordinator:
         return ErrorCode.INVALID_TXN_STATE
 
     def _send_markers(self, metadata: TransactionMetadata) -> None:
-        """Write the markers still missing, then Complete*; what fails is retried later."""
+        """Write the markers still missing, then Complete* (with log.flush.on.ack once the markers
+        written here are synced); what fails is retried later."""
         transactional_id = metadata.transactional_id
+        if transactional_id in self._syncing:
+            return  # its markers are being synced: the rest follows that
         committed = metadata.state == S.PREPARE_COMMIT
+        to_sync = []
         if metadata.partitions:
             coordinator_epoch = self.state_log.coordinator_epoch(self.partition_for(transactional_id))
             results = self.write_markers(metadata.producer_id, metadata.producer_epoch, coordinator_epoch, committed,
@@ -719,12 +743,22 @@ class TransactionCoordinator:
                 if error in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
                     # Written, or the partition is gone (deleted topic): nothing left to close there.
                     metadata.partitions.discard(tp)
+                    if error == ErrorCode.NONE and self.markers_synced is not None:
+                        to_sync.append(tp)
                 elif error in (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED,
                                ErrorCode.INVALID_RECORD, ErrorCode.CORRUPT_MESSAGE):
                     # Retrying cannot help (Kafka stops sending such a marker as well).
                     logger.error("giving up the marker of transactional id %s on %s-%d: %s", transactional_id,
                               tp[0], tp[1], error.name)
                     metadata.partitions.discard(tp)
+        if to_sync:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None  # no event loop (unit tests): nothing to wait for
+            if loop is not None:
+                self._syncing[transactional_id] = loop.create_task(self._after_markers_synced(metadata, to_sync))
+                return
         if metadata.partitions:
             self._retry_later(transactional_id)
             return
@@ -735,6 +769,36 @@ class TransactionCoordinator:
         self._incomplete.discard(transactional_id)
         logger.debug("transactional id %s (producer %d, epoch %d): %s", transactional_id, metadata.producer_id,
                  metadata.producer_epoch, metadata.state.display_name)
+
+    async def markers_settled(self, timeout: float = MARKERS_SYNC_WAIT_SECONDS) -> None:
+        """Until the markers being synced now are (and their transactions went on), or the time is up."""
+        if self._syncing:
+            await asyncio.wait(list(self._syncing.values()), timeout=timeout)
+
+    async def _after_markers_synced(self, metadata: TransactionMetadata, partitions: list) -> None:
+        """The markers just written are synced: go on with the transaction (Complete*, or the
+        markers still missing); a marker whose sync failed is written again later."""
+        transactional_id = metadata.transactional_id
+        try:
+            errors = await self.markers_synced(partitions)
+        except Exception as exc:  # noqa: BLE001 - retried like a marker not written
+            logger.warning("syncing the markers of transactional id %s failed: %s", transactional_id, exc)
+            errors = dict.fromkeys(partitions, ErrorCode.KAFKA_STORAGE_ERROR)
+        finally:
+            self._syncing.pop(transactional_id, None)
+        for tp, error in errors.items():
+            if error != ErrorCode.NONE:
+                metadata.partitions.add(tp)
+        if self.transactions.get(transactional_id) is metadata and metadata.state in (S.PREPARE_COMMIT,
+                                                                                          S.PREPARE_ABORT):
+            self._guarded_send(metadata)
+
+    def _guarded_send(self, metadata: TransactionMetadata) -> None:
+        try:
+            self._send_markers(metadata)
+        except Exception:
+            logger.exception("completing transactional id %s failed", metadata.transactional_id)
+            self._retry_later(metadata.transactional_id)
 
     def _retry_later(self, transactional_id: str) -> None:
         self._incomplete.add(transactional_id)

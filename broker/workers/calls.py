@@ -30,7 +30,7 @@ async def answer(broker, op: str, meta, body, fds: list[int]):
     if op == "wait":
         return await serve_wait(broker, meta)
     if op == "markers":
-        return serve_markers(broker, meta)
+        return await serve_markers(broker, meta)
     if op == "verify":
         return await serve_verify(broker, meta)
     if op == "replicated":  # a cluster broker's acks=-1 wait, at the partitions' owner

@@ -127,12 +127,17 @@ class PrimaryTransactionCoordinator(TransactionCoordinator):
         return error
 
 
-def serve_markers(broker, meta) -> tuple:
-    """The `markers` call, at the partitions' owner: append each marker; the error per partition."""
+async def serve_markers(broker, meta) -> tuple:
+    """The `markers` call, at the partitions' owner: append each marker (with log.flush.on.ack
+    answered once synced); the error per partition."""
     producer_id, producer_epoch, coordinator_epoch, committed, partitions, transaction_version = meta
     partitions = [tuple(tp) for tp in partitions]
     written = broker.write_txn_markers(producer_id, producer_epoch, coordinator_epoch, committed, partitions,
                                        transaction_version)
+    appended = [tp for tp in partitions if written[tp] == ErrorCode.NONE]
+    if appended and broker.flush_on_ack:
+        written.update((tp, error) for tp, error in (await broker.synced_here(appended)).items()
+                       if error != ErrorCode.NONE)
     return [int(written[tp]) for tp in partitions], b"", ()
 
 

@@ -150,7 +150,8 @@ def test_pipelined_produce_requests_share_syncs_and_are_answered_in_order(tmp_pa
 def test_committed_offsets_and_the_transaction_log_are_synced_before_the_answer(tmp_path):
     """The coordinators' writes are acknowledgements too: an OffsetCommit, and each transaction
     request that wrote __transaction_state (InitProducerId, AddPartitionsToTxn, EndTxn), is
-    answered once its internal partition's records are synced (their recovery point covers them)."""
+    answered once its internal partition's records are synced (their recovery point covers them),
+    and a transaction's markers are synced before it completes."""
     confluent_kafka = pytest.importorskip("confluent_kafka")
     broker_context, port = _broker(tmp_path)
     with broker_context as broker:
@@ -162,6 +163,10 @@ def test_committed_offsets_and_the_transaction_log_are_synced_before_the_answer(
         producer.produce("committed", value=b"in a transaction", partition=0)
         producer.commit_transaction(30)
         samples = scrape(port)
+        # The COMMIT marker (after the record) was synced before the transaction completed, and
+        # EndTxn was answered after that.
+        assert value(samples, "kafka_wire_log_end_offset", topic="committed", partition="0") == 2
+        assert value(samples, "kafka_wire_log_recovery_point", topic="committed", partition="0") == 2
         ends = {s: v for s, v in samples.items() if s[0] == "kafka_wire_log_end_offset"
                 and dict(s[1]).get("topic") == "__transaction_state" and v > 0}
         assert ends, "the transaction log was written"

@@ -154,6 +154,7 @@ def test_ongoing_transaction_after_a_crash_is_aborted_by_its_timeout(tmp_path):
             assert coordinator.abort_timed_out_transactions() == []
             coordinator.clock_ms = lambda: time.time_ns() // 1_000_000 + 60001
             assert coordinator.abort_timed_out_transactions() == [TXID]
+            await coordinator.markers_settled()  # (log.flush.on.ack: COMPLETE_ABORT once the markers are synced)
             assert coordinator.transactions[TXID].state == TransactionState.COMPLETE_ABORT
             for partition in (0, 1):
                 read = read_committed(restarted, partition)
