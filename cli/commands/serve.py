@@ -36,6 +36,12 @@ async def serve(config: BrokerConfig, started: float) -> int:
     if config["zookeeper.connect"]:
         from broker.cluster.cluster_broker import ClusterBroker as Broker
 
+    # SIGTERM/SIGINT from the first moment: clients may be served while later listeners are still
+    # being bound (each bind awaits), and a stop asked then is a clean stop once started.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
     broker = Broker(config)  # creates and validates the log dirs (LogDirFailure)
     try:
         broker.load()
@@ -81,10 +87,6 @@ async def serve(config: BrokerConfig, started: float) -> int:
     logger.info("kafka-wire started in %.3f s (node.id=%d, cluster.id=%s, log.dirs=%s)",
              time.monotonic() - started, broker.node_id, broker.metadata.cluster_id,
              ",".join(config.log_dirs))
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     logger.info("shutting down")
     # In a cluster, leadership moves to other brokers while this one still answers.
