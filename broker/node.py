@@ -460,21 +460,28 @@ class Broker:
             return await self.leadership.await_replication(partitions, timeout_ms)
         # A cluster broker's workers: each partition's owner knows its in-sync replicas
         # (broker/workers/calls.py, `replicated`).
+        return await self._wait_at_owners(
+            partitions, lambda owned: self.leadership.await_replication(owned, timeout_ms), "replicated",
+            lambda owned: (owned, timeout_ms), ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+    async def _wait_at_owners(self, partitions: list[tuple[str, int]], here, op: str, meta_of,
+                              unanswered: ErrorCode) -> dict[tuple[str, int], ErrorCode]:
+        """A wait per partition run by each partition's owner among the workers: `here(owned)` for
+        this worker's, the `op` call (meta `meta_of(owned)`) for another's; `unanswered` for those of
+        an owner that could not answer. The error per partition, in the order given."""
+        workers = self.workers
         by_owner: dict[int, list[tuple[str, int]]] = {}
         for tp in partitions:
             by_owner.setdefault(workers.owner(*tp), []).append(tp)
-        errors: dict[tuple[str, int], ErrorCode] = {}
-        calls = {}
-        for owner, owned in by_owner.items():
-            if owner == workers.index:
-                calls[owner] = asyncio.ensure_future(self.leadership.await_replication(owned, timeout_ms))
-            else:
-                calls[owner] = asyncio.ensure_future(workers.links[owner].call("replicated", (owned, timeout_ms)))
+        calls = {owner: asyncio.ensure_future(here(owned) if owner == workers.index
+                                              else workers.links[owner].call(op, meta_of(owned)))
+                 for owner, owned in by_owner.items()}
         await asyncio.wait(calls.values())
+        errors: dict[tuple[str, int], ErrorCode] = {}
         for owner, call in calls.items():
             owned = by_owner[owner]
             if call.exception() is not None:
-                errors.update(dict.fromkeys(owned, ErrorCode.NOT_LEADER_OR_FOLLOWER))
+                errors.update(dict.fromkeys(owned, unanswered))
             elif owner == workers.index:
                 errors.update(call.result())
             else:
@@ -506,23 +513,8 @@ class Broker:
         workers = self.workers
         if workers is None or all(workers.owns(*tp) for tp in partitions):
             return await self.synced_here(partitions)
-        by_owner: dict[int, list[tuple[str, int]]] = {}
-        for tp in partitions:
-            by_owner.setdefault(workers.owner(*tp), []).append(tp)
-        calls = {owner: asyncio.ensure_future(self.synced_here(owned) if owner == workers.index
-                                              else workers.links[owner].call("synced", owned))
-                 for owner, owned in by_owner.items()}
-        await asyncio.wait(calls.values())
-        errors: dict[tuple[str, int], ErrorCode] = {}
-        for owner, call in calls.items():
-            owned = by_owner[owner]
-            if call.exception() is not None:
-                errors.update(dict.fromkeys(owned, ErrorCode.KAFKA_STORAGE_ERROR))
-            elif owner == workers.index:
-                errors.update(call.result())
-            else:
-                errors.update(zip(owned, (ErrorCode(e) for e in call.result()[0])))
-        return {tp: errors[tp] for tp in partitions}
+        return await self._wait_at_owners(partitions, self.synced_here, "synced", lambda owned: owned,
+                                          ErrorCode.KAFKA_STORAGE_ERROR)
 
     async def synced_here(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
         """log.flush.on.ack: wait until what this process appended to each partition so far is on

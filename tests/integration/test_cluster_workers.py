@@ -17,26 +17,17 @@ from __future__ import annotations
 import os
 import signal
 import time
-from pathlib import Path
 
 import pytest
 
 from broker.workers.ownership import owner_of
 from testing.cluster import running_cluster
+from test_workers import _children  # the broker's worker processes, worker 0 first
 
 pytestmark = pytest.mark.clients
 
 WORKERS = 2
 PARTITIONS = 6
-
-
-def _children(pid: int) -> list[int]:
-    """The broker's worker processes, in the order the supervisor forked them (worker 0 first)."""
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(child) for child in text.split()]
 
 
 @pytest.fixture(scope="module")
