@@ -1,4 +1,5 @@
-"""Keys and values of the records in Kafka's internal topics __consumer_offsets and __transaction_state.
+"""Keys and values of the records in Kafka's internal topics __consumer_offsets, __share_group_state
+and __transaction_state.
 
 Every key and every value is an int16 version followed by a body in that version's schema, written
 as Kafka writes them, so that the records (and tools reading them, such as the console consumer's
@@ -9,6 +10,8 @@ offsets formatter) look the same as Apache Kafka's:
                          values:          OffsetCommitValue v0-4, GroupMetadataValue v0-4
                          key versions 3-8: KIP-848 consumer group records (CONSUMER_GROUP_RECORDS),
                                           values all at the flexible version 0
+                         key versions 10-15: KIP-932 share group records (SHARE_GROUP_VALUES)
+    __share_group_state  key version 0/1: ShareSnapshot / ShareUpdate (group, topic id, partition)
     __transaction_state  key version 0:   TransactionLogKey (transactional id)
                          values:          TransactionLogValue v0-1
 
@@ -342,3 +345,163 @@ def decode_consumer_group_record(key, value):
     if value is not None:
         body = _decode_prefixed(CONSUMER_GROUP_VALUES[record_type], value, (0, 0x7FFF))
     return record_type, decoded.group_id, member_id, body
+
+
+# -- __consumer_offsets: KIP-932 share groups ---------------------------------------------------------
+
+# Key version (record type) -> record name, as Kafka 4.3's group coordinator writes them. Every key
+# starts with the group id; member records add the member id. Values are at the flexible version 0.
+SHARE_GROUP_MEMBER_METADATA = 10
+SHARE_GROUP_METADATA = 11
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA = 12
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER = 13
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = 14
+SHARE_GROUP_STATE_PARTITION_METADATA = 15
+SHARE_GROUP_MEMBER_KEYED_RECORDS = (SHARE_GROUP_MEMBER_METADATA, SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                                    SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT)
+
+_SHARE_TOPIC_PARTITIONS_INFO = [Field("topic_id", UUID), Field("topic_name", STRING), Field("partitions", Array(INT32))]
+
+SHARE_GROUP_VALUES = {
+    SHARE_GROUP_MEMBER_METADATA: Message("ShareGroupMemberMetadataValue", [
+        Field("rack_id", STRING, nullable="0+", default=None),
+        Field("client_id", STRING),
+        Field("client_host", STRING),
+        Field("subscribed_topic_names", Array(STRING)),
+    ], flexible=_FLEXIBLE_V0),
+    SHARE_GROUP_METADATA: Message("ShareGroupMetadataValue", [
+        Field("epoch", INT32),
+        Field("metadata_hash", INT64),
+    ], flexible=_FLEXIBLE_V0),
+    SHARE_GROUP_TARGET_ASSIGNMENT_METADATA: Message("ShareGroupTargetAssignmentMetadataValue", [
+        Field("assignment_epoch", INT32),
+        Field("assignment_timestamp", INT64, tag=0, default=0, ignorable=True),
+    ], flexible=_FLEXIBLE_V0),
+    SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER: Message("ShareGroupTargetAssignmentMemberValue", [
+        Field("topic_partitions", Array("TopicPartition", _TOPIC_PARTITIONS)),
+    ], flexible=_FLEXIBLE_V0),
+    SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT: Message("ShareGroupCurrentMemberAssignmentValue", [
+        Field("member_epoch", INT32),
+        Field("previous_member_epoch", INT32),
+        Field("state", INT8),
+        Field("assigned_partitions", Array("TopicPartitions", _TOPIC_PARTITIONS)),
+    ], flexible=_FLEXIBLE_V0),
+    # Which share-partitions' state the share coordinator has initialized, is initializing, or is
+    # deleting for the group (a partition is assigned only once its state is initialized).
+    SHARE_GROUP_STATE_PARTITION_METADATA: Message("ShareGroupStatePartitionMetadataValue", [
+        Field("initializing_topics", Array("TopicPartitionsInfo", _SHARE_TOPIC_PARTITIONS_INFO)),
+        Field("initialized_topics", Array("TopicPartitionsInfo", _SHARE_TOPIC_PARTITIONS_INFO)),
+        Field("deleting_topics", Array("TopicInfo", [Field("topic_id", UUID), Field("topic_name", STRING)])),
+    ], flexible=_FLEXIBLE_V0),
+}
+SHARE_GROUP_VALUE_VERSION = 0
+
+
+def encode_share_group_key(record_type: int, group_id: str, member_id: str | None = None) -> bytes:
+    """The key of a share group record in __consumer_offsets: its type (10-15) as the key version,
+    then the group id (and the member id for member records)."""
+    if record_type in SHARE_GROUP_MEMBER_KEYED_RECORDS:
+        return _encode_prefixed(CONSUMER_GROUP_MEMBER_KEY,
+                                CONSUMER_GROUP_MEMBER_KEY.cls(group_id=group_id, member_id=member_id), record_type)
+    if record_type not in SHARE_GROUP_VALUES:
+        raise ValueError(f"not a share group record type: {record_type}")
+    return _encode_prefixed(CONSUMER_GROUP_KEY, CONSUMER_GROUP_KEY.cls(group_id=group_id), record_type)
+
+
+def encode_share_group_value(record_type: int, value) -> bytes:
+    """A share group record value (a generated object or a dict of its fields), at version 0."""
+    return _encode_prefixed(SHARE_GROUP_VALUES[record_type], value, SHARE_GROUP_VALUE_VERSION)
+
+
+def share_group_value_class(record_type: int):
+    return SHARE_GROUP_VALUES[record_type].cls
+
+
+def decode_share_group_record(key, value):
+    """(record type, group id, member id or None, value or None for a tombstone) of a share group
+    record in __consumer_offsets; None when the key is not one. Raises DecodeError when malformed."""
+    if key is None or len(key) < 2:
+        return None
+    record_type, _ = p.read_int16(key, 0)
+    if record_type not in SHARE_GROUP_VALUES:
+        return None
+    if record_type in SHARE_GROUP_MEMBER_KEYED_RECORDS:
+        decoded = CONSUMER_GROUP_MEMBER_KEY.decode(key, 0, 2)
+        member_id = decoded.member_id
+    else:
+        decoded = CONSUMER_GROUP_KEY.decode(key, 0, 2)
+        member_id = None
+    body = None
+    if value is not None:
+        body = _decode_prefixed(SHARE_GROUP_VALUES[record_type], value, (0, 0x7FFF))
+    return record_type, decoded.group_id, member_id, body
+
+
+# -- __share_group_state ----------------------------------------------------------------------------
+
+# The share coordinator's records, keyed by (group, topic id, partition): a snapshot of a
+# share-partition's whole state (type 0), and updates since it (type 1) that a reader applies on top.
+SHARE_SNAPSHOT = 0
+SHARE_UPDATE = 1
+
+SHARE_STATE_KEY = Message("SharePartitionKey", [
+    Field("group_id", STRING),
+    Field("topic_id", UUID),
+    Field("partition", INT32),
+], flexible=NEVER_FLEXIBLE)
+
+_STATE_BATCH = Array("StateBatch", [
+    Field("first_offset", INT64),
+    Field("last_offset", INT64),
+    Field("delivery_state", INT8),
+    Field("delivery_count", INT16),
+])
+
+SHARE_STATE_VALUES = {
+    SHARE_SNAPSHOT: Message("ShareSnapshotValue", [
+        Field("snapshot_epoch", INT32),
+        Field("state_epoch", INT32),
+        Field("leader_epoch", INT32),
+        Field("start_offset", INT64),
+        Field("delivery_complete_count", INT32, tag=0, default=-1),
+        Field("create_timestamp", INT64),
+        Field("write_timestamp", INT64),
+        Field("state_batches", _STATE_BATCH),
+    ], flexible=_FLEXIBLE_V0),
+    SHARE_UPDATE: Message("ShareUpdateValue", [
+        Field("snapshot_epoch", INT32),
+        Field("leader_epoch", INT32),
+        Field("start_offset", INT64),
+        Field("delivery_complete_count", INT32, tag=0, default=-1),
+        Field("state_batches", _STATE_BATCH),
+    ], flexible=_FLEXIBLE_V0),
+}
+SHARE_STATE_VALUE_VERSION = 0
+
+
+def encode_share_state_key(record_type: int, group_id: str, topic_id, partition: int) -> bytes:
+    """The key of a __share_group_state record: its type (0 snapshot, 1 update) as the key version,
+    then group id, topic id and partition."""
+    if record_type not in SHARE_STATE_VALUES:
+        raise ValueError(f"not a share state record type: {record_type}")
+    return _encode_prefixed(SHARE_STATE_KEY,
+                            SHARE_STATE_KEY.cls(group_id=group_id, topic_id=topic_id, partition=partition), record_type)
+
+
+def encode_share_state_value(record_type: int, value) -> bytes:
+    return _encode_prefixed(SHARE_STATE_VALUES[record_type], value, SHARE_STATE_VALUE_VERSION)
+
+
+def share_state_value_class(record_type: int):
+    return SHARE_STATE_VALUES[record_type].cls
+
+
+def decode_share_state_record(key, value):
+    """(record type, key, value or None for a tombstone) of a __share_group_state record.
+    Raises DecodeError on an unknown type or a malformed body."""
+    record_type = _read_version(key, "__share_group_state key", (SHARE_SNAPSHOT, SHARE_UPDATE))
+    decoded = SHARE_STATE_KEY.decode(key, 0, 2)
+    body = None
+    if value is not None:
+        body = _decode_prefixed(SHARE_STATE_VALUES[record_type], value, (0, 0x7FFF))
+    return record_type, decoded, body
