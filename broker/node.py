@@ -27,6 +27,7 @@ from log.open_files import OPEN_FILES
 from .config import BrokerConfig
 from coordinator.group_coordinator import GroupCoordinator
 from coordinator.offsets_store import OFFSETS_TOPIC, OffsetsTopic
+from coordinator.timer import stop_task
 from coordinator.transaction_coordinator import DEFAULT_ERROR, TransactionCoordinator
 from coordinator.txn_log import TRANSACTION_STATE_TOPIC
 from coordinator.txn_markers import write_txn_markers
@@ -287,11 +288,7 @@ class Broker:
 
     async def stop_coordinators(self) -> None:
         if self._groups_starting is not None and not self._groups_starting.done():
-            self._groups_starting.cancel()
-            try:
-                await self._groups_starting
-            except (asyncio.CancelledError, Exception):
-                pass
+            await stop_task(self._groups_starting)
         await self.transactions.stop()
         await self.groups.stop()
 

@@ -16,6 +16,7 @@ import collections
 import logging
 import time
 
+from coordinator.timer import stop_task
 from kafka_wire.errors import ErrorCode
 
 logger = logging.getLogger("kafka_wire.console")
@@ -40,11 +41,7 @@ class Sampler:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except (asyncio.CancelledError, Exception):
-                pass
+            await stop_task(self._task)
             self._task = None
 
     async def _run(self) -> None:

@@ -49,7 +49,7 @@ from .offsets_store import (
     offset_commit_record,
     offset_tombstone,
 )
-from .timer import CoordinatorTimer
+from .timer import CoordinatorTimer, stop_task
 
 logger = logging.getLogger("kafka_wire.coordinator")
 
@@ -108,11 +108,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         """Stop serving: members waiting in JoinGroup/SyncGroup are told NOT_COORDINATOR."""
         self.active = False
         if self._expiration_task is not None:
-            self._expiration_task.cancel()
-            try:
-                await self._expiration_task
-            except (asyncio.CancelledError, Exception):
-                pass
+            await stop_task(self._expiration_task)
             self._expiration_task = None
         self.timer.cancel_all()
         for group in self.groups.values():

@@ -9,6 +9,24 @@ from collections.abc import Callable, Hashable
 
 logger = logging.getLogger("kafka_wire.coordinator")
 
+STOP_POLL_SECONDS = 0.5
+
+
+async def stop_task(*tasks: asyncio.Future, poll: float = STOP_POLL_SECONDS) -> None:
+    """Cancel the tasks and wait until every one has ended, cancelling again while one runs on.
+    Once is not always enough: on Python 3.11 a cancellation that arrives while asyncio.wait_for's
+    inner future completes is lost (wait_for returns the result), and a task that loops would then
+    run on forever and its stop never return (a broker's shutdown hung so). What a task ended with
+    (its result, its exception) is retrieved and dropped."""
+    pending = {task for task in tasks if task is not None}
+    while pending:
+        for task in pending:
+            task.cancel()
+        _, pending = await asyncio.wait(pending, timeout=poll)
+    for task in tasks:
+        if task is not None and not task.cancelled():
+            task.exception()
+
 
 class CoordinatorTimer:
     def __init__(self) -> None:

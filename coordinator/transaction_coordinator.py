@@ -44,6 +44,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.records import read_batch_header
 
 from .offsets_store import AppendFailed
+from .timer import stop_task
 from .txn_log import TRANSACTION_STATE_TOPIC, TransactionStateTopic, append_transaction_log_error, transaction_record
 from .txn_markers import write_txn_markers
 from .txn_metadata import (
@@ -211,14 +212,7 @@ class TransactionCoordinator:
         if self._retry_handle is not None:
             self._retry_handle.cancel()
             self._retry_handle = None
-        tasks = self._tasks + list(self._syncing.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
+        await stop_task(*self._tasks, *self._syncing.values())
         self._tasks = []
         self._syncing.clear()
         self.transactions.clear()

@@ -18,6 +18,7 @@ import logging
 import struct
 from dataclasses import dataclass
 
+from coordinator.timer import stop_task
 from kafka_wire.errors import ErrorCode
 from kafka_wire.framing import ClientConnection, CorrelationIdMismatch
 from kafka_wire.messages import APIS_BY_NAME
@@ -115,11 +116,7 @@ class ReplicaFetcher:
         self.partitions.pop((topic, partition), None)
 
     async def stop(self) -> None:
-        self._task.cancel()
-        try:
-            await self._task
-        except (asyncio.CancelledError, Exception):
-            pass
+        await stop_task(self._task)
         if self._connection is not None:
             self._connection.close()
 

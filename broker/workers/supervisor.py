@@ -17,9 +17,9 @@ listeners and its logs (writing its checkpoint files); when all exited cleanly, 
 folds the checkpoints and writes the clean-shutdown markers.
 
 A worker that dies (killed, or failed) is a broker crash, as Kafka's process dying is: the
-supervisor stops the other workers cleanly, then starts all of them again on the same listening
-sockets (connections that arrive meanwhile wait in the listen queue). The dead worker's partitions
-recover from their last recovery point as after any crash; acknowledged records are in the page
+supervisor stops the other workers cleanly (killing those still running after
+CRASH_STOP_GRACE_SECONDS), then starts all of them again on the same listening sockets
+(connections that arrive meanwhile wait in the listen queue). The dead worker's partitions recover from their last recovery point as after any crash; acknowledged records are in the page
 cache, which a process's death does not lose, and idempotent producers' retries are recognised by
 the producer state rebuilt from the log. More than RESTARTS_ALLOWED restarts within
 RESTART_WINDOW_SECONDS end the broker (exit 1), as a service manager would give up.
@@ -58,6 +58,9 @@ logger = logging.getLogger("kafka_wire.workers")
 
 RESTARTS_ALLOWED = 5
 RESTART_WINDOW_SECONDS = 60.0
+# After a worker died, how long the others have to stop cleanly before they are killed: a restart
+# must not wait on a worker that cannot stop (its partitions are unavailable meanwhile).
+CRASH_STOP_GRACE_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 60.0
 _PR_SET_PDEATHSIG = 1
 # What ends a worker's start with one line on stderr and a non-zero exit, as for one process.
@@ -303,6 +306,7 @@ class Supervisor:
         crashed = False
         failed_start = False
         stopping = False
+        kill_at = None  # when the workers still running after a crash are killed
         while self.pids:
             if self._stop_requested and not stopping:
                 stopping = True
@@ -335,10 +339,17 @@ class Supervisor:
                 crashed = True
                 if not stopping:
                     stopping = True  # the others stop cleanly; then a restart, or the end
+                    kill_at = time.monotonic() + CRASH_STOP_GRACE_SECONDS
                     for other in list(self.pids):
                         _signal(other, signal.SIGTERM)
             if not self.pids:
                 break
+            if kill_at is not None and time.monotonic() >= kill_at:
+                logger.error("workers %s did not stop within %.0f s after a worker's death; killing them",
+                             sorted(self.pids.values()), CRASH_STOP_GRACE_SECONDS)
+                for pid in list(self.pids):
+                    _signal(pid, signal.SIGKILL)
+                kill_at = None
             readable = list(open_reports.values())
             try:
                 ready, _, _ = select.select(readable, [], [], 0.05)
