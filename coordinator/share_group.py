@@ -26,6 +26,7 @@ from kafka_wire.errors import ErrorCode
 DEFAULT_SESSION_TIMEOUT_MS = 45000  # group.share.session.timeout.ms
 DEFAULT_HEARTBEAT_INTERVAL_MS = 5000  # group.share.heartbeat.interval.ms
 DEFAULT_MAX_SIZE = 200  # group.share.max.size
+DEFAULT_ASSIGNMENT_INTERVAL_MS = 1000  # group.share.assignment.interval.ms
 
 JOIN_GROUP_MEMBER_EPOCH = 0
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -214,6 +215,7 @@ class ShareGroup:
         self.members: dict[str, ShareGroupMember] = {}
         self.target_assignment: dict[str, Assignment] = {}
         self.subscription_metadata: dict[str, tuple[TopicId, int]] = {}
+        self.assignment_timestamp_ms = 0  # when the target assignment was last computed; 0: never
         self.dead = False
 
     @property
@@ -242,11 +244,13 @@ class ShareGroupCoordinator:
                  session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
                  heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS,
                  max_size: int = DEFAULT_MAX_SIZE,
+                 assignment_interval_ms: int = DEFAULT_ASSIGNMENT_INTERVAL_MS,
                  assignable: Callable[[str, TopicId, int], bool] | None = None) -> None:
         self.describe_topic = describe_topic
         self.session_timeout_ms = session_timeout_ms
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.max_size = max_size
+        self.assignment_interval_ms = assignment_interval_ms
         self.assignable = assignable
         self.groups: dict[str, ShareGroup] = {}
         # Group ids taken by groups of other types (classic, consumer, streams): a share heartbeat
@@ -352,8 +356,8 @@ class ShareGroupCoordinator:
         if bump:
             group.group_epoch += 1
             records.append(self._group_metadata_record(group))
-        if group.group_epoch > group.assignment_epoch:
-            self._update_target_assignment(group, records)
+        if group.group_epoch > group.assignment_epoch and self._can_compute_assignment(group, now_ms):
+            self._update_target_assignment(group, now_ms, records)
 
         # No revocation in share groups: the member takes its target at once.
         target = group.target_assignment.get(member_id, {})
@@ -413,7 +417,14 @@ class ShareGroupCoordinator:
                 metadata[name] = described
         return metadata
 
-    def _update_target_assignment(self, group: ShareGroup, records) -> None:
+    def _can_compute_assignment(self, group: ShareGroup, now_ms: int) -> bool:
+        """Kafka 4.3 computes a group's target assignment at most once per
+        group.share.assignment.interval.ms (0: every time); until then members stay on the last
+        one, at its assignment epoch."""
+        return (group.assignment_timestamp_ms == 0 or self.assignment_interval_ms == 0
+                or now_ms >= group.assignment_timestamp_ms + self.assignment_interval_ms)
+
+    def _update_target_assignment(self, group: ShareGroup, now_ms: int, records) -> None:
         assignable = None
         if self.assignable is not None:
             assignable = lambda topic_id, partition: self.assignable(group.group_id, topic_id, partition)  # noqa: E731
@@ -427,10 +438,12 @@ class ShareGroupCoordinator:
                 ))
         group.target_assignment = new_target
         group.assignment_epoch = group.group_epoch
+        group.assignment_timestamp_ms = now_ms
         records.append((
             ir.encode_share_group_key(ir.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA, group.group_id),
             ir.encode_share_group_value(ir.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA,
-                                        {"assignment_epoch": group.assignment_epoch}),
+                                        {"assignment_epoch": group.assignment_epoch,
+                                         "assignment_timestamp": now_ms}),
         ))
 
     # -- records ---------------------------------------------------------------------------------------

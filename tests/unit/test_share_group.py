@@ -233,6 +233,24 @@ def test_session_timeout_fences_silent_members():
     assert c.groups["g"].state == ShareGroupState.EMPTY
 
 
+def test_assignment_is_computed_at_most_once_per_interval():
+    c = coordinator(assignment_interval_ms=1000)
+    assert hb(c, "m1", 0, ["t1"], now=5000).response["member_epoch"] == 1
+    # Within the interval the group epoch moves on but the target assignment stays: the new member
+    # joins at the last assignment epoch with nothing.
+    r2 = hb(c, "m2", 0, ["t1"], now=5500).response
+    assert (r2["member_epoch"], assigned(r2)) == (1, {})
+    assert (c.groups["g"].group_epoch, c.groups["g"].assignment_epoch) == (2, 1)
+    r1 = hb(c, "m1", 1, now=5999).response
+    assert r1["member_epoch"] == 1 and r1["assignment"] is None
+    # Once the interval has passed, the next heartbeat computes it.
+    result = hb(c, "m2", 1, now=6000)
+    assert result.response["member_epoch"] == 2 and len(assigned(result.response)[T1]) == 2
+    metadata = [ir.decode_share_group_record(k, v)[3] for k, v in result.records
+                if int.from_bytes(k[:2], "big") == ir.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA]
+    assert [(m.assignment_epoch, m.assignment_timestamp) for m in metadata] == [(2, 6000)]
+
+
 def test_heartbeat_interval_is_the_configured_one():
     c = coordinator(heartbeat_interval_ms=1234)
     assert hb(c, "m1", 0, ["t1"]).response["heartbeat_interval_ms"] == 1234
