@@ -20,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -71,6 +72,22 @@ class BrokerProcess(ManagedProcess):
 
     def is_ready(self) -> bool:
         return accepts_connections(self.host, self.port)
+
+    def task_dump(self, wait: float = 1.0) -> str:
+        """What every asyncio task of the running broker waits for (kill -USR1, broker/task_dump.py:
+        with workers, each worker's), read back from its log: for the report of a test that saw
+        the broker stop answering. Empty when it is not running and serving."""
+        if not (self.is_running() and self.is_ready()):
+            return ""
+        with open(self.log_path, "rb") as log:
+            start = log.seek(0, os.SEEK_END)
+        os.kill(self.process.pid, signal.SIGUSR1)
+        time.sleep(wait)
+        with open(self.log_path, "rb") as log:
+            log.seek(start)
+            dumped = log.read().decode(errors="replace")
+        return "\n".join(line for line in dumped.splitlines()
+                         if "SIGUSR1" in line or not line[:4].isdigit())  # the dumps, not other log lines
 
     def _after_stop(self, sig: int, exited: bool, timeout: float) -> None:
         if not exited:

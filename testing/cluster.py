@@ -141,6 +141,11 @@ class Cluster:
     def log_report(self) -> str:
         return "\n".join(b.log_report() for b in self.brokers.values())
 
+    def task_report(self) -> str:
+        """Every running broker's asyncio tasks (BrokerProcess.task_dump)."""
+        return "\n".join(f"--- tasks of broker {node} ---\n{broker.task_dump()}"
+                         for node, broker in self.brokers.items())
+
     # -- what the cluster says ----------------------------------------------------------------
 
     def metadata(self, topics: list[str] | None = None, via: int | None = None):

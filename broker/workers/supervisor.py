@@ -48,6 +48,7 @@ from log.log_manager import (
 )
 
 from ..config import ConfigError
+from .. import task_dump
 from ..server import BindError
 from .connection_counts import SharedConnectionCounts, SharedCounters, SharedRateWindows
 from .link import SHARED_REGION_BYTES
@@ -168,6 +169,7 @@ class Supervisor:
         self.rate_windows = SharedRateWindows()
         signal.signal(signal.SIGTERM, self._on_stop_signal)
         signal.signal(signal.SIGINT, self._on_stop_signal)
+        signal.signal(signal.SIGUSR1, self._on_dump_signal)
         try:
             while True:
                 self._merge_checkpoints()
@@ -219,6 +221,10 @@ class Supervisor:
             logger.info("shutting down")
         for pid in list(self.pids):
             _signal(pid, signal.SIGTERM)
+
+    def _on_dump_signal(self, signum, frame) -> None:
+        for pid in list(self.pids):  # each worker logs its tasks (broker/task_dump.py)
+            _signal(pid, signal.SIGUSR1)
 
     def _run_workers(self) -> str:
         """Start the workers and wait: 'stopped' (all exited cleanly after SIGTERM), 'crashed' (one
@@ -401,6 +407,7 @@ def run_worker(config, ownership: Ownership, links: dict, generation: Generation
     _die_with_supervisor()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C reaches the supervisor, which stops us
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)  # until the loop logs its tasks at it (task_dump)
     index = ownership.index
     old_factory = logging.getLogRecordFactory()
 
@@ -464,6 +471,7 @@ async def _worker_main(config, ownership, links, generation, listen_sockets, con
             go.set_result(data == b"G")
 
     loop.add_reader(control_fd, on_control)
+    task_dump.install(loop)  # kill -USR1 (the supervisor passes it on): this worker's tasks in the log
     stop = asyncio.Event()
     for sig in (signal.SIGTERM,):
         loop.add_signal_handler(sig, stop.set)

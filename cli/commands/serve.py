@@ -11,6 +11,7 @@ import time
 
 from log.errors import LogDirFailure
 
+from broker import task_dump
 from broker.config import BrokerConfig, ConfigError
 
 logger = logging.getLogger("kafka_wire")
@@ -42,6 +43,7 @@ async def serve(config: BrokerConfig, started: float) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    task_dump.install(loop)  # kill -USR1: every task's stack in the log
     broker = Broker(config)  # creates and validates the log dirs (LogDirFailure)
     try:
         broker.load()

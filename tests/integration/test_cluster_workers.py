@@ -45,9 +45,11 @@ def healthy(cluster):
     cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
 
 
-def _produce(confluent_kafka, bootstrap: str, topic: str, values: list[bytes], kill=None) -> list[bytes]:
+def _produce(confluent_kafka, cluster, topic: str, values: list[bytes], kill=None) -> list[bytes]:
     """Idempotent acks=all, every value to partition i % PARTITIONS; the values acknowledged.
-    `kill` runs once, after the first third was acknowledged."""
+    `kill` runs once, after the first third was acknowledged. Records never acknowledged fail the
+    test with what every broker's tasks were waiting for."""
+    bootstrap = cluster.bootstrap
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
                                          "linger.ms": 2, "message.timeout.ms": 120000, "retry.backoff.ms": 50})
     acked: list[bytes] = []
@@ -63,9 +65,9 @@ def _produce(confluent_kafka, bootstrap: str, topic: str, values: list[bytes], k
         producer.produce(topic, value=value, partition=i % PARTITIONS, on_delivery=delivered)
         producer.poll(0)
         if kill is not None and i == len(values) // 3:
-            assert producer.flush(60) == 0
+            assert producer.flush(60) == 0, cluster.task_report()
             kill()
-    assert producer.flush(120) == 0
+    assert producer.flush(120) == 0, cluster.task_report()
     assert failed == []
     return acked
 
@@ -96,7 +98,7 @@ def test_every_workers_partitions_replicate(healthy):
     for broker in healthy.brokers.values():
         assert len(_children(broker.process.pid)) == WORKERS
     values = [b"%06d" % i for i in range(3000)]
-    assert len(_produce(confluent_kafka, healthy.bootstrap, topic, values)) == len(values)
+    assert len(_produce(confluent_kafka, healthy, topic, values)) == len(values)
     for partition in range(PARTITIONS):
         healthy.wait_for_isr(topic, partition, {1, 2, 3})
     # Every replica holds the leader's bytes: the follower workers copied the batches from the
@@ -114,7 +116,7 @@ def test_controlled_shutdown_moves_every_workers_leadership(healthy):
     topic = "cw-controlled"
     healthy.create_topic(topic, partitions=PARTITIONS, replication_factor=3)
     values = [b"%06d" % i for i in range(1200)]
-    acked = _produce(confluent_kafka, healthy.bootstrap, topic, values)
+    acked = _produce(confluent_kafka, healthy, topic, values)
     for partition in range(PARTITIONS):
         healthy.wait_for_isr(topic, partition, {1, 2, 3})
     leaders = {p: healthy.leader_of(topic, p) for p in range(PARTITIONS)}
@@ -129,7 +131,7 @@ def test_controlled_shutdown_moves_every_workers_leadership(healthy):
                          timeout=5, what=f"{topic}-{partition} led by a broker still running")
     assert (healthy.brokers[node].log_dir / ".kafka_cleanshutdown").exists()
     more = [b"%06d" % i for i in range(1200, 1800)]
-    acked += _produce(confluent_kafka, healthy.bootstrap, topic, more)
+    acked += _produce(confluent_kafka, healthy, topic, more)
     seen = _consume(confluent_kafka, healthy.bootstrap, topic, len(acked))
     assert sorted(seen) == sorted(acked)
 
@@ -149,7 +151,7 @@ def test_killed_worker_of_a_leader_loses_nothing_acknowledged(healthy):
         os.kill(workers[1], signal.SIGKILL)
 
     values = [b"%06d" % i for i in range(15000)]
-    acked = _produce(confluent_kafka, healthy.bootstrap, topic, values, kill=kill)
+    acked = _produce(confluent_kafka, healthy, topic, values, kill=kill)
     assert len(acked) == len(values)
     seen = _consume(confluent_kafka, healthy.bootstrap, topic, len(acked))
     assert len(seen) == len(set(seen)), "duplicates"
