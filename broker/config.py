@@ -8,6 +8,7 @@ Every broker key we read is declared once here with Kafka's type and default. To
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ from kafka_wire.properties import MalformedProperties, parse_properties
 from log.config import (DEFINITION_ORDER, LONG_MAX, MIN_SEGMENT_BYTES, TOPIC_CONFIGS, InvalidConfig, Validator,
                         check_topic_config_values, gzip_level, java_double, parse_config_value)
 
-from .kafka_config_names import KAFKA_UNUSED_DYNAMIC_BROKER_CONFIGS
+from .kafka_config_names import (KAFKA_DYNAMIC_BROKER_CONFIG_NAMES, KAFKA_UNUSED_DYNAMIC_BROKER_CONFIG_MINIMUMS,
+                                 KAFKA_UNUSED_DYNAMIC_BROKER_CONFIGS)
 
 
 class ConfigType(IntEnum):
@@ -302,7 +304,8 @@ BROKER_KEYS: dict[str, ConfigKey] = {
 
 def _unused_kafka_key(name: str, type_name: str, default: str | None) -> ConfigKey:
     key = ConfigKey(name, ConfigType[type_name], None, "A Kafka broker config kafka-wire accepts and describes "
-                    "but does not use (kafka-wire).", sensitive=type_name == "PASSWORD")
+                    "but does not use (kafka-wire).", sensitive=type_name == "PASSWORD",
+                    minimum=KAFKA_UNUSED_DYNAMIC_BROKER_CONFIG_MINIMUMS.get(name))
     return dataclasses.replace(key, default=key.parse(default))
 
 
@@ -365,8 +368,19 @@ _SYNONYM_GROUPS = (
 )
 
 
+# Listener configs given per SASL mechanism (listener.name.<l>.<mechanism>.<name>: Kafka's
+# DynamicBrokerConfig.ListenerMechanismConfigs).
+LISTENER_MECHANISM_CONFIGS = ("sasl.jaas.config", "sasl.login.callback.handler.class", "sasl.login.class",
+                              "sasl.server.callback.handler.class", "connections.max.reauth.ms")
+
+
 def broker_synonyms(name: str) -> tuple[str, ...]:
-    """The broker configs that may supply `name`'s value, in Kafka's order of priority."""
+    """The broker configs that may supply `name`'s value, in Kafka's order of priority; a
+    listener-prefixed name's are itself and its base name (of a SASL mechanism's
+    `listener.name.<l>.<mechanism>.sasl.jaas.config`, the mechanism config's name)."""
+    base = listener_base_name(name)
+    if base is not None:
+        return (name, next((m for m in LISTENER_MECHANISM_CONFIGS if base.endswith(m)), base))
     if name == "log.flush.interval.ms":  # log.flush.scheduler.interval.ms is its default
         return ("log.flush.interval.ms", "log.flush.scheduler.interval.ms")
     for group in _SYNONYM_GROUPS:
@@ -375,55 +389,60 @@ def broker_synonyms(name: str) -> tuple[str, ...]:
     return (name,)
 
 
-# Broker configs that AlterConfigs/IncrementalAlterConfigs may change at run time (Kafka's
-# DynamicBrokerConfig.AllDynamicConfigs, limited to those this broker applies live): the broker
-# defaults of topic configs and the connection quotas. Of a topic config's broker synonyms only the
-# first is dynamic (Kafka's DynamicLogConfig.ReconfigurableConfigs takes ServerTopicConfigSynonyms'
-# first synonyms): log.retention.ms, log.roll.ms, log.roll.jitter.ms are; log.retention.hours,
-# log.retention.minutes, log.roll.hours, log.roll.jitter.hours, log.flush.scheduler.interval.ms are
-# read-only, as in Kafka 4.3.
-DYNAMIC_BROKER_KEYS = frozenset({
-    *TOPIC_TO_BROKER.values(),
-    *UNUSED_KAFKA_BROKER_KEYS,
-    "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
-})
-
+# Broker configs that AlterConfigs/IncrementalAlterConfigs may change at run time: Kafka 4.3's
+# DynamicBrokerConfig.AllDynamicConfigs, every one of them (the broker defaults of topic configs, the
+# log cleaner's, thread counts, listeners and their SSL/SASL settings, connection quotas, ...). Of a
+# topic config's broker synonyms only the first is dynamic (Kafka's DynamicLogConfig takes
+# ServerTopicConfigSynonyms' first synonyms): log.retention.ms, log.roll.ms, log.roll.jitter.ms are;
+# log.retention.hours, log.retention.minutes, log.roll.hours, log.roll.jitter.hours,
+# log.flush.scheduler.interval.ms are read-only, as in Kafka 4.3. What kafka-wire uses of them is applied
+# live (broker/dynamic_broker_config.apply_dynamic_broker_configs); the rest is stored and described.
+DYNAMIC_BROKER_KEYS = KAFKA_DYNAMIC_BROKER_CONFIG_NAMES
 
 def java_set(names) -> str:
     """A set of names as Kafka 4.x's messages print a Java Set: [a, b]."""
     return "[" + ", ".join(names) + "]"
 
 
+def listener_base_name(name: str) -> str | None:
+    """`max.connections` of `listener.name.<listener>.max.connections` (Kafka's ListenerConfigRegex), else None."""
+    if not name.startswith(LISTENER_PREFIX):
+        return None
+    parts = name.split(".", 3)
+    return parts[3] if len(parts) == 4 else None
+
+
 def validate_dynamic_broker_configs(props: dict[str, str | None], per_broker: bool = True) -> None:
     """Kafka's DynamicBrokerConfig.validateConfigs for a resource's complete new set of dynamic
-    configs (per_broker: this broker's id, else the default broker ""). Raises ConfigError with
-    Kafka's message (the broker answers INVALID_REQUEST with it, ConfigAdminManager.validateBrokerConfigChange).
+    configs (per_broker: this broker's id, else the default broker ""): the names, then each value's
+    type and bounds (a listener-prefixed name's by its base name's). Raises ConfigError with Kafka's
+    message (the broker answers INVALID_REQUEST with it, ConfigAdminManager.validateBrokerConfigChange).
     As Kafka, names it does not know are accepted (kept for plugins; stored, never applied) and only
-    Kafka's own non-dynamic names refused. A name Kafka may change dynamically but this broker reads
-    and cannot change live (listeners, num.io.threads, ...) is refused too: it would not take effect."""
+    Kafka's own non-dynamic names (and kafka-wire's own keys) refused. What a change does to the running
+    broker is checked by validate_reconfiguration."""
     from .kafka_config_names import (KAFKA_BROKER_CONFIG_NAMES, KAFKA_CLUSTER_LEVEL_LISTENER_CONFIG_NAMES,
-                                     KAFKA_DYNAMIC_BROKER_CONFIG_NAMES, KAFKA_LISTENER_ONLY_SECURITY_CONFIG_NAMES,
-                                     KAFKA_PER_BROKER_CONFIG_NAMES)
+                                     KAFKA_LISTENER_ONLY_SECURITY_CONFIG_NAMES, KAFKA_PER_BROKER_CONFIG_NAMES)
 
     def known_static(name: str) -> bool:
-        return name not in KAFKA_DYNAMIC_BROKER_CONFIG_NAMES and (name in KAFKA_BROKER_CONFIG_NAMES
-                                                                   or name in BROKER_KEYS)
+        return name not in DYNAMIC_BROKER_KEYS and (name in KAFKA_BROKER_CONFIG_NAMES or name in BROKER_KEYS)
 
     for names, message in (
             ([n for n in props if known_static(n)], "Cannot update these configs dynamically"),
             ([n for n in props if n in KAFKA_LISTENER_ONLY_SECURITY_CONFIG_NAMES],
-             "These security configs can be dynamically updated only per-listener using the listener prefix"),
-            ([] if per_broker else [n for n in props if n in KAFKA_PER_BROKER_CONFIG_NAMES or (
-                n.startswith(LISTENER_PREFIX) and n.count(".") >= 3
-                and n.split(".", 3)[3] not in KAFKA_CLUSTER_LEVEL_LISTENER_CONFIG_NAMES)],
-             "Cannot update these configs at default cluster level, broker id must be specified"),
-            ([n for n in props if n in BROKER_KEYS and n not in DYNAMIC_BROKER_KEYS],
-             "Cannot update these configs dynamically")):
+             "These security configs can be dynamically updated only per-listener using the listener prefix")):
         if names:
             raise ConfigError(f"{message}: {java_set(names)}")
     for name, raw in props.items():
-        if name in BROKER_KEYS:
-            BROKER_KEYS[name].parse(raw)
+        key = BROKER_KEYS.get(listener_base_name(name) or name)
+        if key is not None:
+            key.parse(raw)
+    if not per_broker:
+        names = [n for n in props if n in KAFKA_PER_BROKER_CONFIG_NAMES or (
+            listener_base_name(n) is not None
+            and listener_base_name(n) not in KAFKA_CLUSTER_LEVEL_LISTENER_CONFIG_NAMES)]
+        if names:
+            raise ConfigError("Cannot update these configs at default cluster level, broker id must be specified: "
+                              + java_set(names))
 
 
 class BrokerConfig:
@@ -450,6 +469,7 @@ class BrokerConfig:
         # Dynamic broker configs (KIP-226) overlay the static ones: the cluster-wide defaults,
         # then this broker's own (set_dynamic).
         self.static_values = dict(self.values)
+        self.static_original = dict(self.original)
         self.dynamic_default: dict[str, str] = {}
         self.dynamic_broker: dict[str, str] = {}
 
@@ -468,8 +488,19 @@ class BrokerConfig:
                 except ConfigError as exc:  # stored by an older version with other rules: keep starting
                     logging.getLogger("kafka_wire.broker").warning("ignoring dynamic config %s=%s: %s", name, raw, exc)
         self.values = values
+        # Listener-prefixed settings (listener.name.<l>.<key>) are read from `original`
+        # (security/tls.listener_setting): the dynamic ones overlay the static ones there.
+        self.original = {**self.static_original,
+                         **{name: raw for layer in (default, per_broker) for name, raw in layer.items()
+                            if listener_base_name(name) is not None and raw is not None}}
         self.dynamic_default = dict(default)
         self.dynamic_broker = dict(per_broker)
+
+    def overlaid(self, default: dict[str, str], per_broker: dict[str, str]) -> BrokerConfig:
+        """This configuration with other dynamic layers (what a change would make of it)."""
+        other = copy.copy(self)
+        other.set_dynamic(default, per_broker)
+        return other
 
     @classmethod
     def load(cls, path: str | None, overrides: list[str] | None = None) -> BrokerConfig:
@@ -602,6 +633,9 @@ class BrokerConfig:
         for source, present in ((ConfigSource.STATIC_BROKER_CONFIG, lambda n: n in self.explicit),
                                 (ConfigSource.DEFAULT_CONFIG, lambda n: BROKER_KEYS[n].default is not None)):
             for synonym in synonyms:
+                if source == ConfigSource.STATIC_BROKER_CONFIG and listener_base_name(synonym) is not None \
+                        and synonym in self.static_original:
+                    found.append((synonym, self.static_original[synonym], source))
                 if synonym in BROKER_KEYS and present(synonym):
                     key = BROKER_KEYS[synonym]
                     value = self.static_values[synonym] if source == ConfigSource.STATIC_BROKER_CONFIG else key.default

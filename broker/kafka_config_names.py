@@ -267,3 +267,13 @@ KAFKA_UNUSED_DYNAMIC_BROKER_CONFIGS = (
     ('ssl.secure.random.implementation', 'STRING', None),
     ('ssl.trustmanager.algorithm', 'STRING', 'PKIX'),
 )
+
+# The lower bounds Kafka 4.3.0's ConfigDef puts on some of them (atLeast): a value below is refused with
+# "Invalid value V for configuration K: Value must be at least M", as for the keys kafka-wire reads.
+KAFKA_UNUSED_DYNAMIC_BROKER_CONFIG_MINIMUMS = {
+    "background.threads": 1, "num.recovery.threads.per.data.dir": 1, "log.cleaner.threads": 0,
+    "log.cleaner.io.buffer.size": 0, "max.connection.creation.rate": 0,
+    "remote.log.index.file.cache.total.size.bytes": 1, "remote.log.reader.threads": 1,
+    "remote.log.manager.copy.max.bytes.per.second": 1, "remote.log.manager.fetch.max.bytes.per.second": 1,
+    "remote.fetch.max.wait.ms": 1, "remote.list.offsets.request.timeout.ms": 1,
+}

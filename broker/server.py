@@ -266,12 +266,15 @@ class KafkaServer:
         self.workers = getattr(broker, "workers", None)
         # Listening sockets bound by the supervisor for this worker ({listener name: [socket per address]}).
         self.listen_sockets: dict[str, list[socket.socket]] | None = None
+        # Each listener's TLS and SASL settings, changed in place by dynamic broker configs
+        # (dynamic_broker_config.apply_dynamic_broker_configs).
+        self.listener_securities: dict = {}
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         attach_security(self.broker)
         for name, host, port in self.config.listeners():
-            security = listener_security(self.config, name)
+            security = self.listener_securities[name] = listener_security(self.config, name)
             backlog = int(self.config.get("socket.listen.backlog.size") or LISTEN_BACKLOG)
             try:
                 if self.listen_sockets is not None:

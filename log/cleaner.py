@@ -293,6 +293,9 @@ class LogCleaner:
         # Keys of segments cleaned before, by segment (read and written on the event loop only).
         self._segment_keys: weakref.WeakKeyDictionary[LogSegment, SegmentKeys] = weakref.WeakKeyDictionary()
         self._stopping = threading.Event()
+        # log.cleaner.backoff.ms: read by run() at every idle wait, so a dynamic change (the broker's
+        # apply_dynamic_broker_configs sets it) takes effect in the wait under way.
+        self.backoff_ms = 15_000
 
     # -- checkpoints ------------------------------------------------------------------------------
 
@@ -451,7 +454,7 @@ class LogCleaner:
             self.cleaning = None
             steps.close()
 
-    async def run(self, enabled: bool = True, backoff_ms: int = 15_000) -> None:
+    async def run(self, enabled: bool = True, backoff_ms: int | None = None) -> None:
         """The background task (log.cleaner.enable, log.cleaner.backoff.ms): clean the filthiest
         log, again at once when one was cleaned, else after the backoff.
 
@@ -462,8 +465,9 @@ class LogCleaner:
         (librdkafka's 0077_compaction waits 20 s)."""
         if not enabled:
             return
+        if backoff_ms is not None:
+            self.backoff_ms = backoff_ms
         loop = asyncio.get_running_loop()
-        backoff = max(backoff_ms, 10) / 1000
         while not self._stopping.is_set():
             try:
                 cleaned = await self.clean_filthiest_log_async()
@@ -477,8 +481,9 @@ class LogCleaner:
                 continue
             # A log chosen that could not be cleaned would be chosen again: only another one counts.
             stuck = self.filthiest_log()
-            deadline = loop.time() + backoff
-            while not self._stopping.is_set() and (left := deadline - loop.time()) > 0:
+            idle_since = loop.time()
+            while not self._stopping.is_set() and (
+                    left := idle_since + max(self.backoff_ms, 10) / 1000 - loop.time()) > 0:
                 await asyncio.sleep(min(BACKOFF_PEEK_SECONDS, left))
                 found = self.filthiest_log()
                 if found is not None and (stuck is None or found.log is not stuck.log):

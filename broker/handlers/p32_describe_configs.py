@@ -11,11 +11,14 @@ dynamically (broker/dynamic_broker_config.py).
 
 from __future__ import annotations
 
+import dataclasses
+
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from .. import broker_loggers, group_configs
-from ..config import BROKER_KEYS, DYNAMIC_BROKER_KEYS, ConfigKey, ConfigSource, ConfigType, broker_synonyms
+from ..config import (BROKER_KEYS, DYNAMIC_BROKER_KEYS, ConfigKey, ConfigSource, ConfigType, broker_synonyms,
+                      listener_base_name)
 from ..handler_view import BrokerView
 from ..metadata import validate_topic_name
 from ..security.authorizer import AclOperation, config_resource_error
@@ -50,8 +53,15 @@ def _entry(name, value, source, key, synonyms, *, read_only: bool, include_synon
 
 def _stored_key(name: str) -> ConfigKey:
     """The definition of a dynamic broker config: a name no definition knows (stored for plugins, as
-    Kafka keeps them) is described as Kafka describes it: unknown type, so sensitive, value hidden."""
-    return BROKER_KEYS.get(name) or ConfigKey(name, ConfigType.UNKNOWN, None, sensitive=True)
+    Kafka keeps them) is described as Kafka describes it: unknown type, so sensitive, value hidden; a
+    listener-prefixed one (listener.name.<l>.<key>) with its base key's type and sensitivity."""
+    key = BROKER_KEYS.get(name)
+    if key is not None:
+        return key
+    base = BROKER_KEYS.get(broker_synonyms(name)[-1]) if listener_base_name(name) is not None else None
+    if base is not None:
+        return dataclasses.replace(base, name=name)
+    return ConfigKey(name, ConfigType.UNKNOWN, None, sensitive=True)
 
 
 def _wanted(resource) -> set[str] | None:
@@ -109,8 +119,9 @@ def describe_broker(broker: BrokerView, resource, request) -> dict:
     for config_name in {**config.dynamic_broker, **config.dynamic_default}:
         if config_name in BROKER_KEYS or (wanted is not None and config_name not in wanted):
             continue
-        synonyms = config.config_synonyms(config_name, (config_name,))
-        configs.append(_entry(config_name, None, synonyms[0][2], _stored_key(config_name), synonyms,
+        synonyms = config.config_synonyms(config_name, broker_synonyms(config_name))
+        value = config.dynamic_broker.get(config_name, config.dynamic_default.get(config_name))
+        configs.append(_entry(config_name, value, synonyms[0][2], _stored_key(config_name), synonyms,
                               read_only=True, include_synonyms=request.include_synonyms,
                               include_documentation=request.include_documentation))
     return {"error_code": 0, "error_message": "", "configs": configs}

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from ..config import ConfigError
 from .authentication import SaslAuthenticator
 from .authorizer import ANONYMOUS
-from .tls import SslPrincipalMapper, listener_setting, principal_from_certificate, server_context
+from .tls import (SslPrincipalMapper, listener_setting, principal_from_certificate, reconfigure_context,
+                  server_context)
 
 logger = logging.getLogger("kafka_wire.security")
 
@@ -34,6 +35,16 @@ class ListenerSecurity:
     principal_mapper: SslPrincipalMapper | None = None
     max_receive_size: int = 524288
     failure_delay_ms: int = 100
+
+    def update(self, config) -> None:
+        """Take the listener's TLS and SASL settings from `config` again (a dynamic broker config
+        change): new connections get them, running ones keep theirs. An empty sasl.enabled.mechanisms
+        is taken as Kafka takes it: every mechanism a client asks for is then refused. Raises
+        ConfigError (a store that cannot be loaded), the listener unchanged."""
+        if self.ssl_context is not None:
+            reconfigure_context(self.ssl_context, config, self.name, self.protocol)
+        if self.uses_sasl:
+            self.mechanisms = tuple(listener_setting(config, self.name, "sasl.enabled.mechanisms") or ())
 
     @property
     def uses_sasl(self) -> bool:

@@ -72,6 +72,26 @@ def _store_type(config, listener: str, store: str, location: str | None) -> str:
 def server_context(config, listener: str, security_protocol: str) -> ssl.SSLContext:
     """The server-side SSLContext for one SSL or SASL_SSL listener."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    _configure(ctx, config, listener, security_protocol)
+    return ctx
+
+
+def reconfigure_context(ctx: ssl.SSLContext, config, listener: str, security_protocol: str) -> None:
+    """Serve the new connections of a listener whose listening socket holds `ctx` with its new TLS
+    settings (a dynamic broker config change; a running connection keeps its own). Protocols,
+    ciphers and client authentication are set on `ctx` itself; the key store and trust store come
+    from a fresh context each new connection switches to during its handshake (a trust store can
+    only grow in place, and a CA removed must stop being trusted). Raises ConfigError, `ctx` untouched."""
+    fresh = server_context(config, listener, security_protocol)
+    _configure(ctx, config, listener, security_protocol)
+
+    def use_fresh(connection, _server_name, _ctx) -> None:
+        connection.context = fresh
+
+    ctx.sni_callback = use_fresh
+
+
+def _configure(ctx: ssl.SSLContext, config, listener: str, security_protocol: str) -> None:
     protocols = [p for p in listener_setting(config, listener, "ssl.enabled.protocols") if p in _PROTOCOLS]
     if not protocols:
         raise ConfigError(f"ssl.enabled.protocols on listener {listener} names no protocol we serve")
@@ -90,7 +110,6 @@ def server_context(config, listener: str, security_protocol: str) -> ssl.SSLCont
     else:
         client_auth = listener_setting(config, listener, "ssl.client.auth")
     ctx.verify_mode = _CLIENT_AUTH[client_auth]
-    return ctx
 
 
 def _load_keystore(ctx: ssl.SSLContext, config, listener: str) -> None:

@@ -140,8 +140,8 @@ def test_refused_changes_as_kafka(configured):
             "INVALID_REQUEST", "Unexpected broker id, expected 1, but received 7")
         assert incremental(client, "one", [("log.retention.ms", SET, "1")]) == (
             "INVALID_REQUEST", "Node id must be an integer, but it is: one")
-        assert alter(client, "", {"num.io.threads": "4"}) == (
-            "INVALID_REQUEST", "Cannot update these configs dynamically: [num.io.threads]")
+        assert alter(client, "", {"num.partitions": "4"}) == (
+            "INVALID_REQUEST", "Cannot update these configs dynamically: [num.partitions]")
         assert describe_broker(client, "") == {}
 
 
