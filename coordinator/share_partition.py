@@ -215,13 +215,15 @@ class SharePartition:
                  record_lock_duration_ms: int = DEFAULT_RECORD_LOCK_DURATION_MS,
                  delivery_count_limit: int = DEFAULT_DELIVERY_COUNT_LIMIT,
                  max_record_locks: int = DEFAULT_MAX_RECORD_LOCKS,
-                 start_offset: int = 0, state_epoch: int = 0, leader_epoch: int = 0) -> None:
+                 start_offset: int = 0, state_epoch: int = 0, leader_epoch: int = 0,
+                 renew_enabled: bool = True) -> None:
         self.group_id = group_id
         self.topic_id = topic_id
         self.partition = partition
         self.record_lock_duration_ms = record_lock_duration_ms
         self.delivery_count_limit = delivery_count_limit
         self.max_record_locks = max_record_locks
+        self.renew_enabled = renew_enabled  # the group's share.renew.acknowledge.enable
         self.state_epoch = state_epoch
         self.leader_epoch = leader_epoch
         self.start_offset = start_offset
@@ -288,8 +290,9 @@ class SharePartition:
         """Acquire records from what a fetch read at `next_fetch_offset()`: `batches` are the fetched
         record batches' (base offset, last offset), in order. Records already in flight are acquired
         when AVAILABLE; records past the end offset join the in-flight set. At most `max_records`
-        are acquired, except that in BATCH_OPTIMIZED mode the last batch touched is taken whole (as
-        Kafka does), and never more new records than the record-lock limit leaves room for.
+        are acquired, and no more than the record-lock limit leaves room for (at the limit, only
+        records inside the in-flight window), except that in BATCH_OPTIMIZED mode the last batch
+        touched is taken whole, as Kafka does.
         Each acquired record's delivery count goes up by one and it is locked to `member_id`
         until now + the record lock duration.
 
@@ -301,16 +304,28 @@ class SharePartition:
             return []
         deadline = now_ms + self.record_lock_duration_ms
         acquired: list[tuple[int, int]] = []  # (offset, delivery count)
-        room = self.max_record_locks - self.in_flight_count()  # new records the lock limit allows
+        # Kafka 4.3 (lastOffsetAndMaxRecordsToAcquire): at most as many records as the record-lock
+        # limit leaves room for; at the limit, only records inside the in-flight window.
+        room = self.max_record_locks - self.in_flight_count()
+        window_end = None
+        if room > 0:
+            max_records = min(max_records, room)
+        else:
+            fetch_offset = self.next_fetch_offset()
+            if not self._records or fetch_offset > self.end_offset:
+                return []
+            max_records = min(max_records, self.end_offset - fetch_offset + 1)
+            window_end = self.end_offset
         limit = self.delivery_count_limit
         throttle_from = throttle_records_delivery_limit(limit)
         stop = False
         for base, last in batches:
             if stop or len(acquired) >= max_records:
                 break
-            batch_admitted = False  # BATCH_OPTIMIZED: a batch whose new records started comes whole
             in_batch = 0
             throttled_max = None
+            if window_end is not None:
+                last = min(last, window_end)
             for offset in range(max(base, self.start_offset), last + 1):
                 if len(acquired) >= max_records and acquire_mode == RECORD_LIMIT:
                     break
@@ -318,11 +333,6 @@ class SharePartition:
                 if rec is None:
                     if self._records and offset <= self.end_offset:
                         continue  # a hole inside the window: no record there (compacted away)
-                    if acquire_mode == RECORD_LIMIT or not batch_admitted:
-                        if room <= 0:
-                            break
-                    batch_admitted = True
-                    room -= 1
                     rec = self._records[offset] = _InFlight(RecordState.AVAILABLE, 0)
                     self.end_offset = offset
                 if rec.state != RecordState.AVAILABLE:
@@ -407,6 +417,9 @@ class SharePartition:
                         "The offset cannot be acknowledged. The offset is not acquired.")
                 if rec.member_id != member_id:
                     raise ShareAcknowledgeError(ErrorCode.INVALID_RECORD_STATE, "Member is not the owner of offset")
+                if kind == AcknowledgeType.RENEW and not self.renew_enabled:
+                    raise ShareAcknowledgeError(ErrorCode.INVALID_RECORD_STATE,
+                                                "Renewing acquisition locks is not enabled for the group.")
                 plan.append((offset, kind))
         if not plan:
             return None

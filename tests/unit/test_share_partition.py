@@ -84,6 +84,12 @@ def test_max_record_locks_bounds_new_records():
     assert not sp2.can_acquire()
     sp2.acknowledge("m1", [(1, 1, [RELEASE])])
     assert sp2.can_acquire() and sp2.next_fetch_offset() == 1
+    # At the limit only the in-flight window is acquirable: the released record, nothing new.
+    assert sp2.acquire("m2", [(1, 5)], 100, 0) == [AcquiredRecords(1, 1, 2)]
+    assert sp2.end_offset == 1
+    # Batch-optimized acquisition rounds up to the batch even past the limit, as Kafka does.
+    sp3 = partition(max_record_locks=4)
+    assert sp3.acquire("m1", [(0, 9), (10, 19)], 100, 0) == [AcquiredRecords(0, 9, 1)]
 
 
 # -- acknowledgement ------------------------------------------------------------------------------------
@@ -195,6 +201,16 @@ def test_renew_restarts_the_lock():
     assert sp.record_state(0) == (RecordState.ACQUIRED, 1, "m1")
     assert sp.expire_locks(20_000 + LOCK_MS) is not None
     assert sp.record_state(0)[0] == RecordState.AVAILABLE
+
+
+def test_renew_when_the_group_disabled_it():
+    sp = partition(renew_enabled=False)  # share.renew.acknowledge.enable=false
+    sp.acquire("m1", [(0, 1)], 100, 0)
+    with pytest.raises(ShareAcknowledgeError) as info:
+        sp.acknowledge("m1", [(0, 1, [ACCEPT, RENEW])], now_ms=1)
+    assert (info.value.error, info.value.message) == (
+        ErrorCode.INVALID_RECORD_STATE, "Renewing acquisition locks is not enabled for the group.")
+    assert sp.record_state(0) == (RecordState.ACQUIRED, 1, "m1")
 
 
 # -- lock expiry, redelivery, delivery count limit ------------------------------------------------------
