@@ -419,7 +419,7 @@ def validate_dynamic_broker_configs(props: dict[str, str | None], per_broker: bo
     message (the broker answers INVALID_REQUEST with it, ConfigAdminManager.validateBrokerConfigChange).
     As Kafka, names it does not know are accepted (kept for plugins; stored, never applied) and only
     Kafka's own non-dynamic names (and kafka-wire's own keys) refused. What a change does to the running
-    broker is checked by validate_reconfiguration."""
+    broker is checked by dynamic_broker_config.validate_reconfiguration."""
     from .kafka_config_names import (KAFKA_BROKER_CONFIG_NAMES, KAFKA_CLUSTER_LEVEL_LISTENER_CONFIG_NAMES,
                                      KAFKA_LISTENER_ONLY_SECURITY_CONFIG_NAMES, KAFKA_PER_BROKER_CONFIG_NAMES)
 
