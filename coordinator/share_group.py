@@ -473,13 +473,13 @@ class ShareGroupCoordinator:
     # -- describe --------------------------------------------------------------------------------------
 
     def describe(self, group_id: str, topic_name: Callable[[TopicId], str | None]) -> dict:
-        """One ShareGroupDescribe DescribedGroup (a dict of its fields). An unknown group answers
-        GROUP_ID_NOT_FOUND, as Kafka 4.3 does."""
-        group = self.groups.get(group_id)
-        if group is None or group.dead:
-            return {"error_code": int(ErrorCode.GROUP_ID_NOT_FOUND),
-                    "error_message": f"Group {group_id} not found.", "group_id": group_id,
-                    "group_state": ShareGroupState.DEAD, "members": []}
+        """One ShareGroupDescribe DescribedGroup (a dict of its fields). An unknown group, or one of
+        another type, answers GROUP_ID_NOT_FOUND, as Kafka 4.3 does."""
+        try:
+            group = self._group(group_id, create=False)
+        except ShareGroupError as e:
+            # Kafka 4.3 answers the group id, the error and its message, other fields at defaults.
+            return {"error_code": int(e.error), "error_message": e.message, "group_id": group_id}
 
         def described(assignment: Assignment) -> dict:
             return {"topic_partitions": [

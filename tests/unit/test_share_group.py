@@ -271,7 +271,11 @@ def test_describe():
     describe = APIS_BY_NAME["ShareGroupDescribe"].response
     describe.decode(describe.encode_bytes({"groups": [described]}, 1), 1)
     missing = c.describe("none", {}.get)
-    assert missing["error_code"] == int(ErrorCode.GROUP_ID_NOT_FOUND)
+    assert (missing["error_code"], missing["error_message"]) == (int(ErrorCode.GROUP_ID_NOT_FOUND),
+                                                                "Share group none not found.")
+    describe.decode(describe.encode_bytes({"groups": [missing]}, 1), 1)
+    c.other_groups = lambda group_id: group_id == "classic"
+    assert c.describe("classic", {}.get)["error_message"] == "Group classic is not a share group."
 
 
 def test_delete_only_an_empty_group():
