@@ -118,3 +118,28 @@ def test_message_max_bytes_and_cleaner_backoff_change_live(tmp_path, workers):
         while len(cleaner_backoffs(broker.log_path, 15000)) < expected_workers and time.monotonic() < deadline:
             time.sleep(0.2)
         assert len(cleaner_backoffs(broker.log_path, 15000)) == expected_workers
+
+
+def test_cluster_mode_every_worker_of_every_broker_applies_the_default(zookeeper_installed, tmp_path):
+    """ZooKeeper mode, two brokers of two workers each: the cluster default set through broker 2 reaches
+    every worker of both (each follows /config/changes with its own ZooKeeper session)."""
+    from testing.cluster import running_cluster
+
+    config = {"num.worker.processes": 2, "default.replication.factor": 2, "offsets.topic.replication.factor": 2}
+    with running_cluster(2, config=config, tmp_dir=tmp_path / "cluster") as cluster:
+        topic = "dynamic-cluster-limits"
+        cluster.create_topic(topic, partitions=PARTITIONS, replication_factor=2)
+        assert produce_everywhere(cluster.bootstrap, topic, BIG) == {None}
+        alter_default(cluster.brokers[2].bootstrap, message_max_bytes="2000", log_cleaner_backoff_ms="100")
+        for broker in cluster.brokers.values():
+            cluster.wait_for(lambda broker=broker: len(cleaner_backoffs(broker.log_path, 100)) == 2, 15,
+                             f"both workers of {broker.bootstrap} taking the new backoff")
+        cluster.wait_for(lambda: produce_everywhere(cluster.bootstrap, topic, BIG) == {KafkaError.MSG_SIZE_TOO_LARGE},
+                         15, "every partition's leader refusing records over the new limit")
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        for node_id in (1, 2):
+            described = describe(admin, "BROKER", str(node_id))["message.max.bytes"]
+            assert (described.value, described.source) == ("2000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value)
+        alter_default(cluster.brokers[1].bootstrap, message_max_bytes=None, log_cleaner_backoff_ms=None)
+        cluster.wait_for(lambda: produce_everywhere(cluster.bootstrap, topic, BIG) == {None}, 15,
+                         "the static limit back on every partition")

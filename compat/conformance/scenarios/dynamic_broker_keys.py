@@ -20,7 +20,11 @@ SET, DELETE = 0, 1
 # Keys not walked at their default: the listeners (each broker's own, walked by hand below) and broker 1's
 # min.insync.replicas, which Kafka 4.3 refuses while eligible leader replicas (KIP-966) are on, a feature
 # kafka-wire does not have (it answers as Kafka 3.9 and a 4.x cluster without ELR: accepted).
-_OWN = {"listeners", "listener.security.protocol.map", "min.insync.replicas"}
+# The remote log manager's thread pools became dynamic in Kafka 4.0 (Kafka 3.9.1 refuses them, kafka-wire
+# answers as 4.3: tests/unit/test_dynamic_broker_keys.py).
+_OWN = {"listeners", "listener.security.protocol.map", "min.insync.replicas",
+        "remote.log.manager.copier.thread.pool.size", "remote.log.manager.expiration.thread.pool.size",
+        "remote.log.reader.threads"}
 # Classes: a name Kafka's JVM loads.
 _CLASSES = {"ssl.engine.factory.class": "org.apache.kafka.common.security.ssl.DefaultSslEngineFactory"}
 
