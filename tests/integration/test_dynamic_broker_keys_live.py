@@ -143,3 +143,47 @@ def test_cluster_mode_every_worker_of_every_broker_applies_the_default(zookeeper
         alter_default(cluster.brokers[1].bootstrap, message_max_bytes=None, log_cleaner_backoff_ms=None)
         cluster.wait_for(lambda: produce_everywhere(cluster.bootstrap, topic, BIG) == {None}, 15,
                          "the static limit back on every partition")
+
+
+def test_kafka_configs_prints_the_same_for_dynamic_broker_keys(reference_kafka, tmp_path):
+    """Kafka's own kafka-configs (ConfigCommand, Kafka 4.3.0) against the reference Kafka and kafka-wire,
+    outputs compared (compat/tool_compare.py): dynamic broker keys kafka-wire refused before set, described,
+    refused as Kafka refuses them, deleted."""
+    from compat.reference_kafka import KAFKA_4
+    from compat.tool_compare import BOOTSTRAP, CONFIGS, ToolSession
+
+    kafka = reference_kafka(KAFKA_4)
+    differences = []
+    with running_broker(tmp_path / "broker") as ours, ToolSession(KAFKA_4) as tools:
+        c = (CONFIGS, "--bootstrap-server", BOOTSTRAP)
+        # Kafka 4.3's storage format writes a cluster-level min.insync.replicas (KIP-966): the same here, so the
+        # default broker's descriptions compare (as test_kafka_tools aligns them).
+        done = tools.run(CONFIGS, "--bootstrap-server", ours.bootstrap, "--entity-type", "brokers",
+                         "--entity-default", "--alter", "--add-config", "min.insync.replicas=1")
+        assert done.exit == 0, done.stdout + done.stderr
+
+        def run(*args: str, settle: bool = False) -> None:
+            deadline = time.monotonic() + (5.0 if settle else 0.0)
+            while not (pair := tools.compare(kafka.bootstrap, ours.bootstrap, *args)).same \
+                    and time.monotonic() < deadline:
+                time.sleep(0.5)  # Kafka applies dynamic configs from its metadata log a moment later
+            if not pair.same:
+                differences.append(pair.diff())
+
+        broker_1 = ("--entity-type", "brokers", "--entity-name", "1")
+        default = ("--entity-type", "brokers", "--entity-default")
+        run(*c, *broker_1, "--alter", "--add-config", "log.cleaner.backoff.ms=100,num.io.threads=16")
+        run(*c, *default, "--alter", "--add-config",
+            "message.max.bytes=2000,listener.name.plaintext.max.connections=500")
+        run(*c, *broker_1, "--describe", settle=True)
+        run(*c, *default, "--describe", settle=True)
+        run(*c, *broker_1, "--alter", "--add-config", "num.io.threads=40")
+        run(*c, *broker_1, "--alter", "--add-config", "log.cleaner.threads=3")
+        run(*c, *broker_1, "--alter", "--add-config", "log.retention.check.interval.ms=1000")
+        run(*c, *default, "--alter", "--add-config", "ssl.cipher.suites=TLS_AES_128_GCM_SHA256")
+        run(*c, *broker_1, "--alter", "--add-config", "ssl.keystore.location=/nonexistent.pem")
+        run(*c, *broker_1, "--alter", "--delete-config", "log.cleaner.backoff.ms,num.io.threads")
+        run(*c, *default, "--alter", "--delete-config", "message.max.bytes,listener.name.plaintext.max.connections")
+        run(*c, *broker_1, "--describe", settle=True)
+        run(*c, *default, "--describe", settle=True)
+    assert not differences, f"{len(differences)} invocation(s) differ:\n\n" + "\n\n".join(differences)
