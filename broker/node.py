@@ -48,11 +48,15 @@ from .cluster.partition_reassignment import single_node_outcomes
 from .metadata import MetadataStore, TopicMeta
 from .metadata_store import EmbeddedMetadata
 from .security import attach as attach_security
+from .workers.ownership import SCHEMAS_TOPIC
 
 logger = logging.getLogger("kafka_wire.broker")
 
 PRODUCER_ID_BLOCK = 1000
 PRODUCER_ID_FILE = "kafka-wire-producer-ids"
+# Schema id validation at a worker not owning `_schemas`: how long the owner's answer is kept.
+SCHEMA_LOOKUP_CACHE_SECONDS = 2.0
+SCHEMA_LOOKUP_CACHE_SIZE = 10_000
 
 
 def _owns_every_partition(topic: str, partition: int) -> bool:
@@ -155,6 +159,10 @@ class Broker:
     # cluster broker's serve only the internal partitions they lead, all of them worker 0's) or
     # worker 0 alone does.
     coordinators_on_every_worker = False
+    # What reads the Schema Registry's `_schemas` for schema id validation on produce
+    # (broker/schema_validation.py): `factory(broker)` has `subjects_of(schema_id)`. Set by
+    # `kafka-wire serve` (registry/validation.py, a room above this one); None: no id is registered.
+    schema_lookup_factory = None
 
     def __init__(self, config: BrokerConfig, workers=None) -> None:
         self.config = config
@@ -165,6 +173,8 @@ class Broker:
         # partitions it owns, and only worker 0 (the primary) changes the metadata and coordinates.
         self.workers = workers
         self.owns = workers.owns if workers is not None else _owns_every_partition
+        self._schema_lookup = None  # (schema_subjects)
+        self._schema_subjects_cache: dict[int, tuple[float, list]] = {}
         # The fsyncs of rolls, flush.ms and checkpoints run on this thread, off the event loop (one
         # worker: the jobs of a log finish in the order they were started).
         self.log_flusher = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kafka-wire-log-flusher")
@@ -484,6 +494,30 @@ class Broker:
             else:
                 errors.update(zip(owned, (ErrorCode(e) for e in call.result()[0])))
         return {tp: errors[tp] for tp in partitions}
+
+    async def schema_subjects(self, schema_id: int, fresh: bool = False) -> list[tuple[str, list[str]]]:
+        """(subject, the schema's record names) for each live subject version registered with the
+        id in `_schemas`; with several workers asked of the worker owning `_schemas` and cached for
+        SCHEMA_LOOKUP_CACHE_SECONDS unless `fresh` (what a record failed against is asked again, so
+        only a subject deleted meanwhile is seen that much later)."""
+        workers = self.workers
+        if workers is not None and not workers.owns(SCHEMAS_TOPIC, 0):
+            now = time.monotonic()
+            cached = self._schema_subjects_cache.get(schema_id)
+            if cached is not None and cached[0] > now and not fresh:
+                return cached[1]
+            if len(self._schema_subjects_cache) > SCHEMA_LOOKUP_CACHE_SIZE:
+                self._schema_subjects_cache.clear()
+            found, _, _ = await workers.links[workers.owner(SCHEMAS_TOPIC, 0)].call("schema_subjects", schema_id)
+            found = [(subject, list(records)) for subject, records in found]
+            self._schema_subjects_cache[schema_id] = (now + SCHEMA_LOOKUP_CACHE_SECONDS, found)
+            return found
+        if self._schema_lookup is None:
+            factory = type(self).schema_lookup_factory
+            if factory is None:
+                return []
+            self._schema_lookup = factory(self)
+        return self._schema_lookup.subjects_of(schema_id)
 
     async def await_durable(self, partitions: list[tuple[str, int]], timeout_ms: int
                             ) -> dict[tuple[str, int], ErrorCode]:

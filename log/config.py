@@ -443,6 +443,32 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = _defs(
                    "<code>unclean</code> option to trigger the unclean leader election immediately if needed.</p>"),
 )
 
+# Schema ID validation on produce (broker/schema_validation.py), under the names Confluent Server
+# gives it: not Kafka's, so internal (described only where set, as Kafka never lists them).
+SUBJECT_NAME_STRATEGIES = (
+    "io.confluent.kafka.serializers.subject.TopicNameStrategy",
+    "io.confluent.kafka.serializers.subject.RecordNameStrategy",
+    "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy",
+)
+SCHEMA_VALIDATION_CONFIGS: dict[str, TopicConfigDef] = _defs(*(
+    definition
+    for part in ("key", "value")
+    for definition in (
+        TopicConfigDef(f"confluent.{part}.schema.validation", "BOOLEAN", False,
+                       f"When true, every record's {part} must carry the id of a schema registered in the Schema "
+                       f"Registry (the Confluent wire format: magic byte 0, then the 4-byte id) under the subject "
+                       f"confluent.{part}.subject.name.strategy names; other records are refused with "
+                       f"INVALID_RECORD. A null {part} passes (kafka-wire; Confluent Server's key).",
+                       internal=True),
+        TopicConfigDef(f"confluent.{part}.subject.name.strategy", "STRING", SUBJECT_NAME_STRATEGIES[0],
+                       f"The subject a record {part}'s schema id must be registered under when "
+                       f"confluent.{part}.schema.validation is true: TopicNameStrategy <topic>-{part}, "
+                       "RecordNameStrategy the schema's record name, TopicRecordNameStrategy <topic>-<record "
+                       "name> (kafka-wire; Confluent Server's key).",
+                       choices=SUBJECT_NAME_STRATEGIES, internal=True),
+    )
+))
+TOPIC_CONFIGS.update(SCHEMA_VALIDATION_CONFIGS)
 
 # The order of Kafka 4.3's LogConfig definitions, in which ConfigDef.parse checks them: of several
 # invalid values in one request, the first in this order is the one reported.
@@ -455,7 +481,7 @@ DEFINITION_ORDER = (
     "message.timestamp.type", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
     "leader.replication.throttled.replicas", "follower.replication.throttled.replicas", "remote.storage.enable",
     "local.retention.ms", "local.retention.bytes", "remote.log.copy.disable", "remote.log.delete.on.disable",
-    "internal.segment.bytes",
+    "internal.segment.bytes", *SCHEMA_VALIDATION_CONFIGS,
 )
 assert set(DEFINITION_ORDER) == set(TOPIC_CONFIGS)
 

@@ -212,12 +212,17 @@ def _raise(errors: list[tuple[str, int, str]]) -> None:
         raise RecordValidationError("INVALID_TIMESTAMP",
                                     "One or more records have been rejected due to invalid timestamp",
                                     record_errors)
+    raise invalid_records(record_errors)
+
+
+def invalid_records(record_errors: list[tuple[int, str]]) -> RecordValidationError:
+    """INVALID_RECORD for the refused records (batch index, message), with Kafka's message."""
     shown = ", ".join(f"RecordError(batchIndex={index}, message='{message}')"
                       for index, message in record_errors[:3])
-    raise RecordValidationError("INVALID_RECORD",
-                                f"One or more records have been rejected due to {len(record_errors)} record "
-                                f"errors in total, and only showing the first three errors at most: [{shown}]",
-                                record_errors)
+    return RecordValidationError("INVALID_RECORD",
+                                 f"One or more records have been rejected due to {len(record_errors)} record "
+                                 f"errors in total, and only showing the first three errors at most: [{shown}]",
+                                 record_errors)
 
 
 def _rebuild(header: BatchHeader, records: list[Record], timestamps: list[int], codec: int,

@@ -44,6 +44,7 @@ from ..handler_view import BrokerView
 from ..leader_hints import LeaderHints
 from ..log_errors import error_code_of
 from ..metadata import topic_names_of
+from ..schema_validation import check_schema_ids, enabled_parts
 from ..security.authorizer import AclOperation, ResourceType
 from .closing import CloseConnection
 
@@ -95,7 +96,9 @@ def whole_batch(records, version: int) -> tuple[ErrorCode | None, object]:
 
 
 def append_partition(broker: BrokerView, ctx, topic: str, index: int, records, acks: int, transactional_id,
-                     verification_guard=None) -> dict:
+                     verification_guard=None, refused: RecordValidationError | None = None) -> dict:
+    """`refused`: the records' schema id validation failed (broker/schema_validation.py): answered
+    where the log's own record checks would answer it."""
     meta = broker.metadata.topic(topic)
     if meta.internal and ctx.client_id != ADMIN_CLIENT_ID:
         return _partition_error(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
@@ -109,6 +112,8 @@ def append_partition(broker: BrokerView, ctx, topic: str, index: int, records, a
         if len(state.isr) < min_isr:
             return _partition_error(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=plog.log_start_offset)
     try:
+        if refused is not None:
+            raise refused
         # Produce v12+ (a transaction.version 2 producer) adds the partition to its transaction.
         result = broker.append_records(topic, index, records, transactional_id=transactional_id,
                                        transaction_operation=produce_operation(ctx.api_version),
@@ -247,8 +252,12 @@ async def handle(broker: BrokerView, ctx, request):
                     entry, guard = await transactional_write_check(broker, request.transactional_id, name, pd.index,
                                                                    checked[1], version)
                 if entry is None:
+                    refused = None
+                    plog = broker.partition_log(name, pd.index)
+                    if plog is not None and enabled_parts(plog.config):
+                        refused = await check_schema_ids(broker, name, plog.config, checked[1])
                     entry = append_partition(broker, ctx, name, pd.index, checked[1], acks,
-                                             request.transactional_id, guard)
+                                             request.transactional_id, guard, refused)
             failed = failed or entry["error_code"] != 0
             partitions.append(entry)
         responses.append((name, {"name": topic.name, "topic_id": topic.topic_id, "partition_responses": partitions}))

@@ -2,7 +2,7 @@
 request to run here as the worker holding the connection would; `read` and `wait`, for a Fetch
 served by another worker (fetch.py); `markers` and `verify`, for transactions (transactions.py);
 `replicated` and `synced`, the waits for the in-sync replicas and for the disk of partitions owned
-here."""
+here; `schema_subjects`, the subjects of a schema id, at the worker owning `_schemas`."""
 
 from __future__ import annotations
 
@@ -41,6 +41,8 @@ async def answer(broker, op: str, meta, body, fds: list[int]):
         parts = [tuple(tp) for tp in meta]
         errors = await broker.synced_here(parts)
         return [int(errors[tp]) for tp in parts], b"", ()
+    if op == "schema_subjects":  # schema id validation at another worker (broker/schema_validation.py)
+        return await broker.schema_subjects(meta), b"", ()
     if op == "open":  # (the refresh that serve() made opened them)
         return broker.unopened_partitions(meta), b"", ()
     if op == "stats":

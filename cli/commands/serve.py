@@ -129,9 +129,20 @@ def run(args) -> int:
         return 1
 
 
+def _schema_lookup(broker):
+    """Schema id validation on produce reads `_schemas` (registry/validation.py, imported at the
+    first produce to a topic that validates)."""
+    from registry.validation import SchemaSubjects
+
+    return SchemaSubjects(broker)
+
+
 def _serve(config: BrokerConfig, started: float) -> int:
     """One process, or with num.worker.processes > 1 the supervisor of the workers."""
+    from broker.node import Broker
     from broker.workers.ownership import worker_count
+
+    Broker.schema_lookup_factory = _schema_lookup
 
     count = worker_count(config)
     if count > 1:
