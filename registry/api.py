@@ -20,7 +20,8 @@ import logging
 
 from coordinator.offsets_store import AppendFailed
 
-from .schemas import COMPATIBILITY_LEVELS, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
+from .protobuf import serialized as protobuf_serialized
+from .schemas import COMPATIBILITY_LEVELS, PROTOBUF, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
 from .store import (
     SchemasLog,
     SchemaVersion,
@@ -86,16 +87,6 @@ def _level_arg(body) -> str:
     return level.upper()
 
 
-def _schema_body(entry: SchemaVersion, *, with_subject: bool = True) -> dict:
-    body = {"subject": entry.subject, "version": entry.version, "id": entry.schema_id} if with_subject else {}
-    if entry.schema_type != "AVRO":
-        body["schemaType"] = entry.schema_type
-    if entry.references:
-        body["references"] = entry.references
-    body["schema"] = entry.schema
-    return body
-
-
 class RegistryApi:
     def __init__(self, log: SchemasLog) -> None:
         self.log = log
@@ -135,10 +126,10 @@ class RegistryApi:
                         raise subject_not_found(subject)
                     return 200, [entry.version for entry in versions]
                 if method == "POST":
-                    return 200, await self.register(subject, body)
+                    return 200, await self.register(subject, body, query)
             case ["subjects", subject, "versions", version]:
                 if method == "GET":
-                    return 200, _schema_body(self.version(subject, version, _flag(query, "deleted")))
+                    return 200, self._schema_body(self.version(subject, version, _flag(query, "deleted")), query)
                 if method == "DELETE":
                     return 200, await self.delete_version(subject, version, _flag(query, "permanent"))
             case ["subjects", subject, "versions", version, "referencedby"]:
@@ -146,7 +137,7 @@ class RegistryApi:
                     return 200, self.referenced_by(self.version(subject, version, _flag(query, "deleted")))
             case ["subjects", subject, "versions", version, "schema"]:
                 if method == "GET":
-                    return 200, json.loads(self.version(subject, version, _flag(query, "deleted")).schema)
+                    return 200, self._schema_text(self.version(subject, version, _flag(query, "deleted")), query)
             case ["schemas", "types"]:
                 if method == "GET":
                     return 200, list(SCHEMA_TYPES)
@@ -155,11 +146,9 @@ class RegistryApi:
                     return 200, self.schema_by_id(schema_id, rest, query)
             case ["config"]:
                 if method == "GET":
-                    return 200, {"compatibilityLevel": state.compatibility(None)}
+                    return 200, self._config_body(None, state.compatibility(None))
                 if method == "PUT":
-                    level = _level_arg(body)
-                    await self._write([(config_key(None), config_value(level))])
-                    return 200, {"compatibility": level}
+                    return 200, await self.set_config(None, body)
             case ["config", subject]:
                 return await self.subject_config(method, subject, query, body)
             case ["mode"]:
@@ -224,22 +213,22 @@ class RegistryApi:
         if rest == ["subjects"]:
             return sorted({e.subject for e in entries})
         if rest == ["schema"]:
-            return json.loads(entries[0].schema)
-        return _schema_body(entries[0], with_subject=False)
+            return self._schema_text(entries[0], query)
+        return self._schema_body(entries[0], query, with_subject=False)
 
     def lookup(self, subject: str, query: dict, body) -> dict:
-        parsed, references = self._parse_request(body)
+        parsed, references = self._parse_request(body, subject, self._normalize(subject, query))
         versions = self.state.versions(subject, include_deleted=_flag(query, "deleted"))
         if not versions:
             raise subject_not_found(subject)
         for entry in reversed(versions):
             if (entry.schema == parsed.canonical and entry.schema_type == parsed.schema_type
                     and entry.references == references):
-                return _schema_body(entry)
+                return self._schema_body(entry, query)
         raise schema_not_found()
 
     def test_compatibility(self, subject: str, version_text: str | None, query: dict, body) -> dict:
-        parsed, _ = self._parse_request(body)
+        parsed, _ = self._parse_request(body, subject, self._normalize(subject, query))
         level = self.state.compatibility(subject)
         if version_text is None:
             errors = self._compatibility_errors(parsed, subject, level)
@@ -261,25 +250,52 @@ class RegistryApi:
         return answer
 
     async def subject_config(self, method: str, subject: str, query: dict, body) -> tuple[int, object]:
-        configs = self.state.configs
+        configs, normalizes = self.state.configs, self.state.normalizes
         if method == "GET":
-            if subject in configs:
-                return 200, {"compatibilityLevel": configs[subject]}
+            if subject in configs or subject in normalizes:
+                return 200, self._config_body(subject, configs.get(subject))
             if _flag(query, "defaultToGlobal"):
-                return 200, {"compatibilityLevel": self.state.compatibility(None)}
+                return 200, self._config_body(subject, self.state.compatibility(None),
+                                              self.state.normalize(subject))
             raise RegistryError(404, 40408, f"Subject '{subject}' does not have subject-level compatibility "
                                             "configured")
         if method == "PUT":
-            level = _level_arg(body)
-            await self._write([(config_key(subject), config_value(level))])
-            return 200, {"compatibility": level}
+            return 200, await self.set_config(subject, body)
         if method == "DELETE":
-            if subject not in configs:
+            if subject not in configs and subject not in normalizes:
                 raise subject_not_found(subject)
-            previous = configs[subject]
+            previous = self._config_body(subject, configs.get(subject))
             await self._write([(config_key(subject), None)])
-            return 200, {"compatibilityLevel": previous}
+            return 200, previous
         raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
+
+    def _config_body(self, subject: str | None, level: str | None, normalize: bool | None = None) -> dict:
+        body = {"compatibilityLevel": level} if level is not None else {}
+        if normalize is None:
+            normalize = self.state.normalizes.get(subject)
+        if normalize is not None:
+            body["normalize"] = normalize
+        return body
+
+    async def set_config(self, subject: str | None, body) -> dict:
+        """PUT /config[/{subject}]: {"compatibility": level, "normalize": bool}, either or both; what
+        is not named stays as it was."""
+        if isinstance(body, dict) and "compatibility" not in body and "normalize" in body:
+            level = self.state.configs.get(subject)
+        else:
+            level = _level_arg(body)
+        normalize = body.get("normalize", self.state.normalizes.get(subject))
+        if normalize is not None and not isinstance(normalize, bool):
+            raise RegistryError(422, 422, "Invalid normalize: true or false")
+        await self._write([(config_key(subject), config_value(level, normalize))])
+        answer = {"compatibility": level} if level is not None else {}
+        if normalize is not None:
+            answer["normalize"] = normalize
+        return answer
+
+    def _normalize(self, subject: str, query: dict) -> bool:
+        """normalize=true on the request, or the subject's (or global) config `normalize`."""
+        return _flag(query, "normalize") or bool(self.state.normalize(subject))
 
     async def subject_mode(self, method: str, subject: str, query: dict, body) -> tuple[int, object]:
         modes = self.state.modes
@@ -319,8 +335,8 @@ class RegistryApi:
 
     # -- writes -----------------------------------------------------------------------------------
 
-    async def register(self, subject: str, body) -> dict:
-        parsed, references = self._parse_request(body)
+    async def register(self, subject: str, body, query: dict | None = None) -> dict:
+        parsed, references = self._parse_request(body, subject, self._normalize(subject, query or {}))
         state = self.state
         mode = state.mode(subject)
         self._require_writable(subject)
@@ -436,7 +452,34 @@ class RegistryApi:
 
     # -- helpers ----------------------------------------------------------------------------------
 
-    def _parse_request(self, body) -> tuple[ParsedSchema, list]:
+    def _schema_body(self, entry: SchemaVersion, query: dict, *, with_subject: bool = True) -> dict:
+        body = {"subject": entry.subject, "version": entry.version, "id": entry.schema_id} if with_subject else {}
+        if entry.schema_type != "AVRO":
+            body["schemaType"] = entry.schema_type
+        if entry.references:
+            body["references"] = entry.references
+        body["schema"] = self._schema_format(entry, query)
+        return body
+
+    def _schema_text(self, entry: SchemaVersion, query: dict):
+        """GET .../schema: the schema itself, a JSON document for Avro and JSON Schema, the .proto text
+        (or its serialized form) for Protobuf."""
+        if entry.schema_type == PROTOBUF:
+            return self._schema_format(entry, query)
+        return json.loads(entry.schema)
+
+    def _schema_format(self, entry: SchemaVersion, query: dict) -> str:
+        """The schema text in the `format` asked for: Protobuf's `serialized` is the base64
+        FileDescriptorProto (what confluent-kafka's Protobuf deserializer asks for); any other format,
+        or another type, answers the stored text."""
+        if entry.schema_type == PROTOBUF and query.get("format") == "serialized":
+            try:
+                return protobuf_serialized(self._parsed(entry).parsed)
+            except InvalidSchema as exc:
+                raise RegistryError(422, 42201, str(exc)) from None
+        return entry.schema
+
+    def _parse_request(self, body, subject: str | None = None, normalize: bool = False) -> tuple[ParsedSchema, list]:
         if not isinstance(body, dict):
             raise RegistryError(422, 422, "Unrecognized field: the request body must be a JSON object")
         text = body.get("schema")
@@ -447,9 +490,17 @@ class RegistryApi:
             raise RegistryError(422, 42201, "Invalid schema type")
         references = self._references_arg(body.get("references"))
         try:
-            return parse_schema(schema_type.upper(), text, self._resolve(references, 0)), references
+            return parse_schema(schema_type.upper(), text, self._resolve(references, 0),
+                                normalize=normalize), references
         except InvalidSchema as exc:
-            raise RegistryError(422, 42201, str(exc)) from None
+            if schema_type.upper() != PROTOBUF:
+                raise RegistryError(422, 42201, str(exc)) from None
+            # Confluent's shape: the schema as it was sent, then why it is invalid
+            refs = ", ".join(f"{{name='{r['name']}', subject='{r['subject']}', version={r['version']}}}"
+                             for r in references)
+            raise RegistryError(422, 42201, f"Invalid schema {{subject={subject},version=0,id=-1,"
+                                            f"schemaType=PROTOBUF,references=[{refs}],schema={text}}} with refs "
+                                            f"[{refs}] of type PROTOBUF, details: {exc}") from None
 
     def _references_arg(self, references) -> list[dict]:
         """A request's references, each {"name", "subject", "version"}, a version of -1 (latest)

@@ -23,7 +23,7 @@ AVRO = "AVRO"
 JSON = "JSON"
 PROTOBUF = "PROTOBUF"
 # What this registry parses, in the order GET /schemas/types lists them.
-SCHEMA_TYPES = (JSON, AVRO)
+SCHEMA_TYPES = (JSON, PROTOBUF, AVRO)
 
 COMPATIBILITY_LEVELS = ("BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL",
                         "FULL_TRANSITIVE", "NONE")
@@ -37,9 +37,10 @@ class InvalidSchema(ValueError):
 class ParsedSchema:
     schema_type: str
     canonical: str
-    parsed: object  # avro.schema.Schema, or the JSON Schema document
+    parsed: object  # avro.schema.Schema, the JSON Schema document, or a Protobuf FileDescriptorProto
     # What a reference may name, this schema's own and its references' (and theirs): Avro's named
-    # types by full name; for JSON Schema the documents by reference name (what a `$ref` says).
+    # types by full name; for JSON Schema the documents by reference name (what a `$ref` says); for
+    # Protobuf the .proto texts by import path, this schema's imports and theirs.
     named: dict = field(default_factory=dict, compare=False, repr=False)
 
     def compatibility_errors(self, previous: "ParsedSchema", level: str) -> list[str]:
@@ -52,7 +53,8 @@ class ParsedSchema:
             return [f"Incompatible schema type: {self.schema_type} after {previous.schema_type}"]
         if self.canonical == previous.canonical:
             return []
-        read_errors = _avro_read_errors if self.schema_type == AVRO else _json_read_errors
+        read_errors = {AVRO: _avro_read_errors, JSON: _json_read_errors,
+                       PROTOBUF: _protobuf_read_errors}[self.schema_type]
         errors = []
         if level in ("BACKWARD", "FULL"):  # the new schema reads what the old one wrote
             errors += read_errors(reader=self, writer=previous, direction="BACKWARD")
@@ -68,6 +70,12 @@ def _json_read_errors(*, reader: ParsedSchema, writer: ParsedSchema, direction: 
                                                              reader_named=reader.named, writer_named=writer.named)]
 
 
+def _protobuf_read_errors(*, reader: ParsedSchema, writer: ParsedSchema, direction: str) -> list[str]:
+    from .protobuf import compatibility_errors
+
+    return [f"{direction}: {error}" for error in compatibility_errors(writer.parsed, reader.parsed)]
+
+
 def _avro_read_errors(*, reader: ParsedSchema, writer: ParsedSchema, direction: str) -> list[str]:
     from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
 
@@ -80,20 +88,44 @@ def _avro_read_errors(*, reader: ParsedSchema, writer: ParsedSchema, direction: 
         f"{direction}: {', '.join(kinds)}"]
 
 
-def parse_schema(schema_type: str, text: str, references: list[tuple[str, "ParsedSchema"]] = ()) -> ParsedSchema:
+def parse_schema(schema_type: str, text: str, references: list[tuple[str, "ParsedSchema"]] = (), *,
+                 normalize: bool = False) -> ParsedSchema:
     """Parse `text` as a schema of `schema_type`; raises InvalidSchema naming what is wrong.
     `references` are Confluent's schema references, resolved: (reference name, the referenced
     schema, parsed with its own references). An Avro schema may use the named types they define; a
-    JSON Schema may `$ref` a reference by its name."""
+    JSON Schema may `$ref` a reference by its name; a Protobuf schema imports a reference by its name.
+    `normalize` (Confluent's normalize=true) gives equivalent schemas one canonical text: object keys
+    sorted for Avro and JSON Schema, imports, options and fields ordered for Protobuf."""
     for name, referenced in references:
         if referenced.schema_type != schema_type:
             raise InvalidSchema(f"Invalid schema: reference {name} is a {referenced.schema_type} schema, "
                                 f"not {schema_type}")
     if schema_type == AVRO:
-        return _parse_avro(text, references)
-    if schema_type == JSON:
-        return _parse_json_schema(text, references)
-    raise InvalidSchema(f"Invalid schema type {schema_type}")
+        parsed = _parse_avro(text, references)
+    elif schema_type == JSON:
+        parsed = _parse_json_schema(text, references)
+    elif schema_type == PROTOBUF:
+        return _parse_protobuf(text, references, normalize)
+    else:
+        raise InvalidSchema(f"Invalid schema type {schema_type}")
+    if normalize:
+        canonical = json.dumps(json.loads(parsed.canonical), separators=(",", ":"), sort_keys=True)
+        parsed = ParsedSchema(parsed.schema_type, canonical, parsed.parsed, parsed.named)
+    return parsed
+
+
+def _parse_protobuf(text: str, references, normalize: bool) -> ParsedSchema:
+    from .protobuf import ProtobufError, compile_proto, print_proto
+
+    named = {}
+    for name, schema in references:
+        named.update(schema.named)
+        named[name] = schema.canonical
+    try:
+        descriptor = compile_proto(text, named)
+    except ProtobufError as exc:
+        raise InvalidSchema(str(exc)) from None
+    return ParsedSchema(PROTOBUF, print_proto(descriptor, normalize=normalize), descriptor, named)
 
 
 def _parse_avro(text: str, references) -> ParsedSchema:

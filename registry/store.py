@@ -5,7 +5,8 @@ reads as is. Keys are JSON objects in Confluent's key order:
     {"keytype":"SCHEMA","subject":s,"version":v,"magic":1}  -> {"subject","version","id","schema",
                                                                 ["schemaType"],["references"],"deleted"}
                                                                null: version permanently deleted
-    {"keytype":"CONFIG","subject":s|null,"magic":0}          -> {"compatibilityLevel": level}; null: unset
+    {"keytype":"CONFIG","subject":s|null,"magic":0}          -> {"compatibilityLevel": level, ["normalize": b]};
+                                                               null: unset
     {"keytype":"MODE","subject":s|null,"magic":0}            -> {"mode": m}; null: unset
     {"keytype":"DELETE_SUBJECT","subject":s,"magic":0}       -> {"subject": s, "version": v}: versions
                                                                up to v soft-deleted
@@ -62,8 +63,11 @@ def config_key(subject: str | None) -> bytes:
     return _json({"keytype": "CONFIG", "subject": subject, "magic": 0})
 
 
-def config_value(level: str) -> bytes:
-    return _json({"compatibilityLevel": level})
+def config_value(level: str | None, normalize: bool | None = None) -> bytes:
+    value = {"compatibilityLevel": level} if level is not None else {}
+    if normalize is not None:
+        value["normalize"] = normalize
+    return _json(value)
 
 
 def mode_key(subject: str | None) -> bytes:
@@ -92,6 +96,7 @@ class RegistryState:
     def __init__(self) -> None:
         self.subjects: dict[str, dict[int, SchemaVersion]] = {}
         self.configs: dict[str | None, str] = {}
+        self.normalizes: dict[str | None, bool] = {}  # the config's `normalize`, where it is set
         self.modes: dict[str | None, str] = {}
         self.max_id = 0
 
@@ -112,11 +117,13 @@ class RegistryState:
         try:
             if keytype == "SCHEMA":
                 self._apply_schema(subject, int(k["version"]), v)
-            elif keytype == "CONFIG":
-                if v is None:
-                    self.configs.pop(subject, None)
-                elif v.get("compatibilityLevel"):
+            elif keytype == "CONFIG":  # a config record replaces the one before
+                self.configs.pop(subject, None)
+                self.normalizes.pop(subject, None)
+                if v is not None and v.get("compatibilityLevel"):
                     self.configs[subject] = str(v["compatibilityLevel"]).upper()
+                if v is not None and isinstance(v.get("normalize"), bool):
+                    self.normalizes[subject] = v["normalize"]
             elif keytype == "MODE":
                 if v is None:
                     self.modes.pop(subject, None)
@@ -171,6 +178,11 @@ class RegistryState:
         if subject is not None and subject in self.configs:
             return self.configs[subject]
         return self.configs.get(None, DEFAULT_COMPATIBILITY)
+
+    def normalize(self, subject: str | None) -> bool | None:
+        if subject is not None and subject in self.normalizes:
+            return self.normalizes[subject]
+        return self.normalizes.get(None)
 
     def mode(self, subject: str | None) -> str:
         if subject is not None and subject in self.modes:

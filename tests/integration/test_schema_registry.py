@@ -182,7 +182,7 @@ def test_json_schemas_are_registered_with_their_type(registry):
 
 
 def test_types_and_mode(registry):
-    assert registry.ok("GET", "/schemas/types") == ["JSON", "AVRO"]
+    assert registry.ok("GET", "/schemas/types") == ["JSON", "PROTOBUF", "AVRO"]
     assert registry.ok("GET", "/mode") == {"mode": "READWRITE"}
     assert registry.error("GET", "/mode/types-value") == (404, 40409)
     assert registry.ok("GET", "/mode/types-value?defaultToGlobal=true") == {"mode": "READWRITE"}
@@ -223,7 +223,7 @@ def test_an_invalid_version_is_42202(registry, version):
     {},
     {"schema": json.dumps({"type": "object", "properties": {"a": {"type": 12}}}), "schemaType": "JSON"},
     {"schema": "[1, 2]", "schemaType": "JSON"},
-    {"schema": "syntax = \"proto3\"; message M { string a = 1; }", "schemaType": "PROTOBUF"},
+    {"schema": "syntax = \"proto3\"; message M { string a = 1 }", "schemaType": "PROTOBUF"},
     {"schema": USER_V1, "references": [{"name": "x", "subject": "y", "version": 1}]},
 ])
 def test_an_invalid_schema_is_42201(registry, body):
@@ -258,7 +258,7 @@ def test_keep_alive_serves_several_requests_on_one_connection(registry):
         for _ in range(3):
             connection.request("GET", "/schemas/types")
             response = connection.getresponse()
-            assert response.status == 200 and json.loads(response.read()) == ["JSON", "AVRO"]
+            assert response.status == 200 and json.loads(response.read()) == ["JSON", "PROTOBUF", "AVRO"]
     finally:
         connection.close()
 

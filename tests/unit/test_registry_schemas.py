@@ -102,7 +102,7 @@ def test_canonical_text_ignores_layout():
     (AVRO, "{"), (AVRO, '{"type": "record", "name": "R"}'), (AVRO, '"nosuchtype"'),
     (AVRO, '{"type": "enum", "name": "E", "symbols": ["A", "A"]}'), (AVRO, '{"type": "fixed", "name": "F"}'),
     (AVRO, "[" * 100000), (JSON, "{"), (JSON, "12"), (JSON, '{"type": 12}'), (JSON, '{"minimum": "a"}'),
-    ("PROTOBUF", 'syntax = "proto3";'),
+    ("PROTOBUF", 'syntax = "proto3"; message M { strin a = 1; }'), ("PROTOBUF", 'message M { int32 a = 1 }'),
 ])
 def test_invalid_schemas_are_refused_with_a_reason(schema_type, text):
     with pytest.raises(InvalidSchema) as refused:
