@@ -330,12 +330,18 @@ def decode_consumer_group_record(key, value):
     """(record type, group id, member id or None, value or None for a tombstone) of a KIP-848
     consumer group record; None when the key is not one (offset commits, classic groups, share
     and streams groups). Raises DecodeError on a malformed body."""
+    return _decode_group_record(key, value, CONSUMER_GROUP_VALUES, MEMBER_KEYED_RECORDS)
+
+
+def _decode_group_record(key, value, values: dict, member_keyed):
+    """(record type, group id, member id or None, value or None) of a group record whose type is
+    one of `values`' (keyed by group id, and member id for the `member_keyed` types); None otherwise."""
     if key is None or len(key) < 2:
         return None
     record_type, _ = p.read_int16(key, 0)
-    if record_type not in CONSUMER_GROUP_VALUES:
+    if record_type not in values:
         return None
-    if record_type in MEMBER_KEYED_RECORDS:
+    if record_type in member_keyed:
         decoded = CONSUMER_GROUP_MEMBER_KEY.decode(key, 0, 2)
         member_id = decoded.member_id
     else:
@@ -343,7 +349,7 @@ def decode_consumer_group_record(key, value):
         member_id = None
     body = None
     if value is not None:
-        body = _decode_prefixed(CONSUMER_GROUP_VALUES[record_type], value, (0, 0x7FFF))
+        body = _decode_prefixed(values[record_type], value, (0, 0x7FFF))
     return record_type, decoded.group_id, member_id, body
 
 
@@ -420,21 +426,7 @@ def share_group_value_class(record_type: int):
 def decode_share_group_record(key, value):
     """(record type, group id, member id or None, value or None for a tombstone) of a share group
     record in __consumer_offsets; None when the key is not one. Raises DecodeError when malformed."""
-    if key is None or len(key) < 2:
-        return None
-    record_type, _ = p.read_int16(key, 0)
-    if record_type not in SHARE_GROUP_VALUES:
-        return None
-    if record_type in SHARE_GROUP_MEMBER_KEYED_RECORDS:
-        decoded = CONSUMER_GROUP_MEMBER_KEY.decode(key, 0, 2)
-        member_id = decoded.member_id
-    else:
-        decoded = CONSUMER_GROUP_KEY.decode(key, 0, 2)
-        member_id = None
-    body = None
-    if value is not None:
-        body = _decode_prefixed(SHARE_GROUP_VALUES[record_type], value, (0, 0x7FFF))
-    return record_type, decoded.group_id, member_id, body
+    return _decode_group_record(key, value, SHARE_GROUP_VALUES, SHARE_GROUP_MEMBER_KEYED_RECORDS)
 
 
 # -- __share_group_state ----------------------------------------------------------------------------
