@@ -43,6 +43,11 @@ MODES = ("READWRITE", "READONLY", "IMPORT")
 MAX_REFERENCE_DEPTH = 32
 
 
+class RawText(str):
+    """An answer sent as it is, not as a JSON value: `.../schema` of a Protobuf schema is its .proto text
+    (as Confluent's registry writes the stored string, which for Avro and JSON is a JSON document)."""
+
+
 class RegistryError(Exception):
     def __init__(self, status: int, error_code: int, message: str) -> None:
         super().__init__(message)
@@ -465,7 +470,7 @@ class RegistryApi:
         """GET .../schema: the schema itself, a JSON document for Avro and JSON Schema, the .proto text
         (or its serialized form) for Protobuf."""
         if entry.schema_type == PROTOBUF:
-            return self._schema_format(entry, query)
+            return RawText(self._schema_format(entry, query))
         return json.loads(entry.schema)
 
     def _schema_format(self, entry: SchemaVersion, query: dict) -> str:

@@ -26,11 +26,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import functools
+import logging
 import os
 import re
+import sys
 import tempfile
 
 from google.protobuf import descriptor_pb2
+
+logger = logging.getLogger("kafka_wire.registry")
 
 F = descriptor_pb2.FieldDescriptorProto
 MAIN_FILE = "schema.proto"
@@ -63,7 +69,16 @@ class ProtobufError(ValueError):
 
 def compile_proto(text: str, dependencies: dict[str, str]) -> descriptor_pb2.FileDescriptorProto:
     """Parse `text` (.proto source, or a base64 FileDescriptorProto) with `dependencies` (import path ->
-    .proto source) and return its descriptor; raises ProtobufError with protoc's messages."""
+    .proto source) and return its descriptor (shared: not to be changed); raises ProtobufError with
+    protoc's messages."""
+    return _compile(text, tuple(sorted(dependencies.items())))
+
+
+# A compatibility check parses the versions it compares with again, a deserializer's
+# format=serialized the version it asks for: the last few hundred parses are kept.
+@functools.lru_cache(maxsize=256)
+def _compile(text: str, dependency_items: tuple) -> descriptor_pb2.FileDescriptorProto:
+    dependencies = dict(dependency_items)
     descriptor = _decode_serialized(text)
     if descriptor is not None:
         text = print_proto(descriptor)
@@ -79,17 +94,42 @@ def compile_proto(text: str, dependencies: dict[str, str]) -> descriptor_pb2.Fil
             with open(path, "w", encoding="utf-8") as out:
                 out.write(source)
         args = [f"-I{root}", f"-I{include}"]
-        try:
-            # protoc's checks, answered as an exception with every message (protoc.main would print them)
-            _protoc_compiler.get_protos(MAIN_FILE.encode(), [a[2:].encode() for a in args])
-        except _protoc_compiler.ProtocErrors as exc:
-            raise ProtobufError("; ".join(_error_line(e) for e in exc.errors())) from None
         out_path = os.path.join(root, "descriptor.pb")
-        if protoc.main(["protoc", *args, f"--descriptor_set_out={out_path}", MAIN_FILE]) != 0:
-            raise ProtobufError("protoc refused the schema")
+        with _protoc_warnings_to_log(root):
+            try:
+                # protoc's checks, answered as an exception with every message (protoc.main prints them)
+                _protoc_compiler.get_protos(MAIN_FILE.encode(), [a[2:].encode() for a in args])
+            except _protoc_compiler.ProtocErrors as exc:
+                raise ProtobufError("; ".join(_error_line(e) for e in exc.errors())) from None
+            if protoc.main(["protoc", *args, f"--descriptor_set_out={out_path}", MAIN_FILE]) != 0:
+                raise ProtobufError("protoc refused the schema")
         with open(out_path, "rb") as data:
             files = descriptor_pb2.FileDescriptorSet.FromString(data.read()).file
+    if files[-1].syntax == "editions":  # Confluent's registry parses proto2 and proto3 only
+        raise ProtobufError("Protobuf editions are not supported: use syntax \"proto2\" or \"proto3\"")
     return files[-1]
+
+
+@contextlib.contextmanager
+def _protoc_warnings_to_log(root: str):
+    """protoc writes its warnings (an unused import, a file without `syntax`) to the process's stderr
+    from C++: while it runs, file descriptor 2 goes to a file, whose lines then go to the log."""
+    path = os.path.join(root, "protoc-warnings.txt")
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(path, "wb") as capture:
+            os.dup2(capture.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
+        with open(path, "rb") as captured:
+            for line in captured.read().decode("utf-8", "replace").splitlines():
+                if line.strip():
+                    logger.debug("protoc: %s", line.replace(root + os.sep, ""))
 
 
 def _error_line(error) -> str:

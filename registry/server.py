@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from broker.http_listener import HttpRequestError, close_server, read_http_request, start_http
 
-from .api import RegistryApi, RegistryError
+from .api import RawText, RegistryApi, RegistryError
 from .store import SchemasLog
 
 logger = logging.getLogger("kafka_wire.registry")
@@ -99,7 +99,7 @@ class RegistryServer:
 
     async def _send(self, writer: asyncio.StreamWriter, status: int, answer: object, close: bool, *,
                     head_only: bool = False) -> None:
-        body = json.dumps(answer, separators=(",", ":")).encode()
+        body = answer.encode() if isinstance(answer, RawText) else json.dumps(answer, separators=(",", ":")).encode()
         head = [f"HTTP/1.1 {status} {REASONS.get(status, '')}", f"Content-Type: {CONTENT_TYPE}",
                 f"Content-Length: {len(body)}"]
         if close:

@@ -83,6 +83,7 @@ def test_a_serialized_descriptor_is_the_same_schema_as_its_text():
     (PROTO3 + 'import "missing.proto"; message M { string s = 1; }', "missing.proto"),
     ('syntax = "proto4"; message M {}', "proto4"),
     (PROTO3 + "message M {", "missing '}'"),
+    ('edition = "2023"; message M { int32 a = 1; }', "editions are not supported"),
 ])
 def test_invalid_protobuf_is_refused_with_protocs_reason(text, reason):
     with pytest.raises(InvalidSchema) as refused:
