@@ -301,3 +301,20 @@ def test_printing_keeps_a_custom_json_name_and_drops_the_default_one():
     fd = compile_proto(PROTO3 + 'message M { string first_name = 1; string b = 2 [json_name = "bee"]; }', {})
     text = print_proto(fd)
     assert "string first_name = 1;" in text and 'string b = 2 [json_name = "bee"];' in text
+
+
+# -- the config's normalize in _schemas ------------------------------------------------------------
+
+
+def test_a_config_record_carries_normalize_and_replaces_the_one_before():
+    from registry.store import RegistryState, config_key, config_value
+
+    state = RegistryState()
+    state.apply(config_key(None), config_value("FULL", True))
+    state.apply(config_key("s"), config_value(None, False))
+    assert (state.compatibility("s"), state.normalize("s"), state.normalize("other")) == ("FULL", False, True)
+    assert config_value("FULL", True) == b'{"compatibilityLevel":"FULL","normalize":true}'
+    state.apply(config_key(None), config_value("NONE"))  # a later record without normalize drops it
+    assert (state.compatibility(None), state.normalize(None), state.normalize("s")) == ("NONE", None, False)
+    state.apply(config_key("s"), None)
+    assert state.normalize("s") is None and "s" not in state.configs
