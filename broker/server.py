@@ -645,29 +645,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     async def _finish_pipelined(self, coro, pending, what, slot: list) -> None:
         """A Produce waiting for its sync while the connection goes on: its answer into its slot."""
-        close = False
+        close = True
         try:
-            response = await _resume(coro, pending)
-        except (CloseConnection, WorkerGone, ConnectionToClose):
-            close = True
-        except asyncio.CancelledError:
-            close = True
-            raise
-        except Exception:
-            self._log_handler_error(what)
-            if not self._closed:
-                self._slot = slot
-                try:
-                    self._respond_error(what)
-                except CloseConnection:
-                    close = True
-        else:
-            if not self._closed:
-                self._slot = slot
-                try:
-                    self._respond(what, response)
-                except CloseConnection:
-                    close = True
+            close = await self._answer_when_done(coro, pending, what, slot)
         finally:
             self._slot = None
             self._slot_done(slot)
@@ -771,34 +751,39 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     async def _finish_request(self, coro, pending, what, slot: list | None = None) -> None:
         try:
+            close = await self._answer_when_done(coro, pending, what, slot)
+        except asyncio.CancelledError:
+            self._finish_busy(close=True, slot=slot)
+            raise
+        self._finish_busy(close=close, slot=slot)
+
+    async def _answer_when_done(self, coro, pending, what, slot: list | None) -> bool:
+        """Run a request on from its first wait and queue its answer (an error answer when the
+        handler failed; in `slot` when Produce requests are pipelined). True when the connection is
+        to be closed instead."""
+        try:
             response = await _resume(coro, pending)
         except (CloseConnection, WorkerGone, ConnectionToClose):
             # WorkerGone: the worker that had to answer died, which is a broker crash to the client
             # (broker/workers/supervisor.py restarts the workers); it reconnects and retries.
-            self._finish_busy(close=True, slot=slot)
-            return
-        except asyncio.CancelledError:
-            self._finish_busy(close=True, slot=slot)
-            raise
+            return True
         except Exception:
             self._log_handler_error(what)
-            if not self._closed:
-                self._slot = slot
-                try:
-                    self._respond_error(what)
-                except CloseConnection:
-                    self._finish_busy(close=True, slot=slot)
-                    return
-            self._finish_busy(close=False, slot=slot)
-            return
+            if self._closed:
+                return False
+            self._slot = slot
+            try:
+                self._respond_error(what)
+            except CloseConnection:
+                return True
+            return False
         if not self._closed:
             self._slot = slot
             try:
                 self._respond(what, response)
             except CloseConnection:
-                self._finish_busy(close=True, slot=slot)
-                return
-        self._finish_busy(close=False, slot=slot)
+                return True
+        return False
 
     def _finish_busy(self, close: bool, slot: list | None = None) -> None:
         self._slot = None
