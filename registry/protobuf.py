@@ -39,7 +39,7 @@ from google.protobuf import descriptor_pb2
 logger = logging.getLogger("kafka_wire.registry")
 
 F = descriptor_pb2.FieldDescriptorProto
-MAIN_FILE = "schema.proto"
+MAIN_FILE = "__registered_schema__.proto"  # a name no import uses
 MAX_FIELD_NUMBER = 536870911
 
 SCALAR_NAMES = {
