@@ -54,13 +54,15 @@ def test_cpu_seconds_count_the_workers_a_broker_forks_before_and_after_they_exit
         assert [process.stdout.readline(), process.stdout.readline()] == ["burnt\n", "burnt\n"]
         broker = _Process(tmp_path, process)
         assert len(process_tree(process.pid)) == 3
-        # 2 x 0.3 s burnt by the children, read in 10 ms clock ticks; the parent itself used far less.
-        assert broker.cpu_seconds() >= 0.58
+        # 2 x 0.3 s burnt by the children, read from /proc in clock ticks, which the kernel charges by
+        # sampling (on a busy machine a child may be charged less than it ran); one child's share
+        # alone would be about 0.3 s, the parent's far less.
+        assert broker.cpu_seconds() >= 0.45
         process.stdin.write("reap\n")
         process.stdin.flush()
         assert process.stdout.readline() == "reaped\n"
         assert process_tree(process.pid) == [process.pid]
-        assert broker.cpu_seconds() >= 0.58  # now the parent's reaped-children time
+        assert broker.cpu_seconds() >= 0.45  # now the parent's reaped-children time
     finally:
         process.stdin.close()
         process.wait(timeout=30)
