@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from broker.http_listener import HttpRequestError, close_server, read_http_request, start_http
 
 from .api import RawText, RegistryApi, RegistryError
+from .auth import CHALLENGE, BasicAuth
 from .store import SchemasLog
 
 logger = logging.getLogger("kafka_wire.registry")
@@ -30,8 +31,8 @@ IDLE_TIMEOUT = 30.0
 DISCARD_BYTES = 64 << 20
 DISCARD_SECONDS = 5.0
 MAX_CONNECTIONS = 256
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 409: "Conflict",
-           411: "Length Required", 413: "Payload Too Large", 422: "Unprocessable Entity",
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
+           409: "Conflict", 411: "Length Required", 413: "Payload Too Large", 422: "Unprocessable Entity",
            431: "Request Header Fields Too Large", 500: "Internal Server Error"}
 
 
@@ -39,6 +40,7 @@ class RegistryServer:
     def __init__(self, broker) -> None:
         self.log = SchemasLog(broker)
         self.api = RegistryApi(self.log)
+        self.auth = BasicAuth(broker)
         self.server: asyncio.base_events.Server | None = None
         self.address: tuple[str, int] | None = None
 
@@ -70,8 +72,12 @@ class RegistryServer:
                     return
                 method, target, headers, body = request
                 close = headers.get("connection", "").lower() == "close"
-                status, answer = await self._answer(method, target, body)
-                await self._send(writer, status, answer, close, head_only=method == "HEAD")
+                if await self.auth.principal(headers) is None:
+                    await self._send(writer, 401, {"error_code": 401, "message": "Unauthorized"}, close,
+                                     head_only=method == "HEAD", extra=[f"WWW-Authenticate: {CHALLENGE}"])
+                else:
+                    status, answer = await self._answer(method, target, body)
+                    await self._send(writer, status, answer, close, head_only=method == "HEAD")
                 if close:
                     return
         except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
@@ -98,10 +104,10 @@ class RegistryServer:
             return 500, {"error_code": 50001, "message": "Error in the backend data store; the broker's log says why"}
 
     async def _send(self, writer: asyncio.StreamWriter, status: int, answer: object, close: bool, *,
-                    head_only: bool = False) -> None:
+                    head_only: bool = False, extra: list[str] = ()) -> None:
         body = answer.encode() if isinstance(answer, RawText) else json.dumps(answer, separators=(",", ":")).encode()
         head = [f"HTTP/1.1 {status} {REASONS.get(status, '')}", f"Content-Type: {CONTENT_TYPE}",
-                f"Content-Length: {len(body)}"]
+                f"Content-Length: {len(body)}", *extra]
         if close:
             head.append("Connection: close")
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (b"" if head_only else body))

@@ -1,0 +1,80 @@
+"""The Schema Registry on a broker with SASL users (registry/auth.py): HTTP basic auth against the
+broker's SCRAM credentials, 401 with a Basic challenge otherwise; confluent-kafka's
+SchemaRegistryClient with `basic.auth.user.info`. One process and two workers."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+from broker.security.credentials import CredentialStore
+from client import WireClient
+from kafka_wire.sasl import SCRAM_MECHANISMS
+from testing.broker_process import BrokerProcess, free_port
+from test_schema_registry import Registry, record
+
+PASSWORD = "registry-secret"
+
+
+@pytest.fixture(scope="module", params=[1, 2], ids=["one-process", "two-workers"])
+def registry(tmp_path_factory, request):
+    port = free_port()
+    process = BrokerProcess(tmp_path_factory.mktemp("registry-auth"),
+                            config={"schema.registry.port": port, "num.worker.processes": request.param})
+    CredentialStore(process.log_dir).set_password("alice", PASSWORD, SCRAM_MECHANISMS["SCRAM-SHA-256"])
+    process.start()
+    try:
+        registry = Registry(process, port)
+        registry.wait_until_serving()
+        yield registry
+    finally:
+        process.stop()
+
+
+def basic(user: str, password: str) -> dict:
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+@pytest.mark.parametrize("headers", [
+    {},
+    basic("alice", "wrong"),
+    basic("mallory", PASSWORD),
+    {"Authorization": "Basic not-base64!"},
+    {"Authorization": "Bearer " + base64.b64encode(f"alice:{PASSWORD}".encode()).decode()},
+    {"Authorization": "Basic " + base64.b64encode(b"alice").decode()},  # no password separator
+])
+def test_without_the_right_credentials_it_is_401_with_a_challenge(registry, headers):
+    status, body, answered = registry.raw("GET", "/subjects", headers=headers)
+    assert status == 401
+    assert json.loads(body) == {"error_code": 401, "message": "Unauthorized"}
+    assert answered["WWW-Authenticate"] == 'Basic realm="kafka-wire Schema Registry"'
+    # A refused request does not end the connection's usefulness to Kafka clients of the broker.
+    with WireClient(registry.process.bootstrap, timeout=5) as client:
+        assert client.call("ApiVersions", 3, {"client_software_name": "t",
+                                              "client_software_version": "1"}).error_code == 0
+
+
+def test_the_right_credentials_are_served(registry):
+    status, body, _ = registry.raw("GET", "/subjects", headers=basic("alice", PASSWORD))
+    assert status == 200 and isinstance(json.loads(body), list)
+    status, _, _ = registry.raw("GET", "/schemas/types", headers=basic("alice", PASSWORD))  # (remembered)
+    assert status == 200
+
+
+def test_confluent_client_with_basic_auth_user_info(registry):
+    client = SchemaRegistryClient({"url": registry.url, "basic.auth.user.info": f"alice:{PASSWORD}"})
+    subject = f"auth-{registry.port}-value"
+    schema_id = client.register_schema(subject, Schema(record("Auth", {"name": "n", "type": "int"}), "AVRO"))
+    assert client.get_latest_version(subject).schema_id == schema_id
+    anonymous = SchemaRegistryClient({"url": registry.url})
+    with pytest.raises(SchemaRegistryError) as refused:
+        anonymous.get_subjects()
+    assert refused.value.http_status_code == 401
+    wrong = SchemaRegistryClient({"url": registry.url, "basic.auth.user.info": "alice:nope"})
+    with pytest.raises(SchemaRegistryError) as refused:
+        wrong.get_latest_version(subject)
+    assert refused.value.http_status_code == 401
