@@ -9,14 +9,16 @@ Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
 async def start_http(serve: Serve, host: str, port: int, head_limit: int,
-                     max_connections: int | None = None) -> asyncio.base_events.Server:
+                     max_connections: int | None = None, ssl_context=None) -> asyncio.base_events.Server:
     """Listen on host:port; each connection is handed to `serve`; a request head over head_limit bytes
     makes readuntil raise LimitOverrunError. With max_connections, a connection beyond that many
     served at once is closed at once (idle or slow clients cannot take the broker's file
-    descriptors), and each is closed when `serve` returns."""
+    descriptors), and each is closed when `serve` returns. With ssl_context: HTTPS (a failed
+    handshake ends that connection alone)."""
     if max_connections is not None:
         serve = _limited(serve, max_connections)
-    return await asyncio.start_server(serve, host=host, port=port, reuse_address=True, limit=head_limit)
+    return await asyncio.start_server(serve, host=host, port=port, reuse_address=True, limit=head_limit,
+                                      ssl=ssl_context, ssl_handshake_timeout=None if ssl_context is None else 10.0)
 
 
 def _limited(serve: Serve, max_connections: int) -> Serve:

@@ -12,6 +12,7 @@ import logging
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from broker.http_listener import HttpRequestError, close_server, read_http_request, start_http
+from broker.security.tls import listener_setting, server_context
 
 from .api import RawText, RegistryApi, RegistryError
 from .auth import CHALLENGE, BasicAuth
@@ -31,13 +32,25 @@ IDLE_TIMEOUT = 30.0
 DISCARD_BYTES = 64 << 20
 DISCARD_SECONDS = 5.0
 MAX_CONNECTIONS = 256
+REGISTRY_LISTENER = "SCHEMA_REGISTRY"  # the listener name its listener.name.<name>.ssl.* settings use
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
            409: "Conflict", 411: "Length Required", 413: "Payload Too Large", 422: "Unprocessable Entity",
            431: "Request Header Fields Too Large", 500: "Internal Server Error"}
 
 
+def registry_tls_context(config):
+    """HTTPS when the broker has a key store (ssl.keystore.location, or the registry's own
+    listener.name.schema_registry.ssl.keystore.location): the broker's TLS settings, as its SSL
+    listeners use them (protocols, ciphers, trust store, ssl.client.auth), read under the listener
+    name SCHEMA_REGISTRY; None: plain HTTP."""
+    if listener_setting(config, REGISTRY_LISTENER, "ssl.keystore.location") is None:
+        return None
+    return server_context(config, REGISTRY_LISTENER, "SSL")
+
+
 class RegistryServer:
     def __init__(self, broker) -> None:
+        self.broker = broker
         self.log = SchemasLog(broker)
         self.api = RegistryApi(self.log)
         self.auth = BasicAuth(broker)
@@ -47,10 +60,11 @@ class RegistryServer:
     async def start(self, host: str, port: int) -> tuple[str, int]:
         self.log.ensure_created()
         self.log.catch_up()
-        self.server = await start_http(self._serve, host, port, MAX_HEAD, MAX_CONNECTIONS)
+        tls = registry_tls_context(self.broker.config)
+        self.server = await start_http(self._serve, host, port, MAX_HEAD, MAX_CONNECTIONS, tls)
         self.address = self.server.sockets[0].getsockname()[:2]
         state = self.log.state
-        logger.info("schema registry on http://%s:%d/ (%d subjects, highest schema id %d)",
+        logger.info("schema registry on %s://%s:%d/ (%d subjects, highest schema id %d)", "https" if tls else "http",
                     self.address[0], self.address[1], len(state.subjects), state.max_id)
         return self.address
 

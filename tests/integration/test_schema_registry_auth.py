@@ -1,11 +1,16 @@
 """The Schema Registry on a broker with SASL users (registry/auth.py): HTTP basic auth against the
 broker's SCRAM credentials, 401 with a Basic challenge otherwise; confluent-kafka's
-SchemaRegistryClient with `basic.auth.user.info`. One process and two workers."""
+SchemaRegistryClient with `basic.auth.user.info`. One process and two workers. With the broker's
+key store (ssl.keystore.location) the registry serves HTTPS."""
 
 from __future__ import annotations
 
 import base64
+import http.client
 import json
+import socket
+import ssl
+import time
 
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
@@ -78,3 +83,44 @@ def test_confluent_client_with_basic_auth_user_info(registry):
     with pytest.raises(SchemaRegistryError) as refused:
         wrong.get_latest_version(subject)
     assert refused.value.http_status_code == 401
+
+
+# -- TLS: the broker's key store serves the registry over HTTPS ---------------------------------------
+
+
+def test_https_with_the_brokers_key_store_and_basic_auth(tmp_path):
+    from test_security import make_certificates
+
+    certificates = make_certificates(tmp_path / "certs")
+    port = free_port()
+    process = BrokerProcess(tmp_path / "broker", config={
+        "schema.registry.port": port, "ssl.keystore.type": "PEM", "ssl.keystore.location": str(certificates.server)})
+    CredentialStore(process.log_dir).set_password("alice", PASSWORD, SCRAM_MECHANISMS["SCRAM-SHA-256"])
+    process.start()
+    try:
+        url = f"https://localhost:{port}"
+        deadline = time.monotonic() + 30
+        context = ssl.create_default_context(cafile=str(certificates.ca))
+        while True:
+            try:
+                connection = http.client.HTTPSConnection("localhost", port, timeout=10, context=context)
+                connection.request("GET", "/schemas/types", headers=basic("alice", PASSWORD))
+                answer = connection.getresponse()
+                break
+            except ConnectionRefusedError:
+                assert time.monotonic() < deadline, process.log_report()
+                time.sleep(0.1)
+        assert answer.status == 200 and "AVRO" in json.loads(answer.read())
+        connection.close()
+        # Plain HTTP on the HTTPS port gets no answer, and the listener serves TLS clients after it.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as plain:
+            plain.sendall(b"GET /subjects HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert not plain.recv(1024).startswith(b"HTTP/1.1 200")
+        client = SchemaRegistryClient({"url": url, "ssl.ca.location": str(certificates.ca),
+                                       "basic.auth.user.info": f"alice:{PASSWORD}"})
+        subject = "tls-value"
+        schema_id = client.register_schema(subject, Schema(record("Tls", {"name": "n", "type": "int"}), "AVRO"))
+        assert client.get_latest_version(subject).schema_id == schema_id
+        assert "schema registry on https://" in process.log_path.read_text()
+    finally:
+        process.stop()
