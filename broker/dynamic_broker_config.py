@@ -44,7 +44,10 @@ INVALID_DYNAMIC_CONFIGURATION = "Invalid dynamic configuration"
 # Thread pools a change may resize by at most half or double (DynamicThreadPool; per listener,
 # num.network.threads: DataPlaneAcceptor).
 THREAD_COUNT_KEYS = ("num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir",
-                     "background.threads")
+                     "background.threads", "remote.log.reader.threads", "remote.log.manager.copier.thread.pool.size",
+                     "remote.log.manager.expiration.thread.pool.size", "remote.log.manager.follower.thread.pool.size")
+# The group coordinators' dynamic assignment intervals and the broker bounds they must lie within.
+ASSIGNMENT_INTERVAL_KEYS = tuple(f"group.{kind}.assignment.interval.ms" for kind in ("consumer", "share", "streams"))
 # Per listener (listener.name.<l>.<key> or the broker-wide key): ConnectionQuotas' listener quotas.
 LISTENER_QUOTA_KEYS = ("max.connections", "max.connection.creation.rate")
 # A listener's TLS and SASL settings (broker/security/): a change rebuilds what the listener serves with.
@@ -88,11 +91,26 @@ def validate_reconfiguration(current: BrokerConfig, new: BrokerConfig) -> None:
     changed, which KRaft cannot re-register; a TLS listener's new key or trust store that cannot be
     loaded). kafka-wire binds its listeners at start: a change of the listeners themselves is refused
     too. Raises ConfigError."""
+    roll_ms = new["log.roll.ms"]
+    if (int(new["log.roll.hours"]) * 3_600_000 if roll_ms is None else int(roll_ms)) < 1:
+        raise ConfigError("requirement failed: log.roll.ms must be greater than or equal to 1")
+    jitter_ms = new["log.roll.jitter.ms"]
+    if (int(new["log.roll.jitter.hours"]) * 3_600_000 if jitter_ms is None else int(jitter_ms)) < 0:
+        raise ConfigError("requirement failed: log.roll.jitter.ms must be greater than or equal to 0")
     threads = int(new["log.cleaner.threads"])
     if threads == 0:
         raise ConfigError("/ by zero")
     if int(new["log.cleaner.dedupe.buffer.size"]) // threads <= 1024 * 1024:
         raise ConfigError("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
+    if int(new["max.connections.per.ip"]) == 0 and not new["max.connections.per.ip.overrides"]:
+        raise ConfigError("requirement failed: max.connections.per.ip can be set to zero only if "
+                          "max.connections.per.ip.overrides property is set.")
+    for key in ASSIGNMENT_INTERVAL_KEYS:
+        bounds = key.replace(".assignment.", ".min.assignment."), key.replace(".assignment.", ".max.assignment.")
+        if int(new[key]) < int(new[bounds[0]]):
+            raise ConfigError(f"{key} must be greater than or equal to {bounds[0]}")
+        if int(new[key]) > int(new[bounds[1]]):
+            raise ConfigError(f"{key} must be less than or equal to {bounds[1]}")
     # A listener named after a protocol needs no entry of its own only while the map is Kafka's default.
     map_set = any("listener.security.protocol.map" in layer
                   for layer in (new.explicit, new.dynamic_default, new.dynamic_broker))

@@ -31,16 +31,26 @@ GROUP = 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 OPERATION_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 
-# ISO-8601 durations as Java's Duration.parse reads them (PnDTnHnMn.nS), here without signs: Kafka
-# refuses a negative one.
-_DURATION = re.compile(r"\+?P(\d+D)?(T(\d+H)?(\d+M)?(\d+([.,]\d{0,9})?S)?)?", re.IGNORECASE)
+# ISO-8601 durations as Java's Duration.parse reads them (PnDTnHnMn.nS): a sign on the whole and on each
+# part; Kafka then refuses a duration whose total is negative (P1DT-1H, 23 hours, is fine).
+_DURATION = re.compile(r"([-+]?)P(?:([-+]?\d+)D)?(T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?\d+)(?:[.,](\d{0,9}))?S)?)?",
+                       re.IGNORECASE)
 
 
 def _valid_duration(text: str) -> bool:
     match = _DURATION.fullmatch(text)
-    if match is None or not (match.group(1) or match.group(2)):
+    if match is None:
         return False
-    return match.group(2) is None or len(match.group(2)) > 1  # a "T" with nothing after it is no duration
+    sign, days, time_part, hours, minutes, seconds, fraction = match.groups()
+    if days is None and time_part is None:
+        return False
+    if time_part is not None and hours is None and minutes is None and seconds is None:
+        return False  # a "T" with nothing after it is no duration
+    nanos = (int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes or 0) * 60 + int(seconds or 0)) * 10**9
+    if fraction:
+        part = int(fraction.ljust(9, "0"))
+        nanos += -part if (seconds or "").startswith("-") else part
+    return (-nanos if sign == "-" else nanos) >= 0
 
 
 def _auto_offset_reset(name: str, value) -> None:

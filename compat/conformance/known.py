@@ -67,6 +67,15 @@ KNOWN: tuple[Known, ...] = (
     Known("produce_null_records@v* :: null records :: *", KEPT,
           "A Produce whose partition carries null records: Kafka 4.3 never answers it (the client times out); "
           "we answer that partition INVALID_RECORD, as Kafka answers empty records."),
+    # -- the dynamic broker config walk (scenarios/dynamic_broker_boundaries.py) ----------------------------
+    Known("dynamic_broker_boundaries_*:: sasl.enabled.mechanisms='*unknown*' :: *", KEPT,
+          "kafka-wire serves the SASL mechanisms PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 only and refuses another "
+          "(INVALID_REQUEST, the allowed values named) when it is set; Kafka 4.3 stores any name and fails a "
+          "client's handshake with it later"),
+    Known("dynamic_broker_boundaries_*:: ssl.enabled.protocols='*unknown*' :: *", KEPT,
+          "kafka-wire's TLS (Python's ssl) serves TLSv1.2 and TLSv1.3 only and refuses another protocol "
+          "(INVALID_REQUEST, the allowed values named) when it is set; Kafka 4.3 stores any name on a broker "
+          "without a TLS listener"),
 )
 
 # Against Kafka 3.9: kafka-wire answers as Kafka 4.3 does where the two lines differ. Each entry names
