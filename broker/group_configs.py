@@ -33,8 +33,8 @@ OPERATION_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SU
 
 # ISO-8601 durations as Java's Duration.parse reads them (PnDTnHnMn.nS): a sign on the whole and on each
 # part; Kafka then refuses a duration whose total is negative (P1DT-1H, 23 hours, is fine).
-_DURATION = re.compile(r"([-+]?)P(?:([-+]?\d+)D)?(T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?\d+)(?:[.,](\d{0,9}))?S)?)?",
-                       re.IGNORECASE)
+_DURATION = re.compile(r"([-+]?)P(?:([-+]?\d+)D)?"
+                       r"(T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?\d+)(?:[.,](\d{0,9}))?S)?)?", re.IGNORECASE)
 
 
 def _valid_duration(text: str) -> bool:

@@ -129,6 +129,29 @@ KNOWN = KNOWN + tuple(Known(pattern, KEPT, _FOLLOWS_4 + why, ("3.*",)) for patte
     ("config_boundaries_*:: internal.segment.bytes=* :: *",
      "Kafka 4.0 added the test-only topic config internal.segment.bytes; 3.9 answers INVALID_CONFIG "
      "\"Unknown topic config name\""),
+    *((f"dynamic_broker_boundaries_*:: {key}=* :: *", "Kafka 4.x added the broker config " + key + "; 3.9 does not "
+       "know it and stores any value as an unknown key")
+      for key in ("follower.fetch.last.tiered.offset.enable", "group.consumer.assignment.interval.ms",
+                  "group.share.assignment.interval.ms", "group.streams.assignment.interval.ms",
+                  "group.coordinator.cached.buffer.max.bytes", "share.coordinator.cached.buffer.max.bytes",
+                  "remote.list.offsets.request.timeout.ms")),
+    *((f"dynamic_broker_boundaries_*:: {key}=* :: *", "Kafka 4.0 made the remote log manager's thread pool " + key +
+       " dynamic (resized within half and double); 3.9 answers \"Cannot update these configs dynamically\"")
+      for key in ("remote.log.reader.threads", "remote.log.manager.copier.thread.pool.size",
+                  "remote.log.manager.expiration.thread.pool.size", "remote.log.manager.follower.thread.pool.size")),
+    ("dynamic_broker_boundaries_*:: log.segment.bytes='1048575' :: *",
+     "Kafka 4.0 raised log.segment.bytes' minimum from 14 bytes to 1 MiB (KIP-1030): 3.9 accepts 1048575"),
+    ("dynamic_broker_boundaries_*:: num.recovery.threads.per.data.dir='2147483647' :: error_message",
+     "Kafka 4.0 raised num.recovery.threads.per.data.dir's default from 1 to 2 (KIP-1030): the refused resize "
+     "names the current value"),
+    ("dynamic_broker_boundaries_*:: num.replica.fetchers='0' :: error_message",
+     "Kafka 4.x checks num.replica.fetchers' minimum (1) with the value's type; 3.9 refused 0 only as a thread "
+     "pool resized below 1"),
+    ("dynamic_broker_boundaries_*:: *='*,' :: *",
+     "Kafka 4.x refuses a list value with an empty item (\"values must not be empty\"); 3.9 accepted it, or named "
+     "the empty item as a value not allowed"),
+    ("dynamic_broker_boundaries_*:: ssl.*store.type=* :: error_message",
+     "Kafka 3.9's broker (Scala) prints the set of listener-only keys as HashSet(...), 4.x as [...]"),
     ("authz_offset_fetch@v* :: alice, named topics :: topics.*",
      "Kafka 4.0's group coordinator answers an OffsetFetch the group authorization refused with each named "
      "topic and the error; 3.9 left the topics out"),
