@@ -303,19 +303,11 @@ BROKER_KEYS: dict[str, ConfigKey] = {
 }
 
 
-# More of Kafka 4.3.0's ConfigDef lower bounds (atLeast) on keys kafka-wire does not use, found by the
-# conformance boundary walk (compat/conformance/scenarios/dynamic_broker_boundaries.py).
-_MORE_UNUSED_MINIMUMS = {
-    "num.replica.fetchers": 1, "remote.log.manager.copier.thread.pool.size": 1,
-    "remote.log.manager.expiration.thread.pool.size": 1, "remote.log.manager.follower.thread.pool.size": 1,
-    "group.coordinator.cached.buffer.max.bytes": 512 * 1024, "share.coordinator.cached.buffer.max.bytes": 512 * 1024,
-}
-
 
 def _unused_kafka_key(name: str, type_name: str, default: str | None) -> ConfigKey:
     # A key also declared above (the group coordinators' assignment intervals) keeps its bounds.
     declared = BROKER_KEYS.get(name)
-    minimum = KAFKA_UNUSED_DYNAMIC_BROKER_CONFIG_MINIMUMS.get(name, _MORE_UNUSED_MINIMUMS.get(name))
+    minimum = KAFKA_UNUSED_DYNAMIC_BROKER_CONFIG_MINIMUMS.get(name)
     key = ConfigKey(name, ConfigType[type_name], None, "A Kafka broker config kafka-wire accepts and describes "
                     "but does not use (kafka-wire).", sensitive=type_name == "PASSWORD",
                     minimum=minimum if minimum is not None or declared is None else declared.minimum)

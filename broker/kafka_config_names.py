@@ -276,4 +276,8 @@ KAFKA_UNUSED_DYNAMIC_BROKER_CONFIG_MINIMUMS = {
     "remote.log.index.file.cache.total.size.bytes": 1, "remote.log.reader.threads": 1,
     "remote.log.manager.copy.max.bytes.per.second": 1, "remote.log.manager.fetch.max.bytes.per.second": 1,
     "remote.fetch.max.wait.ms": 1, "remote.list.offsets.request.timeout.ms": 1,
+    # found by the conformance boundary walk (compat/conformance/scenarios/dynamic_broker_boundaries.py)
+    "num.replica.fetchers": 1, "remote.log.manager.copier.thread.pool.size": 1,
+    "remote.log.manager.expiration.thread.pool.size": 1, "remote.log.manager.follower.thread.pool.size": 1,
+    "group.coordinator.cached.buffer.max.bytes": 512 * 1024, "share.coordinator.cached.buffer.max.bytes": 512 * 1024,
 }
