@@ -8,8 +8,8 @@ SASL users serves everyone as `User:ANONYMOUS`, as a PLAINTEXT listener does.
 
 A right password is remembered for VERIFIED_SECONDS (as a digest of user and password, never the
 password), so a client's every request does not cost a PBKDF2 derivation; a password changed or a user
-deleted is refused at the latest that much later. Any authenticated user may use every endpoint: the
-broker's ACLs are not mapped onto subjects yet.
+deleted is refused at the latest that much later. What an authenticated user may do is the
+broker's ACLs' say (registry/acls.py).
 """
 
 from __future__ import annotations

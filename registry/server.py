@@ -15,6 +15,7 @@ from broker.http_listener import HttpRequestError, close_server, read_http_reque
 from broker.security.tls import listener_setting, server_context
 
 from .api import RawText, RegistryApi, RegistryError
+from .acls import RegistryAcls
 from .auth import CHALLENGE, BasicAuth
 from .store import SchemasLog
 
@@ -33,7 +34,7 @@ DISCARD_BYTES = 64 << 20
 DISCARD_SECONDS = 5.0
 MAX_CONNECTIONS = 256
 REGISTRY_LISTENER = "SCHEMA_REGISTRY"  # the listener name its listener.name.<name>.ssl.* settings use
-REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
            409: "Conflict", 411: "Length Required", 413: "Payload Too Large", 422: "Unprocessable Entity",
            431: "Request Header Fields Too Large", 500: "Internal Server Error"}
 
@@ -54,6 +55,7 @@ class RegistryServer:
         self.log = SchemasLog(broker)
         self.api = RegistryApi(self.log)
         self.auth = BasicAuth(broker)
+        self.acls = RegistryAcls(broker, lambda: self.log.state)
         self.server: asyncio.base_events.Server | None = None
         self.address: tuple[str, int] | None = None
 
@@ -73,6 +75,7 @@ class RegistryServer:
         self.server = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = (writer.get_extra_info("peername") or ("",))[0]  # (host-scoped ACLs)
         try:
             while True:
                 try:
@@ -86,9 +89,13 @@ class RegistryServer:
                     return
                 method, target, headers, body = request
                 close = headers.get("connection", "").lower() == "close"
-                if await self.auth.principal(headers) is None:
+                principal = await self.auth.principal(headers)
+                if principal is None:
                     await self._send(writer, 401, {"error_code": 401, "message": "Unauthorized"}, close,
                                      head_only=method == "HEAD", extra=[f"WWW-Authenticate: {CHALLENGE}"])
+                elif (refused := self._refusal(principal, peer, method, target)) is not None:
+                    await self._send(writer, 403, {"error_code": 40301, "message": refused}, close,
+                                     head_only=method == "HEAD")
                 else:
                     status, answer = await self._answer(method, target, body)
                     await self._send(writer, status, answer, close, head_only=method == "HEAD")
@@ -98,6 +105,11 @@ class RegistryServer:
             pass
         except Exception:
             logger.exception("schema registry connection failed")
+
+    def _refusal(self, principal: str, peer: str, method: str, target: str) -> str | None:
+        self.log.catch_up()  # (a schema id's subjects as the log says them now)
+        segments = [unquote(s) for s in urlsplit(target).path.split("/") if s != ""]
+        return self.acls.refusal(principal, peer, method, segments)
 
     async def _answer(self, method: str, target: str, body: bytes) -> tuple[int, object]:
         parts = urlsplit(target)

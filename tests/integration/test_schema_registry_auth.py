@@ -124,3 +124,65 @@ def test_https_with_the_brokers_key_store_and_basic_auth(tmp_path):
         assert "schema registry on https://" in process.log_path.read_text()
     finally:
         process.stop()
+
+
+# -- ACLs: the broker's Kafka ACLs as Confluent's Topic ACL authorizer maps them -----------------------
+
+
+@pytest.fixture(scope="module", params=[1, 2], ids=["acl-one-process", "acl-two-workers"])
+def guarded(tmp_path_factory, request):
+    from broker.security.authorizer import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+    from broker.security.authorizer import StandardAuthorizer
+
+    port = free_port()
+    process = BrokerProcess(tmp_path_factory.mktemp("registry-acls"), config={
+        "schema.registry.port": port, "num.worker.processes": request.param,
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:admin"})
+    store = CredentialStore(process.log_dir)
+    for user in ("admin", "alice", "bob", "carol"):
+        store.set_password(user, PASSWORD, SCRAM_MECHANISMS["SCRAM-SHA-256"])
+    StandardAuthorizer(process.log_dir).create([
+        AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, f"User:{user}", "*", operation,
+                   AclPermissionType.ALLOW)
+        for user, operations in (("alice", (AclOperation.READ, AclOperation.WRITE)), ("bob", (AclOperation.READ,)))
+        for operation in operations])
+    process.start()
+    try:
+        registry = Registry(process, port)
+        registry.wait_until_serving()
+        yield registry
+    finally:
+        process.stop()
+
+
+def as_user(registry, user: str, method: str, path: str, body=None) -> tuple[int, object]:
+    status, data, _ = registry.raw(method, path, None if body is None else json.dumps(body).encode(),
+                                   headers=basic(user, PASSWORD))
+    return status, json.loads(data)
+
+
+def test_subjects_follow_their_topics_acls(guarded):
+    schema = {"schema": record("Order", {"name": "id", "type": "long"})}
+    status, answer = as_user(guarded, "bob", "POST", "/subjects/orders-value/versions", schema)
+    assert (status, answer) == (403, {"error_code": 40301,
+                                      "message": "User is denied operation SUBJECT_WRITE on Subject: orders-value"})
+    status, answer = as_user(guarded, "alice", "POST", "/subjects/orders-value/versions", schema)
+    assert status == 200
+    schema_id = answer["id"]
+    assert as_user(guarded, "bob", "GET", "/subjects/orders-value/versions")[0] == 200  # READ on orders
+    assert as_user(guarded, "bob", "GET", f"/schemas/ids/{schema_id}")[0] == 200  # READ on one of its topics
+    assert as_user(guarded, "carol", "GET", f"/schemas/ids/{schema_id}")[0] == 403
+    assert as_user(guarded, "carol", "GET", "/subjects/orders-value/versions/1")[0] == 403
+    assert as_user(guarded, "bob", "GET", "/config/orders-value")[0] in (200, 404)  # SUBJECT_COMPATIBILITY_READ
+    assert as_user(guarded, "bob", "PUT", "/config/orders-value", {"compatibility": "NONE"})[0] == 403
+    assert as_user(guarded, "alice", "PUT", "/config/orders-value", {"compatibility": "NONE"})[0] == 200
+    assert as_user(guarded, "bob", "DELETE", "/subjects/orders-value")[0] == 403  # SUBJECT_DELETE: WRITE
+    # A subject named after no topic, and the global operations, are a super user's.
+    assert as_user(guarded, "alice", "POST", "/subjects/free-form/versions", schema)[0] == 403
+    assert as_user(guarded, "alice", "GET", "/subjects")[0] == 403
+    assert as_user(guarded, "alice", "PUT", "/config", {"compatibility": "FULL"})[0] == 403
+    assert as_user(guarded, "admin", "GET", "/subjects") == (200, ["orders-value"])
+    assert as_user(guarded, "admin", "POST", "/subjects/free-form/versions", schema)[0] == 200
+    assert as_user(guarded, "carol", "GET", "/schemas/types")[0] == 200  # names nothing
+    assert as_user(guarded, "alice", "DELETE", "/subjects/orders-value")[0] == 200
