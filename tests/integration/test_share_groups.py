@@ -1,0 +1,244 @@
+"""Share groups (KIP-932) with a real share consumer: confluent-kafka's ShareConsumer (librdkafka
+2.16) against kafka-wire and, for the same scenario, against the reference Apache Kafka 4.3.0,
+comparing what the consumers see.
+
+Scenarios: two consumers of one share group split one partition's records with none delivered to
+both; a RELEASE redelivers the record (delivery count 2); an acquisition lock that runs out
+redelivers to another consumer; the delivery count limit archives a record released too often;
+and (kafka-wire) a restart keeps accepted records accepted and redelivers unacknowledged ones.
+Runs with 1 worker and with KAFKA_WIRE_TEST_WORKERS=2.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+if not hasattr(confluent_kafka, "ShareConsumer"):
+    pytest.skip("confluent-kafka without ShareConsumer (needs 2.16+)", allow_module_level=True)
+
+from confluent_kafka import AcknowledgeType, Producer, ShareConsumer  # noqa: E402
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic  # noqa: E402
+
+from testing.broker_process import BrokerProcess  # noqa: E402
+
+pytestmark = pytest.mark.timeout(300)
+
+LOCK_MS = 2000
+# Both brokers: a short acquisition lock (Kafka's lower bound is group.share.min.record.lock.duration.ms).
+SHARE_CONFIG = {"group.share.min.record.lock.duration.ms": 1000, "group.share.record.lock.duration.ms": LOCK_MS}
+
+
+@pytest.fixture(scope="module")
+def wire(tmp_path_factory):
+    broker = BrokerProcess(tmp_path_factory.mktemp("share-broker"), config=SHARE_CONFIG)
+    broker.start()
+    yield broker
+    problems = broker.finish()
+    assert not problems, "\n".join(problems) + broker.log_report()
+
+
+@pytest.fixture(params=["kafka-wire", "kafka-4.3.0"])
+def bootstrap(request, wire):
+    if request.param == "kafka-wire":
+        return wire.bootstrap
+    return request.getfixturevalue("reference_kafka")("4.3.0", SHARE_CONFIG).bootstrap
+
+
+# -- helpers ------------------------------------------------------------------------------------------
+
+
+def new_topic(bootstrap: str, records: int, partitions: int = 1) -> str:
+    topic = f"share-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+    produce(bootstrap, topic, range(records))
+    return topic
+
+
+def produce(bootstrap: str, topic: str, values) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in values:
+        producer.produce(topic, value=f"v{i}".encode(), partition=0)
+    assert producer.flush(30) == 0
+
+
+def new_group(bootstrap: str, **configs: str) -> str:
+    """A share group reading from the earliest offset, with the given group configs."""
+    group = f"sg-{uuid.uuid4().hex[:8]}"
+    settings = {"share.auto.offset.reset": "earliest", **{k.replace("_", "."): v for k, v in configs.items()}}
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource("GROUP", group, incremental_configs=[
+        ConfigEntry(k, str(v), incremental_operation=AlterConfigOpType.SET) for k, v in settings.items()])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(30)
+    return group
+
+
+def consumer(bootstrap: str, group: str, topic: str, explicit: bool = False) -> ShareConsumer:
+    config = {"bootstrap.servers": bootstrap, "group.id": group}
+    if explicit:
+        config["share.acknowledgement.mode"] = "explicit"
+    c = ShareConsumer(config)
+    c.subscribe([topic])
+    return c
+
+
+def poll_until(c: ShareConsumer, want: int, timeout: float = 30.0) -> list:
+    """Messages from polls until `want` came or the time is up (errors fail the test)."""
+    got = []
+    deadline = time.monotonic() + timeout
+    while len(got) < want and time.monotonic() < deadline:
+        for m in c.poll(0.5):
+            assert m.error() is None, m.error()
+            got.append(m)
+    return got
+
+
+def offsets(messages) -> list[int]:
+    return [m.offset() for m in messages]
+
+
+# -- scenarios ----------------------------------------------------------------------------------------
+
+
+def test_two_consumers_split_a_partition_without_duplicates(bootstrap):
+    topic = new_topic(bootstrap, 40)
+    group = new_group(bootstrap)
+    a, b = consumer(bootstrap, group, topic), consumer(bootstrap, group, topic)
+    try:
+        seen = {"a": [], "b": []}
+        deadline = time.monotonic() + 40
+        while len(seen["a"]) + len(seen["b"]) < 40 and time.monotonic() < deadline:
+            for name, c in (("a", a), ("b", b)):
+                for m in c.poll(0.3):
+                    assert m.error() is None, m.error()
+                    seen[name].append(m.offset())
+        # Implicit acknowledgement accepts each poll's records on the next poll: none comes twice.
+        assert sorted(seen["a"] + seen["b"]) == list(range(40))
+        assert not set(seen["a"]) & set(seen["b"])
+    finally:
+        a.close()
+        b.close()
+
+
+def test_one_consumer_reads_every_partition(bootstrap):
+    """Partitions spread over workers (KAFKA_WIRE_TEST_WORKERS=2): the share state's worker reads
+    the others' logs."""
+    topic = new_topic(bootstrap, 0, partitions=4)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(20):
+        producer.produce(topic, value=f"v{i}".encode(), partition=i % 4)
+    assert producer.flush(30) == 0
+    c = consumer(bootstrap, new_group(bootstrap), topic)
+    try:
+        got = poll_until(c, 20)
+        assert sorted((m.partition(), m.offset()) for m in got) == [(p, o) for p in range(4) for o in range(5)]
+    finally:
+        c.close()
+
+
+def test_release_redelivers_with_a_higher_delivery_count(bootstrap):
+    topic = new_topic(bootstrap, 5)
+    group = new_group(bootstrap)
+    c = consumer(bootstrap, group, topic, explicit=True)
+    try:
+        first = poll_until(c, 5)
+        assert offsets(first) == [0, 1, 2, 3, 4]
+        assert [m.delivery_count() for m in first] == [1] * 5
+        for m in first:
+            c.acknowledge(m, AcknowledgeType.RELEASE if m.offset() == 2 else AcknowledgeType.ACCEPT)
+        c.commit_sync(30)
+        again = poll_until(c, 1)
+        assert [(m.offset(), m.delivery_count()) for m in again] == [(2, 2)]
+        for m in again:
+            c.acknowledge(m, AcknowledgeType.ACCEPT)
+        c.commit_sync(30)
+        assert poll_until(c, 1, timeout=3) == []
+    finally:
+        c.close()
+
+
+def test_lock_timeout_redelivers_to_another_consumer(bootstrap):
+    topic = new_topic(bootstrap, 3)
+    group = new_group(bootstrap)
+    holder = consumer(bootstrap, group, topic, explicit=True)
+    try:
+        held = poll_until(holder, 3)
+        assert offsets(held) == [0, 1, 2]
+        # The holder neither acknowledges nor polls: its locks run out (2 s) and the records go to
+        # the next consumer that asks, delivered a second time.
+        other = consumer(bootstrap, group, topic)
+        try:
+            started = time.monotonic()
+            again = poll_until(other, 3, timeout=30)
+            assert [(m.offset(), m.delivery_count()) for m in again] == [(0, 2), (1, 2), (2, 2)]
+            assert time.monotonic() - started >= (LOCK_MS - 500) / 1000 * 0.5
+        finally:
+            other.close()
+    finally:
+        holder.close()
+
+
+def test_delivery_count_limit_archives(bootstrap):
+    topic = new_topic(bootstrap, 2)
+    group = new_group(bootstrap, **{"share.delivery.count.limit": "2"})
+    c = consumer(bootstrap, group, topic, explicit=True)
+    try:
+        deliveries = []
+        for _ in range(2):
+            got = poll_until(c, 2)
+            deliveries.append([(m.offset(), m.delivery_count()) for m in got])
+            for m in got:
+                c.acknowledge(m, AcknowledgeType.RELEASE)
+            c.commit_sync(30)
+        assert deliveries == [[(0, 1), (1, 1)], [(0, 2), (1, 2)]]
+        # Released at the limit: archived, never delivered again; a new record still is.
+        assert poll_until(c, 1, timeout=3) == []
+        produce(bootstrap, topic, [2])
+        last = poll_until(c, 1)
+        assert [(m.offset(), m.delivery_count()) for m in last] == [(2, 1)]
+        for m in last:
+            c.acknowledge(m, AcknowledgeType.ACCEPT)
+        c.commit_sync(30)
+    finally:
+        c.close()
+
+
+def test_restart_keeps_accepted_records_accepted(tmp_path):
+    broker = BrokerProcess(tmp_path / "broker", config=SHARE_CONFIG)
+    broker.start()
+    try:
+        topic = new_topic(broker.bootstrap, 10)
+        group = new_group(broker.bootstrap)
+        c = consumer(broker.bootstrap, group, topic, explicit=True)
+        got = poll_until(c, 10)
+        assert offsets(got) == list(range(10))
+        for m in got[:4]:
+            c.acknowledge(m, AcknowledgeType.ACCEPT)
+        c.commit_sync(30)
+        # 4..9 stay acquired, unacknowledged, when the broker dies.
+        broker.kill()
+        c.close()
+        broker.start()
+        again = consumer(broker.bootstrap, group, topic)
+        try:
+            redelivered = poll_until(again, 6, timeout=40)
+            assert offsets(redelivered) == [4, 5, 6, 7, 8, 9]
+            assert poll_until(again, 1, timeout=3) == []
+        finally:
+            again.close()
+        # Accepted by the implicit acknowledgement of that consumer's close: nothing after another restart.
+        broker.restart()
+        last = consumer(broker.bootstrap, group, topic)
+        try:
+            produce(broker.bootstrap, topic, [10])
+            assert offsets(poll_until(last, 1, timeout=40)) == [10]
+            assert poll_until(last, 1, timeout=3) == []
+        finally:
+            last.close()
+    finally:
+        broker.stop()
