@@ -234,6 +234,12 @@ SHAPES: dict[str, Shape] = {
     "ConsumerGroupDescribe": Shape(entries=(Each(
         "groups", "group_ids", copy={"group_id": ITEM}, fill={"error_code": ERROR}),)),
     "ListConfigResources": TOP_ERROR,
+    # Share groups (KIP-932): Share*Request.getErrorResponse.
+    "ShareGroupHeartbeat": TOP_ERROR,
+    "ShareGroupDescribe": Shape(entries=(Each(
+        "groups", "group_ids", copy={"group_id": ITEM}, fill={"error_code": ERROR}),)),
+    "ShareFetch": Shape(fill={"error_code": ERROR, "responses": [], "node_endpoints": []}),
+    "ShareAcknowledge": Shape(fill={"error_code": ERROR, "responses": [], "node_endpoints": []}),
     "DescribeTopicPartitions": Shape(entries=(Each(
         "topics", "topics", copy=_same("name"), fill={"error_code": ERROR, "is_internal": False, "partitions": []}),)),
 }
