@@ -296,6 +296,18 @@ class ShareGroups:
         batch = bytearray(build_batch([Record(0, 0, record[0], record[1])], base_timestamp=now))
         append_internal_batch(self.broker, SHARE_STATE_TOPIC, where, batch)
 
+    def delete_state(self, key: tuple) -> None:
+        """Forget a share-partition and tombstone its state in __share_group_state."""
+        group_id, topic_id, partition = key
+        self.partitions.pop(key, None)
+        self._snapshot_epochs.pop(key, None)
+        where = state_partition_for(group_id, topic_id, partition, self._state_partitions())
+        records = [(ir.encode_share_state_key(t, group_id, topic_id, partition), None)
+                   for t in (ir.SHARE_SNAPSHOT, ir.SHARE_UPDATE)]
+        batch = bytearray(build_batch([Record(i, 0, k, v) for i, (k, v) in enumerate(records)],
+                                      base_timestamp=now_ms()))
+        append_internal_batch(self.broker, SHARE_STATE_TOPIC, where, batch)
+
     # -- reading partitions ------------------------------------------------------------------------
 
     def _owner(self, topic: str, partition: int) -> int | None:
@@ -387,3 +399,87 @@ class ShareGroups:
     def read_committed(self, group_id: str) -> bool:
         return str(self.group_config(group_id, "share.isolation.level")) == "read_committed"
 
+
+
+# -- the group APIs that span group types (ListGroups, DeleteGroups) ---------------------------------------
+
+
+def list_share_groups(broker, states_filter=None, types_filter=None) -> list[dict]:
+    """ListGroups' entries for the share groups (type and protocol type "share")."""
+    if broker.feature_level("share.version") < 1:
+        return []
+    service = service_of(broker)
+    if service.ready() is not None:
+        return []
+    wanted = {s.lower() for s in states_filter} if states_filter else None
+    wanted_types = {t.lower() for t in types_filter} if types_filter else None
+    if wanted_types is not None and "share" not in wanted_types:
+        return []
+    return [{"group_id": g.group_id, "protocol_type": "share", "group_state": g.state, "group_type": "share"}
+            for g in service.coordinator.groups.values()
+            if not g.dead and (wanted is None or g.state.lower() in wanted)]
+
+
+def share_group_ids(broker, group_ids) -> set[str]:
+    """Which of the group ids name share groups."""
+    if broker.feature_level("share.version") < 1:
+        return set()
+    service = service_of(broker)
+    if service.ready() is not None:
+        return set()
+    return {g for g in group_ids if g in service.coordinator.groups}
+
+
+def delete_share_group(broker, group_id: str) -> ErrorCode:
+    """DeleteGroups on a share group: only an empty one; its records and its share-partitions'
+    state (those this coordinator has loaded) are tombstoned."""
+    from coordinator.share_group import ShareGroupError
+
+    service = service_of(broker)
+    try:
+        records = service.coordinator.delete_group(group_id)
+    except ShareGroupError as e:
+        return e.error
+    try:
+        service.append_group_records(group_id, records)
+        for key in [k for k in service.partitions if k[0] == group_id]:
+            service.delete_state(key)
+    except AppendFailed as e:
+        return e.error
+    return ErrorCode.NONE
+
+
+# -- share group offsets (DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets) -------
+
+
+def group_state_keys(service: ShareGroups, group_id: str) -> dict[tuple, PersistedShareState]:
+    """Every share-partition of the group with state in __share_group_state, folded, by key."""
+    states: dict[tuple, PersistedShareState] = {}
+    meta = service.broker.metadata.topic(SHARE_STATE_TOPIC)
+    for where in range(meta.partitions if meta is not None else 0):
+        for header, records in read_internal_batches(service.broker, SHARE_STATE_TOPIC, where):
+            if header.is_control:
+                continue
+            for record in records:
+                try:
+                    record_type, key, value = ir.decode_share_state_record(record.key, record.value)
+                except (DecodeError, UnicodeDecodeError, ValueError):
+                    continue
+                if key.group_id == group_id:
+                    states.setdefault((group_id, key.topic_id, key.partition), PersistedShareState()).apply(
+                        record_type, value)
+    return {k: s for k, s in states.items() if s.found}
+
+
+def share_partition_summary(service: ShareGroups, key: tuple, persisted: dict) -> tuple[int, int, int] | None:
+    """(start offset, leader epoch, delivery complete count) of a share-partition, from memory when
+    loaded, else from its persisted state; None when it has none."""
+    sp = service.partitions.get(key)
+    if sp is not None:
+        return sp.start_offset, sp.leader_epoch, sp.delivery_complete_count()
+    state = persisted.get(key)
+    if state is None:
+        return None
+    complete = sum(b.last_offset - b.first_offset + 1 for b in state.batches
+                   if b.delivery_state in (2, 4))
+    return state.start_offset, state.leader_epoch, complete

@@ -39,8 +39,6 @@ KNOWN: tuple[Known, ...] = (
               "share groups' own worker (broker/share_groups.py), no broker sends them: docs/compatibility.md, "
               "APIs served")
           for k in (83, 84, 85, 86, 87)),
-        *((k, "share group offsets admin (KIP-932) is not implemented yet: docs/compatibility.md, APIs served")
-          for k in (90, 91, 92)),
         *((k, "streams groups (KIP-1071) are not implemented yet: docs/compatibility.md, APIs served")
           for k in (88, 89)),
     )),
