@@ -37,6 +37,7 @@ from coordinator.share_partition import (
     ShareAcknowledgeError,
     StateUpdate,
     initial_start_offset,
+    parse_duration_ms,
 )
 from coordinator.share_sessions import ShareSessionCache
 from coordinator.share_state import (
@@ -78,6 +79,18 @@ def batch_ranges(data: bytes) -> list[tuple[int, int]]:
         out.append((base, base + delta))
         pos += 12 + length
     return out
+
+
+def local_log_offsets(broker, topic: str, partition: int, timestamp: int | None) -> tuple:
+    """`ShareGroups.log_offsets` at the partition's owner."""
+    plog = broker.partition_log(topic, partition)
+    if plog is None:
+        return 0, 0, None
+    at_time = None
+    if timestamp is not None:
+        found = plog.fetch_offset_by_timestamp(timestamp)
+        at_time = None if found is None or found.offset >= plog.high_watermark else found.offset
+    return plog.log_start_offset, plog.high_watermark, at_time
 
 
 def service_of(broker) -> "ShareGroups":
@@ -262,10 +275,13 @@ class ShareGroups:
                                                leader_epoch=state.leader_epoch, **limits)
             self._snapshot_epochs[key] = [state.snapshot_epoch, state.updates_since_snapshot]
         else:
-            log_start, log_end = await self.log_offsets(topic, partition)
             reset = str(self.group_config(group_id, "share.auto.offset.reset"))
+            since = None
+            if reset.startswith("by_duration:"):
+                since = now_ms() - parse_duration_ms(reset[len("by_duration:"):])
+            log_start, log_end, at_time = await self.log_offsets(topic, partition, since)
             start = initial_start_offset(reset, log_start_offset=max(0, log_start), log_end_offset=max(0, log_end),
-                                         now_ms=now_ms(), offset_for_timestamp=lambda ts: None)
+                                         now_ms=now_ms(), offset_for_timestamp=lambda ts: at_time)
             sp = SharePartition(group_id, topic_id, partition, start_offset=start, **limits)
         sp.renew_enabled = bool(self.group_config(group_id, "share.renew.acknowledge.enable"))
         again = self.partitions.get(key)  # another request may have made it while this one awaited
@@ -317,13 +333,13 @@ class ShareGroups:
         owner = workers.owner(topic, partition)
         return None if owner == workers.index else owner
 
-    async def log_offsets(self, topic: str, partition: int) -> tuple[int, int]:
-        """(log start offset, high watermark) of a partition, here or at its owner."""
+    async def log_offsets(self, topic: str, partition: int, timestamp: int | None = None) -> tuple:
+        """(log start offset, high watermark, the first offset at or after `timestamp` or None) of a
+        partition, here or at its owner."""
         owner = self._owner(topic, partition)
         if owner is None:
-            plog = self.broker.partition_log(topic, partition)
-            return (0, 0) if plog is None else (plog.log_start_offset, plog.high_watermark)
-        answer, _, _ = await self.broker.workers.links[owner].call("log_offsets", [(topic, partition)])
+            return local_log_offsets(self.broker, topic, partition, timestamp)
+        answer, _, _ = await self.broker.workers.links[owner].call("log_offsets", [(topic, partition, timestamp)])
         return tuple(answer[0])
 
     async def read(self, topic: str, topic_id, partition: int, offset: int, max_bytes: int,

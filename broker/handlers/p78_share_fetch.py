@@ -186,7 +186,7 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
         offset = sp.next_fetch_offset()
         read, data = await service.read(topic, topic_id, partition, offset, remaining_bytes, read_committed)
         if read.error == ErrorCode.OFFSET_OUT_OF_RANGE:
-            log_start, _ = await service.log_offsets(topic, partition)
+            log_start, _, _ = await service.log_offsets(topic, partition)
             if offset < log_start:
                 service._persist(sp, sp.update_log_start_offset(log_start))
                 offset = sp.next_fetch_offset()

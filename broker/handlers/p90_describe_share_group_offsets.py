@@ -72,7 +72,7 @@ async def handle(broker: BrokerView, ctx, request):
                     topic["partitions"].append(_partition(partition))
                     continue
                 start, epoch, complete = summary
-                _, high_watermark = await service.log_offsets(name, partition)
+                _, high_watermark, _ = await service.log_offsets(name, partition)
                 lag = max(0, high_watermark - start - complete)
                 topic["partitions"].append(_partition(partition, start=start, epoch=epoch, lag=lag))
             if topic["topic_id"] is None:

@@ -44,11 +44,9 @@ async def answer(broker, op: str, meta, body, fds: list[int]):
     if op == "schema_subjects":  # schema id validation at another worker (broker/schema_validation.py)
         return await broker.schema_subjects(meta), b"", ()
     if op == "log_offsets":  # a share-partition's start, at the partition's owner (broker/share_groups.py)
-        answers = []
-        for topic, partition in meta:
-            plog = broker.partition_log(topic, partition)
-            answers.append((0, 0) if plog is None else (plog.log_start_offset, plog.high_watermark))
-        return answers, b"", ()
+        from ..share_groups import local_log_offsets
+
+        return [local_log_offsets(broker, topic, partition, timestamp) for topic, partition, timestamp in meta], b"", ()
     if op == "open":  # (the refresh that serve() made opened them)
         return broker.unopened_partitions(meta), b"", ()
     if op == "stats":

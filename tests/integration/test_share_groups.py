@@ -208,6 +208,34 @@ def test_delivery_count_limit_archives(bootstrap):
         c.close()
 
 
+@pytest.mark.parametrize("reset, first", [("latest", 3), ("by_duration:PT1H", 0), ("earliest", 0)])
+def test_share_auto_offset_reset_places_the_start(bootstrap, reset, first):
+    """share.auto.offset.reset, read when the share-partition is first used: latest skips the three
+    records already there; a duration reaching back before them, and earliest, deliver them. (A
+    record goes in every 2 s until one comes back: Kafka starts the share-partition when it assigns
+    it, a moment after the consumer joined.)"""
+    topic = new_topic(bootstrap, 3)
+    group = new_group(bootstrap, **{"share.auto.offset.reset": reset})
+    c = consumer(bootstrap, group, topic)
+    try:
+        got = []
+        next_value = 3
+        deadline = time.monotonic() + 40
+        while not any(o >= 3 for o in offsets(got)) and time.monotonic() < deadline:
+            got += poll_until(c, 100, timeout=2)
+            if not any(o >= 3 for o in offsets(got)):
+                produce(bootstrap, topic, [next_value])
+                next_value += 1
+        seen = offsets(got)
+        assert seen and seen == sorted(seen) and max(seen) >= 3
+        if first == 0:
+            assert seen[:3] == [0, 1, 2]
+        else:
+            assert min(seen) >= 3
+    finally:
+        c.close()
+
+
 def test_restart_keeps_accepted_records_accepted(tmp_path):
     broker = BrokerProcess(tmp_path / "broker", config=SHARE_CONFIG)
     broker.start()
