@@ -499,3 +499,10 @@ def share_partition_summary(service: ShareGroups, key: tuple, persisted: dict) -
     complete = sum(b.last_offset - b.first_offset + 1 for b in state.batches
                    if b.delivery_state in (2, 4))
     return state.start_offset, state.leader_epoch, complete
+
+
+def served(broker) -> bool:
+    """Whether this broker serves share groups: a single node, not a ZooKeeper-mode cluster (whose
+    share-partitions' leaders and state partitions would be on several brokers; Kafka's
+    ZooKeeper-mode brokers never served share groups either)."""
+    return broker.metadata.metadata_quorum() is not None

@@ -83,7 +83,8 @@ def merge_batches(batches: list[StateBatch], new: list[StateBatch], start_offset
                     next_pieces.append(p)
                     continue
                 if p.first_offset < b.first_offset:
-                    next_pieces.append(StateBatch(p.first_offset, b.first_offset - 1, p.delivery_state, p.delivery_count))
+                    next_pieces.append(StateBatch(p.first_offset, b.first_offset - 1, p.delivery_state,
+                                                  p.delivery_count))
                 if p.last_offset > b.last_offset:
                     next_pieces.append(StateBatch(b.last_offset + 1, p.last_offset, p.delivery_state, p.delivery_count))
             pieces = next_pieces

@@ -29,6 +29,7 @@ from ..features import SHARE_VERSION
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import batch_ranges, now_ms, service_of
+from ..share_groups import served as serves_share_groups
 
 API = APIS_BY_NAME["ShareFetch"]
 
@@ -70,6 +71,11 @@ def _cut_after(data: bytes, last_offset: int) -> bytes:
         if last >= last_offset:
             break
     return data[:pos]
+
+
+def served(broker: BrokerView) -> bool:
+    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
+    return serves_share_groups(broker)
 
 
 async def handle(broker: BrokerView, ctx, request):

@@ -17,6 +17,7 @@ from ..features import SHARE_VERSION
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import service_of
+from ..share_groups import served as serves_share_groups
 from .p78_share_fetch import NO_LEADER, _refusal
 
 API = APIS_BY_NAME["ShareAcknowledge"]
@@ -25,6 +26,11 @@ API = APIS_BY_NAME["ShareAcknowledge"]
 def _top_error(error: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message,
             "acquisition_lock_timeout_ms": 0, "responses": [], "node_endpoints": []}
+
+
+def served(broker: BrokerView) -> bool:
+    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
+    return serves_share_groups(broker)
 
 
 async def handle(broker: BrokerView, ctx, request):

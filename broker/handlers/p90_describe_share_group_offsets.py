@@ -16,6 +16,7 @@ from ..features import SHARE_VERSION
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import group_state_keys, service_of, share_partition_summary
+from ..share_groups import served as serves_share_groups
 
 API = APIS_BY_NAME["DescribeShareGroupOffsets"]
 
@@ -23,6 +24,11 @@ API = APIS_BY_NAME["DescribeShareGroupOffsets"]
 def _partition(index: int, error: ErrorCode = ErrorCode.NONE, start: int = -1, epoch: int = -1, lag: int = -1):
     return {"partition_index": index, "start_offset": start, "leader_epoch": epoch, "lag": lag,
             "error_code": int(error), "error_message": None}
+
+
+def served(broker: BrokerView) -> bool:
+    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
+    return serves_share_groups(broker)
 
 
 async def handle(broker: BrokerView, ctx, request):

@@ -1,7 +1,7 @@
 """AlterShareGroupOffsets (91): set share-partitions' start offsets (kafka-share-groups.sh
 --reset-offsets, KIP-932). Only while the group has no members (NON_EMPTY_GROUP otherwise; a group
-that does not exist yet is created empty, as Kafka does): what was in flight is dropped, the state epoch moves on, and the new state is durable in
-__share_group_state before the answer.
+that does not exist yet is created empty, as Kafka does): what was in flight is dropped, the state
+epoch moves on, and the new state is durable in __share_group_state before the answer.
 """
 
 from __future__ import annotations
@@ -16,12 +16,18 @@ from ..features import SHARE_VERSION
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import service_of
+from ..share_groups import served as serves_share_groups
 
 API = APIS_BY_NAME["AlterShareGroupOffsets"]
 
 
 def _error(error: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message, "responses": []}
+
+
+def served(broker: BrokerView) -> bool:
+    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
+    return serves_share_groups(broker)
 
 
 async def handle(broker: BrokerView, ctx, request):

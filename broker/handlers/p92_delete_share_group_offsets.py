@@ -16,12 +16,18 @@ from ..features import SHARE_VERSION
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import group_state_keys, service_of
+from ..share_groups import served as serves_share_groups
 
 API = APIS_BY_NAME["DeleteShareGroupOffsets"]
 
 
 def _error(error: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message, "responses": []}
+
+
+def served(broker: BrokerView) -> bool:
+    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
+    return serves_share_groups(broker)
 
 
 async def handle(broker: BrokerView, ctx, request):
