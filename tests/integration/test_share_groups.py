@@ -98,6 +98,19 @@ def poll_until(c: ShareConsumer, want: int, timeout: float = 30.0) -> list:
     return got
 
 
+def describe_share_group(bootstrap: str, group: str) -> dict:
+    """ShareGroupDescribe of one group: state and members (id, epoch, assignment)."""
+    from client import WireClient
+
+    with WireClient(bootstrap) as client:
+        described = client.call("ShareGroupDescribe", 1, {"group_ids": [group],
+                                                          "include_authorized_operations": False}).groups[0]
+    assert described.error_code == 0, described
+    return {"state": described.group_state, "members": sorted(
+        (m.member_id, m.member_epoch, [(t.topic_name, list(t.partitions)) for t in m.assignment.topic_partitions])
+        for m in described.members)}
+
+
 def offsets(messages) -> list[int]:
     return [m.offset() for m in messages]
 
@@ -249,9 +262,13 @@ def test_restart_keeps_accepted_records_accepted(tmp_path):
             c.acknowledge(m, AcknowledgeType.ACCEPT)
         c.commit_sync(30)
         # 4..9 stay acquired, unacknowledged, when the broker dies.
+        member = describe_share_group(broker.bootstrap, group)["members"]
+        assert len(member) == 1 and member[0][1] > 0 and member[0][2] == [(topic, [0])]
         broker.kill()
-        c.close()
+        c.close()  # its leave cannot reach the broker
         broker.start()
+        # The membership came back from __consumer_offsets: the same member, epoch and assignment.
+        assert describe_share_group(broker.bootstrap, group)["members"] == member
         again = consumer(broker.bootstrap, group, topic)
         try:
             redelivered = poll_until(again, 6, timeout=40)
