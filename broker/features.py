@@ -57,15 +57,18 @@ def serves_transaction_version_2(handlers) -> bool:
     return all(name in by_name and by_name[name].max_version >= version for name, version in TV2_API_VERSIONS)
 
 
-def supported_features(handlers=None) -> dict[str, tuple[int, int]]:
-    """{feature: (min level, max level)} this broker's software supports."""
+def supported_features(handlers=None, share_groups: bool = True) -> dict[str, tuple[int, int]]:
+    """{feature: (min level, max level)} this broker's software supports; share.version only where
+    share groups are served (`share_groups`: not by a ZooKeeper-mode cluster, broker/share_groups.py)."""
     if handlers is None:
         from .handlers import HANDLERS as handlers
-    return {
+    supported = {
         TRANSACTION_VERSION: (0, 2 if serves_transaction_version_2(handlers) else 1),
         GROUP_VERSION: (0, 1),
-        SHARE_VERSION: (0, 1),
     }
+    if share_groups:
+        supported[SHARE_VERSION] = (0, 1)
+    return supported
 
 
 def bootstrap_levels(supported: dict[str, tuple[int, int]]) -> dict[str, int]:

@@ -403,7 +403,9 @@ class Broker:
 
     def supported_features(self) -> dict[str, tuple[int, int]]:
         if self._supported_features is None:
-            self._supported_features = supported_features()
+            from .share_groups import served as serves_share_groups
+
+            self._supported_features = supported_features(share_groups=serves_share_groups(self))
         return self._supported_features
 
     def finalized_features(self) -> tuple[dict[str, int], int]:
