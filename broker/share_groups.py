@@ -133,6 +133,15 @@ class ShareGroups:
         overrides = self.broker.metadata.group_configs.get(group_id, {})
         return group_configs.effective(self.broker.config, overrides, name)
 
+    def use_group_settings(self, group_id: str) -> None:
+        """Put the group's own share.session.timeout.ms, share.heartbeat.interval.ms and
+        share.assignment.interval.ms (group configs, else the broker's group.share.* keys) in force
+        for the heartbeat about to be handled: the coordinator reads them during that one call."""
+        coordinator = self.coordinator
+        coordinator.session_timeout_ms = int(self.group_config(group_id, "share.session.timeout.ms"))
+        coordinator.heartbeat_interval_ms = int(self.group_config(group_id, "share.heartbeat.interval.ms"))
+        coordinator.assignment_interval_ms = int(self.group_config(group_id, "share.assignment.interval.ms"))
+
     def _offsets_partition(self, group_id: str) -> int:
         return self.broker.groups.partition_for(group_id)
 

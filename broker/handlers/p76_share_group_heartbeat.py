@@ -49,6 +49,7 @@ async def handle(broker: BrokerView, ctx, request):
     error = service.ready()
     if error is not None:
         return _error(error)
+    service.use_group_settings(request.group_id)
     result = service.coordinator.heartbeat(request, now_ms(), client_id=ctx.client_id or "",
                                            client_host=client_host(ctx))
     try:

@@ -249,6 +249,33 @@ def test_share_auto_offset_reset_places_the_start(bootstrap, reset, first):
         c.close()
 
 
+def test_group_heartbeat_interval_is_the_groups_own(bootstrap):
+    """share.heartbeat.interval.ms set on the group is what ShareGroupHeartbeat tells its members."""
+    from client import WireClient
+
+    topic = new_topic(bootstrap, 0)
+    group = new_group(bootstrap, **{"share.heartbeat.interval.ms": "6000"})
+    with WireClient(bootstrap) as client:
+        deadline = time.monotonic() + 30
+        while True:  # the group's coordinator may still be loading (COORDINATOR_NOT_AVAILABLE)
+            found = client.call("FindCoordinator", 4, {"key_type": 0, "coordinator_keys": [group]}).coordinators[0]
+            if found.error_code == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        while True:  # Kafka: NOT_COORDINATOR until the group's partition is loaded
+            joined = client.call("ShareGroupHeartbeat", 1, {
+                "group_id": group, "member_id": "AAAAAAAAAAAAAAAAAAAAAQ", "member_epoch": 0, "rack_id": None,
+                "subscribed_topic_names": [topic]})
+            if joined.error_code not in (14, 15, 16) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert (joined.error_code, joined.heartbeat_interval_ms) == (0, 6000)
+        left = client.call("ShareGroupHeartbeat", 1, {
+            "group_id": group, "member_id": "AAAAAAAAAAAAAAAAAAAAAQ", "member_epoch": -1, "rack_id": None,
+            "subscribed_topic_names": None})
+        assert (left.error_code, left.member_epoch) == (0, -1)
+
+
 def test_restart_keeps_accepted_records_accepted(tmp_path):
     broker = BrokerProcess(tmp_path / "broker", config=SHARE_CONFIG)
     broker.start()
