@@ -53,7 +53,6 @@ from kafka_wire.primitives import DecodeError
 from kafka_wire.record_codec import Record, build_batch
 
 from . import group_configs
-from .node import PartitionRead
 
 logger = logging.getLogger("kafka_wire.share_groups")
 
@@ -352,8 +351,9 @@ class ShareGroups:
         return tuple(answer[0])
 
     async def read(self, topic: str, topic_id, partition: int, offset: int, max_bytes: int,
-                   read_committed: bool) -> tuple[PartitionRead, bytes]:
-        """Read a partition for a share fetch (at least one batch), here or at its owner."""
+                   read_committed: bool) -> tuple:
+        """Read a partition for a share fetch (at least one batch), here or at its owner: (the
+        PartitionRead, without its records, and the records read as bytes)."""
         owner = self._owner(topic, partition)
         if owner is None:
             read = self.broker.read_partition(topic, partition, offset, max_bytes=max_bytes, min_one=True,
