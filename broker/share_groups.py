@@ -51,13 +51,13 @@ from kafka_wire import internal_records as ir
 from kafka_wire.errors import ErrorCode
 from kafka_wire.primitives import DecodeError
 from kafka_wire.record_codec import Record, build_batch
+from kafka_wire.records import iter_batch_headers
 
 from . import group_configs
 
 logger = logging.getLogger("kafka_wire.share_groups")
 
 TICK_SECONDS = 0.1
-_BATCH_HEADER = 27  # through last_offset_delta
 
 
 def now_ms() -> int:
@@ -66,18 +66,8 @@ def now_ms() -> int:
 
 def batch_ranges(data: bytes) -> list[tuple[int, int]]:
     """(base offset, last offset) of each whole record batch in `data` (fetched log bytes)."""
-    out = []
-    pos = 0
-    view = memoryview(data)
-    while pos + _BATCH_HEADER <= len(view):
-        base = int.from_bytes(view[pos:pos + 8], "big", signed=True)
-        length = int.from_bytes(view[pos + 8:pos + 12], "big", signed=True)
-        if pos + 12 + length > len(view) or length < _BATCH_HEADER - 12:
-            break
-        delta = int.from_bytes(view[pos + 23:pos + 27], "big", signed=True)
-        out.append((base, base + delta))
-        pos += 12 + length
-    return out
+    return [(header.base_offset, header.base_offset + header.last_offset_delta)
+            for _, header in iter_batch_headers(data)]
 
 
 def local_log_offsets(broker, topic: str, partition: int, timestamp: int | None) -> tuple:
