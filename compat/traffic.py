@@ -31,10 +31,15 @@ class CountingProxy:
     """Listens on 127.0.0.1:`port` (picked and bound at construction), forwards to `upstream`.
 
     counts: Counter of (client id, api name, api version) -> requests, since the last take().
+    With record=True it also keeps every request frame whole (client id, api key, api version, the
+    frame's bytes without its size prefix), in arrival order, until take_frames()
+    (compat/conformance/capture.py decodes them into the replay corpus).
     """
 
-    def __init__(self, upstream: tuple[str, int] | None = None, host: str = "127.0.0.1"):
+    def __init__(self, upstream: tuple[str, int] | None = None, host: str = "127.0.0.1", record: bool = False):
         self.upstream = upstream
+        self.record = record
+        self._frames: list[tuple[str, int, int, bytes]] = []
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._listener.bind((host, 0))  # held from now on, so a broker can advertise it before we serve
@@ -79,6 +84,12 @@ class CountingProxy:
         with self._lock:
             counts, self._counts = self._counts, collections.Counter()
         return counts
+
+    def take_frames(self) -> list[tuple[str, int, int, bytes]]:
+        """The request frames kept since the last take_frames() (record=True), and a fresh start."""
+        with self._lock:
+            frames, self._frames = self._frames, []
+        return frames
 
     def stop(self) -> None:
         loop = self._loop
@@ -151,6 +162,8 @@ class CountingProxy:
         api_key, api_version = header.request_api_key, header.request_api_version
         with self._lock:
             self._counts[(client_id, api_name(api_key), api_version)] += 1
+            if self.record:
+                self._frames.append((client_id, api_key, api_version, bytes(frame)))
 
     @staticmethod
     async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
