@@ -46,7 +46,8 @@ INTERNAL = ("__consumer_offsets", "__transaction_state")
 class Names:
     """The per-run names met in the capture and their placeholders."""
 
-    def __init__(self):
+    def __init__(self, topic_ids: dict[str, str] | None = None):
+        self.topic_ids = topic_ids or {}  # topic id (as str) -> its name, from the answers the proxy saw
         self.placeholders: dict[tuple[str, str], str] = {}
         self.partitions: dict[str, int] = {}  # topic placeholder -> partitions the corpus names
 
@@ -109,8 +110,16 @@ def generalise(api: str, body, names: Names):
                 else:
                     out[k] = walk(v, k, k)
             return out
+        if isinstance(value, str) and value.startswith("UUID('"):
+            uuid = value[6:-2]
+            if uuid == "00000000-0000-0000-0000-000000000000":
+                return "${uuid:zero}"
+            name = names.topic_ids.get(uuid)
+            if name is None:
+                return "${uuid:unknown}"  # an id no answer named: replayed as an id neither broker has
+            return names.mark("topic", name).replace("${topic:", "${topic_id:")
         if isinstance(value, list):
-            if key in ("topic_names",) and all(isinstance(x, str) for x in value):
+            if key in ("topic_names", "subscribed_topic_names") and all(isinstance(x, str) for x in value):
                 return [names.mark("topic", x) for x in value]
             return [walk(v, key, parent) for v in value]
         return value
@@ -168,9 +177,9 @@ def decode(frame: bytes):
     return api.name, version, plain(body)
 
 
-def build_corpus(captured: list[tuple[str, str, int, int, bytes]]) -> dict:
+def build_corpus(captured: list[tuple[str, str, int, int, bytes]], topic_ids: dict[str, str] | None = None) -> dict:
     """captured: (program, client id, api key, version, frame) in arrival order."""
-    names = Names()
+    names = Names(topic_ids)
     entries, seen, per_key, total = [], set(), {}, 0
     for program, client_id, _key, _version, frame in captured:
         decoded = decode(frame)
@@ -353,7 +362,7 @@ def _tools(bootstrap: str, scratch: Path, say) -> None:
         session.stop()
 
 
-def capture(say=print) -> list[tuple[str, str, int, int, bytes]]:
+def capture(say=print) -> tuple[list[tuple[str, str, int, int, bytes]], dict[str, str]]:
     from testing.broker_process import BrokerProcess, free_port
 
     from .. import clients
@@ -395,13 +404,14 @@ def capture(say=print) -> list[tuple[str, str, int, int, bytes]]:
         finally:
             broker.stop()
             java.cleanup()
-    return captured
+        topic_ids = dict(proxy.topic_ids)
+    return captured, topic_ids
 
 
 def main(output: Path = CORPUS, say=print) -> int:
     say("capturing the requests of real clients (kafka-wire broker behind a recording proxy)")
-    captured = capture(say)
-    corpus = build_corpus(captured)
+    captured, topic_ids = capture(say)
+    corpus = build_corpus(captured, topic_ids)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(corpus, indent=1, sort_keys=False) + "\n")
     entries = corpus["entries"]
