@@ -159,6 +159,19 @@ KNOWN = KNOWN + tuple(Known(pattern, KEPT, _FOLLOWS_4 + why, ("3.*",)) for patte
      "the empty item as a value not allowed"),
     ("dynamic_broker_boundaries_*:: ssl.*store.type=* :: error_message",
      "Kafka 3.9's broker (Scala) prints the set of listener-only keys as HashSet(...), 4.x as [...]"),
+    # The replay of real clients' requests (scenarios/client_replay.py): identical against 4.3.0.
+    ("client_replay_*_offsetcommit_*:: * OffsetCommit v* :: topics.*.error_code",
+     "Kafka 4.0's group coordinator answers GROUP_ID_NOT_FOUND for an OffsetCommit with a generation into a group "
+     "that does not exist (the replay's commit names a member the replaying broker never saw); 3.9's old "
+     "coordinator answered ILLEGAL_GENERATION"),
+    ("client_replay_*_consumergroupdescribe_*",
+     "the KIP-848 consumer group protocol is on by default from Kafka 4.0 (3.9: UNSUPPORTED_VERSION unless enabled)"),
+    ("client_replay_*:: * DescribeConfigs v* :: *message.timestamp.after.max.ms.*",
+     "Kafka 4.0 lowered message.timestamp.after.max.ms' default to one hour (3600000, KIP-937); 3.9's is "
+     "Long.MAX_VALUE"),
+    ("client_replay_*_listgroups_*:: * ListGroups v* :: groups*",
+     "the classic groups a first JoinGroup (MEMBER_ID_REQUIRED) created and nobody joined: Kafka 4.0's group "
+     "coordinator lists them all as Empty, as kafka-wire does; 3.9's old coordinator listed only the latest"),
     ("authz_offset_fetch@v* :: alice, named topics :: topics.*",
      "Kafka 4.0's group coordinator answers an OffsetFetch the group authorization refused with each named "
      "topic and the error; 3.9 left the topics out"),
