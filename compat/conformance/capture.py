@@ -11,8 +11,8 @@ What varies between runs is marked so the replay (scenarios/client_replay.py) su
 topic names, group ids and transactional ids become `${topic:N}`, `${group:N}`, `${txn:N}` (numbered in
 order of first appearance in the corpus); member ids `${member}`; fetch session ids and epochs are reset
 to a sessionless full fetch (`${session}`). A request that cannot stand alone is kept with a `skip` reason
-(SASL exchanges; a batch written by an idempotent or transactional producer, whose producer id the
-replaying broker never issued).
+(SASL exchanges; a transactional producer's batch). An idempotent producer's batch is marked
+`idempotent`: the replay asks for a producer id of its own first and writes it into the batch.
 """
 
 from __future__ import annotations
@@ -147,19 +147,29 @@ def shape(value):
     return type(value).__name__
 
 
+def _producer_batches(body) -> list[bytes]:
+    return [bytes.fromhex(partition["records"]["bytes"])
+            for topic in body.get("topic_data", []) for partition in topic.get("partition_data", [])
+            if isinstance(partition.get("records"), dict) and "bytes" in partition["records"]]
+
+
 def skip_reason(api: str, body) -> str | None:
     if api in ("SaslHandshake", "SaslAuthenticate"):
         return "a SASL exchange belongs to its connection's login, not to a standalone replay"
     if api == "Produce":
-        for topic in body.get("topic_data", []):
-            for partition in topic.get("partition_data", []):
-                records = partition.get("records")
-                if isinstance(records, dict) and "bytes" in records:
-                    raw = bytes.fromhex(records["bytes"])
-                    if len(raw) >= 51 and int.from_bytes(raw[43:51], "big", signed=True) >= 0:
-                        return ("a batch of an idempotent or transactional producer: its producer id was issued "
-                                "by the capturing broker, and replayed it is UNKNOWN_PRODUCER_ID on both")
+        for raw in _producer_batches(body):
+            # A transactional batch (attributes bit 4) needs its transaction begun; an idempotent one is
+            # replayed after an InitProducerId of its own (client_replay.py).
+            if len(raw) >= 23 and int.from_bytes(raw[21:23], "big") & 0x10:
+                return ("a transactional producer's batch: replayed alone it needs the transaction "
+                        "(InitProducerId, AddPartitionsToTxn) the capture did not keep with it")
     return None
+
+
+def idempotent(api: str, body) -> bool:
+    """A Produce of an idempotent producer (a producer id in its batches)."""
+    return api == "Produce" and any(len(raw) >= 51 and int.from_bytes(raw[43:51], "big", signed=True) >= 0
+                                    for raw in _producer_batches(body))
 
 
 def decode(frame: bytes):
@@ -197,6 +207,8 @@ def build_corpus(captured: list[tuple[str, str, int, int, bytes]], topic_ids: di
             continue
         per_key[key] = per_key.get(key, 0) + 1
         entry = {"client": program, "client_id": client_id, "api": api, "version": version, "body": general}
+        if idempotent(api, body):
+            entry["idempotent"] = True
         reason = skip_reason(api, body)
         if reason:
             entry["skip"] = reason

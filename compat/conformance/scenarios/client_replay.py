@@ -9,7 +9,8 @@ itself. Values that belonged to the capturing run's session are replaced by ones
 a member id by one neither broker issued (both answer as to an unknown member), a fetch session by a
 sessionless full fetch (session 0, epoch -1), a topic id by the id the replaying broker gave the topic.
 
-Entries the capture marked `skip` are not played; SKIPPED lists them with the reason. All are full-run
+An idempotent producer's Produce is played after an InitProducerId of the case's own, its batches
+carrying that producer id and epoch from sequence 0. Entries the capture marked `skip` are not played; SKIPPED lists them with the reason. All are full-run
 only (quick=False): about 140 cases, each creating its topics on both brokers.
 """
 
@@ -89,6 +90,30 @@ def _concrete(s: Session, value, ids: dict[str, uuid.UUID]):
     return value
 
 
+def _as_new_producer(s: Session, request: dict) -> None:
+    """An idempotent producer's Produce, as the first batches of a producer id this broker issued: the
+    capture's producer id, epoch and sequence replaced (sequence 0), the batch's CRC-32C recomputed."""
+    from kafka_wire.records import crc32c
+
+    for _ in range(RETRIES):
+        answer = s.call("InitProducerId", 4, {"transactional_id": None, "transaction_timeout_ms": 60000,
+                                              "producer_id": -1, "producer_epoch": -1}, record=False)
+        if answer is not None and answer.error_code not in RETRIABLE:
+            break
+        time.sleep(0.2)
+    if answer is None or answer.error_code != 0:
+        from ..scenario import CaseFailed
+        raise CaseFailed(f"set-up InitProducerId: {answer and answer.error_code}")
+    for topic in request["topic_data"]:
+        for partition in topic["partition_data"]:
+            batch = bytearray(partition["records"])
+            batch[43:51] = answer.producer_id.to_bytes(8, "big", signed=True)
+            batch[51:53] = answer.producer_epoch.to_bytes(2, "big", signed=True)
+            batch[53:57] = (0).to_bytes(4, "big", signed=True)
+            batch[17:21] = crc32c(bytes(batch[21:])).to_bytes(4, "big")
+            partition["records"] = bytes(batch)
+
+
 def _replay(entry: dict, partitions: dict[str, int]):
     api, body = entry["api"], entry["body"]
 
@@ -107,6 +132,8 @@ def _replay(entry: dict, partitions: dict[str, int]):
             if kind == "txn":
                 s.find_coordinator(s.transactional_id(str(n)), key_type=1)
         request = _concrete(s, body, ids)
+        if entry.get("idempotent"):
+            _as_new_producer(s, request)
         wait = None
         if api == "Fetch":
             wait = request.get("max_wait_ms", 0) / 1000
