@@ -109,6 +109,11 @@ def generalise(api: str, body, names: Names):
                     out[k] = "${session}"
                 else:
                     out[k] = walk(v, k, k)
+            named = out.get("topic_id")
+            if isinstance(named, str) and named.startswith("${topic_id:"):  # partitions of a topic named by id
+                topic = named.replace("${topic_id:", "${topic:")
+                names.partitions[topic] = max([names.partitions.get(topic, 1)] +
+                                              [i + 1 for i in _partition_indexes(value)])
             return out
         if isinstance(value, str) and value.startswith("UUID('"):
             uuid = value[6:-2]
