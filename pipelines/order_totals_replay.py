@@ -28,9 +28,23 @@ import sys
 
 from pipelines import orders
 from pipelines.changelog_topic import ChangelogTopicError, ensure_compacted_topic
-from pipelines.command_line import add_common_arguments, fail, kafka_client_options, subscription
+from pipelines.avro_orders import SchemaRegistryError
+from pipelines.command_line import (
+    add_common_arguments,
+    fail,
+    kafka_client_options,
+    order_decoder,
+    subscription,
+    value_schemas,
+)
 from pipelines.kafka_options import OptionError, range_options
-from pipelines.spark_session import build_session, is_missing_kafka_source, missing_connector_help
+from pipelines.spark_session import (
+    build_session,
+    is_missing_avro,
+    is_missing_kafka_source,
+    missing_avro_help,
+    missing_connector_help,
+)
 
 SOURCE_DEFAULTS = {"isolation.level": "read_committed"}
 
@@ -84,12 +98,14 @@ def read_slice(spark, args: argparse.Namespace):
     return reader.load()
 
 
-def replay(spark, args: argparse.Namespace) -> dict[str, int]:
-    """Runs the replay; returns counts (records read, rejected, customers in the view)."""
+def replay(spark, args: argparse.Namespace, schemas=None) -> dict[str, int]:
+    """Runs the replay; returns counts (records read, rejected, customers in the view). `schemas`:
+    the Avro value schemas (`value_schemas`), None for JSON values."""
     records = read_slice(spark, args).cache()  # read from Kafka once, used three times
     try:
-        changelog = orders.order_totals_changelog(records).cache()
-        rejected = orders.rejected_records(records)
+        order = order_decoder(schemas)
+        changelog = orders.order_totals_changelog(records, order).cache()
+        rejected = orders.rejected_records(records, order)
         counts = {"records": records.count(), "rejected": rejected.count(), "customers": changelog.count()}
         if args.show:
             orders.parse_changelog(changelog).orderBy("customer").show(args.show, truncate=False)
@@ -111,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
     try:
         source_options(args), kafka_client_options(args)  # fail before Spark starts
-    except OptionError as error:
+        schemas = value_schemas(args)
+    except (OptionError, SchemaRegistryError) as error:
         return fail(str(error))
     if args.changelog_topic:
         try:
@@ -120,10 +137,12 @@ def main(argv: list[str] | None = None) -> int:
             return fail(str(error))
     spark = build_session(app_name="kafka-wire order_totals_replay", master=args.master, packages=args.packages)
     try:
-        counts = replay(spark, args)
+        counts = replay(spark, args, schemas)
     except Exception as error:  # Spark raises AnalysisException, from py4j; its type varies by version
         if is_missing_kafka_source(error):
             return fail(missing_connector_help())
+        if is_missing_avro(error):
+            return fail(missing_avro_help())
         raise
     where = (f" -> {args.changelog_topic}" if args.changelog_topic
              else f" -> {args.output_path}" if args.output_path else "")

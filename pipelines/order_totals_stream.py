@@ -27,9 +27,23 @@ import sys
 
 from pipelines import orders
 from pipelines.changelog_topic import ChangelogTopicError, ensure_compacted_topic
-from pipelines.command_line import add_common_arguments, fail, kafka_client_options, subscription
+from pipelines.avro_orders import SchemaRegistryError
+from pipelines.command_line import (
+    add_common_arguments,
+    fail,
+    kafka_client_options,
+    order_decoder,
+    subscription,
+    value_schemas,
+)
 from pipelines.kafka_options import OptionError, range_options
-from pipelines.spark_session import build_session, is_missing_kafka_source, missing_connector_help
+from pipelines.spark_session import (
+    build_session,
+    is_missing_avro,
+    is_missing_kafka_source,
+    missing_avro_help,
+    missing_connector_help,
+)
 
 # The view must never count a write that a transactional producer aborted.
 SOURCE_DEFAULTS = {"isolation.level": "read_committed"}
@@ -107,12 +121,13 @@ def trigger_arguments(trigger: str) -> dict:
                       f"got {trigger!r}")
 
 
-def start_query(spark, args: argparse.Namespace):
-    """Starts the streaming query: Kafka source -> orders.order_totals_changelog -> Kafka sink."""
+def start_query(spark, args: argparse.Namespace, schemas=None):
+    """Starts the streaming query: Kafka source -> orders.order_totals_changelog -> Kafka sink.
+    `schemas`: the Avro value schemas (`value_schemas`), None for JSON values."""
     reader = spark.readStream.format("kafka")
     for key, value in source_options(args).items():
         reader = reader.option(key, value)
-    changelog = orders.order_totals_changelog(reader.load())
+    changelog = orders.order_totals_changelog(reader.load(), order_decoder(schemas))
     writer = changelog.writeStream.format("kafka").outputMode("update").queryName(args.query_name)
     for key, value in sink_options(args).items():
         writer = writer.option(key, value)
@@ -128,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
     try:
         source_options(args), sink_options(args), trigger_arguments(args.trigger)  # fail before Spark starts
-    except OptionError as error:
+        schemas = value_schemas(args)
+    except (OptionError, SchemaRegistryError) as error:
         return fail(str(error))
     if not args.no_create_changelog_topic:
         try:
@@ -139,10 +155,12 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
     spark = build_session(app_name=f"kafka-wire {args.query_name}", master=args.master, packages=args.packages)
     try:
-        query = start_query(spark, args)
+        query = start_query(spark, args, schemas)
     except Exception as error:  # Spark raises AnalysisException, from py4j; its type varies by version
         if is_missing_kafka_source(error):
             return fail(missing_connector_help())
+        if is_missing_avro(error):
+            return fail(missing_avro_help())
         raise
     print(f"query {args.query_name} started (checkpoint {args.checkpoint_dir}); "
           f"writing the view to {args.changelog_topic}", file=sys.stderr)

@@ -39,10 +39,15 @@ CHANGELOG_VALUE = StructType([
 KAFKA_RECORD_COLUMNS = ["key", "value", "topic", "partition", "offset", "timestamp"]
 
 
-def _decoded(records: DataFrame) -> DataFrame:
+def json_order() -> Column:
+    """The value as a JSON order (the default format): null when it is not JSON."""
+    return F.from_json(F.col("value").cast("string"), ORDER_VALUE)
+
+
+def _decoded(records: DataFrame, order: Column | None) -> DataFrame:
     return records.select(
         F.col("key").cast("string").alias("customer"),
-        F.from_json(F.col("value").cast("string"), ORDER_VALUE).alias("order"),
+        (json_order() if order is None else order).alias("order"),
         F.col("timestamp").alias("event_time"),
         "topic", "partition", "offset",
     )
@@ -55,19 +60,21 @@ def _is_valid_order() -> Column:
             & F.col("order.amount_cents").isNotNull())
 
 
-def parse_orders(records: DataFrame) -> DataFrame:
+def parse_orders(records: DataFrame, order: Column | None = None) -> DataFrame:
     """Kafka records -> orders (customer, order_id, amount_cents, event_time, topic, partition,
     offset). Records without a key, with a value that is not an order, or with a non-integer
-    amount are left out (`rejected_records` returns them)."""
-    return (_decoded(records).where(_is_valid_order())
+    amount are left out (`rejected_records` returns them). `order` decodes the value column into
+    a struct with order_id and amount_cents: JSON by default (`json_order`), Avro through a Schema
+    Registry with pipelines/avro_orders.py's `order_column`."""
+    return (_decoded(records, order).where(_is_valid_order())
             .select("customer", "order.order_id", "order.amount_cents", "event_time",
                     "topic", "partition", "offset"))
 
 
-def rejected_records(records: DataFrame) -> DataFrame:
+def rejected_records(records: DataFrame, order: Column | None = None) -> DataFrame:
     """The records `parse_orders` leaves out, with where they are in the log: what a fix of the
     parser would pick up on a replay."""
-    return (_decoded(records).where(~F.coalesce(_is_valid_order(), F.lit(False)))
+    return (_decoded(records, order).where(~F.coalesce(_is_valid_order(), F.lit(False)))
             .select("topic", "partition", "offset", "customer",
                     F.col("event_time")))
 
@@ -95,9 +102,9 @@ def to_changelog(totals: DataFrame) -> DataFrame:
     )
 
 
-def order_totals_changelog(records: DataFrame) -> DataFrame:
+def order_totals_changelog(records: DataFrame, order: Column | None = None) -> DataFrame:
     """Kafka records of the orders topic -> changelog records of the order-totals view."""
-    return to_changelog(order_totals(parse_orders(records)))
+    return to_changelog(order_totals(parse_orders(records, order)))
 
 
 def compacted_view(changelog_records: DataFrame) -> DataFrame:

@@ -125,6 +125,23 @@ def is_missing_kafka_source(error: BaseException) -> bool:
     return "kafka" in text.lower() and ("DATA_SOURCE_NOT_FOUND" in text or "Failed to find" in text)
 
 
+def avro_coordinates(spark_version: str | None = None) -> str:
+    """Maven coordinates of Spark's Avro module (from_avro) matching the installed pyspark."""
+    return connector_coordinates(spark_version).replace(f"spark-sql-kafka-0-10_{SCALA_BINARY_VERSION}",
+                                                        f"spark-avro_{SCALA_BINARY_VERSION}")
+
+
+def is_missing_avro(error: BaseException) -> bool:
+    """Spark's answer when from_avro is used without spark-avro on the classpath."""
+    return "AVRO_NOT_LOADED" in str(error)
+
+
+def missing_avro_help() -> str:
+    return (f"Spark's Avro module (from_avro) is not on the classpath. Add {avro_coordinates()} to\n"
+            f"--packages (comma-separated, beside the Kafka connector) or its jar to {JARS_ENV};\n"
+            f"in a checkout, scripts/setup-tests.sh resolves it into {checkout_connector_folder()}.")
+
+
 def missing_connector_help() -> str:
     return (f"Spark's Kafka connector is not on the classpath. Run with\n"
             f"  spark-submit --packages {connector_coordinates()} ...\n"

@@ -211,3 +211,99 @@ def test_replay_job_recomputes_the_view_over_a_time_range_and_an_offset_range(br
     rows = [json.loads(line) for part in sorted(output.glob("part-*.json")) for line in part.read_text().splitlines()]
     selected = [o for o in produced if o[3] != 0 or first <= o[4] < end]
     assert {r["customer"]: r for r in rows} == totals(selected)
+
+
+# --- the Avro variant: values in the Schema Registry's wire format, decoded with from_avro -------
+
+ORDER_V1 = {"type": "record", "name": "Order", "namespace": "shop",
+            "fields": [{"name": "order_id", "type": "string"}, {"name": "amount_cents", "type": "long"}]}
+# Version 2 adds a field with a default: BACKWARD compatible (the registry's default level), so the
+# job reads version-1 orders with version 2 as the reader's schema.
+ORDER_V2 = {**ORDER_V1, "fields": [*ORDER_V1["fields"], {"name": "currency", "type": "string", "default": "EUR"}]}
+N_AVRO_ORDERS = 1_000
+
+
+def produce_avro_orders(bootstrap: str, registry_url: str, topic: str) -> tuple[list[tuple], int]:
+    """Half the orders serialized with version 1 of `<topic>-value`, half with version 2 (both
+    registered by confluent-kafka's AvroSerializer), then three values that are not orders of the
+    subject. Returns the acked orders as produce_orders does, and the number of bad values."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.create_topics([NewTopic(topic, 2, 1, config={"retention.ms": "-1"})]).values():
+        future.result(30)
+    client = SchemaRegistryClient({"url": registry_url})
+    serializers = [AvroSerializer(client, json.dumps(ORDER_V1)), AvroSerializer(client, json.dumps(ORDER_V2))]
+    context = SerializationContext(topic, MessageField.VALUE)
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
+    acked: dict[int, tuple] = {}
+    for i in range(N_AVRO_ORDERS):
+        customer, cents, ms = f"customer-{(i * 7919) % 300}", (i * 37) % 10_000 - 500, BASE_MS + i
+        order = {"order_id": f"o{i}", "amount_cents": cents}
+        if i >= N_AVRO_ORDERS // 2:
+            order["currency"] = "SEK"
+        value = serializers[i >= N_AVRO_ORDERS // 2](order, context)
+
+        def delivered(error, message, planned=(i, customer, cents, ms)):
+            assert error is None, error
+            acked[planned[0]] = (*planned[1:], message.partition(), message.offset())
+
+        producer.produce(topic, key=customer, value=value, timestamp=ms, on_delivery=delivered)
+    first_id = int.from_bytes(serializers[0]({"order_id": "x", "amount_cents": 1}, context)[1:5], "big")
+    bad = [
+        json.dumps({"order_id": "json", "amount_cents": 5}).encode(),  # no magic byte: not Avro framed
+        b"\x00" + (first_id + 1000).to_bytes(4, "big") + b"\x02x\x02",  # an id the subject does not have
+        b"\x00" + first_id.to_bytes(4, "big") + b"\x08ab",  # the subject's id, bytes that do not decode
+    ]
+    for value in bad:
+        producer.produce(topic, key="customer-bad", value=value, timestamp=BASE_MS)
+    assert producer.flush(120) == 0
+    assert len(acked) == N_AVRO_ORDERS
+    versions = client.get_versions(f"{topic}-value")
+    assert len(versions) == 2, versions
+    return [acked[i] for i in range(N_AVRO_ORDERS)], len(bad)
+
+
+def test_avro_orders_through_the_schema_registry_give_the_same_view(connector_env, tmp_path):
+    """The orders stream and the replay with --value-format avro: the broker's own Schema Registry
+    serves the schemas, Spark's from_avro (spark-avro from Maven Central, beside the connector)
+    decodes both versions, and the values that are not orders of the subject are rejected."""
+    from testing.broker_process import free_port, running_broker
+
+    port = free_port()
+    with running_broker(tmp_path / "broker", config={"schema.registry.port": port}) as process:
+        registry_url = f"http://127.0.0.1:{port}"
+        bootstrap = process.bootstrap
+        produced, bad = produce_avro_orders(bootstrap, registry_url, "orders-avro")
+        expected = totals(produced)
+        avro = ("--topic", "orders-avro", "--value-format", "avro", "--schema-registry-url", registry_url)
+
+        run_job(job("order_totals_stream", "--bootstrap-servers", bootstrap, *avro,
+                    "--changelog-topic", "view-avro", "--checkpoint-dir", str(tmp_path / "ck-avro"),
+                    "--trigger", "available-now"), connector_env, tmp_path / "avro-stream.log")
+        view, _ = read_view(bootstrap, "view-avro")
+        assert view == expected
+
+        log = tmp_path / "avro-replay.log"
+        run_job(job("order_totals_replay", "--bootstrap-servers", bootstrap, *avro, "--show", "0"),
+                connector_env, log)
+        summary = log.read_text()
+        assert f"replayed {N_AVRO_ORDERS + bad} records: {len(expected)} customers, {bad} records rejected" \
+            in summary, summary[-3000:]
+
+
+def test_avro_job_without_the_subject_is_one_clear_line(connector_env, tmp_path):
+    from testing.broker_process import free_port, running_broker
+
+    port = free_port()
+    with running_broker(tmp_path / "broker", config={"schema.registry.port": port}) as process:
+        done = subprocess.run(job("order_totals_replay", "--bootstrap-servers", process.bootstrap,
+                                  "--topic", "nothing-here", "--value-format", "avro",
+                                  "--schema-registry-url", f"http://127.0.0.1:{port}"),
+                              env=connector_env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done
+    assert done.stderr.strip().splitlines() == [
+        f"error: http://127.0.0.1:{port}/subjects/nothing-here-value/versions: HTTP 404: 40401 "
+        f"Subject 'nothing-here-value' not found."], done.stderr

@@ -221,3 +221,63 @@ def test_session_config():
 def test_missing_kafka_source_is_recognised():
     assert is_missing_kafka_source(Exception("[DATA_SOURCE_NOT_FOUND] Failed to find the data source: kafka."))
     assert not is_missing_kafka_source(Exception("[DATA_SOURCE_NOT_FOUND] Failed to find the data source: avro."))
+
+
+# --- the Avro variant's options and schema checks (pipelines/avro_orders.py) --------------------
+
+from pipelines import avro_orders  # noqa: E402
+from pipelines.command_line import value_schemas  # noqa: E402
+
+
+def _replay_args(*extra: str):
+    return order_totals_replay.parse_arguments(["--bootstrap-servers", "127.0.0.1:1", *extra])
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--topic", "orders", "--value-format", "avro"], "--value-format avro needs --schema-registry-url"),
+    (["--topic-pattern", "orders-.*", "--value-format", "avro", "--schema-registry-url", "http://127.0.0.1:1"],
+     "--value-format avro reading several topics or a pattern needs --value-subject"),
+    (["--topic", "a,b", "--value-format", "avro", "--schema-registry-url", "http://127.0.0.1:1"],
+     "--value-format avro reading several topics or a pattern needs --value-subject"),
+    (["--topic", "orders", "--schema-registry-url", "http://127.0.0.1:1"],
+     "--schema-registry-url and --value-subject go with --value-format avro"),
+])
+def test_avro_options_are_checked_before_anything_starts(extra, message):
+    with pytest.raises(OptionError, match=message.replace(".", r"\.").replace("*", r"\*")):
+        value_schemas(_replay_args(*extra))
+
+
+def test_json_values_need_no_registry():
+    assert value_schemas(_replay_args("--topic", "orders")) is None
+
+
+def test_an_unreachable_registry_is_one_line():
+    with pytest.raises(avro_orders.SchemaRegistryError) as error:
+        value_schemas(_replay_args("--topic", "orders", "--value-format", "avro",
+                                   "--schema-registry-url", "http://127.0.0.1:1"))
+    assert str(error.value).startswith("http://127.0.0.1:1/subjects/orders-value/versions: ")
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("schema, problem", [
+    ('"string"', "is not an Avro record"),
+    ("{not json", "is not JSON"),
+    ('{"type": "record", "name": "O", "fields": [{"name": "order_id", "type": "string"}]}',
+     "has no field amount_cents of type long or int (found None)"),
+    ('{"type": "record", "name": "O", "fields": [{"name": "order_id", "type": "int"},'
+     ' {"name": "amount_cents", "type": "long"}]}', "has no field order_id of type string (found 'int')"),
+])
+def test_the_latest_schema_must_describe_an_order(schema, problem):
+    with pytest.raises(avro_orders.SchemaRegistryError, match=problem.replace("(", r"\(").replace(")", r"\)")):
+        avro_orders.check_order_schema(schema, "orders-value")
+
+
+def test_an_order_schema_with_more_fields_is_accepted():
+    avro_orders.check_order_schema(
+        '{"type": "record", "name": "O", "fields": [{"name": "order_id", "type": {"type": "string"}},'
+        ' {"name": "amount_cents", "type": "int"}, {"name": "note", "type": ["null", "string"]}]}', "s")
+
+
+def test_avro_coordinates_follow_pyspark():
+    assert spark_session.avro_coordinates("4.0.0") == "org.apache.spark:spark-avro_2.13:4.0.0"
+    assert spark_session.is_missing_avro(Exception("[AVRO_NOT_LOADED_SQL_FUNCTIONS_UNUSABLE] Cannot call"))
