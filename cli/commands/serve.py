@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
 import logging
 import signal
 import sys
@@ -67,10 +68,10 @@ async def serve(config: BrokerConfig, started: float) -> int:
 
             console = await start_console_on(broker, config, start_console)
         if config["schema.registry.port"] is not None:
-            # Imported only when asked for, as the console is.
-            from registry import start_registry
-
-            registry = await start_registry_on(broker, config, start_registry)
+            # Imported only when asked for, as the console is, and on a thread: the listeners are
+            # open, and Kafka clients are answered while the registry's parsers load.
+            registry_module = await asyncio.to_thread(importlib.import_module, "registry")
+            registry = await start_registry_on(broker, config, registry_module.start_registry)
     except BaseException:
         # A listener that cannot be bound (or a listener's TLS/SASL settings refused) ends the
         # start: what was opened closes, and the logs are closed cleanly.
