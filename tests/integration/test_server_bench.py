@@ -40,3 +40,17 @@ def test_bench_smoke_run_reports_every_measurement(tmp_path):
         assert row in report, f"{row!r} missing from the report:\n{report}"
     assert "## Targets (issue 7)" in report
     assert "TCP loopback" in report and "fdatasync" in report
+
+
+def test_registry_bench_smoke_run_reports_every_row():
+    """bench/registry.py end to end at tiny sizes: both brokers start, every row and ratio is printed."""
+    run = subprocess.run([sys.executable, "-m", "bench.registry", "--rounds", "1", "--lookups", "40",
+                          "--registrations", "60", "--records", "300", "--produce-count", "2000"],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    for row in ("| start-to-ready, registry on (s) |", "| start-to-ready, registry off (s) |",
+                "| produce 1 KiB acks=1, registry on (MB/s) |", "| produce 1 KiB acks=1, registry off (MB/s) |",
+                "| POST /subjects/{s}/versions (registrations/s) |", "| GET /schemas/ids/{id} (lookups/s) |",
+                "| Avro produce through AvroSerializer, ", "| plain consume, ", "| start-to-ready on/off |",
+                "| produce on/off |", "| Avro produce / plain |", "| Avro consume / plain |"):
+        assert row in run.stdout, f"{row!r} missing:\n{run.stdout[-3000:]}"
