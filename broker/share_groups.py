@@ -505,3 +505,25 @@ def served(broker) -> bool:
     share-partitions' leaders and state partitions would be on several brokers; Kafka's
     ZooKeeper-mode brokers never served share groups either)."""
     return broker.metadata.metadata_quorum() is not None
+
+
+def loaded_service(broker) -> "ShareGroups | None":
+    """The share groups of this process once a request has loaded them, else None (nothing is
+    started for an observer such as the web console's sampler)."""
+    service = getattr(broker, "_share_groups", None)
+    return service if service is not None and service._loaded else None
+
+
+def share_records_in_flight(broker, group_id: str) -> dict[tuple[str, int], int]:
+    """Records in flight per share-partition of a group loaded here (the web console): Kafka's
+    count, from the first offset not yet delivered-and-acknowledged to the last fetched."""
+    service = loaded_service(broker)
+    if service is None:
+        return {}
+    counts = {}
+    for (group, topic_id, partition), sp in list(service.partitions.items()):
+        if group == group_id:
+            meta = broker.metadata.topic_by_id(topic_id)
+            if meta is not None:
+                counts[(meta.name, partition)] = sp.in_flight_count()
+    return counts

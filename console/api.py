@@ -20,6 +20,8 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.record_codec import Record, build_batch, decode_batches, iter_records_with_offsets
 from kafka_wire.records import ATTR_CONTROL, InvalidRecordBatch
 
+from broker.share_groups import share_records_in_flight
+
 from .kafka_calls import KafkaCalls, KafkaError, check
 
 EARLIEST, LATEST = -2, -1
@@ -439,6 +441,8 @@ class ConsoleApi:
         if group_id not in kinds:
             # Groups with members or committed offsets are listed, in any state but Dead.
             raise ApiError(404, "GROUP_ID_NOT_FOUND", f"Group {group_id!r} does not exist")
+        if kinds.get(group_id) == "share":
+            return await self._share_group(calls, group_id)
         members, state, protocol_type, protocol = [], None, None, None
         if kinds.get(group_id) == "consumer":
             described = await calls.call("ConsumerGroupDescribe", 1, group_ids=[group_id],
@@ -487,6 +491,46 @@ class ConsoleApi:
                             "end_offset": None if end_error else end, "lag": lag})
         return {"group_id": group_id, "state": state, "protocol_type": protocol_type, "protocol": protocol,
                 "members": members, "offsets": offsets,
+                "lag_total": sum(o["lag"] for o in offsets if o["lag"] is not None),
+                "lag_history": self.sampler.lag(group_id),
+                "sample_interval_ms": int(self.sampler.interval * 1000)}
+
+    async def _share_group(self, calls: KafkaCalls, group_id: str) -> dict:
+        """A share group (KIP-932), as kafka-share-groups --describe --members / --offsets shows it:
+        members and their assignments (ShareGroupDescribe), and per share-partition its start
+        offset and lag (DescribeShareGroupOffsets), the partition's end offset and how many of
+        its records are in flight (acquired by a consumer, or released and awaiting redelivery)."""
+        described = await calls.call("ShareGroupDescribe", 1, group_ids=[group_id],
+                                     include_authorized_operations=False)
+        g = described["groups"][0]
+        if g["error_code"]:
+            raise from_kafka(KafkaError(g["error_code"], g.get("error_message") or f"Group {group_id!r}"))
+        members = []
+        for m in g["members"]:
+            assignment = [{"topic": tp["topic_name"], "partitions": sorted(tp["partitions"])}
+                          for tp in (m.get("assignment") or {}).get("topic_partitions", [])]
+            members.append({"member_id": m["member_id"], "instance_id": None, "client_id": m["client_id"],
+                            "host": m["client_host"], "member_epoch": m["member_epoch"], "assignment": assignment})
+        fetched = await calls.call("DescribeShareGroupOffsets", 1, groups=[{"group_id": group_id, "topics": None}])
+        fg = fetched["groups"][0]
+        if fg["error_code"]:
+            raise from_kafka(KafkaError(fg["error_code"], fg.get("error_message") or f"Offsets of group {group_id!r}"))
+        starts = {(t["topic_name"], p["partition_index"]): p for t in fg["topics"] for p in t["partitions"]
+                  if not p["error_code"]}
+        by_topic: dict[str, list[int]] = {}
+        for t, p in starts:
+            by_topic.setdefault(t, []).append(p)
+        ends = await self._offsets(calls, by_topic, LATEST)
+        in_flight = share_records_in_flight(self.broker, group_id)
+        offsets = []
+        for (t, p), found in sorted(starts.items()):
+            end_error, end = ends.get((t, p), (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1))
+            lag = found["lag"] if found["lag"] >= 0 else None
+            offsets.append({"topic": t, "partition": p, "start_offset": found["start_offset"],
+                            "end_offset": None if end_error else end, "lag": lag,
+                            "in_flight": in_flight.get((t, p))})
+        return {"group_id": group_id, "state": g["group_state"], "protocol_type": "share",
+                "protocol": g["assignor_name"], "members": members, "offsets": offsets,
                 "lag_total": sum(o["lag"] for o in offsets if o["lag"] is not None),
                 "lag_history": self.sampler.lag(group_id),
                 "sample_interval_ms": int(self.sampler.interval * 1000)}

@@ -16,6 +16,7 @@ import collections
 import logging
 import time
 
+from broker import share_groups
 from coordinator.timer import stop_task
 from kafka_wire.errors import ErrorCode
 
@@ -95,9 +96,30 @@ class Sampler:
                 per_partition[f"{topic}:{partition}"] = max(end - committed, 0)
             self.group_lag.setdefault(group_id, collections.deque(maxlen=KEEP)).append(
                 (now, sum(per_partition.values()), per_partition))
+        seen |= self._sample_share_groups(now, ends)
         for group_id in list(self.group_lag):
             if group_id not in seen:
                 del self.group_lag[group_id]
+
+    def _sample_share_groups(self, now: float, ends: dict[tuple[str, int], int]) -> set[str]:
+        """Share groups' lag (DescribeShareGroupOffsets' definition: the end offset less the start
+        offset less the records acknowledged past it), for the share-partitions loaded here."""
+        service = share_groups.loaded_service(self.broker)
+        if service is None:
+            return set()
+        lag: dict[str, dict[str, int]] = {g: {} for g, group in service.coordinator.groups.items() if not group.dead}
+        for key in list(service.partitions):
+            group_id, topic_id, partition = key
+            meta = self.broker.metadata.topic_by_id(topic_id)
+            summary = share_groups.share_partition_summary(service, key, {})
+            end = ends.get((meta.name, partition)) if meta is not None else None
+            if group_id in lag and summary is not None and end is not None:
+                start, _, complete = summary
+                lag[group_id][f"{meta.name}:{partition}"] = max(0, end - start - complete)
+        for group_id, per_partition in lag.items():
+            self.group_lag.setdefault(group_id, collections.deque(maxlen=KEEP)).append(
+                (now, sum(per_partition.values()), per_partition))
+        return set(lag)
 
     # -- what the pages show --------------------------------------------------------------------
 

@@ -367,12 +367,13 @@ async function renderGroup(main, groupId) {
         h("td", {}, m.client_id), h("td", {}, m.host),
         h("td", {}, m.assignment === null ? "—" : m.assignment.map(a => `${a.topic}: ${a.partitions.join(",")}`).join("; ")))))
         : h("p", {class: "muted"}, "No active members."),
+      ...(g.protocol_type === "share" ? sharePartitions(g) : [
       h("h2", {}, "Committed offsets"),
       table(["topic", "partition", "committed offset", "end offset", "lag"], g.offsets.map(o => h("tr", {"data-tp": `${o.topic}:${o.partition}`},
         h("td", {}, h("a", {href: "#/topics/" + enc(o.topic)}, o.topic)), h("td", {}, o.partition),
-        h("td", {class: "num"}, o.committed), h("td", {class: "num"}, o.end_offset ?? "—"), h("td", {class: "num lag"}, o.lag ?? "—")))),
+        h("td", {class: "num"}, o.committed), h("td", {class: "num"}, o.end_offset ?? "—"), h("td", {class: "num lag"}, o.lag ?? "—"))))]),
     ];
-    if (writable()) {
+    if (writable() && g.protocol_type !== "share") {
       resetForm = resetForm || offsetsResetForm(g);
       body.push(resetForm);
     }
@@ -381,6 +382,18 @@ async function renderGroup(main, groupId) {
   };
   const g = await draw();
   every(Math.max(1000, g.sample_interval_ms), () => draw().catch(err => notice(err.message)));
+}
+
+// A share group (KIP-932): its share-partitions, as kafka-share-groups --describe --offsets shows them,
+// with the records in flight (fetched and not yet acknowledged, or released for redelivery).
+function sharePartitions(g) {
+  return [h("h2", {}, "Share-partitions"),
+    g.offsets.length ? table(["topic", "partition", "start offset", "end offset", "in flight", "lag"], g.offsets.map(o =>
+      h("tr", {"data-tp": `${o.topic}:${o.partition}`},
+        h("td", {}, h("a", {href: "#/topics/" + enc(o.topic)}, o.topic)), h("td", {}, o.partition),
+        h("td", {class: "num"}, o.start_offset), h("td", {class: "num"}, o.end_offset ?? "—"),
+        h("td", {class: "num in-flight"}, o.in_flight ?? "—"), h("td", {class: "num lag"}, o.lag ?? "—"))))
+      : h("p", {class: "muted"}, "No share-partition state yet: no member has fetched.")];
 }
 
 function offsetsResetForm(g) {

@@ -76,6 +76,22 @@ const scenarios = {
     return out;
   },
 
+  // A share group's page: its share-partitions table (start, end, in flight, lag).
+  async share(page, args) {
+    await page.goto(args.url + `/#/groups/${encodeURIComponent(args.group)}`);
+    await page.waitForSelector("tr[data-tp] td.in-flight", {timeout: WAIT});
+    await page.waitForFunction(() => document.querySelector("tr[data-tp] td.num")?.textContent.trim() === "2",
+                               null, {timeout: WAIT});
+    const out = {};
+    out.group_state = await text(page, "#group-state");
+    out.headings = await page.$$eval("h2", hs => hs.map(h => h.textContent.trim()));
+    out.share_partitions = await page.$$eval("tr[data-tp]", trs => trs.map(tr =>
+      Array.from(tr.querySelectorAll("td"), td => td.textContent.trim())));
+    out.reset_form = await page.$$eval("#reset-offsets", forms => forms.length);
+    await shot(page, args, "console-share-group.png");
+    return out;
+  },
+
   // The lag chart's total line, read as it is redrawn, until it has risen `rises` times.
   async lag(page, args) {
     await page.goto(args.url + `/#/groups/${encodeURIComponent(args.group)}`);

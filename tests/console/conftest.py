@@ -142,3 +142,40 @@ def commit_as_group(bootstrap: str, group: str, offsets: list[tuple[str, int, in
         consumer.commit(offsets=[TopicPartition(t, p, o) for t, p, o in offsets], asynchronous=False)
     finally:
         consumer.close()
+
+
+def share_group_holding_records(bootstrap: str, topic: str, group: str):
+    """A share group (KIP-932) reading `topic` (one partition, six records) from the start with
+    confluent-kafka's ShareConsumer: it accepts the first two records and keeps the other four
+    acquired. Returns the consumer, to be closed by the caller; skips without ShareConsumer."""
+    import confluent_kafka
+
+    if not hasattr(confluent_kafka, "ShareConsumer"):
+        pytest.skip("confluent-kafka without ShareConsumer (needs 2.16+)")
+    from confluent_kafka import AcknowledgeType, ShareConsumer
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    create_topic(admin, topic, 1)
+    produce(bootstrap, topic, [(0, None, f"s{i}", None) for i in range(6)])
+    reset = ConfigResource("GROUP", group, incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    for future in admin.incremental_alter_configs([reset]).values():
+        future.result(30)
+    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": "sharer-1",
+                              "share.acknowledgement.mode": "explicit"})
+    try:
+        consumer.subscribe([topic])
+        got = []
+        deadline = time.monotonic() + 30
+        while len(got) < 6 and time.monotonic() < deadline:
+            got += [m for m in consumer.poll(0.5) if m.error() is None]
+        assert sorted(m.offset() for m in got) == list(range(6))
+        for m in got:
+            if m.offset() < 2:
+                consumer.acknowledge(m, AcknowledgeType.ACCEPT)
+        consumer.commit_sync()
+    except BaseException:
+        consumer.close()
+        raise
+    return consumer

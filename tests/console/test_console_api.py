@@ -19,7 +19,14 @@ from confluent_kafka.admin import AdminClient, AclBinding, AclOperation, AclPerm
     ResourceType
 
 from testing.broker_process import REPO_ROOT, serve_until_exit
-from tests.console.conftest import PASSWORDS, commit_as_group, create_topic, produce, sasl_config
+from tests.console.conftest import (
+    PASSWORDS,
+    commit_as_group,
+    create_topic,
+    produce,
+    sasl_config,
+    share_group_holding_records,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -450,3 +457,26 @@ def _closed_at_once(host: str, port: int) -> bool:
     with socket.create_connection((host, port), timeout=30) as conn:
         conn.sendall(b"GET /api/session HTTP/1.1\r\nHost: x\r\n\r\n")
         return conn.recv(100) == b""
+
+
+def test_a_share_group_shows_its_members_and_share_partitions(writable_console):
+    """A share group (KIP-932) with confluent-kafka's ShareConsumer: its member and assignment, and
+    per share-partition the start offset, end offset, records in flight and lag, as
+    kafka-share-groups --describe shows them."""
+    consumer = share_group_holding_records(writable_console.bootstrap, "api-share", "api-share-group")
+    try:
+        group = until(lambda: (g := writable_console.get("groups/api-share-group"))["members"]
+                      and g["offsets"] and g["offsets"][0]["start_offset"] == 2 and g, "the accepted records past")
+        assert group["protocol_type"] == "share" and group["protocol"] == "simple" and group["state"] == "Stable"
+        assert [(m["client_id"], m["assignment"]) for m in group["members"]] == [
+            ("sharer-1", [{"topic": "api-share", "partitions": [0]}])]
+        assert [(o["topic"], o["partition"], o["start_offset"], o["end_offset"], o["in_flight"], o["lag"])
+                for o in group["offsets"]] == [("api-share", 0, 2, 6, 4, 4)]
+        assert group["lag_total"] == 4
+        listed = {g["group_id"]: g for g in writable_console.get("groups")["groups"]}
+        assert listed["api-share-group"]["type"] == "share"
+        # The console's sampler follows the share group's lag too (6 before the acknowledgements).
+        until(lambda: (h := writable_console.get("groups/api-share-group")["lag_history"])
+              and h[-1]["partitions"] == {"api-share:0": 4}, "a sample of the share group's lag after them")
+    finally:
+        consumer.close()

@@ -22,7 +22,14 @@ from confluent_kafka.admin import AdminClient, AclBinding, AclOperation, AclPerm
     ResourceType
 
 from tests.conftest import missing_tool
-from tests.console.conftest import PASSWORDS, commit_as_group, create_topic, produce, sasl_config
+from tests.console.conftest import (
+    PASSWORDS,
+    commit_as_group,
+    create_topic,
+    produce,
+    sasl_config,
+    share_group_holding_records,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -84,6 +91,19 @@ def test_pages_render_what_a_client_created(browser_env, writable_console):
     # topic, partition, committed, end offset, lag (partition 0 has the tailed message too)
     assert shown["group_offsets"] == [["browser-orders", "0", "2", "7", "5"], ["browser-orders", "1", "5", "6", "1"]]
     assert shown["group_state"] == "Empty"
+
+
+def test_a_share_groups_page_shows_its_share_partitions(browser_env, writable_console):
+    consumer = share_group_holding_records(writable_console.bootstrap, "browser-share", "browser-share-group")
+    try:
+        shown = browse(browser_env, "share", url=writable_console.url, group="browser-share-group")
+    finally:
+        consumer.close()
+    assert shown["group_state"] == "Stable"
+    assert "Share-partitions" in shown["headings"] and "Committed offsets" not in shown["headings"]
+    # topic, partition, start offset, end offset, in flight, lag
+    assert shown["share_partitions"] == [["browser-share", "0", "2", "6", "4", "4"]]
+    assert shown["reset_form"] == 0  # the consumer groups' reset form is not a share group's
 
 
 def test_lag_chart_moves_while_a_consumer_lags(browser_env, writable_console):
