@@ -167,10 +167,12 @@ CONSUMER_GROUP_VALUES = {
                 Field("name", STRING),
                 Field("metadata", BYTES),
             ])),
-        ]), tag=0, nullable="0+", default=None),
+        ]), tag=0, nullable="0+", default=None, tag_null=True),  # Kafka writes a null one too
     ], flexible=_FLEXIBLE_V0),
     CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: Message("ConsumerGroupTargetAssignmentMetadataValue", [
         Field("assignment_epoch", INT32),
+        # Kafka 4.3: when the target assignment was computed (ms).
+        Field("assignment_timestamp", INT64, tag=0, default=0),
     ], flexible=_FLEXIBLE_V0),
     CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: Message("ConsumerGroupTargetAssignmentMemberValue", [
         Field("topic_partitions", Array("TopicPartition", _TOPIC_PARTITIONS)),

@@ -69,17 +69,6 @@ KNOWN: tuple[Known, ...] = (
           "A Produce whose partition carries null records: Kafka 4.3 never answers it (the client times out); "
           "we answer that partition INVALID_RECORD, as Kafka answers empty records."),
     # -- the replay of real clients' requests (scenarios/client_replay.py) -------------------------------------
-    Known("client_replay_*_describelogdirs_*:: * DescribeLogDirs v* :: results[[]0].topics.__consumer_offsets.partitions.*"
-          ".partition_size", OPEN,
-          "A DescribeLogDirs of every topic (as kafka-python's and kafka-log-dirs.sh send it) shows __consumer_offsets' "
-          "partition sizes. Classic groups' and offsets' records are Kafka 4.3's byte for byte (compared with "
-          "kafka-dump-log on both logs: OffsetCommitValue v4 with the topic id, the empty GroupMetadata record a "
-          "creating JoinGroup writes, base sequence 0). Still different: the partitions of KIP-848 consumer groups "
-          "(ConsumerGroupHeartbeat), where kafka-wire writes Kafka 4.0's layout, a ConsumerGroupPartitionMetadata "
-          "record and no metadata hash, while Kafka 4.1+ (KIP-1101) writes no such record but an XXH3 (hash4j) hash "
-          "of the subscribed topics in ConsumerGroupMetadataValue, the assignment timestamp in "
-          "ConsumerGroupTargetAssignmentMetadataValue, \"\" for no regex and an explicit null "
-          "classicMemberMetadata tag in ConsumerGroupMemberMetadataValue (Kafka 4.3 reads both layouts)"),
     # -- the dynamic broker config walk (scenarios/dynamic_broker_boundaries.py) ----------------------------
     Known("dynamic_broker_boundaries_*:: sasl.enabled.mechanisms='*unknown*' :: *", KEPT,
           "kafka-wire serves the SASL mechanisms PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 only and refuses another "
