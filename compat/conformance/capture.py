@@ -2,8 +2,9 @@
 
 `kafka-wire compat capture` starts a kafka-wire broker behind a recording CountingProxy
 (compat/traffic.py), runs the client programs the compatibility suite already runs (compat/clients.py:
-kafka-python, confluent-kafka plain and idempotent, Java kafka-clients 4.3.0's ClientCheck; kafkajs and
-aiokafka where installed), decodes every request frame they sent with kafka_wire's own decoders, and
+kafka-python, aiokafka, confluent-kafka plain and idempotent, kcat, kafkajs, Java kafka-clients 4.3.0's
+ClientCheck), group, transaction and admin flows of kafka-python, confluent-kafka, aiokafka and kcat,
+franz-go's and librdkafka's own tests (a few, FRANZ_GO_TESTS and LIBRDKAFKA_TESTS) and Kafka's tools, decodes every request frame they sent with kafka_wire's own decoders, and
 writes compat/conformance/captured/requests.json: one entry per distinct (client, API, version, request
 shape), the shape being the body's field structure with values left out.
 
