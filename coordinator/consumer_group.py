@@ -164,6 +164,12 @@ class ConsumerGroup:
         # (topic id, partition) -> (member id, epoch) of the member owning it (assigned or revoking).
         self.partition_owners: dict[tuple[TopicId, int], tuple[str, int]] = {}
         self.subscription_metadata: dict[str, TopicMetadata] = {}  # topic name -> metadata
+        # Kafka 4.1+ (KIP-1101): the hash of the subscribed topics' metadata the group epoch was last
+        # bumped for (ConsumerGroupMetadataValue.metadataHash, coordinator/metadata_hash.py).
+        self.metadata_hash = 0
+        # A ConsumerGroupPartitionMetadata record (Kafka 3.7-4.0's layout, kafka-wire's before it
+        # hashed) is in the log: the next metadata check writes its tombstone, as Kafka 4.1+ does.
+        self.legacy_partition_metadata = False
         # Subscribed regular expression -> the topic names it matched when last resolved.
         self.resolved_regexes: dict[str, frozenset[str]] = {}
         self.dead = False

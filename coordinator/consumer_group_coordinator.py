@@ -44,6 +44,7 @@ from kafka_wire.internal_records import (
 )
 
 from . import assignors
+from .metadata_hash import group_hash, topic_hash
 from .consumer_group import (
     JOIN_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -629,6 +630,20 @@ class ConsumerGroupProtocol:
         broker = self._broker()
         return None if broker is None else broker.metadata.topic(name)
 
+    def _partition_racks(self, name: str, partitions: int) -> list[list[str]]:
+        """The racks of each partition's replicas, as Kafka's metadata hash takes them: this broker's
+        broker.rack for its own replicas (others' racks are not known here: none)."""
+        broker = self._broker()
+        rack = None if broker is None else broker.config["broker.rack"]
+        if rack is None:
+            return [[] for _ in range(partitions)]
+        racks = []
+        for partition in range(partitions):
+            state = broker.metadata.partition_state(name, partition)
+            replicas = state.replicas if state is not None else [broker.node_id]
+            racks.append([rack for replica in replicas if replica == broker.node_id])
+        return racks
+
     def _topic_name(self, topic_id) -> str | None:
         broker = self._broker()
         meta = None if broker is None else broker.metadata.topic_by_id(topic_id)
@@ -680,9 +695,10 @@ def apply_consumer_group_record(group: ConsumerGroup, record_type: int, member_i
             group.dead = True
         else:
             group.group_epoch = value.epoch
+            group.metadata_hash = value.metadata_hash
     elif record_type == PARTITION_METADATA:
-        group.subscription_metadata = {} if value is None else {
-            t.topic_name: TopicMetadata(t.topic_id, t.topic_name, t.num_partitions) for t in value.topics}
+        # Only in logs written before the metadata hash: what it says is computed again from the topics.
+        group.legacy_partition_metadata = value is not None
     elif record_type == MEMBER_METADATA:
         if value is None:
             group.remove_member(member_id)
@@ -690,7 +706,8 @@ def apply_consumer_group_record(group: ConsumerGroup, record_type: int, member_i
         group.put_member_metadata(ConsumerGroupMember(
             member_id, instance_id=value.instance_id, rack_id=value.rack_id, client_id=value.client_id,
             client_host=value.client_host, subscribed_topic_names=tuple(value.subscribed_topic_names),
-            subscribed_topic_regex=value.subscribed_topic_regex, rebalance_timeout_ms=value.rebalance_timeout_ms,
+            subscribed_topic_regex=value.subscribed_topic_regex or None,  # Kafka writes "" for none
+            rebalance_timeout_ms=value.rebalance_timeout_ms,
             server_assignor=value.server_assignor,
             classic=None if value.classic_member_metadata is None else ClassicMemberMetadata(
                 value.classic_member_metadata.session_timeout_ms,
@@ -723,6 +740,7 @@ class RecordWriter:
         self.coordinator = coordinator
         self.group = group
         self.records = records
+        self.metadata_hash: int | None = None  # computed by subscription_metadata_changed
 
     def _emit(self, record_type: int, member_id: str | None, fields: dict | None) -> None:
         key = encode_consumer_group_key(record_type, self.group.group_id, member_id)
@@ -740,7 +758,7 @@ class RecordWriter:
         self._emit(MEMBER_METADATA, member.member_id, {
             "instance_id": member.instance_id, "rack_id": member.rack_id, "client_id": member.client_id,
             "client_host": member.client_host, "subscribed_topic_names": list(member.subscribed_topic_names),
-            "subscribed_topic_regex": member.subscribed_topic_regex,
+            "subscribed_topic_regex": member.subscribed_topic_regex or "",  # as Kafka writes no regex
             "rebalance_timeout_ms": member.rebalance_timeout_ms, "server_assignor": member.server_assignor,
             "classic_member_metadata": None if member.classic is None else {
                 "session_timeout_ms": member.classic.session_timeout_ms,
@@ -748,7 +766,10 @@ class RecordWriter:
         })
 
     def group_epoch(self, epoch: int) -> None:
-        self._emit(GROUP_METADATA, None, {"epoch": epoch})
+        """The group epoch, with the metadata hash it was bumped for (a new one when the subscribed
+        topics' metadata changed in this request)."""
+        metadata_hash = self.metadata_hash if self.metadata_hash is not None else self.group.metadata_hash
+        self._emit(GROUP_METADATA, None, {"epoch": epoch, "metadata_hash": metadata_hash})
 
     def target_member(self, member_id: str, assignment) -> None:
         self._emit(TARGET_MEMBER, member_id, {"topic_partitions": _topic_partitions(assignment)})
@@ -770,18 +791,25 @@ class RecordWriter:
             self.group_epoch(self.group.group_epoch + 1)
 
     def subscription_metadata_changed(self) -> bool:
-        """Write the subscribed topics' metadata when it changed (a topic created, deleted or
-        given partitions): the assignment must then be computed again."""
-        current = {}
-        for name in sorted(self.group.subscribed_topic_names()):
+        """Whether the subscribed topics' metadata changed (a topic created, deleted or given
+        partitions) since the group epoch was last bumped: as Kafka 4.1+ (KIP-1101), by comparing the
+        hash of it with the group's (the caller bumps the epoch, which records the new hash, and the
+        assignment is computed again). A ConsumerGroupPartitionMetadata record of an older log gets its
+        tombstone, as Kafka writes one when it meets such a group."""
+        group = self.group
+        current, hashes = {}, {}
+        for name in sorted(group.subscribed_topic_names()):
             meta = self.coordinator._topic_metadata(name)
             if meta is not None:
                 current[name] = TopicMetadata(meta.topic_id, name, meta.partitions)
-        if current == self.group.subscription_metadata:
+                hashes[name] = topic_hash(meta.topic_id, name, self.coordinator._partition_racks(name, meta.partitions))
+        group.subscription_metadata = current
+        if group.legacy_partition_metadata:
+            self._emit(PARTITION_METADATA, None, None)
+        computed = group_hash(hashes)
+        if computed == group.metadata_hash:
             return False
-        self._emit(PARTITION_METADATA, None, {"topics": [
-            {"topic_id": t.topic_id, "topic_name": t.name, "num_partitions": t.num_partitions,
-             "partition_metadata": []} for t in current.values()]})
+        self.metadata_hash = computed
         return True
 
     def target_assignment(self) -> None:
@@ -800,7 +828,8 @@ class RecordWriter:
             new = freeze(computed.get(member_id, {}))
             if member_id not in group.target or group.target[member_id] != new:
                 self.target_member(member_id, new)
-        self._emit(TARGET_METADATA, None, {"assignment_epoch": group.group_epoch})
+        self._emit(TARGET_METADATA, None, {"assignment_epoch": group.group_epoch,
+                                           "assignment_timestamp": self.coordinator.clock_ms()})
 
     def flush(self) -> None:
         if self.records:

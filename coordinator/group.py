@@ -59,6 +59,8 @@ class CommittedOffset:
     metadata: str
     commit_timestamp: int
     expire_timestamp: int = -1
+    # The committed topic's id, which Kafka 4.x writes into the record (None: none, as for TxnOffsetCommit).
+    topic_id: uuid.UUID | None = None
     # Offset of the record in __consumer_offsets: a transaction's offsets only replace a commit
     # written before them (Kafka's CommitRecordMetadataAndOffset).
     record_offset: int = -1

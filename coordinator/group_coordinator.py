@@ -182,6 +182,14 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
                 return join_response(ErrorCode.UNKNOWN_MEMBER_ID, member_id)
             group = ClassicGroup(group_id, self.clock_ms())
             self.groups[group_id] = group
+            # As Kafka's coordinator (classicGroupJoinToClassicGroup): a group a JoinGroup creates is
+            # committed with an empty GroupMetadata record (generation 0, no members), so it is known
+            # after a restart too; if that write fails the group is not created.
+            try:
+                self._append(group, [group_metadata_record(group, {})])
+            except AppendFailed as exc:
+                del self.groups[group_id]
+                return join_response(group_metadata_append_error(exc.error))
         if not self._accept_joining_member(group, member_id):
             member = group.members.get(member_id)
             if member is not None:
@@ -789,6 +797,10 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         with too large metadata OFFSET_METADATA_TOO_LARGE before validating it."""
         return [(t, p) for t, p, _, _, metadata in offsets if not self._metadata_too_large(metadata)]
 
+    def _topic_id(self, topic: str):
+        meta = self.broker.metadata.topic(topic) if self.broker is not None else None
+        return meta.topic_id if meta is not None else None
+
     def _store_offsets(self, group: ClassicGroup, offsets, retention_time_ms: int, *,
                        producer_id: int = -1, producer_epoch: int = -1) -> dict[TopicPartition, ErrorCode]:
         now = self.clock_ms()
@@ -801,7 +813,9 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
                 continue
             accepted.append(((topic, partition), CommittedOffset(
                 offset=offset, leader_epoch=-1 if leader_epoch is None else leader_epoch,
-                metadata=metadata or "", commit_timestamp=now, expire_timestamp=expire)))
+                metadata=metadata or "", commit_timestamp=now, expire_timestamp=expire,
+                # Kafka 4.x records an OffsetCommit's topic id, not a TxnOffsetCommit's.
+                topic_id=None if producer_id >= 0 else self._topic_id(topic))))
         if not accepted:
             return results
         records = [offset_commit_record(group.group_id, t, p, committed) for (t, p), committed in accepted]
@@ -1179,6 +1193,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             metadata=value.metadata or "",
             commit_timestamp=value.commit_timestamp,
             expire_timestamp=value.expire_timestamp,
+            topic_id=value.topic_id if value.topic_id.int else None,
             record_offset=record_offset,
         )
         if producer_id is not None:

@@ -131,7 +131,8 @@ class GroupMigration:
             writer.group_epoch(generation)
             for member, assignment in converted:
                 writer.target_member(member.member_id, assignment)
-            writer._emit(CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, None, {"assignment_epoch": generation})
+            writer._emit(CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, None, {"assignment_epoch": generation,
+                                                                           "assignment_timestamp": self.clock_ms()})
             for member, assignment in converted:
                 writer.current_assignment(replace(
                     group.members[member.member_id], member_epoch=generation, previous_member_epoch=generation,

@@ -74,6 +74,7 @@ def offset_commit_record(group_id: str, topic: str, partition: int, committed: C
         metadata=committed.metadata,
         commit_timestamp=committed.commit_timestamp,
         expire_timestamp=committed.expire_timestamp,
+        **({"topic_id": committed.topic_id} if committed.topic_id is not None else {}),
     )
     return encode_offset_commit_key(group_id, topic, partition), encode_offset_commit_value(value)
 
@@ -280,6 +281,7 @@ class OffsetsTopic:
             base_timestamp=now_ms,
             producer_id=producer_id,
             producer_epoch=producer_epoch,
+            base_sequence=0,  # as Kafka's coordinator runtime builds its batches, whoever the producer
             is_transactional=transactional,
         ))
         return append_internal_batch(self.broker, OFFSETS_TOPIC, partition, batch)

@@ -72,6 +72,8 @@ OFFSET_COMMIT_VALUE = Message(
         Field("metadata", STRING),
         Field("commit_timestamp", INT64),
         Field("expire_timestamp", INT64, "1", default=-1),
+        # Kafka 4.x: the committed topic's id (tagged, left out when zero, as for a TxnOffsetCommit).
+        Field("topic_id", UUID, "4+", tag=0),
     ],
     flexible=parse_versions("4+"),
 )
@@ -165,10 +167,12 @@ CONSUMER_GROUP_VALUES = {
                 Field("name", STRING),
                 Field("metadata", BYTES),
             ])),
-        ]), tag=0, nullable="0+", default=None),
+        ]), tag=0, nullable="0+", default=None, tag_null=True),  # Kafka writes a null one too
     ], flexible=_FLEXIBLE_V0),
     CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: Message("ConsumerGroupTargetAssignmentMetadataValue", [
         Field("assignment_epoch", INT32),
+        # Kafka 4.3: when the target assignment was computed (ms).
+        Field("assignment_timestamp", INT64, tag=0, default=0),
     ], flexible=_FLEXIBLE_V0),
     CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: Message("ConsumerGroupTargetAssignmentMemberValue", [
         Field("topic_partitions", Array("TopicPartition", _TOPIC_PARTITIONS)),
@@ -268,10 +272,12 @@ def decode_internal_key(data) -> Struct:
 
 
 def encode_offset_commit_value(value, version: int | None = None) -> bytes:
-    """Encode at the version Kafka 2.1+ picks: v1 when the commit carries an expire timestamp
-    (OffsetCommit v2-4 with a retention time), otherwise v3."""
+    """Encode at the version Kafka 4.x picks (GroupCoordinatorRecordHelpers.offsetCommitValueVersion): v1
+    when the commit carries an expire timestamp (OffsetCommit v2-4 with a retention time), otherwise v4,
+    the flexible one, with the topic id as tagged field 0 when there is one (Kafka 3.x wrote v3; its
+    readers take v4 and skip the tag)."""
     if version is None:
-        version = 1 if value.expire_timestamp != -1 else 3
+        version = 1 if value.expire_timestamp != -1 else 4
     return _encode_prefixed(OFFSET_COMMIT_VALUE, value, version)
 
 

@@ -378,7 +378,7 @@ class Array(FieldType):
 class Field:
     """One field of a message or struct: name, type, and the versions that carry it."""
 
-    __slots__ = ("name", "type", "versions", "nullable", "tag", "_default", "ignorable")
+    __slots__ = ("name", "type", "versions", "nullable", "tag", "_default", "ignorable", "tag_null")
 
     def __init__(
         self,
@@ -390,6 +390,7 @@ class Field:
         tag: int | None = None,
         default: Any = ...,
         ignorable: bool = False,
+        tag_null: bool = False,
     ) -> None:
         self.name = name
         self.type = type
@@ -400,6 +401,9 @@ class Field:
         self.tag = tag
         self._default = default
         self.ignorable = ignorable
+        # A tagged nullable struct whose default in Kafka's spec is an empty struct, not null: a null is
+        # then written (tag, size 1, varint 0), as Kafka's generated code writes it.
+        self.tag_null = tag_null
 
     def default(self):
         if self._default is not ...:
@@ -473,7 +477,7 @@ class StructType(FieldType):
             # A nullable struct is prefixed with an int8: -1 null, 1 present.
             def decode_nullable(buf, pos):
                 marker, pos = p.read_int8(buf, pos)
-                if marker < 0:
+                if marker <= 0:  # -1; a tagged field's null is a varint 0
                     return None, pos
                 return dec(buf, pos)
 
@@ -563,7 +567,7 @@ class StructType(FieldType):
             enc = f.type.encoder(version, flexible, f.is_nullable(version))
             if f.tag is not None:
                 if flexible:
-                    tagged.append((f.tag, f.name, enc, f.default))
+                    tagged.append((f.tag, f.name, enc, f.default, f.tag_null))
             else:
                 steps.append((f.name, enc, f.default))
         tagged.sort(key=lambda t: t[0])
@@ -580,8 +584,11 @@ class StructType(FieldType):
             if not flexible:
                 return
             present = []
-            for tag, name, enc, default in tagged:
+            for tag, name, enc, default, tag_null in tagged:
                 value = obj.get(name, None) if isinstance(obj, dict) else getattr(obj, name)
+                if value is None and tag_null:
+                    present.append((tag, b"\x00"))
+                    continue
                 if value is None and isinstance(obj, dict) and name not in obj:
                     continue
                 if value != default():

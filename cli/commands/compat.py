@@ -169,9 +169,9 @@ def register(subparsers) -> None:
     sub = parser.add_subparsers(dest="compat_command", metavar="{reference,franz-go,faults,capture}")
     capture = sub.add_parser(
         "capture", help="capture the requests real clients send, for the conformance suite's replay",
-        description="Runs kafka-python, confluent-kafka, kafkajs, Java kafka-clients 4.3.0 and Kafka 4.3.0's tools "
-                    "against a kafka-wire broker behind a recording proxy and writes one entry per distinct "
-                    "(client, API, version, request shape) to compat/conformance/captured/requests.json, which "
+        description="Runs kafka-python, aiokafka, confluent-kafka, kcat, kafkajs, Java kafka-clients 4.3.0, "
+                    "franz-go's and librdkafka's own tests and Kafka 4.3.0's tools against a kafka-wire broker behind "
+                    "a recording proxy and writes one entry per distinct (client, API, version, request shape) to compat/conformance/captured/requests.json, which "
                     "the client_replay scenarios of `kafka-wire compat --against-kafka` play against both brokers.")
     capture.add_argument("--output", metavar="PATH", help="where to write the corpus (default %(default)s: "
                                                           "compat/conformance/captured/requests.json)")

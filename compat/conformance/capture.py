@@ -2,8 +2,9 @@
 
 `kafka-wire compat capture` starts a kafka-wire broker behind a recording CountingProxy
 (compat/traffic.py), runs the client programs the compatibility suite already runs (compat/clients.py:
-kafka-python, confluent-kafka plain and idempotent, Java kafka-clients 4.3.0's ClientCheck; kafkajs and
-aiokafka where installed), decodes every request frame they sent with kafka_wire's own decoders, and
+kafka-python, aiokafka, confluent-kafka plain and idempotent, kcat, kafkajs, Java kafka-clients 4.3.0's
+ClientCheck), group, transaction and admin flows of kafka-python, confluent-kafka, aiokafka and kcat,
+franz-go's and librdkafka's own tests (a few, FRANZ_GO_TESTS and LIBRDKAFKA_TESTS) and Kafka's tools, decodes every request frame they sent with kafka_wire's own decoders, and
 writes compat/conformance/captured/requests.json: one entry per distinct (client, API, version, request
 shape), the shape being the body's field structure with values left out.
 
@@ -11,8 +12,9 @@ What varies between runs is marked so the replay (scenarios/client_replay.py) su
 topic names, group ids and transactional ids become `${topic:N}`, `${group:N}`, `${txn:N}` (numbered in
 order of first appearance in the corpus); member ids `${member}`; fetch session ids and epochs are reset
 to a sessionless full fetch (`${session}`). A request that cannot stand alone is kept with a `skip` reason
-(SASL exchanges; a transactional producer's batch). An idempotent producer's batch is marked
-`idempotent`: the replay asks for a producer id of its own first and writes it into the batch.
+(SASL exchanges). An idempotent producer's batch is marked `idempotent`: the replay asks for a producer id
+of its own first and writes it into the batch; a transactional one is marked `transactional` too: the
+replay also begins the transaction (AddPartitionsToTxn) before it and aborts it after.
 """
 
 from __future__ import annotations
@@ -161,14 +163,16 @@ def _producer_batches(body) -> list[bytes]:
 def skip_reason(api: str, body) -> str | None:
     if api in ("SaslHandshake", "SaslAuthenticate"):
         return "a SASL exchange belongs to its connection's login, not to a standalone replay"
-    if api == "Produce":
-        for raw in _producer_batches(body):
-            # A transactional batch (attributes bit 4) needs its transaction begun; an idempotent one is
-            # replayed after an InitProducerId of its own (client_replay.py).
-            if len(raw) >= 23 and int.from_bytes(raw[21:23], "big") & 0x10:
-                return ("a transactional producer's batch: replayed alone it needs the transaction "
-                        "(InitProducerId, AddPartitionsToTxn) the capture did not keep with it")
+    if api == "Produce" and transactional(api, body) and not body.get("transactional_id"):
+        return "a transactional batch in a Produce that names no transactional id: no transaction to begin for it"
     return None
+
+
+def transactional(api: str, body) -> bool:
+    """A Produce of a transactional producer (attributes bit 4 in its batches): the replay begins a
+    transaction of its own for it (InitProducerId, AddPartitionsToTxn) and aborts it afterwards."""
+    return api == "Produce" and any(len(raw) >= 23 and int.from_bytes(raw[21:23], "big") & 0x10
+                                    for raw in _producer_batches(body))
 
 
 def idempotent(api: str, body) -> bool:
@@ -214,6 +218,8 @@ def build_corpus(captured: list[tuple[str, str, int, int, bytes]], topic_ids: di
         entry = {"client": program, "client_id": client_id, "api": api, "version": version, "body": general}
         if idempotent(api, body):
             entry["idempotent"] = True
+        if transactional(api, body):
+            entry["transactional"] = True
         reason = skip_reason(api, body)
         if reason:
             entry["skip"] = reason
@@ -226,8 +232,8 @@ def _programs():
     from .. import clients
 
     java = clients.JavaPrograms()
-    wanted = {"kafka_python_check.py", "confluent_check.py", "confluent_check.py --idempotent",
-              "ClientCheck (kafka-clients 4.3.0)", "check.js"}
+    wanted = {"kafka_python_check.py", "aiokafka_check.py", "confluent_check.py", "confluent_check.py --idempotent",
+              "kcat_check.py", "ClientCheck (kafka-clients 4.3.0)", "check.js"}
     return java, [run for run in clients.client_runs(java) if run.label in wanted]
 
 
@@ -321,8 +327,123 @@ def _group_flows(bootstrap: str, say) -> list[tuple[str, callable]]:
                 future.result(30)
         return flow
 
+    def aiokafka() -> None:
+        import asyncio
+
+        from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+        from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+        from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+
+        topic, group, txn = "capture-aio-topic", "capture-aio-group", "capture-aio-txn"
+
+        async def flow() -> None:
+            admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="capture-aiokafka")
+            await admin.start()
+            try:
+                await admin.create_topics([NewTopic(topic, 2, 1)])
+                producer = AIOKafkaProducer(bootstrap_servers=bootstrap, client_id="capture-aiokafka",
+                                            enable_idempotence=True)
+                await producer.start()
+                for i in range(4):
+                    await producer.send_and_wait(topic, key=b"k%d" % i, value=b"v%d" % i)
+                await producer.stop()
+                producer = AIOKafkaProducer(bootstrap_servers=bootstrap, client_id="capture-aiokafka",
+                                            transactional_id=txn)
+                await producer.start()
+                async with producer.transaction():
+                    for i in range(2):
+                        await producer.send_and_wait(topic, key=b"t%d" % i, value=b"t%d" % i, partition=i)
+                await producer.stop()
+                consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
+                                            client_id="capture-aiokafka", auto_offset_reset="earliest",
+                                            enable_auto_commit=False, isolation_level="read_committed")
+                await consumer.start()
+                got, deadline = 0, time.monotonic() + 30
+                while got < 6 and time.monotonic() < deadline:
+                    got += sum(len(v) for v in (await consumer.getmany(timeout_ms=500)).values())
+                await consumer.commit()
+                await consumer.stop()
+                for call in (lambda: admin.describe_consumer_groups([group]), admin.list_consumer_groups,
+                             lambda: admin.list_consumer_group_offsets(group),
+                             lambda: admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)]),
+                             admin.describe_cluster,
+                             lambda: admin.delete_topics([topic])):
+                    try:
+                        await call()
+                    except Exception as error:  # what it sent is captured all the same
+                        say(f"    aiokafka admin: {type(error).__name__}: {str(error)[:150]}")
+            finally:
+                await admin.close()
+
+        asyncio.run(flow())
+
+    def kcat() -> None:
+        import shutil
+        import subprocess
+
+        binary = shutil.which("kcat")
+        if binary is None:
+            raise RuntimeError("kcat is not installed")
+        topic, group = "capture-kcat-topic", "capture-kcat-group"
+        common = [binary, "-b", bootstrap, "-X", "client.id=capture-kcat"]
+
+        def kcat_run(*args, stdin=None):
+            subprocess.run([*common, *args], input=stdin, capture_output=True, text=True, timeout=60, check=True)
+
+        kcat_run("-P", "-t", topic, "-K:", "-X", "enable.idempotence=true", stdin="k1:one\nk2:two\nk3:three\n")
+        kcat_run("-L", "-t", topic)
+        # A balanced consumer (-G): joins the group, consumes, commits, leaves.
+        kcat_run("-G", group, "-X", "auto.offset.reset=earliest", "-c", "3", "-e", topic)
+        kcat_run("-Q", "-t", f"{topic}:0:-1")
+
     return [("kafka-python", kafka_python), ("confluent-kafka", confluent("classic")),
-            ("confluent-kafka consumer-protocol", confluent("consumer"))]
+            ("confluent-kafka consumer-protocol", confluent("consumer")), ("aiokafka", aiokafka), ("kcat", kcat)]
+
+
+# franz-go's own kgo integration tests (compat/franz_go_suite.py's binary): groups (classic and, after a
+# test whose admin request enables it, KIP-848), transactions end to end, partitions added, regex subscriptions.
+FRANZ_GO_TESTS = ("TestGroupSimple", "TestTxnEtl", "TestAddRemovePartitions", "Test848RegexBrokerResolves",
+                  "TestUnknownGroupOffsetFetchPinned", "TestIssue325")
+FRANZ_GO_RECORDS = 300  # records each ETL level moves: the requests, not the volume, are the point
+
+# librdkafka's own test suite (compat/librdkafka_suite.py's build): groups listed and described, partitions
+# added, idempotence, configs, ACLs, commit metadata, transactions with aborted messages.
+LIBRDKAFKA_TESTS = ("0019_list_groups", "0044_partition_cnt", "0090_idempotence", "0092_mixed_msgver",
+                    "0099_commit_metadata", "0109_auto_create_topics", "0129_fetch_aborted_msgs")
+
+
+def _franz_go(bootstrap: str, scratch: Path, say) -> None:
+    import subprocess
+
+    from .. import franz_go_suite as suite
+
+    binary = suite.find_binary()
+    if binary is None:
+        say("  franz-go: not run (no kgo.test: bash compat/setup-franz-go.sh)")
+        return
+    env = suite.environment(suite.Target("kafka-wire", bootstrap), suite.PLAIN, FRANZ_GO_RECORDS)
+    pattern = "|".join(FRANZ_GO_TESTS)
+    log = scratch / "franz-go.log"
+    with open(log, "wb") as out:
+        done = subprocess.run([str(binary), "-test.v", "-test.run", f"^({pattern})$", "-test.count", "1",
+                               "-test.timeout", "300s"], cwd=suite.package_dir(), env=env, stdin=subprocess.DEVNULL,
+                              stdout=out, stderr=subprocess.STDOUT, timeout=400, start_new_session=True)
+    text = log.read_text(errors="replace")
+    say(f"    franz-go kgo tests: exit {done.returncode}; "
+        + ", ".join(line.strip() for line in text.splitlines() if line.startswith(("--- PASS", "--- FAIL", "--- SKIP"))))
+
+
+def _librdkafka(bootstrap: str, scratch: Path, say) -> None:
+    from .. import librdkafka_suite as suite
+
+    build = suite.find_build()
+    if build is None:
+        say("  librdkafka tests: not run (no build: bash compat/setup-librdkafka.sh)")
+        return
+    wanted = [t for t in build.tests() if t.name in LIBRDKAFKA_TESTS]
+    lane = suite.Lane("default", bootstrap, proxy=None)
+    results = suite.run_tests(build, wanted, [lane], "3.9.0", scratch / "librdkafka", process_timeout=180)
+    say("    librdkafka tests: " + ", ".join(f"{r.test.name} {r.outcome}" for r in results))
 
 
 TOOL_RUNS = (  # Kafka 4.3.0's own tools (the Java Admin client and consumer): (main class name, args)
@@ -389,7 +510,12 @@ def capture(say=print) -> tuple[list[tuple[str, str, int, int, bytes]], dict[str
     java, runs = _programs()
     with tempfile.TemporaryDirectory(prefix="kafka-wire-capture-") as scratch, CountingProxy(record=True) as proxy:
         port = free_port()
+        from ..librdkafka_suite import SCENARIO_BROKER_CONFIG
+
+        # librdkafka's suite's broker settings (an authorizer allowing all without ACLs, topics auto-created
+        # with 4 partitions): its ACL and auto-creation tests need them, and kafka-acls gets an authorizer.
         broker = BrokerProcess(Path(scratch) / "broker", port=port, config={
+            **SCENARIO_BROKER_CONFIG["default"],
             "listeners": f"PLAINTEXT://127.0.0.1:{port}", "advertised.listeners": f"PLAINTEXT://{proxy.address}"})
         broker.start()
         try:
@@ -412,6 +538,15 @@ def capture(say=print) -> tuple[list[tuple[str, str, int, int, bytes]], dict[str
                     verdict = f"FAILED {type(error).__name__}: {error}"[:300]
                 frames = proxy.take_frames()
                 say(f"  {program} group/admin flow: {verdict}, {len(frames)} requests, {time.monotonic() - began:.0f}s")
+                captured += [(program, *frame) for frame in frames]
+            for program, run_suite in (("franz-go", _franz_go), ("librdkafka tests", _librdkafka)):
+                began = time.monotonic()
+                try:
+                    run_suite(proxy.address, Path(scratch), say)
+                except Exception as error:  # what it sent is captured all the same
+                    say(f"    {program}: FAILED {type(error).__name__}: {error}"[:300])
+                frames = proxy.take_frames()
+                say(f"  {program}: {len(frames)} requests, {time.monotonic() - began:.0f}s")
                 captured += [(program, *frame) for frame in frames]
             began = time.monotonic()
             _tools(proxy.address, Path(scratch), say)

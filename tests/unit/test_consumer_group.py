@@ -129,7 +129,10 @@ def test_first_member_gets_every_partition_and_the_group_epoch(tmp_path):
             assert isinstance(group, ConsumerGroup)
             assert group.state == "Stable"
             types = [r[0] for r in records_of(c)]
-            assert types[:2] == [5, 4] and 3 in types and 6 in types and 7 in types and types[-1] == 8
+            # Kafka 4.3's records for it (dumped from its log): member metadata, group epoch with the
+            # metadata hash (no ConsumerGroupPartitionMetadata, KIP-1101), target assignment, its
+            # metadata, current assignment.
+            assert types[:2] == [5, 3] and 4 not in types and 6 in types and 7 in types and types[-1] == 8
             assert a.heartbeat(epoch=-1)["member_epoch"] == -1
             described = c.consumer_group_describe("g")
             assert (described["group_epoch"], described["assignment_epoch"]) == (3, 2)
@@ -539,3 +542,60 @@ def test_commit_with_an_older_epoch_for_partitions_held_since_then(tmp_path):
             assert commit(c, 3, new[0]) == {ErrorCode.STALE_MEMBER_EPOCH}
 
     run(scenario())
+
+
+def test_group_epoch_records_the_metadata_hash_and_a_restart_keeps_it(tmp_path):
+    """Kafka 4.1+ (KIP-1101): the group epoch record carries the hash of the subscribed topics' metadata
+    (as Kafka computes it) instead of a ConsumerGroupPartitionMetadata record; a restarted coordinator
+    compares it with a fresh hash, so a heartbeat after the restart bumps nothing, while partitions added
+    to a subscribed topic do (with the new hash). A partition metadata record of an older log (kafka-wire's
+    earlier layout, Kafka 3.7-4.0's) gets its tombstone at the group's next metadata check."""
+    from coordinator.metadata_hash import group_hash, topic_hash
+    from kafka_wire.internal_records import (CONSUMER_GROUP_PARTITION_METADATA, encode_consumer_group_key,
+                                             encode_consumer_group_value)
+
+    def epoch_records(c):
+        return [(value.epoch, value.metadata_hash) for kind, _, _, value in records_of(c) if kind == 3 and value]
+
+    def hash_of(c, partitions):
+        meta = c.offsets_topic.broker.metadata.topic("t")
+        return group_hash({"t": topic_hash(meta.topic_id, "t", [[] for _ in range(partitions)])})
+
+    async def first_life():
+        async with running(tmp_path) as c:
+            a = Member(c, "a")
+            a.heartbeat()
+            assert epoch_records(c) == [(2, hash_of(c, 6))]
+            assert not [r for r in records_of(c) if r[0] == CONSUMER_GROUP_PARTITION_METADATA]
+            return a.epoch
+
+    epoch = run(first_life())
+
+    async def second_life():
+        async with running(tmp_path) as c:
+            a = Member(c, "a")
+            a.epoch = epoch
+            assert a.heartbeat()["member_epoch"] == epoch  # the same hash: no new epoch
+            assert epoch_records(c) == [(2, hash_of(c, 6))]
+            # A legacy partition metadata record, as an older log holds it.
+            group = c.groups["g"]
+            c._append(group, [(encode_consumer_group_key(CONSUMER_GROUP_PARTITION_METADATA, "g"),
+                               encode_consumer_group_value(CONSUMER_GROUP_PARTITION_METADATA, {"topics": []}))])
+
+    run(second_life())
+
+    async def third_life():
+        async with running(tmp_path) as c:
+            assert c.groups["g"].legacy_partition_metadata
+            a = Member(c, "a")
+            a.epoch = epoch
+            a.heartbeat()
+            last = records_of(c)[-1]
+            assert (last[0], last[3]) == (CONSUMER_GROUP_PARTITION_METADATA, None)
+            assert not c.groups["g"].legacy_partition_metadata
+            assert epoch_records(c) == [(2, hash_of(c, 6))]
+            c.offsets_topic.broker.add_partitions("t", 8)
+            a.heartbeat()
+            assert epoch_records(c) == [(2, hash_of(c, 6)), (3, hash_of(c, 8))]
+
+    run(third_life())

@@ -486,6 +486,52 @@ def test_state_survives_restart(tmp_path):
     run(second_life())
 
 
+def test_records_are_kafka_4s_new_group_and_offset_commit_with_topic_id(tmp_path):
+    """As Kafka 4.x's coordinator: a JoinGroup that creates a group writes an empty GroupMetadata record
+    (v3: no protocol type, generation 0, no members) at once, even though it answers MEMBER_ID_REQUIRED, so
+    the group is still listed after a restart; an OffsetCommit writes OffsetCommitValue v4 with the topic's
+    id (tagged field 0), a TxnOffsetCommit v4 without one; batches carry base sequence 0."""
+    from kafka_wire.internal_records import decode_internal_key, decode_offset_commit_value
+
+    def records_of(c, group):
+        return [(header, r) for header, records in c.offsets_topic.read_batches(partition_for(group, 5))
+                for r in records if not header.is_control and group.encode() in r.key]
+
+    async def first_life():
+        async with running(tmp_path) as c:
+            first = await join(c, "fresh")
+            assert first["error_code"] == int(ErrorCode.MEMBER_ID_REQUIRED)
+            [(header, record)] = records_of(c, "fresh")
+            assert decode_internal_key(record.key).group == "fresh"
+            state_timestamp = c.groups["fresh"].state_timestamp
+            assert record.value == (b"\x00\x03" + b"\x00\x00" + b"\x00" * 4 + b"\xff\xff" * 2
+                                    + state_timestamp.to_bytes(8, "big") + b"\x00" * 4)
+            assert header.base_sequence == 0 and header.producer_id == -1
+            topic = c.broker.create_topic("committed", 1, 1, {})
+            c.commit_offsets(group_id="solo", generation_id=-1, member_id="", group_instance_id=None,
+                             offsets=[("committed", 0, 7, -1, "")])
+            [(header, record)] = records_of(c, "solo")
+            assert record.value[:2] == b"\x00\x04" and header.base_sequence == 0
+            assert record.value.endswith(b"\x01\x00\x10" + topic.topic_id.bytes)
+            assert decode_offset_commit_value(record.value).topic_id == topic.topic_id
+            # A commit for a topic this broker does not know has no id to write: no tagged field.
+            c.commit_offsets(group_id="nameless", generation_id=-1, member_id="", group_instance_id=None,
+                             offsets=[("unknown-topic", 0, 7, -1, "")])
+            [(_, record)] = records_of(c, "nameless")
+            assert record.value[:2] == b"\x00\x04" and record.value.endswith(b"\x00")
+            assert len(record.value) == 24
+
+    run(first_life())
+
+    async def second_life():
+        async with running(tmp_path) as c:
+            _, groups = c.list_groups()
+            assert {"group_id": "fresh", "group_state": "Empty"}.items() <= \
+                next(g for g in groups if g["group_id"] == "fresh").items()
+
+    run(second_life())
+
+
 def test_restarted_group_members_expire_if_gone(tmp_path):
     async def first_life():
         async with running(tmp_path) as c:

@@ -460,9 +460,13 @@ def test_offset_commit_key_vector():
 
 
 def test_offset_commit_value_vectors():
+    # Kafka 4.x writes v4 (flexible): compact metadata, then the tagged fields.
     value = ir.OffsetCommitValue(offset=42, leader_epoch=7, metadata="", commit_timestamp=1700000000000)
+    v4 = i16(4) + i64(42) + i32(7) + b"\x01" + i64(1700000000000) + b"\x00"
+    assert ir.encode_offset_commit_value(value) == v4
+    assert ir.decode_offset_commit_value(v4) == value
+    # Kafka 3.x wrote v3; it still reads.
     v3 = i16(3) + i64(42) + i32(7) + s16("") + i64(1700000000000)
-    assert ir.encode_offset_commit_value(value) == v3
     assert ir.decode_offset_commit_value(v3) == value
 
     # With an expire timestamp (OffsetCommit v2-4 retention time) Kafka writes v1, without the epoch.
@@ -471,6 +475,24 @@ def test_offset_commit_value_vectors():
     assert ir.encode_offset_commit_value(expiring) == v1
     assert ir.decode_offset_commit_value(v1) == expiring
     assert ir.decode_offset_commit_value(None) is None  # a tombstone
+
+
+def test_offset_commit_value_with_topic_id_is_kafka_4_3s_record():
+    # The value of an OffsetCommit (v7, offset 100) as Apache Kafka 4.3.0 wrote it into __consumer_offsets
+    # (read back from its segment): v4, the topic id as tagged field 0.
+    kafka = bytes.fromhex("00040000000000000064ffffffff01000001a22316798d0100108e3c65052d04471cba7343da3446f8f9")
+    value = ir.OffsetCommitValue(offset=100, leader_epoch=-1, metadata="", commit_timestamp=0x1a22316798d,
+                                 topic_id=uuid.UUID("8e3c6505-2d04-471c-ba73-43da3446f8f9"))
+    assert ir.encode_offset_commit_value(value) == kafka
+    assert ir.decode_offset_commit_value(kafka) == value
+
+
+def test_empty_group_metadata_value_is_kafka_4_3s_record():
+    # What Apache Kafka 4.3.0 writes when a JoinGroup creates a classic group (newEmptyGroupMetadataRecord).
+    kafka = bytes.fromhex("0003000000000000ffffffff000001a223161f5500000000")
+    value = ir.GroupMetadataValue(protocol_type="", generation=0, protocol=None, leader=None,
+                                  current_state_timestamp=0x1a223161f55, members=[])
+    assert ir.encode_group_metadata_value(value) == kafka
 
 
 def test_offset_commit_value_every_version_round_trips():

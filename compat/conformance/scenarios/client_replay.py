@@ -10,7 +10,9 @@ a member id by one neither broker issued (both answer as to an unknown member), 
 sessionless full fetch (session 0, epoch -1), a topic id by the id the replaying broker gave the topic.
 
 An idempotent producer's Produce is played after an InitProducerId of the case's own, its batches
-carrying that producer id and epoch from sequence 0. Entries the capture marked `skip` are not played; SKIPPED lists them with the reason. All are full-run
+carrying that producer id and epoch from sequence 0; a transactional producer's after an InitProducerId
+for the case's transactional id and an AddPartitionsToTxn of the partitions it writes, the transaction
+aborted (EndTxn) after the answer. Entries the capture marked `skip` are not played; SKIPPED lists them with the reason. All are full-run
 only (quick=False): about 140 cases, each creating its topics on both brokers.
 """
 
@@ -90,20 +92,42 @@ def _concrete(s: Session, value, ids: dict[str, uuid.UUID]):
     return value
 
 
-def _as_new_producer(s: Session, request: dict) -> None:
-    """An idempotent producer's Produce, as the first batches of a producer id this broker issued: the
-    capture's producer id, epoch and sequence replaced (sequence 0), the batch's CRC-32C recomputed."""
-    from kafka_wire.records import crc32c
-
+def _set_up(s: Session, api: str, version: int, body: dict):
+    """A set-up call (not compared), retried on a retriable coordinator error; CaseFailed on any other error."""
     for _ in range(RETRIES):
-        answer = s.call("InitProducerId", 4, {"transactional_id": None, "transaction_timeout_ms": 60000,
-                                              "producer_id": -1, "producer_epoch": -1}, record=False)
-        if answer is not None and answer.error_code not in RETRIABLE:
+        answer = s.call(api, version, body, record=False)
+        codes = [getattr(answer, "error_code", 0)] if answer is not None else [None]
+        if api == "AddPartitionsToTxn" and answer is not None:
+            codes += [p.partition_error_code for t in answer.results_by_topic_v3_and_below
+                      for p in t.results_by_partition]
+        if not any(code in RETRIABLE + (51,) for code in codes):  # 51: CONCURRENT_TRANSACTIONS
             break
         time.sleep(0.2)
-    if answer is None or answer.error_code != 0:
+    if answer is None or any(code != 0 for code in codes):
         from ..scenario import CaseFailed
-        raise CaseFailed(f"set-up InitProducerId: {answer and answer.error_code}")
+        raise CaseFailed(f"set-up {api}: {codes}")
+    return answer
+
+
+def _as_new_producer(s: Session, request: dict, ids: dict[str, uuid.UUID]) -> tuple[int, int] | None:
+    """An idempotent producer's Produce, as the first batches of a producer id this broker issued: the
+    capture's producer id, epoch and sequence replaced (sequence 0), the batch's CRC-32C recomputed.
+    A transactional producer's: the same after its transaction is begun (InitProducerId for the case's
+    transactional id, AddPartitionsToTxn for the partitions the request writes). The producer id and
+    epoch, for the abort after it (None when not transactional)."""
+    from kafka_wire.records import crc32c
+
+    transactional_id = request.get("transactional_id")
+    answer = _set_up(s, "InitProducerId", 4, {"transactional_id": transactional_id, "transaction_timeout_ms": 60000,
+                                               "producer_id": -1, "producer_epoch": -1})
+    if transactional_id:
+        names = {topic_id: s.topic(number) for number, topic_id in ids.items()}  # Produce v13+ names topics by id
+        _set_up(s, "AddPartitionsToTxn", 3, {
+            "v3_and_below_transactional_id": transactional_id, "v3_and_below_producer_id": answer.producer_id,
+            "v3_and_below_producer_epoch": answer.producer_epoch,
+            "v3_and_below_topics": [{"name": t["name"] if "name" in t else names[t["topic_id"]],
+                                     "partitions": [p["index"] for p in t["partition_data"]]}
+                                    for t in request["topic_data"]]})
     for topic in request["topic_data"]:
         for partition in topic["partition_data"]:
             batch = bytearray(partition["records"])
@@ -112,6 +136,7 @@ def _as_new_producer(s: Session, request: dict) -> None:
             batch[53:57] = (0).to_bytes(4, "big", signed=True)
             batch[17:21] = crc32c(bytes(batch[21:])).to_bytes(4, "big")
             partition["records"] = bytes(batch)
+    return (answer.producer_id, answer.producer_epoch) if transactional_id else None
 
 
 def _replay(entry: dict, partitions: dict[str, int]):
@@ -132,8 +157,9 @@ def _replay(entry: dict, partitions: dict[str, int]):
             if kind == "txn":
                 s.find_coordinator(s.transactional_id(str(n)), key_type=1)
         request = _concrete(s, body, ids)
-        if entry.get("idempotent"):
-            _as_new_producer(s, request)
+        producer = None
+        if entry.get("idempotent") or entry.get("transactional"):
+            producer = _as_new_producer(s, request, ids)
         wait = None
         if api == "Fetch":
             wait = request.get("max_wait_ms", 0) / 1000
@@ -148,6 +174,9 @@ def _replay(entry: dict, partitions: dict[str, int]):
             time.sleep(0.2)
         # Recorded as s.call records it (the API named, so normalise.py's per-API rules apply).
         s._record(label, api, v, plain(answer) if answer is not None else {"connection": "closed"})
+        if producer is not None:  # the case's transaction is aborted, so no other case sees it open
+            _set_up(s, "EndTxn", 3, {"transactional_id": request["transactional_id"], "producer_id": producer[0],
+                                     "producer_epoch": producer[1], "committed": False})
 
     return play
 
