@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterator
 from types import SimpleNamespace
 
 from coordinator.offsets_store import OFFSETS_TOPIC, AppendFailed, append_internal_batch, read_internal_batches
@@ -54,6 +55,8 @@ from kafka_wire.record_codec import Record, build_batch
 from kafka_wire.records import iter_batch_headers
 
 from . import group_configs
+from .features import SHARE_VERSION
+from .security.authorizer import ResourceType
 
 logger = logging.getLogger("kafka_wire.share_groups")
 
@@ -68,6 +71,27 @@ def batch_ranges(data: bytes) -> list[tuple[int, int]]:
     """(base offset, last offset) of each whole record batch in `data` (fetched log bytes)."""
     return [(header.base_offset, header.base_offset + header.last_offset_delta)
             for _, header in iter_batch_headers(data)]
+
+
+def decoded_records(broker, topic: str, partition: int, decode) -> Iterator:
+    """The records of an internal topic partition that `decode(key, value)` understands, in log
+    order: control batches, records it cannot decode and those it answers None for are skipped."""
+    for header, records in read_internal_batches(broker, topic, partition):
+        if header.is_control:
+            continue
+        for record in records:
+            try:
+                decoded = decode(record.key, record.value)
+            except (DecodeError, UnicodeDecodeError, ValueError):
+                continue
+            if decoded is not None:
+                yield decoded
+
+
+def share_state_records(broker, partition: int) -> Iterator[tuple]:
+    """(record type, key, value) of each ShareSnapshot / ShareUpdate record (tombstones included)
+    of a __share_group_state partition, in log order."""
+    return decoded_records(broker, SHARE_STATE_TOPIC, partition, ir.decode_share_state_record)
 
 
 def local_log_offsets(broker, topic: str, partition: int, timestamp: int | None) -> tuple:
@@ -100,7 +124,7 @@ class ShareGroups:
             heartbeat_interval_ms=int(cfg["group.share.heartbeat.interval.ms"]),
             max_size=int(cfg["group.share.max.size"]),
             assignment_interval_ms=int(cfg["group.share.assignment.interval.ms"]))
-        self.coordinator.other_groups = self._other_group
+        self.coordinator.other_groups = self.is_other_group_type
         self.sessions = ShareSessionCache(int(cfg["group.share.max.share.sessions"]))
         self.partitions: dict[tuple, SharePartition] = {}
         self._snapshot_epochs: dict[tuple, list[int]] = {}  # key -> [snapshot epoch, updates since]
@@ -114,7 +138,8 @@ class ShareGroups:
         meta = self.broker.metadata.topic(name)
         return None if meta is None else (meta.topic_id, meta.partitions)
 
-    def _other_group(self, group_id: str) -> bool:
+    def is_other_group_type(self, group_id: str) -> bool:
+        """Whether the group id names a group of another type (a classic or consumer group)."""
         groups = getattr(self.broker, "groups", None)
         return groups is not None and group_id in getattr(groups, "groups", {})
 
@@ -153,16 +178,8 @@ class ShareGroups:
         topic = self.broker.metadata.topic(OFFSETS_TOPIC)
         now = now_ms()
         for partition in range(topic.partitions if topic is not None else 0):
-            for header, records in read_internal_batches(self.broker, OFFSETS_TOPIC, partition):
-                if header.is_control:
-                    continue
-                for record in records:
-                    try:
-                        decoded = ir.decode_share_group_record(record.key, record.value)
-                    except (DecodeError, UnicodeDecodeError, ValueError):
-                        continue
-                    if decoded is not None:
-                        self.coordinator.replay(*decoded, now)
+            for decoded in decoded_records(self.broker, OFFSETS_TOPIC, partition, ir.decode_share_group_record):
+                self.coordinator.replay(*decoded, now)
         self.coordinator.loaded()
         self._loaded = True
         if self.coordinator.groups:
@@ -243,16 +260,9 @@ class ShareGroups:
     def _read_state(self, group_id: str, topic_id, partition: int) -> PersistedShareState:
         state = PersistedShareState()
         where = state_partition_for(group_id, topic_id, partition, self._state_partitions())
-        for header, records in read_internal_batches(self.broker, SHARE_STATE_TOPIC, where):
-            if header.is_control:
-                continue
-            for record in records:
-                try:
-                    record_type, key, value = ir.decode_share_state_record(record.key, record.value)
-                except (DecodeError, UnicodeDecodeError, ValueError):
-                    continue
-                if key.group_id == group_id and key.topic_id == topic_id and key.partition == partition:
-                    state.apply(record_type, value)
+        for record_type, key, value in share_state_records(self.broker, where):
+            if key.group_id == group_id and key.topic_id == topic_id and key.partition == partition:
+                state.apply(record_type, value)
         return state
 
     async def share_partition(self, group_id: str, topic: str, topic_id, partition: int) -> SharePartition:
@@ -472,17 +482,10 @@ def group_state_keys(service: ShareGroups, group_id: str) -> dict[tuple, Persist
     states: dict[tuple, PersistedShareState] = {}
     meta = service.broker.metadata.topic(SHARE_STATE_TOPIC)
     for where in range(meta.partitions if meta is not None else 0):
-        for header, records in read_internal_batches(service.broker, SHARE_STATE_TOPIC, where):
-            if header.is_control:
-                continue
-            for record in records:
-                try:
-                    record_type, key, value = ir.decode_share_state_record(record.key, record.value)
-                except (DecodeError, UnicodeDecodeError, ValueError):
-                    continue
-                if key.group_id == group_id:
-                    states.setdefault((group_id, key.topic_id, key.partition), PersistedShareState()).apply(
-                        record_type, value)
+        for record_type, key, value in share_state_records(service.broker, where):
+            if key.group_id == group_id:
+                states.setdefault((group_id, key.topic_id, key.partition), PersistedShareState()).apply(
+                    record_type, value)
     return {k: s for k, s in states.items() if s.found}
 
 
@@ -498,6 +501,33 @@ def share_partition_summary(service: ShareGroups, key: tuple, persisted: dict) -
     complete = sum(b.last_offset - b.first_offset + 1 for b in state.batches
                    if b.delivery_state in (2, 4))
     return state.start_offset, state.leader_epoch, complete
+
+
+class ShareRequestRefused(Exception):
+    """A share group request answered with an error before any work: its error code and message."""
+
+    def __init__(self, error: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message or error.name)
+        self.error = error
+        self.message = message
+
+
+def open_share_request(broker, ctx, group_id: str, operation, invalid: tuple | None = None) -> ShareGroups:
+    """The checks every request on one share group passes first, in Kafka's order: share.version
+    finalized at 1 or more (else UNSUPPORTED_VERSION), the principal allowed `operation` on the
+    group (else GROUP_AUTHORIZATION_FAILED), the request's own `invalid` (error, message) if the
+    handler found one, and the coordinator ready. The share groups, or ShareRequestRefused."""
+    if broker.feature_level(SHARE_VERSION) < 1:
+        raise ShareRequestRefused(ErrorCode.UNSUPPORTED_VERSION)
+    if not broker.authorizer.authorize(ctx, operation, ResourceType.GROUP, group_id or ""):
+        raise ShareRequestRefused(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if invalid is not None:
+        raise ShareRequestRefused(*invalid)
+    service = service_of(broker)
+    error = service.ready()
+    if error is not None:
+        raise ShareRequestRefused(error)
+    return service
 
 
 def served(broker) -> bool:

@@ -25,13 +25,14 @@ from kafka_wire.messages import APIS_BY_NAME
 
 from coordinator.share_sessions import ShareSessionError
 
-from ..features import SHARE_VERSION
+from .. import share_groups
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
-from ..share_groups import batch_ranges, now_ms, service_of
-from ..share_groups import served as serves_share_groups
+from ..share_groups import ShareRequestRefused, batch_ranges, now_ms, open_share_request
 
 API = APIS_BY_NAME["ShareFetch"]
+# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+served = share_groups.served
 
 NO_LEADER = {"leader_id": -1, "leader_epoch": -1}
 DEFAULT_MAX_RECORDS = 500
@@ -62,6 +63,13 @@ def _refusal(broker: BrokerView, readable: set, topic_id, partition: int):
     return meta.name, None
 
 
+def invalid_member(group_id: str, member_id: str) -> tuple | None:
+    """ShareFetch's and ShareAcknowledge's refusal of a request without a group id or member id."""
+    if not group_id or not member_id or not member_id.strip():
+        return ErrorCode.INVALID_REQUEST, "Invalid group id or member id in the request."
+    return None
+
+
 def _cut_after(data: bytes, last_offset: int) -> bytes:
     """The fetched batches up to the one holding `last_offset` (the rest was not acquired)."""
     pos = 0
@@ -73,24 +81,13 @@ def _cut_after(data: bytes, last_offset: int) -> bytes:
     return data[:pos]
 
 
-def served(broker: BrokerView) -> bool:
-    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
-    return serves_share_groups(broker)
-
-
 async def handle(broker: BrokerView, ctx, request):
     version = ctx.api_version
-    if broker.feature_level(SHARE_VERSION) < 1:
-        return _top_error(ErrorCode.UNSUPPORTED_VERSION)
     group_id, member_id = request.group_id, request.member_id
-    if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, group_id or ""):
-        return _top_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    if not group_id or not member_id or not member_id.strip():
-        return _top_error(ErrorCode.INVALID_REQUEST, "Invalid group id or member id in the request.")
-    service = service_of(broker)
-    error = service.ready()
-    if error is not None:
-        return _top_error(error)
+    try:
+        service = open_share_request(broker, ctx, group_id, AclOperation.READ, invalid_member(group_id, member_id))
+    except ShareRequestRefused as e:
+        return _top_error(e.error, e.message)
     asked = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
     acks = {(t.topic_id, p.partition_index): p.acknowledgement_batches
             for t in request.topics for p in t.partitions if p.acknowledgement_batches}
