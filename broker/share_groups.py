@@ -373,9 +373,10 @@ class ShareGroups:
             read.records = None
         return read, data
 
-    async def wait_for_data(self, parts: list[tuple[str, int, int]], timeout: float) -> None:
-        """Until an append reaches one of the (topic, partition, offset) or records are released, or
-        the time is up."""
+    async def wait_for_data(self, parts: list[tuple[str, int, int]], timeout: float, *,
+                            read_committed: bool = False) -> None:
+        """Until an append reaches one of the (topic, partition, offset) (past the last stable
+        offset, for read_committed, at other workers) or records are released, or the time is up."""
         if timeout <= 0:
             return
         from .workers.fetch import wait_across
@@ -386,7 +387,7 @@ class ShareGroups:
             waits.append(asyncio.ensure_future(self.broker.waiters.wait([(t, p) for t, p, _ in parts], timeout)))
         else:
             objs = [SimpleNamespace(topic=t, partition=p, fetch_offset=o) for t, p, o in parts]
-            waits.append(asyncio.ensure_future(wait_across(self.broker, objs, range(len(objs)), read_committed=False,
+            waits.append(asyncio.ensure_future(wait_across(self.broker, objs, range(len(objs)), read_committed=read_committed,
                                                            timeout=timeout)))
         try:
             await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)

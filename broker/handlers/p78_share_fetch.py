@@ -12,6 +12,11 @@ offset ranges the member now holds (its lock lasts share.record.lock.duration.ms
 acquisition_lock_timeout_ms). Nothing acquired: the fetch waits up to max_wait_ms for an append or a
 release. A final request (-1) releases the member's acquired records after its acknowledgements.
 
+With the group's share.isolation.level=read_committed the partitions are read up to their last
+stable offset, and records of aborted transactions that a fetch acquired are archived at once and
+never delivered (Kafka's SharePartition does the same); the transaction markers are acquired like
+any record, as Kafka does.
+
 A full answer (the session just opened) lists every partition; later ones only the partitions with
 records, an error, or an acknowledgement result, as Kafka's ShareSessionContext does.
 """
@@ -23,6 +28,7 @@ import time
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from coordinator.share_partition import aborted_batch_ranges
 from coordinator.share_sessions import ShareSessionError
 
 from .. import share_groups
@@ -154,15 +160,17 @@ async def handle(broker: BrokerView, ctx, request):
         read_committed = service.read_committed(group_id)
         deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
         while True:
-            acquired_any, waiting = await _fetch_once(service, group_id, member_id, to_read, request, max_records,
-                                                      mode, read_committed, answer, listed)
+            acquired_any, waiting, archived = await _fetch_once(service, group_id, member_id, to_read, request,
+                                                                max_records, mode, read_committed, answer, listed)
             if acquired_any:
                 break
+            if archived:
+                continue  # aborted records were archived: read on past them at once
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not waiting:
                 break
             started = time.monotonic()
-            await service.wait_for_data(waiting, remaining)
+            await service.wait_for_data(waiting, remaining, read_committed=read_committed)
             pause = MIN_POLL_INTERVAL_S - (time.monotonic() - started)
             if pause > 0 and deadline - time.monotonic() > pause:
                 import asyncio
@@ -174,11 +182,11 @@ async def handle(broker: BrokerView, ctx, request):
 async def _fetch_once(service, group_id, member_id, to_read, request, max_records, mode, read_committed,
                       answer, listed):
     """One pass over the partitions: read and acquire. (whether anything was acquired, the
-    (topic, partition, offset) to wait on)."""
+    (topic, partition, offset) to wait on, whether records of aborted transactions were archived)."""
     left = max_records
     remaining_bytes = request.max_bytes if request.max_bytes > 0 else 0x7FFFFFFF
     waiting = []
-    acquired_any = False
+    acquired_any = archived = False
     for (topic_id, partition), topic in to_read:
         if left <= 0:
             break
@@ -202,6 +210,11 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
             continue
         ranges = batch_ranges(data) if read.error == ErrorCode.NONE else []
         acquired = sp.acquire(member_id, ranges, left, now_ms(), acquire_mode=mode) if ranges else []
+        if acquired and read_committed and read.aborted_transactions:
+            acquired, update = sp.archive_aborted(acquired, aborted_batch_ranges(data, read.aborted_transactions))
+            if update is not None:
+                service._persist(sp, update)
+                archived = True
         if not acquired:
             waiting.append((topic, partition, offset))
             continue
@@ -214,7 +227,7 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
         entry["acquired_records"] = [{"first_offset": a.first_offset, "last_offset": a.last_offset,
                                       "delivery_count": a.delivery_count} for a in acquired]
         listed.add((topic_id, partition))
-    return acquired_any, waiting
+    return acquired_any, waiting, archived
 
 
 def _respond(request, answers: dict, listed: set, lock_ms: int) -> dict:

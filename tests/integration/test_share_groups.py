@@ -5,7 +5,8 @@ comparing what the consumers see.
 Scenarios: two consumers of one share group split one partition's records with none delivered to
 both; a RELEASE redelivers the record (delivery count 2); an acquisition lock that runs out
 redelivers to another consumer; the delivery count limit archives a record released too often;
-and (kafka-wire) a restart keeps accepted records accepted and redelivers unacknowledged ones.
+read_committed (share.isolation.level) skips aborted transactions and stops at the last stable
+offset, with a real transactional producer; and (kafka-wire) a restart keeps accepted records accepted and redelivers unacknowledged ones.
 Runs with 1 worker and with KAFKA_WIRE_TEST_WORKERS=2.
 """
 
@@ -219,6 +220,55 @@ def test_delivery_count_limit_archives(bootstrap):
         c.commit_sync(30)
     finally:
         c.close()
+
+
+def _transaction(producer: Producer, topic: str, values, commit: bool | None) -> None:
+    """One transaction of `values` to partition 0: committed, aborted, or (None) left open."""
+    producer.begin_transaction()
+    for value in values:
+        producer.produce(topic, value=value.encode(), partition=0)
+    assert producer.flush(30) == 0
+    if commit is True:
+        producer.commit_transaction(30)
+    elif commit is False:
+        producer.abort_transaction(30)
+
+
+def values(messages) -> list[str]:
+    return [m.value().decode() for m in messages]
+
+
+def test_read_committed_skips_aborted_transactions_and_stops_at_the_last_stable_offset(bootstrap):
+    """share.isolation.level=read_committed: records of an aborted transaction are never delivered
+    (Kafka archives them), nor records of a transaction still open; they come once it commits. A
+    read_uncommitted group of the same topic gets everything, aborted records included."""
+    topic = new_topic(bootstrap, 0)
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"tx-{uuid.uuid4().hex[:8]}"})
+    producer.init_transactions(30)
+    _transaction(producer, topic, ["c0", "c1"], True)
+    _transaction(producer, topic, ["a0", "a1", "a2"], False)
+    plain = Producer({"bootstrap.servers": bootstrap})
+    plain.produce(topic, value=b"p0", partition=0)
+    assert plain.flush(30) == 0
+    _transaction(producer, topic, ["c2"], True)
+    _transaction(producer, topic, ["o0", "o1"], None)
+
+    committed_group = new_group(bootstrap, **{"share.isolation.level": "read_committed"})
+    c = consumer(bootstrap, committed_group, topic)
+    try:
+        assert values(poll_until(c, 4)) == ["c0", "c1", "p0", "c2"]
+        assert poll_until(c, 1, timeout=3) == []
+        producer.commit_transaction(30)
+        assert values(poll_until(c, 2)) == ["o0", "o1"]
+        assert poll_until(c, 1, timeout=2) == []
+    finally:
+        c.close()
+
+    uncommitted = consumer(bootstrap, new_group(bootstrap), topic)
+    try:
+        assert values(poll_until(uncommitted, 9)) == ["c0", "c1", "a0", "a1", "a2", "p0", "c2", "o0", "o1"]
+    finally:
+        uncommitted.close()
 
 
 @pytest.mark.parametrize("reset, first", [("latest", 3), ("by_duration:PT1H", 0), ("earliest", 0)])
