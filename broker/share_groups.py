@@ -33,7 +33,6 @@ from types import SimpleNamespace
 from coordinator.offsets_store import OFFSETS_TOPIC, AppendFailed, append_internal_batch, read_internal_batches
 from coordinator.share_group import ShareGroupCoordinator
 from coordinator.share_partition import (
-    AcknowledgeType,
     SharePartition,
     ShareAcknowledgeError,
     StateUpdate,
@@ -130,7 +129,9 @@ class ShareGroups:
         self._snapshot_epochs: dict[tuple, list[int]] = {}  # key -> [snapshot epoch, updates since]
         self._loaded = False
         self._timer: asyncio.Task | None = None
-        self.available = asyncio.Event()  # set whenever records become available again
+        # Set (and replaced) whenever records become available again or acquisition locks free up:
+        # a share fetch that found nothing to acquire waits on the one current when it looked.
+        self.released = asyncio.Event()
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -205,7 +206,7 @@ class ShareGroups:
             deadline = sp.next_lock_deadline()
             if deadline is not None and deadline <= now:
                 self._persist(sp, sp.expire_locks(now))
-                self.available.set()
+                self.records_released()
         before = {(g.group_id, m) for g in self.coordinator.groups.values() for m in g.members}
         records = self.coordinator.expire_sessions(now)
         if records:
@@ -239,7 +240,7 @@ class ShareGroups:
                 update = sp.release_acquired_records(member_id)
                 if update is not None:
                     self._persist(sp, update)
-                    self.available.set()
+                    self.records_released()
 
     # -- share-partitions --------------------------------------------------------------------------
 
@@ -373,22 +374,40 @@ class ShareGroups:
             read.records = None
         return read, data
 
-    async def wait_for_data(self, parts: list[tuple[str, int, int]], timeout: float, *,
-                            read_committed: bool = False) -> None:
-        """Until an append reaches one of the (topic, partition, offset) (past the last stable
-        offset, for read_committed, at other workers) or records are released, or the time is up."""
-        if timeout <= 0:
+    def records_released(self) -> None:
+        """Records became available again or acquisition locks were freed (released, acknowledged,
+        timed out): wake the share fetches waiting for that, as Kafka completes its delayed share
+        fetches."""
+        self.released.set()
+        self.released = asyncio.Event()
+
+    def _has_data(self, parts, read_committed: bool) -> bool:
+        """Whether a partition here already has data past its offset (up to the last stable offset
+        for read_committed): an append the wait would not see again came before it."""
+        for topic, partition, offset in parts:
+            if self._owner(topic, partition) is not None:
+                continue
+            plog = self.broker.partition_log(topic, partition)
+            if plog is not None and (plog.last_stable_offset if read_committed else plog.high_watermark) > offset:
+                return True
+        return False
+
+    async def wait_for_data(self, parts: list[tuple[str, int, int]], timeout: float, *, read_committed: bool,
+                            released: asyncio.Event) -> None:
+        """Until an append brings data past one of the (topic, partition, offset) (past the last
+        stable offset for read_committed), `released` (the `released` event current when the caller
+        looked) is set, or the time is up. Nothing but those wakes it: no polling."""
+        if timeout <= 0 or released.is_set() or self._has_data(parts, read_committed):
             return
         from .workers.fetch import wait_across
 
-        self.available.clear()
-        waits = [asyncio.ensure_future(self.available.wait())]
-        if self.broker.workers is None:
+        waits = [asyncio.ensure_future(released.wait())]
+        if parts and self.broker.workers is None:
             waits.append(asyncio.ensure_future(self.broker.waiters.wait([(t, p) for t, p, _ in parts], timeout)))
-        else:
+        elif parts:
             objs = [SimpleNamespace(topic=t, partition=p, fetch_offset=o) for t, p, o in parts]
-            waits.append(asyncio.ensure_future(wait_across(self.broker, objs, range(len(objs)), read_committed=read_committed,
-                                                           timeout=timeout)))
+            waits.append(asyncio.ensure_future(wait_across(self.broker, objs, range(len(objs)),
+                                                           read_committed=read_committed, timeout=timeout)))
         try:
             await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -415,8 +434,9 @@ class ShareGroups:
                 self._persist(sp, update)
             except AppendFailed as e:
                 return e.error, None
-            if any(AcknowledgeType.RELEASE in b.acknowledge_types for b in batches):
-                self.available.set()
+            # RELEASE makes records available; any completed delivery may move the start offset and
+            # free acquisition locks under group.share.partition.max.record.locks.
+            self.records_released()
         return ErrorCode.NONE, None
 
     def lock_duration_ms(self, group_id: str) -> int:

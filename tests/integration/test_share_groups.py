@@ -6,7 +6,8 @@ Scenarios: two consumers of one share group split one partition's records with n
 both; a RELEASE redelivers the record (delivery count 2); an acquisition lock that runs out
 redelivers to another consumer; the delivery count limit archives a record released too often;
 read_committed (share.isolation.level) skips aborted transactions and stops at the last stable
-offset, with a real transactional producer; and (kafka-wire) a restart keeps accepted records accepted and redelivers unacknowledged ones.
+offset, with a real transactional producer; a ShareFetch at the record-lock limit waits for locks
+to free (raw ShareFetch / ShareAcknowledge); and (kafka-wire) a restart keeps accepted records accepted and redelivers unacknowledged ones.
 Runs with 1 worker and with KAFKA_WIRE_TEST_WORKERS=2.
 """
 
@@ -269,6 +270,77 @@ def test_read_committed_skips_aborted_transactions_and_stops_at_the_last_stable_
         assert values(poll_until(uncommitted, 9)) == ["c0", "c1", "a0", "a1", "a2", "p0", "c2", "o0", "o1"]
     finally:
         uncommitted.close()
+
+
+def _join_share_group(client, group: str, topic: str, member_id: str) -> None:
+    """ShareGroupHeartbeat until the member is in the group and assigned the topic's partition."""
+    deadline = time.monotonic() + 30
+    epoch = 0
+    while time.monotonic() < deadline:
+        found = client.call("FindCoordinator", 4, {"key_type": 0, "coordinator_keys": [group]}).coordinators[0]
+        if found.error_code == 0:
+            break
+        time.sleep(0.2)
+    while time.monotonic() < deadline:
+        beat = client.call("ShareGroupHeartbeat", 1, {
+            "group_id": group, "member_id": member_id, "member_epoch": epoch, "rack_id": None,
+            "subscribed_topic_names": [topic] if epoch == 0 else None})
+        if beat.error_code == 0:
+            epoch = beat.member_epoch
+            if beat.assignment is not None and beat.assignment.topic_partitions:
+                return
+        elif beat.error_code not in (14, 15, 16):
+            raise AssertionError(f"ShareGroupHeartbeat: error {beat.error_code}")
+        time.sleep(0.3)
+    raise AssertionError("the member was not assigned the partition")
+
+
+def _share_fetch(client, group: str, member_id: str, epoch: int, topic_id, max_wait_ms: int, acks=()):
+    """One ShareFetch v1 of partition 0: the response's partition entries."""
+    answer = client.call("ShareFetch", 1, {
+        "group_id": group, "member_id": member_id, "share_session_epoch": epoch, "max_wait_ms": max_wait_ms,
+        "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 1000, "batch_size": 1000,
+        "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": list(acks)}]}],
+        "forgotten_topics_data": []}, wait=max_wait_ms / 1000)
+    assert answer.error_code == 0, answer
+    return [p for t in answer.responses for p in t.partitions]
+
+
+def test_fetch_at_the_record_lock_limit_waits_until_locks_free(bootstrap):
+    """group.share.partition.max.record.locks reached: another member's ShareFetch waits (up to its
+    max wait) until locks free up, as Kafka's delayed share fetch does, and then gets the records
+    that were held back, instead of an empty answer at once."""
+    from client import WireClient
+
+    topic = new_topic(bootstrap, 100)
+    group = new_group(bootstrap, **{"share.partition.max.record.locks": "100", "share.record.lock.duration.ms": "60000"})
+    with WireClient(bootstrap) as client:
+        topic_id = client.call("Metadata", 12, {"topics": [{"name": topic}]}).topics[0].topic_id
+    holder_id, waiter_id = "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg"
+    with WireClient(bootstrap, timeout=60) as holder, WireClient(bootstrap, timeout=60) as waiter:
+        _join_share_group(holder, group, topic, holder_id)
+        _join_share_group(waiter, group, topic, waiter_id)
+        held, epoch = [], 0
+        deadline = time.monotonic() + 30
+        while not held and time.monotonic() < deadline:  # until the share-partition is initialized
+            held = [a for p in _share_fetch(holder, group, holder_id, epoch, topic_id, 500) for a in p.acquired_records]
+            epoch += 1
+        assert [(a.first_offset, a.last_offset) for a in held] == [(0, 99)]
+        produce(bootstrap, topic, range(100, 105))  # offsets 100-104: past the limit while 0-99 are held
+
+        import concurrent.futures
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            waiting = pool.submit(_share_fetch, waiter, group, waiter_id, 0, topic_id, 30_000)
+            time.sleep(2)  # the waiter's fetch is in the broker before the holder lets go
+            assert not waiting.done(), waiting.result()
+            answer = holder.call("ShareAcknowledge", 1, {
+                "group_id": group, "member_id": holder_id, "share_session_epoch": epoch,
+                "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": [
+                    {"first_offset": 0, "last_offset": 99, "acknowledge_types": [1]}]}]}]})
+            assert answer.error_code == 0 and answer.responses[0].partitions[0].error_code == 0, answer
+            got = [(a.first_offset, a.last_offset) for p in waiting.result(60) for a in p.acquired_records]
+        assert got == [(100, 104)]
 
 
 @pytest.mark.parametrize("reset, first", [("latest", 3), ("by_duration:PT1H", 0), ("earliest", 0)])
