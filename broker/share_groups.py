@@ -14,10 +14,12 @@ partitions passes its record bytes through worker 0.
 Persistence, as Kafka's group and share coordinators keep it:
 - membership: the share group records (types 10-15) in `__consumer_offsets`, replayed on first use
   after a restart (members then have a fresh session timeout to heartbeat again);
-- share-partition state: ShareSnapshot / ShareUpdate records in `__share_group_state` (created with
-  Kafka's settings on first use, share.coordinator.state.topic.num.partitions partitions), written
-  before an acknowledgement is answered and read back when the share-partition is first used, so an
-  accepted record is never delivered again and an unacknowledged one is redelivered.
+- share-partition state: through the share coordinator (broker/share_coordinator.py, which also
+  serves Kafka's inter-broker state APIs 83-87), as ShareSnapshot / ShareUpdate records in
+  `__share_group_state` (created with Kafka's settings on first use,
+  share.coordinator.state.topic.num.partitions partitions), written before an acknowledgement is
+  answered and read back when the share-partition is first used, so an accepted record is never
+  delivered again and an unacknowledged one is redelivered.
 
 Lock expiry runs on a timer of the event loop (`_tick`), as do share group session timeouts.
 """
@@ -27,10 +29,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator
 from types import SimpleNamespace
 
-from coordinator.offsets_store import OFFSETS_TOPIC, AppendFailed, append_internal_batch, read_internal_batches
+from coordinator.offsets_store import OFFSETS_TOPIC, AppendFailed
 from coordinator.share_group import ShareGroupCoordinator
 from coordinator.share_partition import (
     SharePartition,
@@ -40,22 +41,15 @@ from coordinator.share_partition import (
     parse_duration_ms,
 )
 from coordinator.share_sessions import ShareSessionCache
-from coordinator.share_state import (
-    SHARE_STATE_TOPIC,
-    PersistedShareState,
-    snapshot_record,
-    state_partition_for,
-    update_record,
-)
+from coordinator.share_state import PersistedShareState
 from kafka_wire import internal_records as ir
 from kafka_wire.errors import ErrorCode
-from kafka_wire.primitives import DecodeError
-from kafka_wire.record_codec import Record, build_batch
 from kafka_wire.records import iter_batch_headers
 
 from . import group_configs
 from .features import SHARE_VERSION
 from .security.authorizer import ResourceType
+from .share_coordinator import decoded_records, share_coordinator_of
 
 logger = logging.getLogger("kafka_wire.share_groups")
 
@@ -70,27 +64,6 @@ def batch_ranges(data: bytes) -> list[tuple[int, int]]:
     """(base offset, last offset) of each whole record batch in `data` (fetched log bytes)."""
     return [(header.base_offset, header.base_offset + header.last_offset_delta)
             for _, header in iter_batch_headers(data)]
-
-
-def decoded_records(broker, topic: str, partition: int, decode) -> Iterator:
-    """The records of an internal topic partition that `decode(key, value)` understands, in log
-    order: control batches, records it cannot decode and those it answers None for are skipped."""
-    for header, records in read_internal_batches(broker, topic, partition):
-        if header.is_control:
-            continue
-        for record in records:
-            try:
-                decoded = decode(record.key, record.value)
-            except (DecodeError, UnicodeDecodeError, ValueError):
-                continue
-            if decoded is not None:
-                yield decoded
-
-
-def share_state_records(broker, partition: int) -> Iterator[tuple]:
-    """(record type, key, value) of each ShareSnapshot / ShareUpdate record (tombstones included)
-    of a __share_group_state partition, in log order."""
-    return decoded_records(broker, SHARE_STATE_TOPIC, partition, ir.decode_share_state_record)
 
 
 def local_log_offsets(broker, topic: str, partition: int, timestamp: int | None) -> tuple:
@@ -126,7 +99,7 @@ class ShareGroups:
         self.coordinator.other_groups = self.is_other_group_type
         self.sessions = ShareSessionCache(int(cfg["group.share.max.share.sessions"]))
         self.partitions: dict[tuple, SharePartition] = {}
-        self._snapshot_epochs: dict[tuple, list[int]] = {}  # key -> [snapshot epoch, updates since]
+        self.share_coordinator = share_coordinator_of(broker)
         self._loaded = False
         self._timer: asyncio.Task | None = None
         # Set (and replaced) whenever records become available again or acquisition locks free up:
@@ -244,28 +217,6 @@ class ShareGroups:
 
     # -- share-partitions --------------------------------------------------------------------------
 
-    def _state_partitions(self) -> int:
-        """Create __share_group_state when missing (Kafka's settings); its partition count."""
-        broker = self.broker
-        meta = broker.metadata.topic(SHARE_STATE_TOPIC)
-        if meta is None:
-            cfg = broker.config
-            live = max(1, len(broker.metadata.live_brokers()))
-            meta = broker.create_topic(
-                SHARE_STATE_TOPIC, int(cfg["share.coordinator.state.topic.num.partitions"]),
-                min(int(cfg["share.coordinator.state.topic.replication.factor"]), live),
-                {"cleanup.policy": ["delete"], "compression.type": "producer",
-                 "segment.bytes": int(cfg["share.coordinator.state.topic.segment.bytes"]), "retention.ms": -1})
-        return meta.partitions
-
-    def _read_state(self, group_id: str, topic_id, partition: int) -> PersistedShareState:
-        state = PersistedShareState()
-        where = state_partition_for(group_id, topic_id, partition, self._state_partitions())
-        for record_type, key, value in share_state_records(self.broker, where):
-            if key.group_id == group_id and key.topic_id == topic_id and key.partition == partition:
-                state.apply(record_type, value)
-        return state
-
     async def share_partition(self, group_id: str, topic: str, topic_id, partition: int) -> SharePartition:
         """The share-partition, loaded from __share_group_state or started by share.auto.offset.reset."""
         key = (group_id, topic_id, partition)
@@ -277,12 +228,11 @@ class ShareGroups:
             "delivery_count_limit": int(self.group_config(group_id, "share.delivery.count.limit")),
             "max_record_locks": int(self.group_config(group_id, "share.partition.max.record.locks")),
         }
-        state = self._read_state(group_id, topic_id, partition)
+        state = self.share_coordinator.read(group_id, topic_id, partition)
         if state.found and state.start_offset >= 0:
             sp = SharePartition.from_persisted(group_id, topic_id, partition, start_offset=state.start_offset,
                                                state_batches=state.batches, state_epoch=state.state_epoch,
                                                leader_epoch=state.leader_epoch, **limits)
-            self._snapshot_epochs[key] = [state.snapshot_epoch, state.updates_since_snapshot]
         else:
             reset = str(self.group_config(group_id, "share.auto.offset.reset"))
             since = None
@@ -302,36 +252,16 @@ class ShareGroups:
         return sp
 
     def _persist(self, sp: SharePartition, update: StateUpdate | None, *, snapshot: bool = False) -> None:
-        """Write a share-partition's change to __share_group_state (a snapshot every
-        share.coordinator.snapshot.update.records.per.snapshot updates)."""
+        """Write a share-partition's change through the share coordinator (broker/share_coordinator.py);
+        raises AppendFailed (ShareStateError) when it is refused or cannot be written."""
         if update is None:
             return
-        key = (sp.group_id, sp.topic_id, sp.partition)
-        epochs = self._snapshot_epochs.setdefault(key, [-1, 0])
-        per_snapshot = int(self.broker.config["share.coordinator.snapshot.update.records.per.snapshot"])
-        now = now_ms()
-        if snapshot or epochs[0] < 0 or epochs[1] >= per_snapshot:
-            epochs[0] += 1
-            epochs[1] = 0
-            record = snapshot_record(sp.group_id, sp.topic_id, sp.partition, sp.snapshot(), epochs[0], now)
-        else:
-            epochs[1] += 1
-            record = update_record(sp.group_id, sp.topic_id, sp.partition, update, epochs[0])
-        where = state_partition_for(sp.group_id, sp.topic_id, sp.partition, self._state_partitions())
-        batch = bytearray(build_batch([Record(0, 0, record[0], record[1])], base_timestamp=now))
-        append_internal_batch(self.broker, SHARE_STATE_TOPIC, where, batch)
+        self.share_coordinator.write(sp.group_id, sp.topic_id, sp.partition, update, snapshot=snapshot)
 
     def delete_state(self, key: tuple) -> None:
-        """Forget a share-partition and tombstone its state in __share_group_state."""
-        group_id, topic_id, partition = key
+        """Forget a share-partition and delete its state at the share coordinator."""
         self.partitions.pop(key, None)
-        self._snapshot_epochs.pop(key, None)
-        where = state_partition_for(group_id, topic_id, partition, self._state_partitions())
-        records = [(ir.encode_share_state_key(t, group_id, topic_id, partition), None)
-                   for t in (ir.SHARE_SNAPSHOT, ir.SHARE_UPDATE)]
-        batch = bytearray(build_batch([Record(i, 0, k, v) for i, (k, v) in enumerate(records)],
-                                      base_timestamp=now_ms()))
-        append_internal_batch(self.broker, SHARE_STATE_TOPIC, where, batch)
+        self.share_coordinator.delete(*key)
 
     # -- reading partitions ------------------------------------------------------------------------
 
@@ -500,14 +430,7 @@ def delete_share_group(broker, group_id: str) -> ErrorCode:
 
 def group_state_keys(service: ShareGroups, group_id: str) -> dict[tuple, PersistedShareState]:
     """Every share-partition of the group with state in __share_group_state, folded, by key."""
-    states: dict[tuple, PersistedShareState] = {}
-    meta = service.broker.metadata.topic(SHARE_STATE_TOPIC)
-    for where in range(meta.partitions if meta is not None else 0):
-        for record_type, key, value in share_state_records(service.broker, where):
-            if key.group_id == group_id:
-                states.setdefault((group_id, key.topic_id, key.partition), PersistedShareState()).apply(
-                    record_type, value)
-    return {k: s for k, s in states.items() if s.found}
+    return dict(service.share_coordinator.group_states(group_id))
 
 
 def share_partition_summary(service: ShareGroups, key: tuple, persisted: dict) -> tuple[int, int, int] | None:
@@ -519,9 +442,7 @@ def share_partition_summary(service: ShareGroups, key: tuple, persisted: dict) -
     state = persisted.get(key)
     if state is None:
         return None
-    complete = sum(b.last_offset - b.first_offset + 1 for b in state.batches
-                   if b.delivery_state in (2, 4))
-    return state.start_offset, state.leader_epoch, complete
+    return state.start_offset, state.leader_epoch, state.delivery_complete_count()
 
 
 class ShareRequestRefused(Exception):

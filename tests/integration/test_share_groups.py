@@ -7,7 +7,8 @@ both; a RELEASE redelivers the record (delivery count 2); an acquisition lock th
 redelivers to another consumer; the delivery count limit archives a record released too often;
 read_committed (share.isolation.level) skips aborted transactions and stops at the last stable
 offset, with a real transactional producer; a ShareFetch at the record-lock limit waits for locks
-to free (raw ShareFetch / ShareAcknowledge); and (kafka-wire) a restart keeps accepted records accepted and redelivers unacknowledged ones.
+to free (raw ShareFetch / ShareAcknowledge); the share coordinator's inter-broker APIs (83-87)
+initialize, write, read, fence and delete a share-partition's state; and (kafka-wire) a restart keeps accepted records accepted and redelivers unacknowledged ones.
 Runs with 1 worker and with KAFKA_WIRE_TEST_WORKERS=2.
 """
 
@@ -341,6 +342,65 @@ def test_fetch_at_the_record_lock_limit_waits_until_locks_free(bootstrap):
             assert answer.error_code == 0 and answer.responses[0].partitions[0].error_code == 0, answer
             got = [(a.first_offset, a.last_offset) for p in waiting.result(60) for a in p.acquired_records]
         assert got == [(100, 104)]
+
+
+def _state_call(client, api: str, version: int, group: str, topic_id, **fields):
+    """One share state request (83-87) for partition 0 of the topic: that partition's result."""
+    answer = client.call(api, version, {"group_id": group, "topics": [
+        {"topic_id": topic_id, "partitions": [{"partition": 0, **fields}]}]})
+    return answer.results[0].partitions[0]
+
+
+def test_share_coordinator_apis_initialize_write_read_fence_and_delete_state(bootstrap):
+    """The share coordinator's inter-broker APIs, as a share-partition leader uses them: the
+    coordinator of "group:topicId:0" is found (FindCoordinator v6, key type 2); InitializeShareGroupState
+    starts the state at offset 5, WriteShareGroupState lays batches over it, ReadShareGroupState and
+    ReadShareGroupStateSummary read it back, a write from an older leader epoch is fenced, and
+    DeleteShareGroupState removes it."""
+    from client import WireClient
+    from coordinator.share_state import kafka_uuid_string
+
+    topic = new_topic(bootstrap, 0)
+    group = f"sg-{uuid.uuid4().hex[:8]}"
+    with WireClient(bootstrap) as client:
+        topic_id = client.call("Metadata", 12, {"topics": [{"name": topic}]}).topics[0].topic_id
+        key = f"{group}:{kafka_uuid_string(topic_id)}:0"
+        deadline = time.monotonic() + 30
+        while True:  # Kafka creates __share_group_state on the first lookup
+            [found] = client.call("FindCoordinator", 6, {"key_type": 2, "coordinator_keys": [key]}).coordinators
+            if found.error_code == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        assert found.error_code == 0, found
+    with WireClient(f"{found.host}:{found.port}") as coordinator:
+        def call(api, version, **fields):
+            deadline = time.monotonic() + 30
+            while True:  # the coordinator may still be loading its state partition
+                result = _state_call(coordinator, api, version, group, topic_id, **fields)
+                if result.error_code not in (14, 15, 16) or time.monotonic() > deadline:
+                    return result
+                time.sleep(0.3)
+
+        initialized = call("InitializeShareGroupState", 0, state_epoch=0, start_offset=5)
+        assert initialized.error_code == 0, initialized
+        batches = [{"first_offset": 5, "last_offset": 7, "delivery_state": 2, "delivery_count": 1},
+                   {"first_offset": 8, "last_offset": 8, "delivery_state": 4, "delivery_count": 2}]
+        written = call("WriteShareGroupState", 1, state_epoch=0, leader_epoch=1, start_offset=5,
+                       delivery_complete_count=4, state_batches=batches)
+        assert written.error_code == 0, written
+        read = call("ReadShareGroupState", 0, leader_epoch=1)
+        assert (read.error_code, read.state_epoch, read.start_offset) == (0, 0, 5), read
+        assert [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in read.state_batches] == \
+            [(5, 7, 2, 1), (8, 8, 4, 2)]
+        summary = call("ReadShareGroupStateSummary", 1, leader_epoch=1)
+        assert (summary.error_code, summary.state_epoch, summary.leader_epoch, summary.start_offset,
+                summary.delivery_complete_count) == (0, 0, 1, 5, 4), summary
+        stale = call("WriteShareGroupState", 1, state_epoch=0, leader_epoch=0, start_offset=9,
+                     delivery_complete_count=0, state_batches=[])
+        assert stale.error_code == 74, stale  # FENCED_LEADER_EPOCH
+        assert call("ReadShareGroupState", 0, leader_epoch=1).start_offset == 5
+        deleted = call("DeleteShareGroupState", 0)
+        assert deleted.error_code == 0, deleted
 
 
 @pytest.mark.parametrize("reset, first", [("latest", 3), ("by_duration:PT1H", 0), ("earliest", 0)])
