@@ -329,3 +329,112 @@ async def answer_state_request(broker, ctx, request, per_partition, defaults: di
                 for entry in entries:
                     entry["error_code"] = int(durable[tp])
     return {"results": results}
+
+
+# -- the share-partition leader's side: Kafka's persister ----------------------------------------------
+
+# How long a state request to another broker's share coordinator may take.
+STATE_REQUEST_TIMEOUT_S = 30.0
+
+
+class SharePersister:
+    """How a share-partition leader reads and writes its state (Kafka's DefaultStatePersister): at
+    this broker's share coordinator when it leads the share-partition's __share_group_state
+    partition (always, on a single node), else at the broker that does, with ReadShareGroupState,
+    WriteShareGroupState and DeleteShareGroupState. Raises AppendFailed (a ShareStateError with the
+    coordinator's error) when the state could not be read or written."""
+
+    def __init__(self, broker) -> None:
+        import asyncio
+
+        self.broker = broker
+        self.coordinator = share_coordinator_of(broker)
+        self._connections: dict[int, object] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    def _leader(self, group_id: str, topic_id, partition: int) -> int | None:
+        """The broker leading the state partition; None when it is this one."""
+        if not self.coordinator._in_cluster():
+            return None
+        where = self.coordinator.partition_for(group_id, topic_id, partition)
+        state = self.broker.metadata.leader_and_isr(SHARE_STATE_TOPIC, where)
+        if state is None or state.leader < 0:
+            raise ShareStateError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        return None if state.leader == self.broker.node_id else state.leader
+
+    async def _durable(self, group_id: str, topic_id, partition: int) -> None:
+        where = self.coordinator.partition_for(group_id, topic_id, partition)
+        error = (await self.broker.await_durable([(SHARE_STATE_TOPIC, where)], WRITE_TIMEOUT_MS)).get(
+            (SHARE_STATE_TOPIC, where), ErrorCode.NONE)
+        if error != ErrorCode.NONE:
+            raise ShareStateError(error)
+
+    async def _call(self, leader: int, api: str, version: int, body: dict):
+        """One state request to another broker; its single partition result."""
+        import asyncio
+
+        from .cluster.replica_fetcher import BrokerConnection
+
+        lock = self._locks.setdefault(leader, asyncio.Lock())
+        async with lock:
+            connection = self._connections.get(leader)
+            try:
+                if connection is None:
+                    info = self.broker.metadata.brokers.get(leader)
+                    endpoint = info.endpoint(self.broker.inter_broker_listener()) if info is not None else None
+                    if endpoint is None:
+                        raise ShareStateError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+                    connection = BrokerConnection(endpoint[0], endpoint[1], f"broker-{self.broker.node_id}-share")
+                    await connection.connect(10)
+                    self._connections[leader] = connection
+                response = await connection.call(api, version, body, STATE_REQUEST_TIMEOUT_S)
+            except (OSError, ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError) as exc:
+                self._connections.pop(leader, None)
+                if connection is not None:
+                    connection.close()
+                raise ShareStateError(ErrorCode.COORDINATOR_NOT_AVAILABLE, str(exc)) from None
+        result = response.results[0].partitions[0]
+        if result.error_code != 0:
+            raise ShareStateError(ErrorCode.from_code(result.error_code), result.error_message)
+        return result
+
+    @staticmethod
+    def _body(group_id: str, topic_id, fields: dict) -> dict:
+        return {"group_id": group_id, "topics": [{"topic_id": topic_id, "partitions": [fields]}]}
+
+    async def read(self, group_id: str, topic_id, partition: int, leader_epoch: int = -1) -> PersistedShareState:
+        leader = self._leader(group_id, topic_id, partition)
+        if leader is None:
+            return self.coordinator.read(group_id, topic_id, partition, leader_epoch)
+        result = await self._call(leader, "ReadShareGroupState", 0, self._body(
+            group_id, topic_id, {"partition": partition, "leader_epoch": leader_epoch}))
+        state = PersistedShareState()
+        if result.start_offset >= 0:
+            state.found = True
+            state.start_offset, state.state_epoch = result.start_offset, result.state_epoch
+            state.leader_epoch = max(leader_epoch, 0)
+            state.batches = [StateBatch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
+                             for b in result.state_batches]
+        return state
+
+    async def write(self, group_id: str, topic_id, partition: int, update: StateUpdate, *,
+                    snapshot: bool = False) -> None:
+        leader = self._leader(group_id, topic_id, partition)
+        if leader is None:
+            self.coordinator.write(group_id, topic_id, partition, update, snapshot=snapshot)
+            await self._durable(group_id, topic_id, partition)
+            return
+        await self._call(leader, "WriteShareGroupState", 1, self._body(group_id, topic_id, {
+            "partition": partition, "state_epoch": update.state_epoch, "leader_epoch": update.leader_epoch,
+            "start_offset": update.start_offset, "delivery_complete_count": update.delivery_complete_count,
+            "state_batches": [{"first_offset": b.first_offset, "last_offset": b.last_offset,
+                               "delivery_state": b.delivery_state, "delivery_count": b.delivery_count}
+                              for b in update.state_batches]}))
+
+    async def delete(self, group_id: str, topic_id, partition: int) -> None:
+        leader = self._leader(group_id, topic_id, partition)
+        if leader is None:
+            self.coordinator.delete(group_id, topic_id, partition)
+            await self._durable(group_id, topic_id, partition)
+            return
+        await self._call(leader, "DeleteShareGroupState", 0, self._body(group_id, topic_id, {"partition": partition}))

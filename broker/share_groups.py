@@ -49,7 +49,7 @@ from kafka_wire.records import iter_batch_headers
 from . import group_configs
 from .features import SHARE_VERSION
 from .security.authorizer import ResourceType
-from .share_coordinator import decoded_records, share_coordinator_of
+from .share_coordinator import SharePersister, decoded_records, share_coordinator_of
 
 logger = logging.getLogger("kafka_wire.share_groups")
 
@@ -100,6 +100,7 @@ class ShareGroups:
         self.sessions = ShareSessionCache(int(cfg["group.share.max.share.sessions"]))
         self.partitions: dict[tuple, SharePartition] = {}
         self.share_coordinator = share_coordinator_of(broker)
+        self.persister = SharePersister(broker)
         self._loaded = False
         self._timer: asyncio.Task | None = None
         # Set (and replaced) whenever records become available again or acquisition locks free up:
@@ -169,23 +170,24 @@ class ShareGroups:
         while True:
             await asyncio.sleep(TICK_SECONDS)
             try:
-                self.expire(now_ms())
+                await self.expire(now_ms())
             except Exception:  # noqa: BLE001 - the timer must keep running
                 logger.exception("share group timer")
 
-    def expire(self, now: int) -> None:
+    async def expire(self, now: int) -> None:
         """Acquisition locks that ran out, and members whose session timed out."""
         for sp in list(self.partitions.values()):
             deadline = sp.next_lock_deadline()
             if deadline is not None and deadline <= now:
-                self._persist(sp, sp.expire_locks(now))
+                update = sp.expire_locks(now)
                 self.records_released()
+                await self._persist_or_log(sp, update, "lock timeout")
         before = {(g.group_id, m) for g in self.coordinator.groups.values() for m in g.members}
         records = self.coordinator.expire_sessions(now)
         if records:
             after = {(g.group_id, m) for g in self.coordinator.groups.values() for m in g.members}
             for group_id, member_id in before - after:
-                self.member_gone(group_id, member_id)
+                await self.member_gone(group_id, member_id)
             by_group: dict[str, list] = {}
             for group_id, _ in before - after:
                 by_group.setdefault(group_id, [])
@@ -202,18 +204,18 @@ class ShareGroups:
                 except AppendFailed:
                     logger.warning("could not write the expiry of share group %s's members", group_id)
 
-    def member_gone(self, group_id: str, member_id: str) -> None:
+    async def member_gone(self, group_id: str, member_id: str) -> None:
         """A member left or was fenced: its share session goes and its records are released."""
         self.sessions.remove_member(group_id, member_id)
-        self.release_member(group_id, member_id)
+        await self.release_member(group_id, member_id)
 
-    def release_member(self, group_id: str, member_id: str) -> None:
+    async def release_member(self, group_id: str, member_id: str) -> None:
         for key, sp in list(self.partitions.items()):
             if key[0] == group_id:
                 update = sp.release_acquired_records(member_id)
                 if update is not None:
-                    self._persist(sp, update)
                     self.records_released()
+                    await self._persist_or_log(sp, update, "release")
 
     # -- share-partitions --------------------------------------------------------------------------
 
@@ -228,7 +230,7 @@ class ShareGroups:
             "delivery_count_limit": int(self.group_config(group_id, "share.delivery.count.limit")),
             "max_record_locks": int(self.group_config(group_id, "share.partition.max.record.locks")),
         }
-        state = self.share_coordinator.read(group_id, topic_id, partition)
+        state = await self.persister.read(group_id, topic_id, partition)
         if state.found and state.start_offset >= 0:
             sp = SharePartition.from_persisted(group_id, topic_id, partition, start_offset=state.start_offset,
                                                state_batches=state.batches, state_epoch=state.state_epoch,
@@ -248,20 +250,30 @@ class ShareGroups:
             return again
         self.partitions[key] = sp
         if not state.found:
-            self._persist(sp, sp.snapshot(), snapshot=True)
+            await self.persist(sp, sp.snapshot(), snapshot=True)
         return sp
 
-    def _persist(self, sp: SharePartition, update: StateUpdate | None, *, snapshot: bool = False) -> None:
-        """Write a share-partition's change through the share coordinator (broker/share_coordinator.py);
-        raises AppendFailed (ShareStateError) when it is refused or cannot be written."""
+    async def persist(self, sp: SharePartition, update: StateUpdate | None, *, snapshot: bool = False) -> None:
+        """Write a share-partition's change through its share coordinator (broker/share_coordinator.py,
+        here or at the broker leading the state partition), durable when it returns; raises
+        AppendFailed (ShareStateError) when it is refused or cannot be written."""
         if update is None:
             return
-        self.share_coordinator.write(sp.group_id, sp.topic_id, sp.partition, update, snapshot=snapshot)
+        await self.persister.write(sp.group_id, sp.topic_id, sp.partition, update, snapshot=snapshot)
 
-    def delete_state(self, key: tuple) -> None:
-        """Forget a share-partition and delete its state at the share coordinator."""
+    async def _persist_or_log(self, sp: SharePartition, update: StateUpdate, what: str) -> None:
+        """Persist a change nobody waits on (a timer's, a leaving member's); a failure is logged (the
+        change holds in memory; the state persisted keeps the records as they were)."""
+        try:
+            await self.persist(sp, update)
+        except AppendFailed as e:
+            logger.warning("share-partition %s %s-%d: persisting a %s failed: %s", sp.group_id, sp.topic_id,
+                           sp.partition, what, e.error.name)
+
+    async def delete_state(self, key: tuple) -> None:
+        """Forget a share-partition and delete its state at its share coordinator."""
         self.partitions.pop(key, None)
-        self.share_coordinator.delete(*key)
+        await self.persister.delete(*key)
 
     # -- reading partitions ------------------------------------------------------------------------
 
@@ -353,7 +365,7 @@ class ShareGroups:
                           is_renew: bool = False) -> tuple[ErrorCode, str | None]:
         """Apply a partition's acknowledgement batches; durable before it returns."""
         sp = await self.share_partition(group_id, topic, topic_id, partition)
-        self._persist(sp, sp.expire_locks(now_ms()))
+        await self.persist(sp, sp.expire_locks(now_ms()))
         try:
             update = sp.acknowledge(member_id, [(b.first_offset, b.last_offset, b.acknowledge_types) for b in batches],
                                     now_ms())
@@ -361,7 +373,7 @@ class ShareGroups:
             return e.error, e.message
         if update is not None:
             try:
-                self._persist(sp, update)
+                await self.persist(sp, update)
             except AppendFailed as e:
                 return e.error, None
             # RELEASE makes records available; any completed delivery may move the start offset and
@@ -406,7 +418,7 @@ def share_group_ids(broker, group_ids) -> set[str]:
     return {g for g in group_ids if g in service.coordinator.groups}
 
 
-def delete_share_group(broker, group_id: str) -> ErrorCode:
+async def delete_share_group(broker, group_id: str) -> ErrorCode:
     """DeleteGroups on a share group: only an empty one; its records and its share-partitions'
     state (those this coordinator has loaded) are tombstoned."""
     from coordinator.share_group import ShareGroupError
@@ -419,7 +431,7 @@ def delete_share_group(broker, group_id: str) -> ErrorCode:
     try:
         service.append_group_records(group_id, records)
         for key in [k for k in service.partitions if k[0] == group_id]:
-            service.delete_state(key)
+            await service.delete_state(key)
     except AppendFailed as e:
         return e.error
     return ErrorCode.NONE

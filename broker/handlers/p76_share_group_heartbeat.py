@@ -57,5 +57,5 @@ async def handle(broker: BrokerView, ctx, request):
     response = dict(result.response)
     response["throttle_time_ms"] = 0
     if response["error_code"] == 0 and request.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
-        service.member_gone(request.group_id, request.member_id)
+        await service.member_gone(request.group_id, request.member_id)
     return response

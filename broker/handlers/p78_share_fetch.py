@@ -141,7 +141,7 @@ async def handle(broker: BrokerView, ctx, request):
 
     lock_ms = service.lock_duration_ms(group_id)
     if context.final:
-        service.release_member(group_id, member_id)
+        await service.release_member(group_id, member_id)
         return _respond(request, answers, listed, lock_ms)
 
     to_read = []
@@ -201,7 +201,7 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
         if left <= 0:
             break
         sp = await service.share_partition(group_id, topic, topic_id, partition)
-        service._persist(sp, sp.expire_locks(now_ms()))
+        await service.persist(sp, sp.expire_locks(now_ms()))
         if not sp.can_acquire():
             found.blocked.append((topic, partition))
             continue
@@ -210,7 +210,7 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
         if read.error == ErrorCode.OFFSET_OUT_OF_RANGE:
             log_start, _, _ = await service.log_offsets(topic, partition)
             if offset < log_start:
-                service._persist(sp, sp.update_log_start_offset(log_start))
+                await service.persist(sp, sp.update_log_start_offset(log_start))
                 offset = sp.next_fetch_offset()
                 read, data = await service.read(topic, topic_id, partition, offset, remaining_bytes, read_committed)
             elif offset >= read.high_watermark:
@@ -224,7 +224,7 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
         if acquired and read_committed and read.aborted_transactions:
             acquired, update = sp.archive_aborted(acquired, aborted_batch_ranges(data, read.aborted_transactions))
             if update is not None:
-                service._persist(sp, update)
+                await service.persist(sp, update)
                 found.archived = True
         if not acquired:
             if ranges:

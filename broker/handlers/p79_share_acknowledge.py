@@ -52,7 +52,7 @@ async def handle(broker: BrokerView, ctx, request):
                           "current_leader": dict(NO_LEADER)})
         responses.append({"topic_id": t.topic_id, "partitions": parts})
     if final:
-        service.release_member(group_id, member_id)
+        await service.release_member(group_id, member_id)
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "acquisition_lock_timeout_ms": service.lock_duration_ms(group_id), "responses": responses,
             "node_endpoints": []}

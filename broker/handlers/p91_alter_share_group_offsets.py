@@ -65,7 +65,7 @@ async def handle(broker: BrokerView, ctx, request):
                 try:
                     sp = await service.share_partition(group_id, t.topic_name, meta.topic_id, p.partition_index)
                     sp.reset_start_offset(p.start_offset)
-                    service._persist(sp, sp.snapshot(), snapshot=True)
+                    await service.persist(sp, sp.snapshot(), snapshot=True)
                 except AppendFailed as e:
                     code = e.error
             topic["partitions"].append({"partition_index": p.partition_index, "error_code": int(code),

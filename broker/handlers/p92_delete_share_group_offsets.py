@@ -49,7 +49,7 @@ async def handle(broker: BrokerView, ctx, request):
         else:
             try:
                 for key in sorted(k for k in keys if k[1] == meta.topic_id):
-                    service.delete_state(key)
+                    await service.delete_state(key)
             except AppendFailed as e:
                 code = e.error
         responses.append({"topic_name": t.topic_name, "topic_id": meta.topic_id if meta else uuid.UUID(int=0),
