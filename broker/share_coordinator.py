@@ -293,16 +293,14 @@ async def answer_state_request(broker, ctx, request, per_partition, defaults: di
     partition data)` answers one partition's fields (beyond partition and error) or raises
     ShareStateError; `defaults` are the fields of an error result. A principal without
     CLUSTER_ACTION on the cluster gets CLUSTER_AUTHORIZATION_FAILED everywhere, as from Kafka (these
-    are sent between brokers); with share.version below 1, UNSUPPORTED_VERSION. Writes are answered
-    once the state partitions have them as an acknowledged produce would (the in-sync replicas)."""
-    from .features import SHARE_VERSION
+    are sent between brokers). Like Kafka's share coordinator, which runs whatever share.version is
+    finalized, they do not depend on it. Writes are answered once the state partitions have them as
+    an acknowledged produce would (the in-sync replicas)."""
     from .security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
     refused = None
     if not broker.authorizer.authorize(ctx, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
         refused = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-    elif broker.feature_level(SHARE_VERSION) < 1:
-        refused = ErrorCode.UNSUPPORTED_VERSION
     coordinator = share_coordinator_of(broker)
     results, written = [], {}
     for topic in request.topics:
