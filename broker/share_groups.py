@@ -14,10 +14,12 @@ partitions passes its record bytes through worker 0.
 Persistence, as Kafka's group and share coordinators keep it:
 - membership: the share group records (types 10-15) in `__consumer_offsets`, replayed on first use
   after a restart (members then have a fresh session timeout to heartbeat again);
-- share-partition state: ShareSnapshot / ShareUpdate records in `__share_group_state` (created with
-  Kafka's settings on first use, share.coordinator.state.topic.num.partitions partitions), written
-  before an acknowledgement is answered and read back when the share-partition is first used, so an
-  accepted record is never delivered again and an unacknowledged one is redelivered.
+- share-partition state: through the share coordinator (broker/share_coordinator.py, which also
+  serves Kafka's inter-broker state APIs 83-87), as ShareSnapshot / ShareUpdate records in
+  `__share_group_state` (created with Kafka's settings on first use,
+  share.coordinator.state.topic.num.partitions partitions), written before an acknowledgement is
+  answered and read back when the share-partition is first used, so an accepted record is never
+  delivered again and an unacknowledged one is redelivered.
 
 Lock expiry runs on a timer of the event loop (`_tick`), as do share group session timeouts.
 """
@@ -29,10 +31,9 @@ import logging
 import time
 from types import SimpleNamespace
 
-from coordinator.offsets_store import OFFSETS_TOPIC, AppendFailed, append_internal_batch, read_internal_batches
+from coordinator.offsets_store import OFFSETS_TOPIC, AppendFailed
 from coordinator.share_group import ShareGroupCoordinator
 from coordinator.share_partition import (
-    AcknowledgeType,
     SharePartition,
     ShareAcknowledgeError,
     StateUpdate,
@@ -40,20 +41,15 @@ from coordinator.share_partition import (
     parse_duration_ms,
 )
 from coordinator.share_sessions import ShareSessionCache
-from coordinator.share_state import (
-    SHARE_STATE_TOPIC,
-    PersistedShareState,
-    snapshot_record,
-    state_partition_for,
-    update_record,
-)
+from coordinator.share_state import PersistedShareState
 from kafka_wire import internal_records as ir
 from kafka_wire.errors import ErrorCode
-from kafka_wire.primitives import DecodeError
-from kafka_wire.record_codec import Record, build_batch
 from kafka_wire.records import iter_batch_headers
 
 from . import group_configs
+from .features import SHARE_VERSION
+from .security.authorizer import ResourceType
+from .share_coordinator import SharePersister, decoded_records, share_coordinator_of
 
 logger = logging.getLogger("kafka_wire.share_groups")
 
@@ -100,13 +96,16 @@ class ShareGroups:
             heartbeat_interval_ms=int(cfg["group.share.heartbeat.interval.ms"]),
             max_size=int(cfg["group.share.max.size"]),
             assignment_interval_ms=int(cfg["group.share.assignment.interval.ms"]))
-        self.coordinator.other_groups = self._other_group
+        self.coordinator.other_groups = self.is_other_group_type
         self.sessions = ShareSessionCache(int(cfg["group.share.max.share.sessions"]))
         self.partitions: dict[tuple, SharePartition] = {}
-        self._snapshot_epochs: dict[tuple, list[int]] = {}  # key -> [snapshot epoch, updates since]
+        self.share_coordinator = share_coordinator_of(broker)
+        self.persister = SharePersister(broker)
         self._loaded = False
         self._timer: asyncio.Task | None = None
-        self.available = asyncio.Event()  # set whenever records become available again
+        # Set (and replaced) whenever records become available again or acquisition locks free up:
+        # a share fetch that found nothing to acquire waits on the one current when it looked.
+        self.released = asyncio.Event()
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -114,7 +113,8 @@ class ShareGroups:
         meta = self.broker.metadata.topic(name)
         return None if meta is None else (meta.topic_id, meta.partitions)
 
-    def _other_group(self, group_id: str) -> bool:
+    def is_other_group_type(self, group_id: str) -> bool:
+        """Whether the group id names a group of another type (a classic or consumer group)."""
         groups = getattr(self.broker, "groups", None)
         return groups is not None and group_id in getattr(groups, "groups", {})
 
@@ -153,16 +153,8 @@ class ShareGroups:
         topic = self.broker.metadata.topic(OFFSETS_TOPIC)
         now = now_ms()
         for partition in range(topic.partitions if topic is not None else 0):
-            for header, records in read_internal_batches(self.broker, OFFSETS_TOPIC, partition):
-                if header.is_control:
-                    continue
-                for record in records:
-                    try:
-                        decoded = ir.decode_share_group_record(record.key, record.value)
-                    except (DecodeError, UnicodeDecodeError, ValueError):
-                        continue
-                    if decoded is not None:
-                        self.coordinator.replay(*decoded, now)
+            for decoded in decoded_records(self.broker, OFFSETS_TOPIC, partition, ir.decode_share_group_record):
+                self.coordinator.replay(*decoded, now)
         self.coordinator.loaded()
         self._loaded = True
         if self.coordinator.groups:
@@ -178,23 +170,24 @@ class ShareGroups:
         while True:
             await asyncio.sleep(TICK_SECONDS)
             try:
-                self.expire(now_ms())
+                await self.expire(now_ms())
             except Exception:  # noqa: BLE001 - the timer must keep running
                 logger.exception("share group timer")
 
-    def expire(self, now: int) -> None:
+    async def expire(self, now: int) -> None:
         """Acquisition locks that ran out, and members whose session timed out."""
         for sp in list(self.partitions.values()):
             deadline = sp.next_lock_deadline()
             if deadline is not None and deadline <= now:
-                self._persist(sp, sp.expire_locks(now))
-                self.available.set()
+                update = sp.expire_locks(now)
+                self.records_released()
+                await self._persist_or_log(sp, update, "lock timeout")
         before = {(g.group_id, m) for g in self.coordinator.groups.values() for m in g.members}
         records = self.coordinator.expire_sessions(now)
         if records:
             after = {(g.group_id, m) for g in self.coordinator.groups.values() for m in g.members}
             for group_id, member_id in before - after:
-                self.member_gone(group_id, member_id)
+                await self.member_gone(group_id, member_id)
             by_group: dict[str, list] = {}
             for group_id, _ in before - after:
                 by_group.setdefault(group_id, [])
@@ -211,49 +204,20 @@ class ShareGroups:
                 except AppendFailed:
                     logger.warning("could not write the expiry of share group %s's members", group_id)
 
-    def member_gone(self, group_id: str, member_id: str) -> None:
+    async def member_gone(self, group_id: str, member_id: str) -> None:
         """A member left or was fenced: its share session goes and its records are released."""
         self.sessions.remove_member(group_id, member_id)
-        self.release_member(group_id, member_id)
+        await self.release_member(group_id, member_id)
 
-    def release_member(self, group_id: str, member_id: str) -> None:
+    async def release_member(self, group_id: str, member_id: str) -> None:
         for key, sp in list(self.partitions.items()):
             if key[0] == group_id:
                 update = sp.release_acquired_records(member_id)
                 if update is not None:
-                    self._persist(sp, update)
-                    self.available.set()
+                    self.records_released()
+                    await self._persist_or_log(sp, update, "release")
 
     # -- share-partitions --------------------------------------------------------------------------
-
-    def _state_partitions(self) -> int:
-        """Create __share_group_state when missing (Kafka's settings); its partition count."""
-        broker = self.broker
-        meta = broker.metadata.topic(SHARE_STATE_TOPIC)
-        if meta is None:
-            cfg = broker.config
-            live = max(1, len(broker.metadata.live_brokers()))
-            meta = broker.create_topic(
-                SHARE_STATE_TOPIC, int(cfg["share.coordinator.state.topic.num.partitions"]),
-                min(int(cfg["share.coordinator.state.topic.replication.factor"]), live),
-                {"cleanup.policy": ["delete"], "compression.type": "producer",
-                 "segment.bytes": int(cfg["share.coordinator.state.topic.segment.bytes"]), "retention.ms": -1})
-        return meta.partitions
-
-    def _read_state(self, group_id: str, topic_id, partition: int) -> PersistedShareState:
-        state = PersistedShareState()
-        where = state_partition_for(group_id, topic_id, partition, self._state_partitions())
-        for header, records in read_internal_batches(self.broker, SHARE_STATE_TOPIC, where):
-            if header.is_control:
-                continue
-            for record in records:
-                try:
-                    record_type, key, value = ir.decode_share_state_record(record.key, record.value)
-                except (DecodeError, UnicodeDecodeError, ValueError):
-                    continue
-                if key.group_id == group_id and key.topic_id == topic_id and key.partition == partition:
-                    state.apply(record_type, value)
-        return state
 
     async def share_partition(self, group_id: str, topic: str, topic_id, partition: int) -> SharePartition:
         """The share-partition, loaded from __share_group_state or started by share.auto.offset.reset."""
@@ -266,12 +230,11 @@ class ShareGroups:
             "delivery_count_limit": int(self.group_config(group_id, "share.delivery.count.limit")),
             "max_record_locks": int(self.group_config(group_id, "share.partition.max.record.locks")),
         }
-        state = self._read_state(group_id, topic_id, partition)
+        state = await self.persister.read(group_id, topic_id, partition)
         if state.found and state.start_offset >= 0:
             sp = SharePartition.from_persisted(group_id, topic_id, partition, start_offset=state.start_offset,
                                                state_batches=state.batches, state_epoch=state.state_epoch,
                                                leader_epoch=state.leader_epoch, **limits)
-            self._snapshot_epochs[key] = [state.snapshot_epoch, state.updates_since_snapshot]
         else:
             reset = str(self.group_config(group_id, "share.auto.offset.reset"))
             since = None
@@ -287,40 +250,30 @@ class ShareGroups:
             return again
         self.partitions[key] = sp
         if not state.found:
-            self._persist(sp, sp.snapshot(), snapshot=True)
+            await self.persist(sp, sp.snapshot(), snapshot=True)
         return sp
 
-    def _persist(self, sp: SharePartition, update: StateUpdate | None, *, snapshot: bool = False) -> None:
-        """Write a share-partition's change to __share_group_state (a snapshot every
-        share.coordinator.snapshot.update.records.per.snapshot updates)."""
+    async def persist(self, sp: SharePartition, update: StateUpdate | None, *, snapshot: bool = False) -> None:
+        """Write a share-partition's change through its share coordinator (broker/share_coordinator.py,
+        here or at the broker leading the state partition), durable when it returns; raises
+        AppendFailed (ShareStateError) when it is refused or cannot be written."""
         if update is None:
             return
-        key = (sp.group_id, sp.topic_id, sp.partition)
-        epochs = self._snapshot_epochs.setdefault(key, [-1, 0])
-        per_snapshot = int(self.broker.config["share.coordinator.snapshot.update.records.per.snapshot"])
-        now = now_ms()
-        if snapshot or epochs[0] < 0 or epochs[1] >= per_snapshot:
-            epochs[0] += 1
-            epochs[1] = 0
-            record = snapshot_record(sp.group_id, sp.topic_id, sp.partition, sp.snapshot(), epochs[0], now)
-        else:
-            epochs[1] += 1
-            record = update_record(sp.group_id, sp.topic_id, sp.partition, update, epochs[0])
-        where = state_partition_for(sp.group_id, sp.topic_id, sp.partition, self._state_partitions())
-        batch = bytearray(build_batch([Record(0, 0, record[0], record[1])], base_timestamp=now))
-        append_internal_batch(self.broker, SHARE_STATE_TOPIC, where, batch)
+        await self.persister.write(sp.group_id, sp.topic_id, sp.partition, update, snapshot=snapshot)
 
-    def delete_state(self, key: tuple) -> None:
-        """Forget a share-partition and tombstone its state in __share_group_state."""
-        group_id, topic_id, partition = key
+    async def _persist_or_log(self, sp: SharePartition, update: StateUpdate, what: str) -> None:
+        """Persist a change nobody waits on (a timer's, a leaving member's); a failure is logged (the
+        change holds in memory; the state persisted keeps the records as they were)."""
+        try:
+            await self.persist(sp, update)
+        except AppendFailed as e:
+            logger.warning("share-partition %s %s-%d: persisting a %s failed: %s", sp.group_id, sp.topic_id,
+                           sp.partition, what, e.error.name)
+
+    async def delete_state(self, key: tuple) -> None:
+        """Forget a share-partition and delete its state at its share coordinator."""
         self.partitions.pop(key, None)
-        self._snapshot_epochs.pop(key, None)
-        where = state_partition_for(group_id, topic_id, partition, self._state_partitions())
-        records = [(ir.encode_share_state_key(t, group_id, topic_id, partition), None)
-                   for t in (ir.SHARE_SNAPSHOT, ir.SHARE_UPDATE)]
-        batch = bytearray(build_batch([Record(i, 0, k, v) for i, (k, v) in enumerate(records)],
-                                      base_timestamp=now_ms()))
-        append_internal_batch(self.broker, SHARE_STATE_TOPIC, where, batch)
+        await self.persister.delete(*key)
 
     # -- reading partitions ------------------------------------------------------------------------
 
@@ -363,21 +316,40 @@ class ShareGroups:
             read.records = None
         return read, data
 
-    async def wait_for_data(self, parts: list[tuple[str, int, int]], timeout: float) -> None:
-        """Until an append reaches one of the (topic, partition, offset) or records are released, or
-        the time is up."""
-        if timeout <= 0:
+    def records_released(self) -> None:
+        """Records became available again or acquisition locks were freed (released, acknowledged,
+        timed out): wake the share fetches waiting for that, as Kafka completes its delayed share
+        fetches."""
+        self.released.set()
+        self.released = asyncio.Event()
+
+    def _has_data(self, parts, read_committed: bool) -> bool:
+        """Whether a partition here already has data past its offset (up to the last stable offset
+        for read_committed): an append the wait would not see again came before it."""
+        for topic, partition, offset in parts:
+            if self._owner(topic, partition) is not None:
+                continue
+            plog = self.broker.partition_log(topic, partition)
+            if plog is not None and (plog.last_stable_offset if read_committed else plog.high_watermark) > offset:
+                return True
+        return False
+
+    async def wait_for_data(self, parts: list[tuple[str, int, int]], timeout: float, *, read_committed: bool,
+                            released: asyncio.Event) -> None:
+        """Until an append brings data past one of the (topic, partition, offset) (past the last
+        stable offset for read_committed), `released` (the `released` event current when the caller
+        looked) is set, or the time is up. Nothing but those wakes it: no polling."""
+        if timeout <= 0 or released.is_set() or self._has_data(parts, read_committed):
             return
         from .workers.fetch import wait_across
 
-        self.available.clear()
-        waits = [asyncio.ensure_future(self.available.wait())]
-        if self.broker.workers is None:
+        waits = [asyncio.ensure_future(released.wait())]
+        if parts and self.broker.workers is None:
             waits.append(asyncio.ensure_future(self.broker.waiters.wait([(t, p) for t, p, _ in parts], timeout)))
-        else:
+        elif parts:
             objs = [SimpleNamespace(topic=t, partition=p, fetch_offset=o) for t, p, o in parts]
-            waits.append(asyncio.ensure_future(wait_across(self.broker, objs, range(len(objs)), read_committed=False,
-                                                           timeout=timeout)))
+            waits.append(asyncio.ensure_future(wait_across(self.broker, objs, range(len(objs)),
+                                                           read_committed=read_committed, timeout=timeout)))
         try:
             await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -393,7 +365,7 @@ class ShareGroups:
                           is_renew: bool = False) -> tuple[ErrorCode, str | None]:
         """Apply a partition's acknowledgement batches; durable before it returns."""
         sp = await self.share_partition(group_id, topic, topic_id, partition)
-        self._persist(sp, sp.expire_locks(now_ms()))
+        await self.persist(sp, sp.expire_locks(now_ms()))
         try:
             update = sp.acknowledge(member_id, [(b.first_offset, b.last_offset, b.acknowledge_types) for b in batches],
                                     now_ms())
@@ -401,11 +373,12 @@ class ShareGroups:
             return e.error, e.message
         if update is not None:
             try:
-                self._persist(sp, update)
+                await self.persist(sp, update)
             except AppendFailed as e:
                 return e.error, None
-            if any(AcknowledgeType.RELEASE in b.acknowledge_types for b in batches):
-                self.available.set()
+            # RELEASE makes records available; any completed delivery may move the start offset and
+            # free acquisition locks under group.share.partition.max.record.locks.
+            self.records_released()
         return ErrorCode.NONE, None
 
     def lock_duration_ms(self, group_id: str) -> int:
@@ -445,7 +418,7 @@ def share_group_ids(broker, group_ids) -> set[str]:
     return {g for g in group_ids if g in service.coordinator.groups}
 
 
-def delete_share_group(broker, group_id: str) -> ErrorCode:
+async def delete_share_group(broker, group_id: str) -> ErrorCode:
     """DeleteGroups on a share group: only an empty one; its records and its share-partitions'
     state (those this coordinator has loaded) are tombstoned."""
     from coordinator.share_group import ShareGroupError
@@ -458,7 +431,7 @@ def delete_share_group(broker, group_id: str) -> ErrorCode:
     try:
         service.append_group_records(group_id, records)
         for key in [k for k in service.partitions if k[0] == group_id]:
-            service.delete_state(key)
+            await service.delete_state(key)
     except AppendFailed as e:
         return e.error
     return ErrorCode.NONE
@@ -469,21 +442,7 @@ def delete_share_group(broker, group_id: str) -> ErrorCode:
 
 def group_state_keys(service: ShareGroups, group_id: str) -> dict[tuple, PersistedShareState]:
     """Every share-partition of the group with state in __share_group_state, folded, by key."""
-    states: dict[tuple, PersistedShareState] = {}
-    meta = service.broker.metadata.topic(SHARE_STATE_TOPIC)
-    for where in range(meta.partitions if meta is not None else 0):
-        for header, records in read_internal_batches(service.broker, SHARE_STATE_TOPIC, where):
-            if header.is_control:
-                continue
-            for record in records:
-                try:
-                    record_type, key, value = ir.decode_share_state_record(record.key, record.value)
-                except (DecodeError, UnicodeDecodeError, ValueError):
-                    continue
-                if key.group_id == group_id:
-                    states.setdefault((group_id, key.topic_id, key.partition), PersistedShareState()).apply(
-                        record_type, value)
-    return {k: s for k, s in states.items() if s.found}
+    return dict(service.share_coordinator.group_states(group_id))
 
 
 def share_partition_summary(service: ShareGroups, key: tuple, persisted: dict) -> tuple[int, int, int] | None:
@@ -495,9 +454,34 @@ def share_partition_summary(service: ShareGroups, key: tuple, persisted: dict) -
     state = persisted.get(key)
     if state is None:
         return None
-    complete = sum(b.last_offset - b.first_offset + 1 for b in state.batches
-                   if b.delivery_state in (2, 4))
-    return state.start_offset, state.leader_epoch, complete
+    return state.start_offset, state.leader_epoch, state.delivery_complete_count()
+
+
+class ShareRequestRefused(Exception):
+    """A share group request answered with an error before any work: its error code and message."""
+
+    def __init__(self, error: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message or error.name)
+        self.error = error
+        self.message = message
+
+
+def open_share_request(broker, ctx, group_id: str, operation, invalid: tuple | None = None) -> ShareGroups:
+    """The checks every request on one share group passes first, in Kafka's order: share.version
+    finalized at 1 or more (else UNSUPPORTED_VERSION), the principal allowed `operation` on the
+    group (else GROUP_AUTHORIZATION_FAILED), the request's own `invalid` (error, message) if the
+    handler found one, and the coordinator ready. The share groups, or ShareRequestRefused."""
+    if broker.feature_level(SHARE_VERSION) < 1:
+        raise ShareRequestRefused(ErrorCode.UNSUPPORTED_VERSION)
+    if not broker.authorizer.authorize(ctx, operation, ResourceType.GROUP, group_id or ""):
+        raise ShareRequestRefused(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if invalid is not None:
+        raise ShareRequestRefused(*invalid)
+    service = service_of(broker)
+    error = service.ready()
+    if error is not None:
+        raise ShareRequestRefused(error)
+    return service
 
 
 def served(broker) -> bool:

@@ -71,6 +71,18 @@ def partitions_of(assignment: Assignment) -> set[tuple[TopicId, int]]:
     return {(topic, p) for topic, parts in assignment.items() for p in parts}
 
 
+def described_assignment(assignment, topic_name) -> dict:
+    """A member's assignment as ConsumerGroupDescribe and ShareGroupDescribe answer it (their Assignment
+    struct, TopicPartitions with topic id, name and partitions): topics by id, partitions sorted;
+    topics whose name `topic_name(topic_id)` does not know (deleted) are left out, as Kafka does."""
+    topics = []
+    for topic_id, parts in sorted(assignment.items(), key=lambda kv: str(kv[0])):
+        name = topic_name(topic_id)
+        if name is not None:
+            topics.append({"topic_id": topic_id, "topic_name": name, "partitions": sorted(parts)})
+    return {"topic_partitions": topics}
+
+
 @dataclass(frozen=True)
 class ClassicMemberMetadata:
     """What a member using the classic protocol in a consumer group joined with (online migration):

@@ -56,6 +56,7 @@ from .consumer_group import (
     MemberState,
     PartitionOwnedError,
     TopicMetadata,
+    described_assignment,
     freeze,
     next_member_assignment,
     partitions_of,
@@ -508,14 +509,6 @@ class ConsumerGroupProtocol:
                                       else f"Group {group_id} is not a consumer group.")
             return entry
 
-        def described(assignment) -> dict:
-            topics = []
-            for topic_id, parts in sorted(assignment.items(), key=lambda kv: str(kv[0])):
-                name = self._topic_name(topic_id)
-                if name is not None:
-                    topics.append({"topic_id": topic_id, "topic_name": name, "partitions": sorted(parts)})
-            return {"topic_partitions": topics}
-
         entry.update({
             "group_state": group.state,
             "group_epoch": group.group_epoch,
@@ -527,8 +520,8 @@ class ConsumerGroupProtocol:
                 "subscribed_topic_names": list(m.subscribed_topic_names),
                 # Kafka 4.3 describes a member without a regex with an empty one, not null.
                 "subscribed_topic_regex": m.subscribed_topic_regex or "",
-                "assignment": described(m.assigned),
-                "target_assignment": described(group.target.get(m.member_id, {})),
+                "assignment": described_assignment(m.assigned, self._topic_name),
+                "target_assignment": described_assignment(group.target.get(m.member_id, {}), self._topic_name),
                 "member_type": MEMBER_TYPE_CLASSIC if m.uses_classic_protocol else MEMBER_TYPE_CONSUMER,
             } for m in group.members.values()],
         })

@@ -22,6 +22,8 @@ from typing import Callable
 from kafka_wire import internal_records as ir
 from kafka_wire.errors import ErrorCode
 
+from .consumer_group import described_assignment
+
 # Defaults of the broker configs (Kafka 4.3).
 DEFAULT_SESSION_TIMEOUT_MS = 45000  # group.share.session.timeout.ms
 DEFAULT_HEARTBEAT_INTERVAL_MS = 5000  # group.share.heartbeat.interval.ms
@@ -529,11 +531,6 @@ class ShareGroupCoordinator:
             # Kafka 4.3 answers the group id, the error and its message, other fields at defaults.
             return {"error_code": int(e.error), "error_message": e.message, "group_id": group_id}
 
-        def described(assignment: Assignment) -> dict:
-            return {"topic_partitions": [
-                {"topic_id": t, "topic_name": topic_name(t) or "", "partitions": sorted(parts)}
-                for t, parts in sorted(assignment.items(), key=lambda kv: str(kv[0])) if parts]}
-
         return {
             "error_code": 0, "error_message": None, "group_id": group_id, "group_state": group.state,
             "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
@@ -542,7 +539,8 @@ class ShareGroupCoordinator:
                 "member_id": m.member_id, "rack_id": m.rack_id, "member_epoch": m.member_epoch,
                 "client_id": m.client_id, "client_host": m.client_host,
                 "subscribed_topic_names": sorted(m.subscribed_topic_names),
-                "assignment": described(m.assigned_partitions),
+                "assignment": described_assignment({t: p for t, p in m.assigned_partitions.items() if p},
+                                                   topic_name),
             } for m in group.members.values()],
         }
 

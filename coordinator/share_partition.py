@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from kafka_wire.errors import ErrorCode
+from kafka_wire.record_codec import ControlRecordType, decode_control_key, decode_records
+from kafka_wire.records import InvalidRecordBatch, iter_batch_headers
 
 # Defaults of the broker configs that bound a share-partition (Kafka 4.3).
 DEFAULT_RECORD_LOCK_DURATION_MS = 30000  # group.share.record.lock.duration.ms
@@ -161,6 +163,42 @@ def _runs(items):
 def throttle_records_delivery_limit(delivery_count_limit: int) -> int:
     """The delivery count from which Kafka 4.3 throttles redelivery: half the limit, at least 2."""
     return max(2, -(-delivery_count_limit // 2))
+
+
+# -- read_committed ----------------------------------------------------------------------------------
+
+
+def _is_abort_marker(data, pos: int) -> bool:
+    try:
+        _, records = decode_records(data, pos)
+        return bool(records) and decode_control_key(records[0].key)[1] == ControlRecordType.ABORT
+    except (InvalidRecordBatch, ValueError):
+        return False
+
+
+def aborted_batch_ranges(data, aborted_transactions) -> list[tuple[int, int]]:
+    """(base offset, last offset) of the fetched batches that belong to aborted transactions, as
+    Kafka's SharePartition.fetchAbortedTransactionRecordBatches finds them: walking the batches in
+    order, a producer is aborted from the first offset of its aborted transaction (the fetch's
+    AbortedTransactions, dicts or objects with producer_id and first_offset) until its abort marker;
+    its transactional data batches in between are aborted. Markers themselves are not."""
+    def field(txn, name):
+        return txn[name] if isinstance(txn, dict) else getattr(txn, name)
+
+    pending = sorted((field(t, "first_offset"), field(t, "producer_id")) for t in aborted_transactions)
+    aborted_producers: set[int] = set()
+    ranges = []
+    for pos, header in iter_batch_headers(data):
+        if header.producer_id < 0:
+            continue
+        while pending and pending[0][0] <= header.last_offset:
+            aborted_producers.add(pending.pop(0)[1])
+        if header.is_control:
+            if _is_abort_marker(data, pos):
+                aborted_producers.discard(header.producer_id)
+        elif header.is_transactional and header.producer_id in aborted_producers:
+            ranges.append((header.base_offset, header.last_offset))
+    return ranges
 
 
 # -- share.auto.offset.reset --------------------------------------------------------------------------
@@ -358,6 +396,36 @@ class SharePartition:
                     stop = True
                     break
         return [AcquiredRecords(first, last, count) for first, last, count in _runs(acquired)]
+
+    def archive_aborted(self, acquired: list[AcquiredRecords],
+                        aborted_ranges) -> tuple[list[AcquiredRecords], StateUpdate | None]:
+        """read_committed: of the records a fetch just acquired, those in `aborted_ranges` (batches
+        of aborted transactions, `aborted_batch_ranges`) are archived at once, never delivered, as
+        Kafka's SharePartition.filterAbortedTransactionalAcquiredRecords does. (what the member
+        acquired without them, the update to persist or None)."""
+        aborted = [(first, last) for first, last in aborted_ranges]
+        if not aborted or not acquired:
+            return acquired, None
+
+        def is_aborted(offset: int) -> bool:
+            return any(first <= offset <= last for first, last in aborted)
+
+        kept: list[tuple[int, int]] = []
+        changed: list[int] = []
+        for a in acquired:
+            for offset in range(a.first_offset, a.last_offset + 1):
+                rec = self._records.get(offset)
+                if rec is not None and rec.state == RecordState.ACQUIRED and is_aborted(offset):
+                    rec.state = RecordState.ARCHIVED
+                    rec.member_id = EMPTY_MEMBER_ID
+                    rec.lock_deadline_ms = None
+                    changed.append(offset)
+                else:
+                    kept.append((offset, a.delivery_count))
+        if not changed:
+            return acquired, None
+        return ([AcquiredRecords(first, last, count) for first, last, count in _runs(kept)],
+                self._update_for(changed))
 
     # -- acknowledgement ----------------------------------------------------------------------------------
 

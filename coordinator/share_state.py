@@ -138,5 +138,9 @@ class PersistedShareState:
         self.batches = merge_batches(self.batches, batches, self.start_offset)
         self.updates_since_snapshot += 1
 
+    def delivery_complete_count(self) -> int:
+        """Records past the start offset whose delivery is complete (ACKNOWLEDGED or ARCHIVED)."""
+        return sum(b.last_offset - b.first_offset + 1 for b in self.batches if b.delivery_state in (2, 4))
+
     def as_update(self) -> StateUpdate:
         return StateUpdate(self.state_epoch, self.leader_epoch, self.start_offset, -1, tuple(self.batches))

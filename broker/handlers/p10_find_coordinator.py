@@ -19,6 +19,7 @@ from kafka_wire.messages import APIS_BY_NAME
 
 from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from ..share_coordinator import share_coordinator_of
 
 API = APIS_BY_NAME["FindCoordinator"]
 
@@ -36,7 +37,10 @@ def _error_message(error: ErrorCode) -> str:
 def find_coordinator(broker: BrokerView, ctx, key_type: int, key: str) -> tuple[ErrorCode, int, str, int]:
     """(error, node id, host, port) of the coordinator for a key of this type (in a cluster, the
     leader of the key's partition of __consumer_offsets or __transaction_state)."""
-    if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):  # share groups are not served
+    if key_type == SHARE_KEY_TYPE and ctx.api_version >= SHARE_VERSION:
+        # The share coordinator of a share-partition (broker/share_coordinator.py).
+        return share_coordinator_of(broker).find(key, ctx.listener)
+    if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
         return ErrorCode.INVALID_REQUEST, -1, "", -1
     if key_type == GROUP_KEY_TYPE and not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE,
                                                                        ResourceType.GROUP, key):

@@ -27,7 +27,7 @@ async def handle(broker: BrokerView, ctx, request):
     # Share groups (KIP-932, broker/share_groups.py), in the request's order among the others.
     if share:
         by_id = dict(results)
-        by_id.update({g: delete_share_group(broker, g) for g in share})
+        by_id.update({g: await delete_share_group(broker, g) for g in share})
         results = [(g, by_id[g]) for g in dict.fromkeys(request.groups_names) if g in by_id]
     results += [(g, ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in request.groups_names if g not in deletable]
     return {"throttle_time_ms": 0,

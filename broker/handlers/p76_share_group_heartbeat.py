@@ -13,14 +13,16 @@ from coordinator.offsets_store import AppendFailed
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from .. import share_groups
 from ..features import SHARE_VERSION
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import now_ms, service_of
-from ..share_groups import served as serves_share_groups
 from .p11_join_group import client_host
 
 API = APIS_BY_NAME["ShareGroupHeartbeat"]
+# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+served = share_groups.served
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 
@@ -28,11 +30,6 @@ LEAVE_GROUP_MEMBER_EPOCH = -1
 def _error(error: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message, "member_id": None,
             "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
-
-
-def served(broker: BrokerView) -> bool:
-    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
-    return serves_share_groups(broker)
 
 
 async def handle(broker: BrokerView, ctx, request):
@@ -60,5 +57,5 @@ async def handle(broker: BrokerView, ctx, request):
     response = dict(result.response)
     response["throttle_time_ms"] = 0
     if response["error_code"] == 0 and request.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
-        service.member_gone(request.group_id, request.member_id)
+        await service.member_gone(request.group_id, request.member_id)
     return response

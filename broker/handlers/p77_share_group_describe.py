@@ -9,20 +9,17 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from .. import share_groups
 from ..features import SHARE_VERSION
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import service_of
-from ..share_groups import served as serves_share_groups
 
 API = APIS_BY_NAME["ShareGroupDescribe"]
+# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+served = share_groups.served
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
-
-
-def served(broker: BrokerView) -> bool:
-    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
-    return serves_share_groups(broker)
 
 
 async def handle(broker: BrokerView, ctx, request):

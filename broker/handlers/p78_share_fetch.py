@@ -9,8 +9,16 @@ each of the session's partitions is read where it lives (broker/share_groups.py)
 share-partition's next available offset, and what was read is acquired for the member, at most
 max_records over the request. The answer carries the batches read and, in acquired_records, the
 offset ranges the member now holds (its lock lasts share.record.lock.duration.ms, answered as
-acquisition_lock_timeout_ms). Nothing acquired: the fetch waits up to max_wait_ms for an append or a
-release. A final request (-1) releases the member's acquired records after its acknowledgements.
+acquisition_lock_timeout_ms). Nothing acquired: the fetch waits up to max_wait_ms, as Kafka's
+delayed share fetch, for an append past what it read or for records or acquisition locks to free
+up (a release, an acknowledgement, a lock timeout: group.share.partition.max.record.locks may be
+what held it back), woken by those events, never polling. A final request (-1) releases the
+member's acquired records after its acknowledgements.
+
+With the group's share.isolation.level=read_committed the partitions are read up to their last
+stable offset, and records of aborted transactions that a fetch acquired are archived at once and
+never delivered (Kafka's SharePartition does the same); the transaction markers are acquired like
+any record, as Kafka does.
 
 A full answer (the session just opened) lists every partition; later ones only the partitions with
 records, an error, or an acknowledgement result, as Kafka's ShareSessionContext does.
@@ -19,24 +27,25 @@ records, an error, or an acknowledgement result, as Kafka's ShareSessionContext 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from coordinator.share_partition import aborted_batch_ranges
 from coordinator.share_sessions import ShareSessionError
 
-from ..features import SHARE_VERSION
+from .. import share_groups
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
-from ..share_groups import batch_ranges, now_ms, service_of
-from ..share_groups import served as serves_share_groups
+from ..share_groups import ShareRequestRefused, batch_ranges, now_ms, open_share_request
 
 API = APIS_BY_NAME["ShareFetch"]
+# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+served = share_groups.served
 
 NO_LEADER = {"leader_id": -1, "leader_epoch": -1}
 DEFAULT_MAX_RECORDS = 500
-# The shortest pause between two reads of a long-polling fetch that found nothing to acquire.
-MIN_POLL_INTERVAL_S = 0.02
 
 
 def _top_error(error: ErrorCode, message: str | None = None) -> dict:
@@ -62,6 +71,13 @@ def _refusal(broker: BrokerView, readable: set, topic_id, partition: int):
     return meta.name, None
 
 
+def invalid_member(group_id: str, member_id: str) -> tuple | None:
+    """ShareFetch's and ShareAcknowledge's refusal of a request without a group id or member id."""
+    if not group_id or not member_id or not member_id.strip():
+        return ErrorCode.INVALID_REQUEST, "Invalid group id or member id in the request."
+    return None
+
+
 def _cut_after(data: bytes, last_offset: int) -> bytes:
     """The fetched batches up to the one holding `last_offset` (the rest was not acquired)."""
     pos = 0
@@ -73,24 +89,13 @@ def _cut_after(data: bytes, last_offset: int) -> bytes:
     return data[:pos]
 
 
-def served(broker: BrokerView) -> bool:
-    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
-    return serves_share_groups(broker)
-
-
 async def handle(broker: BrokerView, ctx, request):
     version = ctx.api_version
-    if broker.feature_level(SHARE_VERSION) < 1:
-        return _top_error(ErrorCode.UNSUPPORTED_VERSION)
     group_id, member_id = request.group_id, request.member_id
-    if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, group_id or ""):
-        return _top_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    if not group_id or not member_id or not member_id.strip():
-        return _top_error(ErrorCode.INVALID_REQUEST, "Invalid group id or member id in the request.")
-    service = service_of(broker)
-    error = service.ready()
-    if error is not None:
-        return _top_error(error)
+    try:
+        service = open_share_request(broker, ctx, group_id, AclOperation.READ, invalid_member(group_id, member_id))
+    except ShareRequestRefused as e:
+        return _top_error(e.error, e.message)
     asked = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
     acks = {(t.topic_id, p.partition_index): p.acknowledgement_batches
             for t in request.topics for p in t.partitions if p.acknowledgement_batches}
@@ -136,7 +141,7 @@ async def handle(broker: BrokerView, ctx, request):
 
     lock_ms = service.lock_duration_ms(group_id)
     if context.final:
-        service.release_member(group_id, member_id)
+        await service.release_member(group_id, member_id)
         return _respond(request, answers, listed, lock_ms)
 
     to_read = []
@@ -157,44 +162,55 @@ async def handle(broker: BrokerView, ctx, request):
         read_committed = service.read_committed(group_id)
         deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
         while True:
-            acquired_any, waiting = await _fetch_once(service, group_id, member_id, to_read, request, max_records,
-                                                      mode, read_committed, answer, listed)
-            if acquired_any:
+            released = service.released  # what a release during this pass sets
+            outcome = await _fetch_once(service, group_id, member_id, to_read, request, max_records, mode,
+                                        read_committed, answer, listed)
+            if outcome.acquired_any:
                 break
+            if outcome.archived:
+                continue  # aborted records were archived: read on past them at once
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not waiting:
+            if remaining <= 0 or not (outcome.waiting or outcome.blocked):
                 break
-            started = time.monotonic()
-            await service.wait_for_data(waiting, remaining)
-            pause = MIN_POLL_INTERVAL_S - (time.monotonic() - started)
-            if pause > 0 and deadline - time.monotonic() > pause:
-                import asyncio
-
-                await asyncio.sleep(pause)
+            # As Kafka's delayed share fetch: wait for new data on the partitions read to their end,
+            # or for records or acquisition locks to free up on the others, or the max wait.
+            await service.wait_for_data(outcome.waiting, remaining, read_committed=read_committed, released=released)
     return _respond(request, answers, listed, lock_ms)
+
+
+@dataclass
+class FetchPass:
+    """What one pass over the session's partitions found."""
+
+    acquired_any: bool = False
+    archived: bool = False  # read_committed: acquired records of aborted transactions were archived
+    # (topic, partition, offset) read to their end (or the last stable offset): wait for appends.
+    waiting: list = field(default_factory=list)
+    # Partitions with records to read that could acquire none (every acquisition lock in use, or
+    # nothing there available): wait for a release, an acknowledgement or a lock timeout.
+    blocked: list = field(default_factory=list)
 
 
 async def _fetch_once(service, group_id, member_id, to_read, request, max_records, mode, read_committed,
                       answer, listed):
-    """One pass over the partitions: read and acquire. (whether anything was acquired, the
-    (topic, partition, offset) to wait on)."""
+    """One pass over the partitions: read and acquire."""
     left = max_records
     remaining_bytes = request.max_bytes if request.max_bytes > 0 else 0x7FFFFFFF
-    waiting = []
-    acquired_any = False
+    found = FetchPass()
     for (topic_id, partition), topic in to_read:
         if left <= 0:
             break
         sp = await service.share_partition(group_id, topic, topic_id, partition)
-        service._persist(sp, sp.expire_locks(now_ms()))
+        await service.persist(sp, sp.expire_locks(now_ms()))
         if not sp.can_acquire():
+            found.blocked.append((topic, partition))
             continue
         offset = sp.next_fetch_offset()
         read, data = await service.read(topic, topic_id, partition, offset, remaining_bytes, read_committed)
         if read.error == ErrorCode.OFFSET_OUT_OF_RANGE:
             log_start, _, _ = await service.log_offsets(topic, partition)
             if offset < log_start:
-                service._persist(sp, sp.update_log_start_offset(log_start))
+                await service.persist(sp, sp.update_log_start_offset(log_start))
                 offset = sp.next_fetch_offset()
                 read, data = await service.read(topic, topic_id, partition, offset, remaining_bytes, read_committed)
             elif offset >= read.high_watermark:
@@ -205,10 +221,18 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
             continue
         ranges = batch_ranges(data) if read.error == ErrorCode.NONE else []
         acquired = sp.acquire(member_id, ranges, left, now_ms(), acquire_mode=mode) if ranges else []
+        if acquired and read_committed and read.aborted_transactions:
+            acquired, update = sp.archive_aborted(acquired, aborted_batch_ranges(data, read.aborted_transactions))
+            if update is not None:
+                await service.persist(sp, update)
+                found.archived = True
         if not acquired:
-            waiting.append((topic, partition, offset))
+            if ranges:
+                found.blocked.append((topic, partition))
+            else:
+                found.waiting.append((topic, partition, offset))
             continue
-        acquired_any = True
+        found.acquired_any = True
         left -= sum(a.last_offset - a.first_offset + 1 for a in acquired)
         records = _cut_after(data, acquired[-1].last_offset)
         remaining_bytes = max(0, remaining_bytes - len(records))
@@ -217,7 +241,7 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
         entry["acquired_records"] = [{"first_offset": a.first_offset, "last_offset": a.last_offset,
                                       "delivery_count": a.delivery_count} for a in acquired]
         listed.add((topic_id, partition))
-    return acquired_any, waiting
+    return found
 
 
 def _respond(request, answers: dict, listed: set, lock_ms: int) -> dict:

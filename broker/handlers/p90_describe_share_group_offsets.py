@@ -12,13 +12,14 @@ from __future__ import annotations
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..features import SHARE_VERSION
+from .. import share_groups
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
-from ..share_groups import group_state_keys, service_of, share_partition_summary
-from ..share_groups import served as serves_share_groups
+from ..share_groups import ShareRequestRefused, group_state_keys, open_share_request, share_partition_summary
 
 API = APIS_BY_NAME["DescribeShareGroupOffsets"]
+# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+served = share_groups.served
 
 
 def _partition(index: int, error: ErrorCode = ErrorCode.NONE, start: int = -1, epoch: int = -1, lag: int = -1):
@@ -26,24 +27,16 @@ def _partition(index: int, error: ErrorCode = ErrorCode.NONE, start: int = -1, e
             "error_code": int(error), "error_message": None}
 
 
-def served(broker: BrokerView) -> bool:
-    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
-    return serves_share_groups(broker)
-
-
 async def handle(broker: BrokerView, ctx, request):
     groups = []
-    service = service_of(broker) if broker.feature_level(SHARE_VERSION) >= 1 else None
-    ready = ErrorCode.UNSUPPORTED_VERSION if service is None else service.ready()
     for group in request.groups:
         group_id = group.group_id
         entry = {"group_id": group_id, "topics": [], "error_code": 0, "error_message": None}
         groups.append(entry)
-        if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
-            entry["error_code"] = int(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-            continue
-        if ready is not None:
-            entry["error_code"] = int(ready)
+        try:
+            service = open_share_request(broker, ctx, group_id, AclOperation.DESCRIBE)
+        except ShareRequestRefused as e:
+            entry["error_code"] = int(e.error)
             continue
         persisted = group_state_keys(service, group_id)
         keys = set(persisted) | {k for k in service.partitions if k[0] == group_id}

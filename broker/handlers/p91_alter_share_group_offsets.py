@@ -12,37 +12,32 @@ from coordinator.offsets_store import AppendFailed
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..features import SHARE_VERSION
+from .. import share_groups
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
-from ..share_groups import service_of
-from ..share_groups import served as serves_share_groups
+from ..share_groups import ShareRequestRefused, open_share_request
 
 API = APIS_BY_NAME["AlterShareGroupOffsets"]
+# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+served = share_groups.served
 
 
 def _error(error: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message, "responses": []}
 
 
-def served(broker: BrokerView) -> bool:
-    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
-    return serves_share_groups(broker)
+def missing_group_id(group_id: str) -> tuple | None:
+    """The share group offset APIs' refusal of a request without a group id."""
+    return None if group_id else (ErrorCode.INVALID_GROUP_ID, None)
 
 
 async def handle(broker: BrokerView, ctx, request):
-    if broker.feature_level(SHARE_VERSION) < 1:
-        return _error(ErrorCode.UNSUPPORTED_VERSION)
     group_id = request.group_id
-    if not group_id:
-        return _error(ErrorCode.INVALID_GROUP_ID)
-    if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, group_id):
-        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    service = service_of(broker)
-    error = service.ready()
-    if error is not None:
-        return _error(error)
-    if service._other_group(group_id):
+    try:
+        service = open_share_request(broker, ctx, group_id, AclOperation.READ, missing_group_id(group_id))
+    except ShareRequestRefused as e:
+        return _error(e.error, e.message)
+    if service.is_other_group_type(group_id):
         return _error(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.")
     group = service.coordinator.groups.get(group_id)
     if group is not None and group.members:
@@ -70,7 +65,7 @@ async def handle(broker: BrokerView, ctx, request):
                 try:
                     sp = await service.share_partition(group_id, t.topic_name, meta.topic_id, p.partition_index)
                     sp.reset_start_offset(p.start_offset)
-                    service._persist(sp, sp.snapshot(), snapshot=True)
+                    await service.persist(sp, sp.snapshot(), snapshot=True)
                 except AppendFailed as e:
                     code = e.error
             topic["partitions"].append({"partition_index": p.partition_index, "error_code": int(code),

@@ -12,36 +12,23 @@ from coordinator.offsets_store import AppendFailed
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from ..features import SHARE_VERSION
+from .. import share_groups
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
-from ..share_groups import group_state_keys, service_of
-from ..share_groups import served as serves_share_groups
+from ..share_groups import ShareRequestRefused, group_state_keys, open_share_request
+from .p91_alter_share_group_offsets import _error, missing_group_id
 
 API = APIS_BY_NAME["DeleteShareGroupOffsets"]
-
-
-def _error(error: ErrorCode, message: str | None = None) -> dict:
-    return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message, "responses": []}
-
-
-def served(broker: BrokerView) -> bool:
-    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
-    return serves_share_groups(broker)
+# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+served = share_groups.served
 
 
 async def handle(broker: BrokerView, ctx, request):
-    if broker.feature_level(SHARE_VERSION) < 1:
-        return _error(ErrorCode.UNSUPPORTED_VERSION)
     group_id = request.group_id
-    if not group_id:
-        return _error(ErrorCode.INVALID_GROUP_ID)
-    if not broker.authorizer.authorize(ctx, AclOperation.DELETE, ResourceType.GROUP, group_id):
-        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    service = service_of(broker)
-    error = service.ready()
-    if error is not None:
-        return _error(error)
+    try:
+        service = open_share_request(broker, ctx, group_id, AclOperation.DELETE, missing_group_id(group_id))
+    except ShareRequestRefused as e:
+        return _error(e.error, e.message)
     group = service.coordinator.groups.get(group_id)
     if group is None:
         return _error(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
@@ -62,7 +49,7 @@ async def handle(broker: BrokerView, ctx, request):
         else:
             try:
                 for key in sorted(k for k in keys if k[1] == meta.topic_id):
-                    service.delete_state(key)
+                    await service.delete_state(key)
             except AppendFailed as e:
                 code = e.error
         responses.append({"topic_name": t.topic_name, "topic_id": meta.topic_id if meta else uuid.UUID(int=0),

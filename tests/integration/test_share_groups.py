@@ -5,7 +5,10 @@ comparing what the consumers see.
 Scenarios: two consumers of one share group split one partition's records with none delivered to
 both; a RELEASE redelivers the record (delivery count 2); an acquisition lock that runs out
 redelivers to another consumer; the delivery count limit archives a record released too often;
-and (kafka-wire) a restart keeps accepted records accepted and redelivers unacknowledged ones.
+read_committed (share.isolation.level) skips aborted transactions and stops at the last stable
+offset, with a real transactional producer; a ShareFetch at the record-lock limit waits for locks
+to free (raw ShareFetch / ShareAcknowledge); the share coordinator's inter-broker APIs (83-87)
+initialize, write, read, fence and delete a share-partition's state; and (kafka-wire) a restart keeps accepted records accepted and redelivers unacknowledged ones.
 Runs with 1 worker and with KAFKA_WIRE_TEST_WORKERS=2.
 """
 
@@ -219,6 +222,185 @@ def test_delivery_count_limit_archives(bootstrap):
         c.commit_sync(30)
     finally:
         c.close()
+
+
+def _transaction(producer: Producer, topic: str, values, commit: bool | None) -> None:
+    """One transaction of `values` to partition 0: committed, aborted, or (None) left open."""
+    producer.begin_transaction()
+    for value in values:
+        producer.produce(topic, value=value.encode(), partition=0)
+    assert producer.flush(30) == 0
+    if commit is True:
+        producer.commit_transaction(30)
+    elif commit is False:
+        producer.abort_transaction(30)
+
+
+def values(messages) -> list[str]:
+    return [m.value().decode() for m in messages]
+
+
+def test_read_committed_skips_aborted_transactions_and_stops_at_the_last_stable_offset(bootstrap):
+    """share.isolation.level=read_committed: records of an aborted transaction are never delivered
+    (Kafka archives them), nor records of a transaction still open; they come once it commits. A
+    read_uncommitted group of the same topic gets everything, aborted records included."""
+    topic = new_topic(bootstrap, 0)
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"tx-{uuid.uuid4().hex[:8]}"})
+    producer.init_transactions(30)
+    _transaction(producer, topic, ["c0", "c1"], True)
+    _transaction(producer, topic, ["a0", "a1", "a2"], False)
+    plain = Producer({"bootstrap.servers": bootstrap})
+    plain.produce(topic, value=b"p0", partition=0)
+    assert plain.flush(30) == 0
+    _transaction(producer, topic, ["c2"], True)
+    _transaction(producer, topic, ["o0", "o1"], None)
+
+    committed_group = new_group(bootstrap, **{"share.isolation.level": "read_committed"})
+    c = consumer(bootstrap, committed_group, topic)
+    try:
+        assert values(poll_until(c, 4)) == ["c0", "c1", "p0", "c2"]
+        assert poll_until(c, 1, timeout=3) == []
+        producer.commit_transaction(30)
+        assert values(poll_until(c, 2)) == ["o0", "o1"]
+        assert poll_until(c, 1, timeout=2) == []
+    finally:
+        c.close()
+
+    uncommitted = consumer(bootstrap, new_group(bootstrap), topic)
+    try:
+        assert values(poll_until(uncommitted, 9)) == ["c0", "c1", "a0", "a1", "a2", "p0", "c2", "o0", "o1"]
+    finally:
+        uncommitted.close()
+
+
+def _join_share_group(client, group: str, topic: str, member_id: str) -> None:
+    """ShareGroupHeartbeat until the member is in the group and assigned the topic's partition."""
+    deadline = time.monotonic() + 30
+    epoch = 0
+    while time.monotonic() < deadline:
+        found = client.call("FindCoordinator", 4, {"key_type": 0, "coordinator_keys": [group]}).coordinators[0]
+        if found.error_code == 0:
+            break
+        time.sleep(0.2)
+    while time.monotonic() < deadline:
+        beat = client.call("ShareGroupHeartbeat", 1, {
+            "group_id": group, "member_id": member_id, "member_epoch": epoch, "rack_id": None,
+            "subscribed_topic_names": [topic] if epoch == 0 else None})
+        if beat.error_code == 0:
+            epoch = beat.member_epoch
+            if beat.assignment is not None and beat.assignment.topic_partitions:
+                return
+        elif beat.error_code not in (14, 15, 16):
+            raise AssertionError(f"ShareGroupHeartbeat: error {beat.error_code}")
+        time.sleep(0.3)
+    raise AssertionError("the member was not assigned the partition")
+
+
+def _share_fetch(client, group: str, member_id: str, epoch: int, topic_id, max_wait_ms: int, acks=()):
+    """One ShareFetch v1 of partition 0: the response's partition entries."""
+    answer = client.call("ShareFetch", 1, {
+        "group_id": group, "member_id": member_id, "share_session_epoch": epoch, "max_wait_ms": max_wait_ms,
+        "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 1000, "batch_size": 1000,
+        "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": list(acks)}]}],
+        "forgotten_topics_data": []}, wait=max_wait_ms / 1000)
+    assert answer.error_code == 0, answer
+    return [p for t in answer.responses for p in t.partitions]
+
+
+def test_fetch_at_the_record_lock_limit_waits_until_locks_free(bootstrap):
+    """group.share.partition.max.record.locks reached: another member's ShareFetch waits (up to its
+    max wait) until locks free up, as Kafka's delayed share fetch does, and then gets the records
+    that were held back, instead of an empty answer at once."""
+    from client import WireClient
+
+    topic = new_topic(bootstrap, 100)
+    group = new_group(bootstrap, **{"share.partition.max.record.locks": "100", "share.record.lock.duration.ms": "60000"})
+    with WireClient(bootstrap) as client:
+        topic_id = client.call("Metadata", 12, {"topics": [{"name": topic}]}).topics[0].topic_id
+    holder_id, waiter_id = "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg"
+    with WireClient(bootstrap, timeout=60) as holder, WireClient(bootstrap, timeout=60) as waiter:
+        _join_share_group(holder, group, topic, holder_id)
+        _join_share_group(waiter, group, topic, waiter_id)
+        held, epoch = [], 0
+        deadline = time.monotonic() + 30
+        while not held and time.monotonic() < deadline:  # until the share-partition is initialized
+            held = [a for p in _share_fetch(holder, group, holder_id, epoch, topic_id, 500) for a in p.acquired_records]
+            epoch += 1
+        assert [(a.first_offset, a.last_offset) for a in held] == [(0, 99)]
+        produce(bootstrap, topic, range(100, 105))  # offsets 100-104: past the limit while 0-99 are held
+
+        import concurrent.futures
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            waiting = pool.submit(_share_fetch, waiter, group, waiter_id, 0, topic_id, 30_000)
+            time.sleep(2)  # the waiter's fetch is in the broker before the holder lets go
+            assert not waiting.done(), waiting.result()
+            answer = holder.call("ShareAcknowledge", 1, {
+                "group_id": group, "member_id": holder_id, "share_session_epoch": epoch,
+                "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": [
+                    {"first_offset": 0, "last_offset": 99, "acknowledge_types": [1]}]}]}]})
+            assert answer.error_code == 0 and answer.responses[0].partitions[0].error_code == 0, answer
+            got = [(a.first_offset, a.last_offset) for p in waiting.result(60) for a in p.acquired_records]
+        assert got == [(100, 104)]
+
+
+def _state_call(client, api: str, version: int, group: str, topic_id, **fields):
+    """One share state request (83-87) for partition 0 of the topic: that partition's result."""
+    answer = client.call(api, version, {"group_id": group, "topics": [
+        {"topic_id": topic_id, "partitions": [{"partition": 0, **fields}]}]})
+    return answer.results[0].partitions[0]
+
+
+def test_share_coordinator_apis_initialize_write_read_fence_and_delete_state(bootstrap):
+    """The share coordinator's inter-broker APIs, as a share-partition leader uses them: the
+    coordinator of "group:topicId:0" is found (FindCoordinator v6, key type 2); InitializeShareGroupState
+    starts the state at offset 5, WriteShareGroupState lays batches over it, ReadShareGroupState and
+    ReadShareGroupStateSummary read it back, a write from an older leader epoch is fenced, and
+    DeleteShareGroupState removes it."""
+    from client import WireClient
+    from coordinator.share_state import kafka_uuid_string
+
+    topic = new_topic(bootstrap, 0)
+    group = f"sg-{uuid.uuid4().hex[:8]}"
+    with WireClient(bootstrap) as client:
+        topic_id = client.call("Metadata", 12, {"topics": [{"name": topic}]}).topics[0].topic_id
+        key = f"{group}:{kafka_uuid_string(topic_id)}:0"
+        deadline = time.monotonic() + 30
+        while True:  # Kafka creates __share_group_state on the first lookup
+            [found] = client.call("FindCoordinator", 6, {"key_type": 2, "coordinator_keys": [key]}).coordinators
+            if found.error_code == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        assert found.error_code == 0, found
+    with WireClient(f"{found.host}:{found.port}") as coordinator:
+        def call(api, version, **fields):
+            deadline = time.monotonic() + 30
+            while True:  # the coordinator may still be loading its state partition
+                result = _state_call(coordinator, api, version, group, topic_id, **fields)
+                if result.error_code not in (14, 15, 16) or time.monotonic() > deadline:
+                    return result
+                time.sleep(0.3)
+
+        initialized = call("InitializeShareGroupState", 0, state_epoch=0, start_offset=5)
+        assert initialized.error_code == 0, initialized
+        batches = [{"first_offset": 5, "last_offset": 7, "delivery_state": 2, "delivery_count": 1},
+                   {"first_offset": 8, "last_offset": 8, "delivery_state": 4, "delivery_count": 2}]
+        written = call("WriteShareGroupState", 1, state_epoch=0, leader_epoch=1, start_offset=5,
+                       delivery_complete_count=4, state_batches=batches)
+        assert written.error_code == 0, written
+        read = call("ReadShareGroupState", 0, leader_epoch=1)
+        assert (read.error_code, read.state_epoch, read.start_offset) == (0, 0, 5), read
+        assert [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in read.state_batches] == \
+            [(5, 7, 2, 1), (8, 8, 4, 2)]
+        summary = call("ReadShareGroupStateSummary", 1, leader_epoch=1)
+        assert (summary.error_code, summary.state_epoch, summary.leader_epoch, summary.start_offset,
+                summary.delivery_complete_count) == (0, 0, 1, 5, 4), summary
+        stale = call("WriteShareGroupState", 1, state_epoch=0, leader_epoch=0, start_offset=9,
+                     delivery_complete_count=0, state_batches=[])
+        assert stale.error_code == 74, stale  # FENCED_LEADER_EPOCH
+        assert call("ReadShareGroupState", 0, leader_epoch=1).start_offset == 5
+        deleted = call("DeleteShareGroupState", 0)
+        assert deleted.error_code == 0, deleted
 
 
 @pytest.mark.parametrize("reset, first", [("latest", 3), ("by_duration:PT1H", 0), ("earliest", 0)])

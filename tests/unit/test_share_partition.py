@@ -422,3 +422,44 @@ def test_loading_an_empty_state():
     assert (loaded.start_offset, loaded.next_fetch_offset(), loaded.in_flight_count()) == (77, 77, 0)
     assert loaded.snapshot().state_batches == ()
 
+
+
+# -- read_committed: records of aborted transactions --------------------------------------------------
+
+
+def _txn_batch(base: int, count: int, producer_id: int) -> bytes:
+    from kafka_wire.record_codec import Record, build_batch
+
+    return build_batch([Record(i, 0, None, b"v") for i in range(count)], base_offset=base, producer_id=producer_id,
+                       producer_epoch=0, base_sequence=base, is_transactional=True)
+
+
+def _marker(offset: int, producer_id: int, commit: bool) -> bytes:
+    from kafka_wire.record_codec import build_control_batch
+
+    return build_control_batch(commit, producer_id, 0, 0, base_offset=offset)
+
+
+def test_aborted_batch_ranges_are_the_aborted_producers_data_up_to_its_marker():
+    from coordinator.share_partition import aborted_batch_ranges
+    from kafka_wire.record_codec import Record, build_batch
+
+    # producer 7: 0-2 aborted (marker 3), then 5-6 committed (marker 7); producer 9: 4 aborted (marker 8);
+    # a plain batch at 9.
+    data = (_txn_batch(0, 3, 7) + _marker(3, 7, False) + _txn_batch(4, 1, 9) + _txn_batch(5, 2, 7)
+            + _marker(7, 7, True) + _marker(8, 9, False) + build_batch([Record(0, 0, None, b"p")], base_offset=9))
+    aborted = [{"producer_id": 7, "first_offset": 0}, {"producer_id": 9, "first_offset": 4}]
+    assert aborted_batch_ranges(data, aborted) == [(0, 2), (4, 4)]
+    assert aborted_batch_ranges(data, []) == []
+
+
+def test_archive_aborted_archives_acquired_records_and_leaves_them_out():
+    sp = SharePartition("g", TOPIC, 0, max_record_locks=100)
+    acquired = sp.acquire("m1", [(0, 2), (3, 3), (4, 5)], 100, 0)
+    assert acquired == [AcquiredRecords(0, 5, 1)]
+    kept, update = sp.archive_aborted(acquired, [(0, 2)])
+    assert kept == [AcquiredRecords(3, 5, 1)]
+    # 0-2 are done (archived, delivered once as far as the state goes): the start offset moves past them.
+    assert update is not None and update.start_offset == 3
+    assert sp.record_state(3) == (RecordState.ACQUIRED, 1, "m1")
+    assert sp.archive_aborted(kept, []) == (kept, None)
