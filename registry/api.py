@@ -106,7 +106,11 @@ class RegistryApi:
         self.log.catch_up()
         if method in ("POST", "PUT", "DELETE"):
             async with self.writing:
-                self.log.catch_up()
+                try:
+                    await self.log.settle()
+                except AppendFailed as exc:
+                    logger.error("registry: %s", exc)
+                    raise RegistryError(500, 50001, f"Error in the backend data store: {exc.error.name}") from None
                 return await self._route(method, segments, query, body)
         return await self._route(method, segments, query, body)
 

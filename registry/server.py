@@ -58,17 +58,34 @@ class RegistryServer:
         self.acls = RegistryAcls(broker, lambda: self.log.state)
         self.server: asyncio.base_events.Server | None = None
         self.address: tuple[str, int] | None = None
+        # In a ZooKeeper cluster (the broker can advertise the registry): writes go to the leader
+        # of _schemas-0 (cluster.py).
+        self.cluster = None
+        if hasattr(broker, "advertise_registry"):
+            from .cluster import RegistryCluster
+
+            self.cluster = RegistryCluster(broker, self.log)
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
-        self.log.ensure_created()
+        self.log.ensure_created(at_start=True)
         self.log.catch_up()
         tls = registry_tls_context(self.broker.config)
         self.server = await start_http(self._serve, host, port, MAX_HEAD, MAX_CONNECTIONS, tls)
         self.address = self.server.sockets[0].getsockname()[:2]
+        if self.cluster is not None:
+            await self.cluster.advertise(f"{'https' if tls else 'http'}://{self._advertised_host()}:{self.address[1]}")
         state = self.log.state
         logger.info("schema registry on %s://%s:%d/ (%d subjects, highest schema id %d)", "https" if tls else "http",
                     self.address[0], self.address[1], len(state.subjects), state.max_id)
         return self.address
+
+    def _advertised_host(self) -> str:
+        """The address other brokers reach this registry at: the bound one, or for a wildcard the
+        host this broker advertises to the others (its inter-broker listener's)."""
+        host = self.address[0]
+        if host in ("0.0.0.0", "::", ""):
+            host = self.broker.advertised_endpoint(self.broker.inter_broker_listener())[0]
+        return f"[{host}]" if ":" in host else host
 
     async def stop(self) -> None:
         await close_server(self.server)
@@ -97,8 +114,8 @@ class RegistryServer:
                     await self._send(writer, 403, {"error_code": 40301, "message": refused}, close,
                                      head_only=method == "HEAD")
                 else:
-                    status, answer = await self._answer(method, target, body)
-                    await self._send(writer, status, answer, close, head_only=method == "HEAD")
+                    status, answer, extra = await self._route(method, target, headers, body)
+                    await self._send(writer, status, answer, close, head_only=method == "HEAD", extra=extra)
                 if close:
                     return
         except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
@@ -110,6 +127,26 @@ class RegistryServer:
         self.log.catch_up()  # (a schema id's subjects as the log says them now)
         segments = [unquote(s) for s in urlsplit(target).path.split("/") if s != ""]
         return self.acls.refusal(principal, peer, method, segments)
+
+    async def _route(self, method: str, target: str, headers: dict[str, str],
+                     body: bytes) -> tuple[int, object, list[str]]:
+        """The answer: this registry's, or in a cluster the leader's (forwarded) where this broker
+        does not serve the request; a write answered here says the `_schemas` offset it reached."""
+        if self.cluster is None:
+            return (*await self._answer(method, target, body), [])
+        from .cluster import OFFSET_HEADER, is_write
+
+        segments = [unquote(s) for s in urlsplit(target).path.split("/") if s != ""]
+        try:
+            routed = await self.cluster.route(method, target, segments, headers, body)
+        except Exception:
+            logger.exception("schema registry: routing %s %s failed", method, target)
+            return 500, {"error_code": 50001, "message": "Error in the backend data store; the broker's log says why"}, []
+        if routed is not None:
+            return routed
+        status, answer = await self._answer(method, target, body)
+        extra = [f"{OFFSET_HEADER}: {self.log.next_offset}"] if is_write(method, segments) else []
+        return status, answer, extra
 
     async def _answer(self, method: str, target: str, body: bytes) -> tuple[int, object]:
         parts = urlsplit(target)

@@ -190,37 +190,107 @@ class RegistryState:
         return self.modes.get(None, DEFAULT_MODE)
 
 
+# Confluent's kafkastore.topic.replication.factor default; fewer when fewer brokers are alive.
+SCHEMAS_REPLICATION_FACTOR = 3
+# How long a write waits for the in-sync replicas (and the disk, with log.flush.on.ack).
+DURABLE_TIMEOUT_MS = 10_000
+
+
 class SchemasLog:
-    """`_schemas` on this broker: created when missing, replayed into `state`, appended to."""
+    """`_schemas` on this broker: created when missing, replayed into `state`, appended to.
+
+    On a single node everything appended counts. In a cluster (the broker's appends wait for
+    replicas) the replay stops at the high watermark, so that the state holds only what the in-sync
+    replicas have (what a new leader will have too), a follower's replica as far as it has it; only
+    the partition's leader appends, and answers once the in-sync replicas have the write."""
 
     def __init__(self, broker) -> None:
         self.broker = broker
         self.state = RegistryState()
         self.next_offset = 0
 
-    def ensure_created(self) -> None:
-        if self.broker.metadata.topic(SCHEMAS_TOPIC) is None:
-            # Confluent's registry creates it compacted with one partition; one replica here.
+    @property
+    def replicated(self) -> bool:
+        return bool(getattr(self.broker.leadership, "waits_for_replicas", False))
+
+    def ensure_created(self, *, at_start: bool = False) -> None:
+        """Create `_schemas` when missing, as Confluent's registry does: compacted, one partition,
+        replication factor min(3, live brokers). In a cluster whoever comes first creates it (the
+        others find it exists); at a broker's start it waits for three live brokers (the brokers of a
+        cluster start one by one), and the first request creates it with what is alive then."""
+        metadata = self.broker.metadata
+        if metadata.topic(SCHEMAS_TOPIC) is not None:
+            return
+        if not self.replicated:
             self.broker.create_topic(SCHEMAS_TOPIC, 1, 1, {"cleanup.policy": ["compact"]})
+            return
+        live = len(metadata.live_brokers())
+        if live == 0 or (at_start and live < SCHEMAS_REPLICATION_FACTOR):
+            logger.info("_schemas: created at the first request (%d of %d brokers alive)", live,
+                        SCHEMAS_REPLICATION_FACTOR)
+            return
+        from broker.cluster.replica_assignment import InvalidReplicationFactor
+        from broker.cluster.zk_metadata import TopicExists
+
+        try:
+            self.broker.create_topic(SCHEMAS_TOPIC, 1, min(SCHEMAS_REPLICATION_FACTOR, live),
+                                     {"cleanup.policy": ["compact"]})
+        except TopicExists:
+            pass  # another broker's registry created it first
+        except InvalidReplicationFactor as exc:
+            logger.warning("_schemas: not created: %s", exc)
+
+    def readable_end(self) -> int | None:
+        """Where the replay may read to: the log end offset on a single node, the high watermark in
+        a cluster; None without a replica here."""
+        plog = self.broker.partition_log(SCHEMAS_TOPIC, 0)
+        if plog is None:
+            return None
+        return plog.high_watermark if self.replicated else plog.log_end_offset
 
     def catch_up(self) -> None:
-        """Apply the records appended since the last read."""
+        """Apply the records appended since the last read (up to readable_end)."""
+        end = self.readable_end()
+        if end is None or end <= self.next_offset:
+            return
         for header, records in read_internal_batches(self.broker, SCHEMAS_TOPIC, 0, self.next_offset):
+            if header.next_offset > end:
+                break
             if not header.is_control:
                 for record in records:
                     if header.base_offset + record.offset_delta >= self.next_offset:
                         self.state.apply(record.key, record.value)
             self.next_offset = header.next_offset
 
+    def leads(self) -> bool:
+        """This broker leads `_schemas`-0 (and so writes it)."""
+        return self.broker.leadership_error(SCHEMAS_TOPIC, 0).value == 0
+
+    async def settle(self) -> None:
+        """Before a write chooses ids and versions: the in-sync replicas have everything in this
+        leader's log (a leader that just took over may hold records its predecessor appended and the
+        others have not fetched yet), and the state has applied it. Raises AppendFailed."""
+        if self.replicated:
+            plog = self.broker.partition_log(SCHEMAS_TOPIC, 0)
+            if plog is not None and plog.high_watermark < plog.log_end_offset:
+                errors = await self.broker.await_replication([(SCHEMAS_TOPIC, 0)], DURABLE_TIMEOUT_MS)
+                self._raise_for(errors.get((SCHEMAS_TOPIC, 0)), "the in-sync replicas did not catch up")
+        self.catch_up()
+
     async def append(self, records: list[tuple[bytes, bytes | None]]) -> None:
-        """Write the records as one batch, wait until it is on stable storage when the broker
-        acknowledges produces that way (log.flush.on.ack), and apply it. Raises AppendFailed."""
+        """Write the records as one batch as the leader of `_schemas`-0, wait until it is as safe as
+        an acknowledged produce with acks=all (the in-sync replicas have it in a cluster; on stable
+        storage with log.flush.on.ack), and apply it. Raises AppendFailed."""
+        error = self.broker.leadership_error(SCHEMAS_TOPIC, 0)
+        self._raise_for(error, "this broker does not lead _schemas")
         batch = bytearray(build_batch([Record(i, 0, key, value) for i, (key, value) in enumerate(records)],
                                       base_timestamp=int(time.time() * 1000)))
         append_internal_batch(self.broker, SCHEMAS_TOPIC, 0, batch)
+        errors = await self.broker.await_durable([(SCHEMAS_TOPIC, 0)], DURABLE_TIMEOUT_MS)
+        self._raise_for(errors.get((SCHEMAS_TOPIC, 0)), "the write to _schemas is not durable")
         self.catch_up()
-        if self.broker.flush_on_ack:
-            errors = await self.broker.await_synced([(SCHEMAS_TOPIC, 0)])
-            error = errors.get((SCHEMAS_TOPIC, 0))
-            if error is not None and error.value != 0:
-                raise AppendFailed(error, "the write to _schemas did not reach stable storage")
+
+    @staticmethod
+    def _raise_for(error, message: str) -> None:
+        if error is not None and error.value != 0:
+            raise AppendFailed(error, f"{message} ({error.name})")

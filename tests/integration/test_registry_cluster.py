@@ -1,0 +1,143 @@
+"""The Schema Registry in a ZooKeeper cluster (issue 28 item 2): three brokers, each serving the API
+on its own schema.registry.port. `_schemas` is created once, compacted, one partition, three
+replicas; the leader of `_schemas`-0 writes, the others forward writes to it and serve reads from
+their replica; a read on any broker after an answered write sees it; confluent-kafka's
+SchemaRegistryClient takes all three URLs; after the leader is killed (SIGKILL) registration goes
+on at the new leader with ids above the old ones, and nothing acknowledged is lost.
+KAFKA_WIRE_TEST_WORKERS=2 runs the brokers with two worker processes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+from client import WireClient
+from testing.cluster import running_cluster
+from testing.processes import free_port
+from test_schema_registry import USER_V1, USER_V2, Registry, quote, record
+
+pytestmark = pytest.mark.clients
+
+SCHEMAS = "_schemas"
+
+
+@pytest.fixture(scope="module")
+def cluster(zookeeper_installed, tmp_path_factory):
+    ports = {node_id: free_port() for node_id in (1, 2, 3)}
+    with running_cluster(3, {"min.insync.replicas": 2}, tmp_path_factory.mktemp("registry-cluster"),
+                         broker_configs={n: {"schema.registry.port": p} for n, p in ports.items()}) as cluster:
+        registries = {n: Registry(cluster.brokers[n], p) for n, p in ports.items()}
+        for registry in registries.values():
+            registry.wait_until_serving()
+        cluster.registries = registries
+        yield cluster
+
+
+def schemas_leader(cluster, not_in=frozenset()) -> int:
+    return cluster.wait_for_leader(SCHEMAS, 0, not_in=set(not_in), timeout=30)
+
+
+def followers(cluster, leader: int) -> list[int]:
+    return [n for n in cluster.registries if n != leader and cluster.brokers[n].is_running()]
+
+
+def test_schemas_is_created_once_compacted_with_three_replicas(cluster):
+    cluster.registries[1].register("created-value", USER_V1)  # (the first request creates it at the latest)
+    partition = cluster.partition(SCHEMAS, 0)
+    assert partition is not None and sorted(partition.replica_nodes) == [1, 2, 3]
+    assert [t.name for t in cluster.metadata().topics].count(SCHEMAS) == 1
+    assert len(cluster.metadata([SCHEMAS]).topics[0].partitions) == 1
+    with WireClient(cluster.brokers[2].bootstrap) as client:
+        response = client.call("DescribeConfigs", 4, {"resources": [
+            {"resource_type": 2, "resource_name": SCHEMAS, "configuration_keys": ["cleanup.policy"]}],
+            "include_synonyms": False, "include_documentation": False})
+    assert {c.name: c.value for c in response.results[0].configs}["cleanup.policy"] == "compact"
+
+
+def test_register_on_one_broker_read_on_every_broker(cluster):
+    registries = cluster.registries
+    first = registries[1].register("everywhere-value", USER_V1)
+    second = registries[1].register("everywhere-value", USER_V2)
+    assert second > first
+    texts = set()
+    for node_id in (1, 2, 3):  # at once: the answer means every in-sync replica can show it
+        registry = registries[node_id]
+        assert registry.ok("GET", "/subjects/everywhere-value/versions") == [1, 2], node_id
+        texts.add(registry.ok("GET", f"/schemas/ids/{second}")["schema"])
+        assert registry.ok("GET", "/subjects/everywhere-value/versions/latest")["id"] == second
+    assert len(texts) == 1 and [f["name"] for f in json.loads(texts.pop())["fields"]] == ["name", "age"]
+
+
+def test_a_follower_forwards_writes_to_the_leader(cluster):
+    leader = schemas_leader(cluster)
+    follower = followers(cluster, leader)[0]
+    registry = cluster.registries[follower]
+    schema_id = registry.register("forwarded-value", record("Forwarded", {"name": "a", "type": "string"}))
+    # The follower's own replica shows it at once (it waited for it before relaying), and so do the others.
+    for node_id in (1, 2, 3):
+        assert cluster.registries[node_id].ok("GET", "/subjects/forwarded-value/versions/1")["id"] == schema_id
+    # Errors come back as the leader answers them.
+    status, code = registry.error("POST", "/subjects/forwarded-value/versions", {"schema": "{not json"})
+    assert (status, code) == (422, 42201)
+    incompatible = record("Forwarded", {"name": "a", "type": "string"}, {"name": "b", "type": "int"})
+    assert registry.error("POST", "/subjects/forwarded-value/versions", {"schema": incompatible}) == (409, 409)
+    # Config, mode and deletes go the same way.
+    assert registry.ok("PUT", "/config/forwarded-value", {"compatibility": "NONE"}) == {"compatibility": "NONE"}
+    other = followers(cluster, leader)[-1]
+    assert cluster.registries[other].ok("GET", "/config/forwarded-value")["compatibilityLevel"] == "NONE"
+    assert registry.register("forwarded-value", incompatible) > schema_id
+    assert registry.ok("DELETE", "/subjects/forwarded-value/versions/2") == 2
+    for node_id in (1, 2, 3):
+        assert cluster.registries[node_id].ok("GET", "/subjects/forwarded-value/versions") == [1]
+    # Reads that are POSTs (lookup) are answered by the follower itself.
+    found = registry.ok("POST", "/subjects/forwarded-value",
+                        {"schema": record("Forwarded", {"name": "a", "type": "string"})})
+    assert found["id"] == schema_id and found["version"] == 1
+
+
+def test_confluent_client_with_every_url(cluster):
+    urls = ",".join(r.url for r in cluster.registries.values())
+    client = SchemaRegistryClient({"url": urls})
+    schema = Schema(record("Client", {"name": "x", "type": "long"}), "AVRO")
+    schema_id = client.register_schema("client-value", schema)
+    assert client.get_latest_version("client-value").schema_id == schema_id
+    assert json.loads(client.get_schema(schema_id).schema_str)["name"] == "Client"
+    assert client.lookup_schema("client-value", schema).version == 1
+
+
+def test_registration_goes_on_after_the_leader_is_killed(cluster):
+    registries = cluster.registries
+    leader = schemas_leader(cluster)
+    cluster.wait_for_isr(SCHEMAS, 0, {1, 2, 3})
+    acknowledged = {}
+    for i in range(5):
+        subject = f"before-{i}-value"
+        acknowledged[subject] = registries[(i % 3) + 1].register(subject, record(f"Before{i}", {"name": "f",
+                                                                                               "type": "int"}))
+    highest = max(acknowledged.values())
+    cluster.brokers[leader].kill()
+    survivors = followers(cluster, leader)
+    new_leader = schemas_leader(cluster, not_in={leader})
+    assert new_leader in survivors
+    # Registration goes on at once through either survivor (the follower forwards to the new leader).
+    after = {}
+    for i, node_id in enumerate(survivors * 2):
+        subject = f"after-{i}-value"
+        deadline = time.monotonic() + 30
+        while True:
+            status, answer = registries[node_id].call("POST", f"/subjects/{quote(subject)}/versions",
+                                                      {"schema": record(f"After{i}", {"name": "g", "type": "int"})})
+            if status == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert status == 200, (node_id, status, answer)
+        after[subject] = answer["id"]
+    assert min(after.values()) > highest
+    assert len(set(after.values())) == len(after)
+    for node_id in survivors:
+        for subject, schema_id in {**acknowledged, **after}.items():
+            assert registries[node_id].ok("GET", f"/subjects/{subject}/versions/1")["id"] == schema_id, (node_id, subject)
