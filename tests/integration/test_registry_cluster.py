@@ -45,6 +45,26 @@ def followers(cluster, leader: int) -> list[int]:
     return [n for n in cluster.registries if n != leader and cluster.brokers[n].is_running()]
 
 
+def test_a_broker_without_a_replica_forwards_reads_and_writes(zookeeper_installed, tmp_path):
+    """Four brokers: `_schemas` has three replicas, so one broker has none and asks the leader."""
+    ports = {node_id: free_port() for node_id in (1, 2, 3, 4)}
+    with running_cluster(4, {"min.insync.replicas": 2}, tmp_path,
+                         broker_configs={n: {"schema.registry.port": p} for n, p in ports.items()}) as four:
+        registries = {n: Registry(four.brokers[n], p) for n, p in ports.items()}
+        for registry in registries.values():
+            registry.wait_until_serving()
+        registries[1].ok("GET", "/subjects")
+        four.wait_for_leader(SCHEMAS, 0, timeout=30)
+        replicas = set(four.partition(SCHEMAS, 0).replica_nodes)
+        assert len(replicas) == 3
+        (outsider,) = set(registries) - replicas
+        schema_id = registries[outsider].register("outside-value", USER_V1)
+        assert registries[outsider].ok("GET", "/subjects/outside-value/versions") == [1]
+        assert registries[outsider].ok("GET", f"/schemas/ids/{schema_id}/subjects") == ["outside-value"]
+        for node_id in replicas:
+            assert registries[node_id].ok("GET", "/subjects/outside-value/versions/1")["id"] == schema_id
+
+
 def test_schemas_is_created_once_compacted_with_three_replicas(cluster):
     cluster.registries[1].register("created-value", USER_V1)  # (the first request creates it at the latest)
     partition = cluster.partition(SCHEMAS, 0)
@@ -107,6 +127,28 @@ def test_confluent_client_with_every_url(cluster):
     assert client.get_latest_version("client-value").schema_id == schema_id
     assert json.loads(client.get_schema(schema_id).schema_str)["name"] == "Client"
     assert client.lookup_schema("client-value", schema).version == 1
+
+
+def test_writes_follow_the_leader_through_a_controlled_shutdown(cluster):
+    registries = cluster.registries
+    leader = schemas_leader(cluster)
+    cluster.wait_for_isr(SCHEMAS, 0, {1, 2, 3})
+    before = registries[leader].register("moving-value", record("Moving", {"name": "a", "type": "int"}))
+    cluster.brokers[leader].stop()  # SIGTERM: leadership moves away before the broker stops
+    survivors = followers(cluster, leader)
+    assert schemas_leader(cluster, not_in={leader}) in survivors
+    ids = [registries[node_id].register(f"moving-{node_id}-value",
+                                        record(f"Moving{node_id}", {"name": "b", "type": "int"}))
+           for node_id in survivors]
+    assert min(ids) > before and len(set(ids)) == len(ids)
+    # Back again: its registry reads what it missed once its replica is in sync (and forwards
+    # reads until then).
+    cluster.brokers[leader].start()
+    registries[leader].wait_until_serving()
+    for node_id, schema_id in zip(survivors, ids):
+        assert registries[leader].ok("GET", f"/subjects/moving-{node_id}-value/versions/1")["id"] == schema_id
+    cluster.wait_for_isr(SCHEMAS, 0, {1, 2, 3}, timeout=30)
+    assert registries[leader].ok("GET", "/subjects/moving-value/versions/1")["id"] == before
 
 
 def test_registration_goes_on_after_the_leader_is_killed(cluster):
