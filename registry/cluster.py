@@ -147,6 +147,8 @@ class RegistryCluster:
                         if write and offset is not None and offset.isdigit():
                             await self.await_offset(int(offset))
                         extra = [f"{OFFSET_HEADER}: {offset}"] if offset is not None else []
+                        if "www-authenticate" in answer_headers:  # the leader refused the credentials
+                            extra.append(f"WWW-Authenticate: {answer_headers['www-authenticate']}")
                         return status, RawText(data.decode("utf-8", "replace")), extra
                     problem = f"broker {leader} no longer leads _schemas"
             if loop.time() >= deadline:

@@ -15,10 +15,13 @@ import time
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
+from broker.security.credentials import CredentialStore
 from client import WireClient
+from kafka_wire.sasl import SCRAM_MECHANISMS
 from testing.cluster import running_cluster
 from testing.processes import free_port
 from test_schema_registry import USER_V1, USER_V2, Registry, quote, record
+from test_schema_registry_auth import PASSWORD, basic
 
 pytestmark = pytest.mark.clients
 
@@ -63,6 +66,38 @@ def test_a_broker_without_a_replica_forwards_reads_and_writes(zookeeper_installe
         assert registries[outsider].ok("GET", f"/schemas/ids/{schema_id}/subjects") == ["outside-value"]
         for node_id in replicas:
             assert registries[node_id].ok("GET", "/subjects/outside-value/versions/1")["id"] == schema_id
+
+
+def test_a_forwarded_write_carries_the_clients_credentials(zookeeper_installed, tmp_path):
+    """alice is a SASL user of every broker, user-<n> of broker n alone: a follower forwards the
+    Authorization header, so the leader checks it again (and refuses a user it does not know)."""
+    ports = {node_id: free_port() for node_id in (1, 2, 3)}
+    with running_cluster(3, {"min.insync.replicas": 2}, tmp_path,
+                         broker_configs={n: {"schema.registry.port": p} for n, p in ports.items()}) as secured:
+        for node_id, broker in secured.brokers.items():  # (read at start: restart with them)
+            broker.stop()
+            store = CredentialStore(broker.log_dir)
+            for user in ("alice", f"user-{node_id}"):
+                store.set_password(user, PASSWORD, SCRAM_MECHANISMS["SCRAM-SHA-256"])
+        for broker in secured.brokers.values():
+            broker.start()
+        secured.wait_for_brokers({1, 2, 3})
+        registries = {n: Registry(secured.brokers[n], p) for n, p in ports.items()}
+        alice = basic("alice", PASSWORD)
+        for registry in registries.values():
+            registry.wait_until_serving()
+        assert registries[1].raw("GET", "/subjects", headers=alice)[0] == 200  # (creates _schemas)
+        leader = secured.wait_for_leader(SCHEMAS, 0, timeout=30)
+        follower = next(n for n in registries if n != leader)
+        body = json.dumps({"schema": USER_V1}).encode()
+        status, answer, _ = registries[follower].raw("POST", "/subjects/auth-value/versions", body, alice)
+        assert status == 200, answer
+        own = basic(f"user-{follower}", PASSWORD)
+        assert registries[follower].raw("GET", "/subjects/auth-value/versions", headers=own)[:2] == (200, b"[1]")
+        status, answer, headers = registries[follower].raw("POST", "/subjects/auth-value/versions", body, own)
+        assert (status, json.loads(answer)) == (401, {"error_code": 401, "message": "Unauthorized"})
+        assert headers["WWW-Authenticate"] == 'Basic realm="kafka-wire Schema Registry"'
+        assert registries[follower].raw("POST", "/subjects/auth-value/versions", body)[0] == 401  # none at all
 
 
 def test_schemas_is_created_once_compacted_with_three_replicas(cluster):
