@@ -67,7 +67,12 @@ class RegistryCluster:
                     body: bytes) -> tuple[int, object, list[str]] | None:
         """The answer of the leader's registry to a request this broker does not serve; None: serve
         it here (its replica is ready to be read, or it leads)."""
-        self.log.ensure_created()
+        if self.broker.metadata.topic(SCHEMAS_TOPIC) is None:
+            # Created by the first request (store.py); a moment while this broker sees every live broker.
+            await _wait_until(lambda: self.log.ensure_created() or self.broker.metadata.topic(SCHEMAS_TOPIC),
+                              CATCH_UP_WAIT, interval=0.1)
+            if self.broker.metadata.topic(SCHEMAS_TOPIC) is None:
+                return None  # nothing to read anywhere; a write fails here (no broker leads _schemas)
         forwarded = FORWARDED_HEADER.lower() in headers
         if is_write(method, segments):
             if self.log.leads():
@@ -167,11 +172,11 @@ def _error_code(data: bytes):
     return answer.get("error_code") if isinstance(answer, dict) else None
 
 
-async def _wait_until(condition, timeout: float) -> bool:
+async def _wait_until(condition, timeout: float, interval: float = POLL) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
         if loop.time() >= deadline:
             return False
-        await asyncio.sleep(POLL)
+        await asyncio.sleep(interval)
     return True

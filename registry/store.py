@@ -224,13 +224,20 @@ class SchemasLog:
         if not self.replicated:
             self.broker.create_topic(SCHEMAS_TOPIC, 1, 1, {"cleanup.policy": ["compact"]})
             return
+        from broker.cluster.replica_assignment import InvalidReplicationFactor
+        from broker.cluster.zk_metadata import BROKER_IDS_PATH, TopicExists
+
         live = len(metadata.live_brokers())
-        if live == 0 or (at_start and live < SCHEMAS_REPLICATION_FACTOR):
+        try:  # the registrations themselves: this broker's view of them may lag a moment
+            registered = len(self.broker.zk.get_children(BROKER_IDS_PATH))
+        except Exception:
+            registered = live
+        if live == 0 or live < registered:
+            return  # (the next request tries again)
+        if at_start and live < SCHEMAS_REPLICATION_FACTOR:
             logger.info("_schemas: created at the first request (%d of %d brokers alive)", live,
                         SCHEMAS_REPLICATION_FACTOR)
             return
-        from broker.cluster.replica_assignment import InvalidReplicationFactor
-        from broker.cluster.zk_metadata import TopicExists
 
         try:
             self.broker.create_topic(SCHEMAS_TOPIC, 1, min(SCHEMAS_REPLICATION_FACTOR, live),
