@@ -215,6 +215,13 @@ def test_registration_goes_on_after_the_leader_is_killed(cluster):
         after[subject] = answer["id"]
     assert min(after.values()) > highest
     assert len(set(after.values())) == len(after)
+    # The client given every broker's URL, the dead one's first, gets past it.
+    urls = [registries[leader].url] + [registries[n].url for n in survivors]
+    client = SchemaRegistryClient({"url": ",".join(urls)})
+    late = client.register_schema("after-client-value", Schema(record("AfterClient", {"name": "h", "type": "int"}),
+                                                                "AVRO"))
+    assert late > max(after.values())
+    after["after-client-value"] = late
     for node_id in survivors:
         for subject, schema_id in {**acknowledged, **after}.items():
             assert registries[node_id].ok("GET", f"/subjects/{subject}/versions/1")["id"] == schema_id, (node_id, subject)
