@@ -203,6 +203,13 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("group.share.assignment.interval.ms", I, 1000, minimum=0),
         ConfigKey("group.share.min.assignment.interval.ms", I, 0, minimum=0),
         ConfigKey("group.share.max.assignment.interval.ms", I, 15000, minimum=0),
+        # Share groups (KIP-932, broker/share_groups.py) and the share coordinator's state topic.
+        ConfigKey("group.share.max.size", I, 200, minimum=1),
+        ConfigKey("group.share.max.share.sessions", I, 2000, minimum=1),
+        ConfigKey("share.coordinator.state.topic.num.partitions", I, 50, minimum=1),
+        ConfigKey("share.coordinator.state.topic.replication.factor", ConfigType.SHORT, 3, minimum=1),
+        ConfigKey("share.coordinator.state.topic.segment.bytes", I, 104857600, minimum=1),
+        ConfigKey("share.coordinator.snapshot.update.records.per.snapshot", I, 500, minimum=0),
         ConfigKey("group.streams.session.timeout.ms", I, 45000, minimum=1),
         ConfigKey("group.streams.min.session.timeout.ms", I, 45000, minimum=1),
         ConfigKey("group.streams.max.session.timeout.ms", I, 60000, minimum=1),

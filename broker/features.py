@@ -21,8 +21,10 @@ The features, as Kafka 4.3 names and numbers them, and why these:
   either) and has no KRaft metadata log, so any level would claim record formats it neither writes
   nor reads. kafka-features.sh lists the features we do report; updating metadata.version answers
   INVALID_UPDATE_VERSION "... does not support this feature.", which is true.
-- Not kraft.version, eligible.leader.replicas.version (KIP-966), share.version (KIP-932) nor
-  streams.version (KIP-1071): none is implemented, so no level of them is claimed.
+- share.version 0-1. 1: KIP-932 share groups (ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch,
+  ShareAcknowledge, broker/share_groups.py); at 0 those answer UNSUPPORTED_VERSION, as Kafka's do.
+- Not kraft.version, eligible.leader.replicas.version (KIP-966) nor streams.version (KIP-1071):
+  none is implemented, so no level of them is claimed.
 
 Finalized levels start, when none were ever stored, at each supported feature's highest level (a
 freshly formatted Kafka 4.3 finalizes its latest production levels the same way), with epoch 0;
@@ -39,6 +41,7 @@ from kafka_wire.errors import ErrorCode
 
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
+SHARE_VERSION = "share.version"
 
 # FeatureUpdate.UpgradeType codes (UpdateFeatures v1+).
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
@@ -54,14 +57,18 @@ def serves_transaction_version_2(handlers) -> bool:
     return all(name in by_name and by_name[name].max_version >= version for name, version in TV2_API_VERSIONS)
 
 
-def supported_features(handlers=None) -> dict[str, tuple[int, int]]:
-    """{feature: (min level, max level)} this broker's software supports."""
+def supported_features(handlers=None, share_groups: bool = True) -> dict[str, tuple[int, int]]:
+    """{feature: (min level, max level)} this broker's software supports; share.version only where
+    share groups are served (`share_groups`: not by a ZooKeeper-mode cluster, broker/share_groups.py)."""
     if handlers is None:
         from .handlers import HANDLERS as handlers
-    return {
+    supported = {
         TRANSACTION_VERSION: (0, 2 if serves_transaction_version_2(handlers) else 1),
         GROUP_VERSION: (0, 1),
     }
+    if share_groups:
+        supported[SHARE_VERSION] = (0, 1)
+    return supported
 
 
 def bootstrap_levels(supported: dict[str, tuple[int, int]]) -> dict[str, int]:

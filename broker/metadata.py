@@ -25,7 +25,7 @@ META_PROPERTIES = "meta.properties"
 
 MAX_TOPIC_NAME = 249
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 # A client quota entity: sorted (entity type, name, or None for the default) pairs (KIP-546).
 QuotaEntity = tuple[tuple[str, str | None], ...]

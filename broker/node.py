@@ -403,7 +403,9 @@ class Broker:
 
     def supported_features(self) -> dict[str, tuple[int, int]]:
         if self._supported_features is None:
-            self._supported_features = supported_features()
+            # share.version where share groups are served: a single node, not a ZooKeeper-mode
+            # cluster (broker/share_groups.py `served`).
+            self._supported_features = supported_features(share_groups=self.metadata.metadata_quorum() is not None)
         return self._supported_features
 
     def finalized_features(self) -> tuple[dict[str, int], int]:

@@ -31,10 +31,18 @@ class CountingProxy:
     """Listens on 127.0.0.1:`port` (picked and bound at construction), forwards to `upstream`.
 
     counts: Counter of (client id, api name, api version) -> requests, since the last take().
+    With record=True it also keeps every request frame whole (client id, api key, api version, the
+    frame's bytes without its size prefix), in arrival order, until take_frames()
+    (compat/conformance/capture.py decodes them into the replay corpus).
     """
 
-    def __init__(self, upstream: tuple[str, int] | None = None, host: str = "127.0.0.1"):
+    def __init__(self, upstream: tuple[str, int] | None = None, host: str = "127.0.0.1", record: bool = False):
         self.upstream = upstream
+        self.record = record
+        self._frames: list[tuple[str, int, int, bytes]] = []
+        # record=True: topic id -> name, from the answers to Metadata, CreateTopics and
+        # DescribeTopicPartitions (a replay names the topic where a request carried its id).
+        self.topic_ids: dict[str, str] = {}
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._listener.bind((host, 0))  # held from now on, so a broker can advertise it before we serve
@@ -80,6 +88,12 @@ class CountingProxy:
             counts, self._counts = self._counts, collections.Counter()
         return counts
 
+    def take_frames(self) -> list[tuple[str, int, int, bytes]]:
+        """The request frames kept since the last take_frames() (record=True), and a fresh start."""
+        with self._lock:
+            frames, self._frames = self._frames, []
+        return frames
+
     def stop(self) -> None:
         loop = self._loop
         if loop is None:
@@ -115,8 +129,10 @@ class CountingProxy:
             except OSError:
                 client_writer.close()
                 return
-            requests = asyncio.ensure_future(self._requests(client_reader, broker_writer))
-            responses = asyncio.ensure_future(self._copy(broker_reader, client_writer))
+            asked: dict[int, tuple[int, int]] = {}  # correlation id -> (api key, version), record=True
+            requests = asyncio.ensure_future(self._requests(client_reader, broker_writer, asked))
+            responses = asyncio.ensure_future(self._copy(broker_reader, client_writer, asked if self.record else None,
+                                                         self.topic_ids))
             # Either side closing ends the connection, as it would without a proxy in between.
             await asyncio.wait({requests, responses}, return_when=asyncio.FIRST_COMPLETED)
             for side in (requests, responses):
@@ -127,7 +143,8 @@ class CountingProxy:
         finally:
             self._tasks.discard(task)
 
-    async def _requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                        asked: dict | None = None) -> None:
         frames: FrameReader | None = FrameReader()
         with contextlib.suppress(ConnectionError):
             while data := await reader.read(1 << 16):
@@ -135,13 +152,13 @@ class CountingProxy:
                     frames.feed(data)
                     try:
                         for frame in frames:
-                            self._count(frame)
+                            self._count(frame, asked)
                     except FrameSizeError:  # no frames past it; the broker closes the connection
                         frames = None
                 writer.write(data)
                 await writer.drain()
 
-    def _count(self, frame) -> None:
+    def _count(self, frame, asked: dict | None = None) -> None:
         try:
             # Version 1 of the request header: the fields every version starts with.
             header, _ = REQUEST_HEADER.decode_from(frame, 1)
@@ -151,10 +168,44 @@ class CountingProxy:
         api_key, api_version = header.request_api_key, header.request_api_version
         with self._lock:
             self._counts[(client_id, api_name(api_key), api_version)] += 1
+            if self.record:
+                self._frames.append((client_id, api_key, api_version, bytes(frame)))
+                if asked is not None:
+                    asked[header.correlation_id] = (api_key, api_version)
 
     @staticmethod
-    async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, asked: dict | None = None,
+                    topic_ids: dict | None = None) -> None:
+        frames = FrameReader() if asked is not None else None
         with contextlib.suppress(ConnectionError):
             while chunk := await reader.read(1 << 16):
+                if frames is not None:
+                    frames.feed(chunk)
+                    try:
+                        for frame in frames:
+                            _learn_topic_ids(frame, asked, topic_ids)
+                    except FrameSizeError:
+                        frames = None
                 writer.write(chunk)
                 await writer.drain()
+
+
+TOPIC_ID_ANSWERS = (3, 19, 75)  # Metadata, CreateTopics, DescribeTopicPartitions
+
+
+def _learn_topic_ids(frame, asked: dict, topic_ids: dict) -> None:
+    """Notes the topic ids an answer names (recording proxies only)."""
+    from kafka_wire.framing import decode_response_frame
+
+    correlation_id = int.from_bytes(frame[0:4], "big", signed=True)
+    api_key, version = asked.pop(correlation_id, (None, None))
+    if api_key not in TOPIC_ID_ANSWERS:
+        return
+    try:
+        answer = decode_response_frame(APIS[api_key], version, frame, None)
+    except (DecodeError, ValueError):
+        return
+    for topic in getattr(answer, "topics", None) or ():
+        topic_id, name = getattr(topic, "topic_id", None), getattr(topic, "name", None)
+        if topic_id is not None and name and topic_id.int != 0:
+            topic_ids[str(topic_id)] = name

@@ -470,6 +470,54 @@ class ShareGroupCoordinator:
                     "state": MEMBER_STATE_STABLE,
                     "assigned_partitions": _assignment_records(member.assigned_partitions)}))
 
+    # -- replay --------------------------------------------------------------------------------------
+
+    def replay(self, record_type: int, group_id: str, member_id: str | None, value, now_ms: int) -> None:
+        """Rebuild a group from its records in __consumer_offsets (`decode_share_group_record`'s
+        answer), in log order: what a coordinator does when it loads the partition after a restart.
+        Loaded members must heartbeat within the session timeout, counted from `now_ms`."""
+        group = self.groups.get(group_id)
+        if value is None:  # a tombstone
+            if group is None:
+                return
+            if record_type == ir.SHARE_GROUP_MEMBER_METADATA:
+                group.members.pop(member_id, None)
+            elif record_type == ir.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER:
+                group.target_assignment.pop(member_id, None)
+            elif record_type == ir.SHARE_GROUP_METADATA:
+                del self.groups[group_id]
+            return
+        if group is None:
+            group = self.groups[group_id] = ShareGroup(group_id)
+        if record_type == ir.SHARE_GROUP_METADATA:
+            group.group_epoch = value.epoch
+        elif record_type == ir.SHARE_GROUP_MEMBER_METADATA:
+            member = group.members.get(member_id)
+            if member is None:
+                member = group.members[member_id] = ShareGroupMember(member_id)
+            member.rack_id = value.rack_id
+            member.client_id, member.client_host = value.client_id, value.client_host
+            member.subscribed_topic_names = list(value.subscribed_topic_names)
+            member.session_deadline_ms = now_ms + self.session_timeout_ms
+        elif record_type == ir.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER:
+            group.target_assignment[member_id] = {tp.topic_id: set(tp.partitions) for tp in value.topic_partitions}
+        elif record_type == ir.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA:
+            group.assignment_epoch = value.assignment_epoch
+            group.assignment_timestamp_ms = value.assignment_timestamp
+        elif record_type == ir.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT:
+            member = group.members.get(member_id)
+            if member is None:
+                member = group.members[member_id] = ShareGroupMember(member_id)
+                member.session_deadline_ms = now_ms + self.session_timeout_ms
+            member.member_epoch = value.member_epoch
+            member.previous_member_epoch = value.previous_member_epoch
+            member.assigned_partitions = {tp.topic_id: set(tp.partitions) for tp in value.assigned_partitions}
+
+    def loaded(self) -> None:
+        """After a replay: each group's subscription metadata as the topics stand now."""
+        for group in self.groups.values():
+            group.subscription_metadata = self._subscription_metadata(group)
+
     # -- describe --------------------------------------------------------------------------------------
 
     def describe(self, group_id: str, topic_name: Callable[[TopicId], str | None]) -> dict:

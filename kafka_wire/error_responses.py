@@ -234,6 +234,16 @@ SHAPES: dict[str, Shape] = {
     "ConsumerGroupDescribe": Shape(entries=(Each(
         "groups", "group_ids", copy={"group_id": ITEM}, fill={"error_code": ERROR}),)),
     "ListConfigResources": TOP_ERROR,
+    # Share groups (KIP-932): Share*Request.getErrorResponse.
+    "ShareGroupHeartbeat": TOP_ERROR,
+    "ShareGroupDescribe": Shape(entries=(Each(
+        "groups", "group_ids", copy={"group_id": ITEM}, fill={"error_code": ERROR}),)),
+    "ShareFetch": Shape(fill={"error_code": ERROR, "responses": [], "node_endpoints": []}),
+    "ShareAcknowledge": Shape(fill={"error_code": ERROR, "responses": [], "node_endpoints": []}),
+    "DescribeShareGroupOffsets": Shape(entries=(Each(
+        "groups", "groups", copy=_same("group_id"), fill={"error_code": ERROR, "error_message": MESSAGE, "topics": []}),)),
+    "AlterShareGroupOffsets": TOP_ERROR_AND_MESSAGE,
+    "DeleteShareGroupOffsets": TOP_ERROR_AND_MESSAGE,
     "DescribeTopicPartitions": Shape(entries=(Each(
         "topics", "topics", copy=_same("name"), fill={"error_code": ERROR, "is_internal": False, "partitions": []}),)),
 }

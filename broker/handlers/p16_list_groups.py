@@ -8,6 +8,7 @@ from kafka_wire.messages import APIS_BY_NAME
 
 from ..handler_view import BrokerView
 from ..security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from ..share_groups import list_share_groups
 
 API = APIS_BY_NAME["ListGroups"]
 
@@ -19,6 +20,8 @@ async def handle(broker: BrokerView, ctx, request):
     states = request.states_filter if ctx.api_version >= 4 else None
     types = request.types_filter if ctx.api_version >= 5 else None
     error, listed = groups.list_groups(states, types)
+    if error == ErrorCode.NONE:
+        listed = listed + list_share_groups(broker, states, types)  # KIP-932 (broker/share_groups.py)
     if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
         visible = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP,
                                                       (g["group_id"] for g in listed))

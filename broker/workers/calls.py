@@ -43,6 +43,10 @@ async def answer(broker, op: str, meta, body, fds: list[int]):
         return [int(errors[tp]) for tp in parts], b"", ()
     if op == "schema_subjects":  # schema id validation at another worker (broker/schema_validation.py)
         return await broker.schema_subjects(meta), b"", ()
+    if op == "log_offsets":  # a share-partition's start, at the partition's owner (broker/share_groups.py)
+        from ..share_groups import local_log_offsets
+
+        return [local_log_offsets(broker, topic, partition, timestamp) for topic, partition, timestamp in meta], b"", ()
     if op == "open":  # (the refresh that serve() made opened them)
         return broker.unopened_partitions(meta), b"", ()
     if op == "stats":

@@ -88,7 +88,16 @@ def run_faults(args) -> int:
                        results_dir=results_dir, parallel=args.parallel, resume=args.resume)
 
 
+def run_capture(args) -> int:
+    """`kafka-wire compat capture`: the requests real clients send, into the replay corpus."""
+    from compat.conformance.capture import CORPUS, main as capture_main
+
+    return capture_main(Path(args.output) if args.output else CORPUS)
+
+
 def run(args) -> int:
+    if getattr(args, "compat_command", None) == "capture":
+        return run_capture(args)
     if getattr(args, "compat_command", None) == "reference":
         return run_reference(args)
     if getattr(args, "compat_command", None) == "faults":
@@ -157,7 +166,16 @@ def register(subparsers) -> None:
     parser.add_argument("--scenarios", metavar="LIST",
                         help="with --against-kafka: only these scenarios (comma-separated names or prefixes)")
     parser.set_defaults(func=run)
-    sub = parser.add_subparsers(dest="compat_command", metavar="{reference,franz-go,faults}")
+    sub = parser.add_subparsers(dest="compat_command", metavar="{reference,franz-go,faults,capture}")
+    capture = sub.add_parser(
+        "capture", help="capture the requests real clients send, for the conformance suite's replay",
+        description="Runs kafka-python, confluent-kafka, kafkajs, Java kafka-clients 4.3.0 and Kafka 4.3.0's tools "
+                    "against a kafka-wire broker behind a recording proxy and writes one entry per distinct "
+                    "(client, API, version, request shape) to compat/conformance/captured/requests.json, which "
+                    "the client_replay scenarios of `kafka-wire compat --against-kafka` play against both brokers.")
+    capture.add_argument("--output", metavar="PATH", help="where to write the corpus (default %(default)s: "
+                                                          "compat/conformance/captured/requests.json)")
+    capture.set_defaults(func=run)
     reference = sub.add_parser(
         "reference", help="run the reference Apache Kafka (KRaft single node) until Ctrl-C",
         description="Resolves Apache Kafka VERSION from Maven Central (cached in .deps/ and ~/.m2), formats its "

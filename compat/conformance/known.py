@@ -31,12 +31,14 @@ class Known:
 KNOWN: tuple[Known, ...] = (
     # APIs Kafka 4.3 advertises that kafka-wire does not serve: docs/compatibility.md "APIs served" says
     # why, key by key.
-    *(Known(f"api_versions*:: ApiVersions v* :: api_keys.{key}", KEPT, why) for key, why in (
+    *(Known(f"*ApiVersions v* :: api_keys.{key}", KEPT, why) for key, why in (
         (64, "UnregisterBroker is KRaft only: docs/compatibility.md, APIs served"),
         (80, "AddRaftVoter is KRaft only: docs/compatibility.md, APIs served"),
         (81, "RemoveRaftVoter is KRaft only: docs/compatibility.md, APIs served"),
-        *((k, "share groups (KIP-932) are not implemented yet: docs/compatibility.md, APIs served")
-          for k in (76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92)),
+        *((k, "the share coordinator's inter-broker state APIs: kafka-wire keeps share-partition state in the "
+              "share groups' own worker (broker/share_groups.py), no broker sends them: docs/compatibility.md, "
+              "APIs served")
+          for k in (83, 84, 85, 86, 87)),
         *((k, "streams groups (KIP-1071) are not implemented yet: docs/compatibility.md, APIs served")
           for k in (88, 89)),
     )),
@@ -44,29 +46,35 @@ KNOWN: tuple[Known, ...] = (
           "Kafka 4.x's storage format writes a cluster-level min.insync.replicas (DYNAMIC_DEFAULT_BROKER_CONFIG, "
           "source 3) because eligible leader replicas (KIP-966) need one; kafka-wire has no ELR and reports the "
           "static default (source 5), as Kafka 3.9 does (docs/conformance.md)"),
-    Known("api_versions*:: ApiVersions v* :: api_keys.27.min_version", KEPT,
+    Known("*ApiVersions v* :: api_keys.27.min_version", KEPT,
           "WriteTxnMarkers v0 is still served (Kafka 3.x's version; Kafka 4.0 dropped it, KIP-896); only brokers "
           "send it, and a wider range costs none of them anything"),
-    *(Known(f"api_versions*:: ApiVersions v* :: {kind}_features.{feature}", KEPT, why)
+    *(Known(f"*ApiVersions v* :: {kind}_features.{feature}", KEPT, why)
       for kind in ("supported", "finalized") for feature, why in (
           ("metadata.version", "kafka-wire has no KRaft metadata log, so no metadata.version "
                                "(docs/compatibility.md, Feature flags)"),
           ("kraft.version", "kafka-wire has no KRaft controller quorum (docs/compatibility.md, Feature flags)"),
           ("eligible.leader.replicas.version", "eligible leader replicas (KIP-966) are not implemented"),
-          ("share.version", "share groups (KIP-932) are not implemented"),
           ("streams.version", "streams groups (KIP-1071) are not implemented"))
       if not (kind == "finalized" and feature == "kraft.version")),
     Known("create_partitions_over_the_operation_limit*:: 10,005 partitions :: results[[]0].error_*", KEPT,
           "Kafka 4.3 fails a CreatePartitions over its 10,000-records-per-operation limit with UNKNOWN_SERVER_ERROR "
           "and no message (an exception its controller does not map); kafka-wire answers POLICY_VIOLATION with the "
           "limit named, as Kafka's CreateTopics does for the same limit"),
-    Known("api_versions*:: ApiVersions v* :: api_keys.0.min_version", KEPT,
+    Known("*ApiVersions v* :: api_keys.0.min_version", KEPT,
           "Produce v0-2 (message formats v0 and v1) are not served: Kafka 4.3 still lists v0 but refuses the old "
           "formats (KIP-896); kafka-wire writes RecordBatch v2 only"),
     # -- the data path (scenarios/data_path.py) ------------------------------------------------------------
     Known("produce_null_records@v* :: null records :: *", KEPT,
           "A Produce whose partition carries null records: Kafka 4.3 never answers it (the client times out); "
           "we answer that partition INVALID_RECORD, as Kafka answers empty records."),
+    # -- the replay of real clients' requests (scenarios/client_replay.py) -------------------------------------
+    Known("client_replay_*_describelogdirs_*:: * DescribeLogDirs v* :: results[[]0].topics.__consumer_offsets.partitions.*"
+          ".partition_size", OPEN,
+          "A DescribeLogDirs of every topic (as kafka-python's and kafka-log-dirs.sh send it) shows __consumer_offsets' "
+          "partition sizes: after the same group traffic Kafka 4.3's differ from ours (145 against 0 bytes in one "
+          "partition, 580 against 526 in another), so the group coordinator writes other records, or records of "
+          "other sizes, than Kafka's; which ones is not yet investigated"),
     # -- the dynamic broker config walk (scenarios/dynamic_broker_boundaries.py) ----------------------------
     Known("dynamic_broker_boundaries_*:: sasl.enabled.mechanisms='*unknown*' :: *", KEPT,
           "kafka-wire serves the SASL mechanisms PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 only and refuses another "
@@ -82,9 +90,9 @@ KNOWN: tuple[Known, ...] = (
 # the 4.x change; the 4.3.0 run compares the same cases with none of these entries.
 _FOLLOWS_4 = "kafka-wire answers as Kafka 4.3 does; Kafka 3.9 predates this: "
 KNOWN = KNOWN + tuple(Known(pattern, KEPT, _FOLLOWS_4 + why, ("3.*",)) for pattern, why in (
-    ("api_versions*:: ApiVersions v* :: api_keys.*",
+    ("*ApiVersions v* :: api_keys.*",
      "kafka-wire advertises Kafka 4.3's API versions (4.0 removed old versions, KIP-896; 4.x added new ones)"),
-    ("api_versions*:: ApiVersions v* :: *_features.*", "the feature levels of 4.x (transaction.version 2, group.version 1)"),
+    ("*ApiVersions v* :: *_features.*", "the feature levels of 4.x (transaction.version 2, group.version 1)"),
     ("*:: *authorized_operations",
      "Kafka 4.0's group configs (KIP-848) made DESCRIBE_CONFIGS and ALTER_CONFIGS group operations (3400, not 328)"),
     ("removed_topic_configs*", "Kafka 4.0 removed message.format.version, message.downconversion.enable and "
@@ -152,6 +160,19 @@ KNOWN = KNOWN + tuple(Known(pattern, KEPT, _FOLLOWS_4 + why, ("3.*",)) for patte
      "the empty item as a value not allowed"),
     ("dynamic_broker_boundaries_*:: ssl.*store.type=* :: error_message",
      "Kafka 3.9's broker (Scala) prints the set of listener-only keys as HashSet(...), 4.x as [...]"),
+    # The replay of real clients' requests (scenarios/client_replay.py): identical against 4.3.0.
+    ("client_replay_*_offsetcommit_*:: * OffsetCommit v* :: topics.*.error_code",
+     "Kafka 4.0's group coordinator answers GROUP_ID_NOT_FOUND for an OffsetCommit with a generation into a group "
+     "that does not exist (the replay's commit names a member the replaying broker never saw); 3.9's old "
+     "coordinator answered ILLEGAL_GENERATION"),
+    ("client_replay_*_consumergroupdescribe_*",
+     "the KIP-848 consumer group protocol is on by default from Kafka 4.0 (3.9: UNSUPPORTED_VERSION unless enabled)"),
+    ("client_replay_*:: * DescribeConfigs v* :: *message.timestamp.after.max.ms.*",
+     "Kafka 4.0 lowered message.timestamp.after.max.ms' default to one hour (3600000, KIP-937); 3.9's is "
+     "Long.MAX_VALUE"),
+    ("client_replay_*_listgroups_*:: * ListGroups v* :: groups*",
+     "the classic groups a first JoinGroup (MEMBER_ID_REQUIRED) created and nobody joined: Kafka 4.0's group "
+     "coordinator lists them all as Empty, as kafka-wire does; 3.9's old coordinator listed only the latest"),
     ("authz_offset_fetch@v* :: alice, named topics :: topics.*",
      "Kafka 4.0's group coordinator answers an OffsetFetch the group authorization refused with each named "
      "topic and the error; 3.9 left the topics out"),

@@ -84,10 +84,10 @@ def test_api_versions_carries_supported_and_finalized_features(feature_broker):
     supported, finalized, epoch = features(bootstrap, 3)
     assert supported == {} and epoch == 0
     tv_max = finalized["transaction.version"]
-    assert finalized == {"transaction.version": tv_max, "group.version": 1} and tv_max >= 1
+    assert finalized == {"transaction.version": tv_max, "group.version": 1, "share.version": 1} and tv_max >= 1
     if api_versions_max(bootstrap) >= 4:
         supported, finalized_v4, epoch = features(bootstrap, 4)
-        assert supported == {"transaction.version": (0, tv_max), "group.version": (0, 1)}
+        assert supported == {"transaction.version": (0, tv_max), "group.version": (0, 1), "share.version": (0, 1)}
         assert finalized_v4 == finalized and epoch == 0
 
 
@@ -96,7 +96,8 @@ def test_kafka_features_tool_describes_downgrades_and_upgrades(feature_broker, k
     tv_max = str(features(bootstrap)[1]["transaction.version"])
     # Admin.describeFeatures reads ApiVersions at the highest version both sides know; below v4 it
     # sees no supported feature (all start at 0) and kafka-features.sh lists none, as with Kafka.
-    rows = {"group.version": ("0", "1", "1", "0"), "transaction.version": ("0", tv_max, tv_max, "0")}
+    rows = {"group.version": ("0", "1", "1", "0"), "share.version": ("0", "1", "1", "0"),
+            "transaction.version": ("0", tv_max, tv_max, "0")}
     done = kafka_features(bootstrap, "describe")
     assert done.returncode == 0, done.stderr
     assert described(done.stdout) == (rows if api_versions_max(bootstrap) >= 4 else {}), done.stdout
@@ -109,11 +110,11 @@ def test_kafka_features_tool_describes_downgrades_and_upgrades(feature_broker, k
 
     done = kafka_features(bootstrap, "downgrade", "--feature", "transaction.version=0", "--dry-run")
     assert done.returncode == 0 and "transaction.version can be downgraded to 0." in done.stdout
-    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "group.version": 1}, 0)
+    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "group.version": 1, "share.version": 1}, 0)
 
     done = kafka_features(bootstrap, "disable", "--feature", "group.version")
     assert done.returncode == 0 and "group.version was disabled." in done.stdout, done.stdout + done.stderr
-    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max)}, 1)
+    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "share.version": 1}, 1)
     # group.version 0 turns KIP-848 consumer groups off, as in Kafka.
     with WireClient(bootstrap) as client:
         heartbeat = client.call("ConsumerGroupHeartbeat", 0, {
@@ -128,12 +129,19 @@ def test_kafka_features_tool_describes_downgrades_and_upgrades(feature_broker, k
 
     # Finalized levels and their epoch survive a restart.
     feature_broker.restart()
-    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max)}, 1)
+    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "share.version": 1}, 1)
     done = kafka_features(bootstrap, "upgrade", "--feature", "group.version=1")
     assert done.returncode == 0 and "group.version was upgraded to 1." in done.stdout, done.stdout + done.stderr
     if api_versions_max(bootstrap) >= 4:
         assert described(kafka_features(bootstrap, "describe").stdout)["group.version"] == ("0", "1", "1", "2")
-    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "group.version": 1}, 2)
+    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "group.version": 1, "share.version": 1}, 2)
+    # share.version 0 turns KIP-932 share groups off, as in Kafka.
+    done = kafka_features(bootstrap, "disable", "--feature", "share.version")
+    assert done.returncode == 0 and "share.version was disabled." in done.stdout, done.stdout + done.stderr
+    with WireClient(bootstrap) as client:
+        heartbeat = client.call("ShareGroupHeartbeat", 1, {
+            "group_id": "g", "member_id": "m" * 22, "member_epoch": 0, "subscribed_topic_names": ["t"]})
+    assert heartbeat.error_code == ErrorCode.UNSUPPORTED_VERSION
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])
@@ -252,4 +260,4 @@ def test_kafka_wire_features_prints_what_kafka_features_prints(feature_broker, k
         assert (ours.returncode, ours.stdout) == (kafkas.returncode, kafkas.stdout), (args, ours, kafkas)
         if kafkas.returncode:
             assert ours.stderr.strip() == f"Error: {kafkas.stderr.strip()}"
-    assert features(bootstrap)[1:] == ({"transaction.version": 2, "group.version": 1}, 2)
+    assert features(bootstrap)[1:] == ({"transaction.version": 2, "group.version": 1, "share.version": 1}, 2)

@@ -57,7 +57,8 @@ INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being m
 @pytest.mark.parametrize("version", [4, 5, 6])
 def test_find_coordinator_v5_v6(client, version):
     """v5 and v6 are v4's bytes. A group or transactional id finds this broker (empty message); a
-    share group's key (type 2, v6) is INVALID_REQUEST: kafka-wire serves no share groups, which is
+    share group's key (type 2, v6) is INVALID_REQUEST: kafka-wire runs no share coordinator that other
+    brokers find (the share groups' worker keeps their state itself, broker/share_groups.py), which is
     Kafka's answer without a share coordinator and below v6 (Kafka 4.3, which runs one even with
     share.version 0, answers COORDINATOR_NOT_AVAILABLE and creates __share_group_state); an unknown
     key type fails the whole request, with the error's message in every entry."""

@@ -14,6 +14,7 @@ from broker.config import BrokerConfig
 from broker.features import (
     GROUP_VERSION,
     SAFE_DOWNGRADE,
+    SHARE_VERSION,
     TRANSACTION_VERSION,
     UNSAFE_DOWNGRADE,
     UPGRADE,
@@ -90,8 +91,10 @@ def test_supported_features_follow_the_served_versions():
     assert supported[GROUP_VERSION] == (0, 1)
     # Level 2 is claimed exactly when every API version a TV2 client sends is served.
     assert supported[TRANSACTION_VERSION] == (0, 2 if serves_transaction_version_2(HANDLERS) else 1)
-    assert set(supported) == {TRANSACTION_VERSION, GROUP_VERSION}  # no metadata.version, share, streams, ...
-    assert bootstrap_levels(SUPPORTED) == {TRANSACTION_VERSION: 2, GROUP_VERSION: 1}
+    assert supported[SHARE_VERSION] == (0, 1)
+    assert set(supported) == {TRANSACTION_VERSION, GROUP_VERSION, SHARE_VERSION}  # no metadata.version, streams, ...
+    assert bootstrap_levels(supported) == {TRANSACTION_VERSION: supported[TRANSACTION_VERSION][1], GROUP_VERSION: 1,
+                                           SHARE_VERSION: 1}
 
 
 def test_stored_levels_above_what_is_supported_count_as_the_highest():

@@ -1,0 +1,64 @@
+"""ShareGroupHeartbeat (76): members of KIP-932 share groups join, heartbeat and leave.
+
+The group coordinator (broker/share_groups.py, coordinator/share_group.py) answers with the member's
+epoch and, when it changed, its assignment; the group's records go to __consumer_offsets before
+the answer. A member leaving (epoch -1) or fenced loses its share session and its acquired records
+are released. With the finalized share.version below 1 the protocol is off: UNSUPPORTED_VERSION,
+as Kafka answers.
+"""
+
+from __future__ import annotations
+
+from coordinator.offsets_store import AppendFailed
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+from ..features import SHARE_VERSION
+from ..handler_view import BrokerView
+from ..security.authorizer import AclOperation, ResourceType
+from ..share_groups import now_ms, service_of
+from ..share_groups import served as serves_share_groups
+from .p11_join_group import client_host
+
+API = APIS_BY_NAME["ShareGroupHeartbeat"]
+
+LEAVE_GROUP_MEMBER_EPOCH = -1
+
+
+def _error(error: ErrorCode, message: str | None = None) -> dict:
+    return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message, "member_id": None,
+            "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
+
+
+def served(broker: BrokerView) -> bool:
+    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
+    return serves_share_groups(broker)
+
+
+async def handle(broker: BrokerView, ctx, request):
+    if broker.feature_level(SHARE_VERSION) < 1:
+        return _error(ErrorCode.UNSUPPORTED_VERSION)
+    if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if request.subscribed_topic_names:
+        readable = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                       request.subscribed_topic_names)
+        if len(readable) != len(set(request.subscribed_topic_names)):
+            return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    service = service_of(broker)
+    error = service.ready()
+    if error is not None:
+        return _error(error)
+    service.use_group_settings(request.group_id)
+    result = service.coordinator.heartbeat(request, now_ms(), client_id=ctx.client_id or "",
+                                           client_host=client_host(ctx))
+    try:
+        service.append_group_records(request.group_id, result.records)
+    except AppendFailed as e:
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE if e.error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                      else e.error)
+    response = dict(result.response)
+    response["throttle_time_ms"] = 0
+    if response["error_code"] == 0 and request.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
+        service.member_gone(request.group_id, request.member_id)
+    return response

@@ -1,0 +1,230 @@
+"""ShareFetch (78): records for a share group member, acquired for it, with acknowledgements of
+earlier deliveries piggybacked (KIP-932).
+
+Order of work, as Kafka's KafkaApis.handleShareFetchRequest: the share session first (epoch 0 opens
+one with the request's partitions, -1 closes it, any other must be the session's next epoch; an
+error answers at once with no partitions), then the acknowledgements (each partition's
+acknowledge_error_code; made durable in __share_group_state before the answer), then the fetch:
+each of the session's partitions is read where it lives (broker/share_groups.py) from its
+share-partition's next available offset, and what was read is acquired for the member, at most
+max_records over the request. The answer carries the batches read and, in acquired_records, the
+offset ranges the member now holds (its lock lasts share.record.lock.duration.ms, answered as
+acquisition_lock_timeout_ms). Nothing acquired: the fetch waits up to max_wait_ms for an append or a
+release. A final request (-1) releases the member's acquired records after its acknowledgements.
+
+A full answer (the session just opened) lists every partition; later ones only the partitions with
+records, an error, or an acknowledgement result, as Kafka's ShareSessionContext does.
+"""
+
+from __future__ import annotations
+
+import time
+
+from kafka_wire.errors import ErrorCode
+from kafka_wire.messages import APIS_BY_NAME
+
+from coordinator.share_sessions import ShareSessionError
+
+from ..features import SHARE_VERSION
+from ..handler_view import BrokerView
+from ..security.authorizer import AclOperation, ResourceType
+from ..share_groups import batch_ranges, now_ms, service_of
+from ..share_groups import served as serves_share_groups
+
+API = APIS_BY_NAME["ShareFetch"]
+
+NO_LEADER = {"leader_id": -1, "leader_epoch": -1}
+DEFAULT_MAX_RECORDS = 500
+# The shortest pause between two reads of a long-polling fetch that found nothing to acquire.
+MIN_POLL_INTERVAL_S = 0.02
+
+
+def _top_error(error: ErrorCode, message: str | None = None) -> dict:
+    return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message,
+            "acquisition_lock_timeout_ms": 0, "responses": [], "node_endpoints": []}
+
+
+def _partition(index: int, error: ErrorCode = ErrorCode.NONE, message: str | None = None) -> dict:
+    return {"partition_index": index, "error_code": int(error), "error_message": message,
+            "acknowledge_error_code": 0, "acknowledge_error_message": None, "current_leader": dict(NO_LEADER),
+            "records": b"", "acquired_records": []}
+
+
+def _refusal(broker: BrokerView, readable: set, topic_id, partition: int):
+    """(topic name, error) of a partition the request names: an error when it cannot be read."""
+    meta = broker.metadata.topic_by_id(topic_id)
+    if meta is None:
+        return None, ErrorCode.UNKNOWN_TOPIC_ID
+    if meta.name not in readable:
+        return meta.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if not 0 <= partition < meta.partitions:
+        return meta.name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return meta.name, None
+
+
+def _cut_after(data: bytes, last_offset: int) -> bytes:
+    """The fetched batches up to the one holding `last_offset` (the rest was not acquired)."""
+    pos = 0
+    for base, last in batch_ranges(data):
+        length = int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
+        pos += 12 + length
+        if last >= last_offset:
+            break
+    return data[:pos]
+
+
+def served(broker: BrokerView) -> bool:
+    """Not by a ZooKeeper-mode cluster (broker/share_groups.py)."""
+    return serves_share_groups(broker)
+
+
+async def handle(broker: BrokerView, ctx, request):
+    version = ctx.api_version
+    if broker.feature_level(SHARE_VERSION) < 1:
+        return _top_error(ErrorCode.UNSUPPORTED_VERSION)
+    group_id, member_id = request.group_id, request.member_id
+    if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, group_id or ""):
+        return _top_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if not group_id or not member_id or not member_id.strip():
+        return _top_error(ErrorCode.INVALID_REQUEST, "Invalid group id or member id in the request.")
+    service = service_of(broker)
+    error = service.ready()
+    if error is not None:
+        return _top_error(error)
+    asked = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
+    acks = {(t.topic_id, p.partition_index): p.acknowledgement_batches
+            for t in request.topics for p in t.partitions if p.acknowledgement_batches}
+    forgotten = [(t.topic_id, p) for t in request.forgotten_topics_data for p in t.partitions]
+    try:
+        context = service.sessions.fetch_context(group_id, member_id, request.share_session_epoch, asked,
+                                                 forgotten, bool(acks))
+    except ShareSessionError as e:
+        return _top_error(e.error, e.message)
+
+    names = {}
+    for t in request.topics:
+        meta = broker.metadata.topic_by_id(t.topic_id)
+        if meta is not None:
+            names[t.topic_id] = meta.name
+    for topic_id, _ in context.partitions:
+        meta = broker.metadata.topic_by_id(topic_id)
+        if meta is not None:
+            names[topic_id] = meta.name
+    readable = broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, set(names.values()))
+    answers: dict[tuple, dict] = {}
+    listed: set[tuple] = set()
+
+    def answer(tp) -> dict:
+        entry = answers.get(tp)
+        if entry is None:
+            entry = answers[tp] = _partition(tp[1])
+        return entry
+
+    # Acknowledgements first.
+    is_renew = version >= 2 and request.is_renew_ack
+    for (topic_id, partition), batches in acks.items():
+        topic, error = _refusal(broker, readable, topic_id, partition)
+        entry = answer((topic_id, partition))
+        listed.add((topic_id, partition))
+        if error is not None:
+            entry["acknowledge_error_code"] = int(error)
+            continue
+        ack_error, message = await service.acknowledge(group_id, member_id, topic, topic_id, partition, batches,
+                                                       is_renew)
+        entry["acknowledge_error_code"] = int(ack_error)
+        entry["acknowledge_error_message"] = message
+
+    lock_ms = service.lock_duration_ms(group_id)
+    if context.final:
+        service.release_member(group_id, member_id)
+        return _respond(request, answers, listed, lock_ms)
+
+    to_read = []
+    for tp in context.partitions:
+        topic, error = _refusal(broker, readable, *tp)
+        if error is not None:
+            answer(tp).update(error_code=int(error))
+            listed.add(tp)
+        else:
+            to_read.append((tp, topic))
+        if context.full:
+            answer(tp)
+            listed.add(tp)
+
+    if not is_renew and to_read:
+        max_records = request.max_records if version >= 1 and request.max_records > 0 else DEFAULT_MAX_RECORDS
+        mode = request.share_acquire_mode if version >= 2 else 0
+        read_committed = service.read_committed(group_id)
+        deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
+        while True:
+            acquired_any, waiting = await _fetch_once(service, group_id, member_id, to_read, request, max_records,
+                                                      mode, read_committed, answer, listed)
+            if acquired_any:
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not waiting:
+                break
+            started = time.monotonic()
+            await service.wait_for_data(waiting, remaining)
+            pause = MIN_POLL_INTERVAL_S - (time.monotonic() - started)
+            if pause > 0 and deadline - time.monotonic() > pause:
+                import asyncio
+
+                await asyncio.sleep(pause)
+    return _respond(request, answers, listed, lock_ms)
+
+
+async def _fetch_once(service, group_id, member_id, to_read, request, max_records, mode, read_committed,
+                      answer, listed):
+    """One pass over the partitions: read and acquire. (whether anything was acquired, the
+    (topic, partition, offset) to wait on)."""
+    left = max_records
+    remaining_bytes = request.max_bytes if request.max_bytes > 0 else 0x7FFFFFFF
+    waiting = []
+    acquired_any = False
+    for (topic_id, partition), topic in to_read:
+        if left <= 0:
+            break
+        sp = await service.share_partition(group_id, topic, topic_id, partition)
+        service._persist(sp, sp.expire_locks(now_ms()))
+        if not sp.can_acquire():
+            continue
+        offset = sp.next_fetch_offset()
+        read, data = await service.read(topic, topic_id, partition, offset, remaining_bytes, read_committed)
+        if read.error == ErrorCode.OFFSET_OUT_OF_RANGE:
+            log_start, _, _ = await service.log_offsets(topic, partition)
+            if offset < log_start:
+                service._persist(sp, sp.update_log_start_offset(log_start))
+                offset = sp.next_fetch_offset()
+                read, data = await service.read(topic, topic_id, partition, offset, remaining_bytes, read_committed)
+            elif offset >= read.high_watermark:
+                read.error = ErrorCode.NONE
+        if read.error not in (ErrorCode.NONE, ErrorCode.OFFSET_OUT_OF_RANGE):
+            answer((topic_id, partition)).update(error_code=int(read.error))
+            listed.add((topic_id, partition))
+            continue
+        ranges = batch_ranges(data) if read.error == ErrorCode.NONE else []
+        acquired = sp.acquire(member_id, ranges, left, now_ms(), acquire_mode=mode) if ranges else []
+        if not acquired:
+            waiting.append((topic, partition, offset))
+            continue
+        acquired_any = True
+        left -= sum(a.last_offset - a.first_offset + 1 for a in acquired)
+        records = _cut_after(data, acquired[-1].last_offset)
+        remaining_bytes = max(0, remaining_bytes - len(records))
+        entry = answer((topic_id, partition))
+        entry["records"] = records
+        entry["acquired_records"] = [{"first_offset": a.first_offset, "last_offset": a.last_offset,
+                                      "delivery_count": a.delivery_count} for a in acquired]
+        listed.add((topic_id, partition))
+    return acquired_any, waiting
+
+
+def _respond(request, answers: dict, listed: set, lock_ms: int) -> dict:
+    by_topic: dict = {}
+    for tp, entry in answers.items():
+        if tp in listed:
+            by_topic.setdefault(tp[0], []).append(entry)
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "acquisition_lock_timeout_ms": lock_ms,
+            "responses": [{"topic_id": topic_id, "partitions": parts} for topic_id, parts in by_topic.items()],
+            "node_endpoints": []}

@@ -1,0 +1,507 @@
+"""Share groups (KIP-932) served by this broker: membership, share sessions, the share-partitions'
+record locks and their durable state.
+
+Where it runs: at the group coordinator's worker, worker 0 (with one worker, the broker itself).
+Requests for share groups (ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge and
+the share group offset APIs) are handed there whole, as every group request is
+(broker/workers/routing.py); that worker holds every share group's members, share sessions and
+share-partitions (coordinator/share_partition.py), and reads a partition another worker owns
+through the `read`/`wait` calls Fetch uses (broker/workers/fetch.py). This is the simplest design
+that is correct with several workers: all share state lives in one event loop, so acquiring,
+acknowledging and lock expiry never race; the cost is that share consumption of other workers'
+partitions passes its record bytes through worker 0.
+
+Persistence, as Kafka's group and share coordinators keep it:
+- membership: the share group records (types 10-15) in `__consumer_offsets`, replayed on first use
+  after a restart (members then have a fresh session timeout to heartbeat again);
+- share-partition state: ShareSnapshot / ShareUpdate records in `__share_group_state` (created with
+  Kafka's settings on first use, share.coordinator.state.topic.num.partitions partitions), written
+  before an acknowledgement is answered and read back when the share-partition is first used, so an
+  accepted record is never delivered again and an unacknowledged one is redelivered.
+
+Lock expiry runs on a timer of the event loop (`_tick`), as do share group session timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from types import SimpleNamespace
+
+from coordinator.offsets_store import OFFSETS_TOPIC, AppendFailed, append_internal_batch, read_internal_batches
+from coordinator.share_group import ShareGroupCoordinator
+from coordinator.share_partition import (
+    AcknowledgeType,
+    SharePartition,
+    ShareAcknowledgeError,
+    StateUpdate,
+    initial_start_offset,
+    parse_duration_ms,
+)
+from coordinator.share_sessions import ShareSessionCache
+from coordinator.share_state import (
+    SHARE_STATE_TOPIC,
+    PersistedShareState,
+    snapshot_record,
+    state_partition_for,
+    update_record,
+)
+from kafka_wire import internal_records as ir
+from kafka_wire.errors import ErrorCode
+from kafka_wire.primitives import DecodeError
+from kafka_wire.record_codec import Record, build_batch
+from kafka_wire.records import iter_batch_headers
+
+from . import group_configs
+
+logger = logging.getLogger("kafka_wire.share_groups")
+
+TICK_SECONDS = 0.1
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def batch_ranges(data: bytes) -> list[tuple[int, int]]:
+    """(base offset, last offset) of each whole record batch in `data` (fetched log bytes)."""
+    return [(header.base_offset, header.base_offset + header.last_offset_delta)
+            for _, header in iter_batch_headers(data)]
+
+
+def local_log_offsets(broker, topic: str, partition: int, timestamp: int | None) -> tuple:
+    """`ShareGroups.log_offsets` at the partition's owner."""
+    plog = broker.partition_log(topic, partition)
+    if plog is None:
+        return 0, 0, None
+    at_time = None
+    if timestamp is not None:
+        found = plog.fetch_offset_by_timestamp(timestamp)
+        at_time = None if found is None or found.offset >= plog.high_watermark else found.offset
+    return plog.log_start_offset, plog.high_watermark, at_time
+
+
+def service_of(broker) -> "ShareGroups":
+    """The broker's share groups, made on first use (at the worker the requests reach)."""
+    service = getattr(broker, "_share_groups", None)
+    if service is None:
+        service = broker._share_groups = ShareGroups(broker)
+    return service
+
+
+class ShareGroups:
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        cfg = broker.config
+        self.coordinator = ShareGroupCoordinator(
+            self._describe_topic,
+            session_timeout_ms=int(cfg["group.share.session.timeout.ms"]),
+            heartbeat_interval_ms=int(cfg["group.share.heartbeat.interval.ms"]),
+            max_size=int(cfg["group.share.max.size"]),
+            assignment_interval_ms=int(cfg["group.share.assignment.interval.ms"]))
+        self.coordinator.other_groups = self._other_group
+        self.sessions = ShareSessionCache(int(cfg["group.share.max.share.sessions"]))
+        self.partitions: dict[tuple, SharePartition] = {}
+        self._snapshot_epochs: dict[tuple, list[int]] = {}  # key -> [snapshot epoch, updates since]
+        self._loaded = False
+        self._timer: asyncio.Task | None = None
+        self.available = asyncio.Event()  # set whenever records become available again
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _describe_topic(self, name: str):
+        meta = self.broker.metadata.topic(name)
+        return None if meta is None else (meta.topic_id, meta.partitions)
+
+    def _other_group(self, group_id: str) -> bool:
+        groups = getattr(self.broker, "groups", None)
+        return groups is not None and group_id in getattr(groups, "groups", {})
+
+    def group_config(self, group_id: str, name: str):
+        overrides = self.broker.metadata.group_configs.get(group_id, {})
+        return group_configs.effective(self.broker.config, overrides, name)
+
+    def use_group_settings(self, group_id: str) -> None:
+        """Put the group's own share.session.timeout.ms, share.heartbeat.interval.ms and
+        share.assignment.interval.ms (group configs, else the broker's group.share.* keys) in force
+        for the heartbeat about to be handled: the coordinator reads them during that one call."""
+        coordinator = self.coordinator
+        coordinator.session_timeout_ms = int(self.group_config(group_id, "share.session.timeout.ms"))
+        coordinator.heartbeat_interval_ms = int(self.group_config(group_id, "share.heartbeat.interval.ms"))
+        coordinator.assignment_interval_ms = int(self.group_config(group_id, "share.assignment.interval.ms"))
+
+    def _offsets_partition(self, group_id: str) -> int:
+        return self.broker.groups.partition_for(group_id)
+
+    def ready(self) -> ErrorCode | None:
+        """None once the group coordinator serves and the share groups are loaded."""
+        groups = self.broker.groups
+        error = groups.coordinator_error() if hasattr(groups, "coordinator_error") else None
+        if error is not None:
+            return error
+        if getattr(groups, "offsets_topic", None) is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if not self._loaded:
+            self._load_groups()
+        if self._timer is None or self._timer.done():
+            self._timer = asyncio.get_running_loop().create_task(self._tick())
+        return None
+
+    def _load_groups(self) -> None:
+        """Replay the share group records of __consumer_offsets."""
+        topic = self.broker.metadata.topic(OFFSETS_TOPIC)
+        now = now_ms()
+        for partition in range(topic.partitions if topic is not None else 0):
+            for header, records in read_internal_batches(self.broker, OFFSETS_TOPIC, partition):
+                if header.is_control:
+                    continue
+                for record in records:
+                    try:
+                        decoded = ir.decode_share_group_record(record.key, record.value)
+                    except (DecodeError, UnicodeDecodeError, ValueError):
+                        continue
+                    if decoded is not None:
+                        self.coordinator.replay(*decoded, now)
+        self.coordinator.loaded()
+        self._loaded = True
+        if self.coordinator.groups:
+            logger.info("loaded %d share groups", len(self.coordinator.groups))
+
+    def append_group_records(self, group_id: str, records) -> None:
+        if records:
+            self.broker.groups.offsets_topic.append(self._offsets_partition(group_id), records, now_ms=now_ms())
+
+    # -- the timer ---------------------------------------------------------------------------------
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_SECONDS)
+            try:
+                self.expire(now_ms())
+            except Exception:  # noqa: BLE001 - the timer must keep running
+                logger.exception("share group timer")
+
+    def expire(self, now: int) -> None:
+        """Acquisition locks that ran out, and members whose session timed out."""
+        for sp in list(self.partitions.values()):
+            deadline = sp.next_lock_deadline()
+            if deadline is not None and deadline <= now:
+                self._persist(sp, sp.expire_locks(now))
+                self.available.set()
+        before = {(g.group_id, m) for g in self.coordinator.groups.values() for m in g.members}
+        records = self.coordinator.expire_sessions(now)
+        if records:
+            after = {(g.group_id, m) for g in self.coordinator.groups.values() for m in g.members}
+            for group_id, member_id in before - after:
+                self.member_gone(group_id, member_id)
+            by_group: dict[str, list] = {}
+            for group_id, _ in before - after:
+                by_group.setdefault(group_id, [])
+            # expire_sessions returns the records of every group together; write each group's own.
+            for key, value in records:
+                record_type = int.from_bytes(key[:2], "big")
+                group_id = (ir.CONSUMER_GROUP_MEMBER_KEY.decode(key, 0, 2).group_id
+                            if record_type in ir.SHARE_GROUP_MEMBER_KEYED_RECORDS
+                            else ir.CONSUMER_GROUP_KEY.decode(key, 0, 2).group_id)
+                by_group.setdefault(group_id, []).append((key, value))
+            for group_id, group_records in by_group.items():
+                try:
+                    self.append_group_records(group_id, group_records)
+                except AppendFailed:
+                    logger.warning("could not write the expiry of share group %s's members", group_id)
+
+    def member_gone(self, group_id: str, member_id: str) -> None:
+        """A member left or was fenced: its share session goes and its records are released."""
+        self.sessions.remove_member(group_id, member_id)
+        self.release_member(group_id, member_id)
+
+    def release_member(self, group_id: str, member_id: str) -> None:
+        for key, sp in list(self.partitions.items()):
+            if key[0] == group_id:
+                update = sp.release_acquired_records(member_id)
+                if update is not None:
+                    self._persist(sp, update)
+                    self.available.set()
+
+    # -- share-partitions --------------------------------------------------------------------------
+
+    def _state_partitions(self) -> int:
+        """Create __share_group_state when missing (Kafka's settings); its partition count."""
+        broker = self.broker
+        meta = broker.metadata.topic(SHARE_STATE_TOPIC)
+        if meta is None:
+            cfg = broker.config
+            live = max(1, len(broker.metadata.live_brokers()))
+            meta = broker.create_topic(
+                SHARE_STATE_TOPIC, int(cfg["share.coordinator.state.topic.num.partitions"]),
+                min(int(cfg["share.coordinator.state.topic.replication.factor"]), live),
+                {"cleanup.policy": ["delete"], "compression.type": "producer",
+                 "segment.bytes": int(cfg["share.coordinator.state.topic.segment.bytes"]), "retention.ms": -1})
+        return meta.partitions
+
+    def _read_state(self, group_id: str, topic_id, partition: int) -> PersistedShareState:
+        state = PersistedShareState()
+        where = state_partition_for(group_id, topic_id, partition, self._state_partitions())
+        for header, records in read_internal_batches(self.broker, SHARE_STATE_TOPIC, where):
+            if header.is_control:
+                continue
+            for record in records:
+                try:
+                    record_type, key, value = ir.decode_share_state_record(record.key, record.value)
+                except (DecodeError, UnicodeDecodeError, ValueError):
+                    continue
+                if key.group_id == group_id and key.topic_id == topic_id and key.partition == partition:
+                    state.apply(record_type, value)
+        return state
+
+    async def share_partition(self, group_id: str, topic: str, topic_id, partition: int) -> SharePartition:
+        """The share-partition, loaded from __share_group_state or started by share.auto.offset.reset."""
+        key = (group_id, topic_id, partition)
+        sp = self.partitions.get(key)
+        if sp is not None:
+            return sp
+        limits = {
+            "record_lock_duration_ms": int(self.group_config(group_id, "share.record.lock.duration.ms")),
+            "delivery_count_limit": int(self.group_config(group_id, "share.delivery.count.limit")),
+            "max_record_locks": int(self.group_config(group_id, "share.partition.max.record.locks")),
+        }
+        state = self._read_state(group_id, topic_id, partition)
+        if state.found and state.start_offset >= 0:
+            sp = SharePartition.from_persisted(group_id, topic_id, partition, start_offset=state.start_offset,
+                                               state_batches=state.batches, state_epoch=state.state_epoch,
+                                               leader_epoch=state.leader_epoch, **limits)
+            self._snapshot_epochs[key] = [state.snapshot_epoch, state.updates_since_snapshot]
+        else:
+            reset = str(self.group_config(group_id, "share.auto.offset.reset"))
+            since = None
+            if reset.startswith("by_duration:"):
+                since = now_ms() - parse_duration_ms(reset[len("by_duration:"):])
+            log_start, log_end, at_time = await self.log_offsets(topic, partition, since)
+            start = initial_start_offset(reset, log_start_offset=max(0, log_start), log_end_offset=max(0, log_end),
+                                         now_ms=now_ms(), offset_for_timestamp=lambda ts: at_time)
+            sp = SharePartition(group_id, topic_id, partition, start_offset=start, **limits)
+        sp.renew_enabled = bool(self.group_config(group_id, "share.renew.acknowledge.enable"))
+        again = self.partitions.get(key)  # another request may have made it while this one awaited
+        if again is not None:
+            return again
+        self.partitions[key] = sp
+        if not state.found:
+            self._persist(sp, sp.snapshot(), snapshot=True)
+        return sp
+
+    def _persist(self, sp: SharePartition, update: StateUpdate | None, *, snapshot: bool = False) -> None:
+        """Write a share-partition's change to __share_group_state (a snapshot every
+        share.coordinator.snapshot.update.records.per.snapshot updates)."""
+        if update is None:
+            return
+        key = (sp.group_id, sp.topic_id, sp.partition)
+        epochs = self._snapshot_epochs.setdefault(key, [-1, 0])
+        per_snapshot = int(self.broker.config["share.coordinator.snapshot.update.records.per.snapshot"])
+        now = now_ms()
+        if snapshot or epochs[0] < 0 or epochs[1] >= per_snapshot:
+            epochs[0] += 1
+            epochs[1] = 0
+            record = snapshot_record(sp.group_id, sp.topic_id, sp.partition, sp.snapshot(), epochs[0], now)
+        else:
+            epochs[1] += 1
+            record = update_record(sp.group_id, sp.topic_id, sp.partition, update, epochs[0])
+        where = state_partition_for(sp.group_id, sp.topic_id, sp.partition, self._state_partitions())
+        batch = bytearray(build_batch([Record(0, 0, record[0], record[1])], base_timestamp=now))
+        append_internal_batch(self.broker, SHARE_STATE_TOPIC, where, batch)
+
+    def delete_state(self, key: tuple) -> None:
+        """Forget a share-partition and tombstone its state in __share_group_state."""
+        group_id, topic_id, partition = key
+        self.partitions.pop(key, None)
+        self._snapshot_epochs.pop(key, None)
+        where = state_partition_for(group_id, topic_id, partition, self._state_partitions())
+        records = [(ir.encode_share_state_key(t, group_id, topic_id, partition), None)
+                   for t in (ir.SHARE_SNAPSHOT, ir.SHARE_UPDATE)]
+        batch = bytearray(build_batch([Record(i, 0, k, v) for i, (k, v) in enumerate(records)],
+                                      base_timestamp=now_ms()))
+        append_internal_batch(self.broker, SHARE_STATE_TOPIC, where, batch)
+
+    # -- reading partitions ------------------------------------------------------------------------
+
+    def _owner(self, topic: str, partition: int) -> int | None:
+        workers = self.broker.workers
+        if workers is None:
+            return None
+        owner = workers.owner(topic, partition)
+        return None if owner == workers.index else owner
+
+    async def log_offsets(self, topic: str, partition: int, timestamp: int | None = None) -> tuple:
+        """(log start offset, high watermark, the first offset at or after `timestamp` or None) of a
+        partition, here or at its owner."""
+        owner = self._owner(topic, partition)
+        if owner is None:
+            return local_log_offsets(self.broker, topic, partition, timestamp)
+        answer, _, _ = await self.broker.workers.links[owner].call("log_offsets", [(topic, partition, timestamp)])
+        return tuple(answer[0])
+
+    async def read(self, topic: str, topic_id, partition: int, offset: int, max_bytes: int,
+                   read_committed: bool) -> tuple:
+        """Read a partition for a share fetch (at least one batch), here or at its owner: (the
+        PartitionRead, without its records, and the records read as bytes)."""
+        owner = self._owner(topic, partition)
+        if owner is None:
+            read = self.broker.read_partition(topic, partition, offset, max_bytes=max_bytes, min_one=True,
+                                              read_committed=read_committed)
+        else:
+            from .workers.fetch import read_remote
+
+            part = SimpleNamespace(topic=topic, topic_id=topic_id, partition=partition, fetch_offset=offset,
+                                   partition_max_bytes=max_bytes, current_leader_epoch=-1)
+            read = (await read_remote(self.broker, [part], {owner: [0]}, max_bytes=max_bytes,
+                                      read_committed=read_committed, replica_id=-1))[0]
+        data = b""
+        if read.records is not None:
+            if len(read.records):
+                data = read.records.read_bytes()
+            read.records.close()
+            read.records = None
+        return read, data
+
+    async def wait_for_data(self, parts: list[tuple[str, int, int]], timeout: float) -> None:
+        """Until an append reaches one of the (topic, partition, offset) or records are released, or
+        the time is up."""
+        if timeout <= 0:
+            return
+        from .workers.fetch import wait_across
+
+        self.available.clear()
+        waits = [asyncio.ensure_future(self.available.wait())]
+        if self.broker.workers is None:
+            waits.append(asyncio.ensure_future(self.broker.waiters.wait([(t, p) for t, p, _ in parts], timeout)))
+        else:
+            objs = [SimpleNamespace(topic=t, partition=p, fetch_offset=o) for t, p, o in parts]
+            waits.append(asyncio.ensure_future(wait_across(self.broker, objs, range(len(objs)), read_committed=False,
+                                                           timeout=timeout)))
+        try:
+            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                if not w.done():
+                    w.cancel()
+                elif not w.cancelled():
+                    w.exception()
+
+    # -- acknowledgements --------------------------------------------------------------------------
+
+    async def acknowledge(self, group_id: str, member_id: str, topic: str, topic_id, partition: int, batches,
+                          is_renew: bool = False) -> tuple[ErrorCode, str | None]:
+        """Apply a partition's acknowledgement batches; durable before it returns."""
+        sp = await self.share_partition(group_id, topic, topic_id, partition)
+        self._persist(sp, sp.expire_locks(now_ms()))
+        try:
+            update = sp.acknowledge(member_id, [(b.first_offset, b.last_offset, b.acknowledge_types) for b in batches],
+                                    now_ms())
+        except ShareAcknowledgeError as e:
+            return e.error, e.message
+        if update is not None:
+            try:
+                self._persist(sp, update)
+            except AppendFailed as e:
+                return e.error, None
+            if any(AcknowledgeType.RELEASE in b.acknowledge_types for b in batches):
+                self.available.set()
+        return ErrorCode.NONE, None
+
+    def lock_duration_ms(self, group_id: str) -> int:
+        return int(self.group_config(group_id, "share.record.lock.duration.ms"))
+
+    def read_committed(self, group_id: str) -> bool:
+        return str(self.group_config(group_id, "share.isolation.level")) == "read_committed"
+
+
+
+# -- the group APIs that span group types (ListGroups, DeleteGroups) ---------------------------------------
+
+
+def list_share_groups(broker, states_filter=None, types_filter=None) -> list[dict]:
+    """ListGroups' entries for the share groups (type and protocol type "share")."""
+    if broker.feature_level("share.version") < 1:
+        return []
+    service = service_of(broker)
+    if service.ready() is not None:
+        return []
+    wanted = {s.lower() for s in states_filter} if states_filter else None
+    wanted_types = {t.lower() for t in types_filter} if types_filter else None
+    if wanted_types is not None and "share" not in wanted_types:
+        return []
+    return [{"group_id": g.group_id, "protocol_type": "share", "group_state": g.state, "group_type": "share"}
+            for g in service.coordinator.groups.values()
+            if not g.dead and (wanted is None or g.state.lower() in wanted)]
+
+
+def share_group_ids(broker, group_ids) -> set[str]:
+    """Which of the group ids name share groups."""
+    if broker.feature_level("share.version") < 1:
+        return set()
+    service = service_of(broker)
+    if service.ready() is not None:
+        return set()
+    return {g for g in group_ids if g in service.coordinator.groups}
+
+
+def delete_share_group(broker, group_id: str) -> ErrorCode:
+    """DeleteGroups on a share group: only an empty one; its records and its share-partitions'
+    state (those this coordinator has loaded) are tombstoned."""
+    from coordinator.share_group import ShareGroupError
+
+    service = service_of(broker)
+    try:
+        records = service.coordinator.delete_group(group_id)
+    except ShareGroupError as e:
+        return e.error
+    try:
+        service.append_group_records(group_id, records)
+        for key in [k for k in service.partitions if k[0] == group_id]:
+            service.delete_state(key)
+    except AppendFailed as e:
+        return e.error
+    return ErrorCode.NONE
+
+
+# -- share group offsets (DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets) -------
+
+
+def group_state_keys(service: ShareGroups, group_id: str) -> dict[tuple, PersistedShareState]:
+    """Every share-partition of the group with state in __share_group_state, folded, by key."""
+    states: dict[tuple, PersistedShareState] = {}
+    meta = service.broker.metadata.topic(SHARE_STATE_TOPIC)
+    for where in range(meta.partitions if meta is not None else 0):
+        for header, records in read_internal_batches(service.broker, SHARE_STATE_TOPIC, where):
+            if header.is_control:
+                continue
+            for record in records:
+                try:
+                    record_type, key, value = ir.decode_share_state_record(record.key, record.value)
+                except (DecodeError, UnicodeDecodeError, ValueError):
+                    continue
+                if key.group_id == group_id:
+                    states.setdefault((group_id, key.topic_id, key.partition), PersistedShareState()).apply(
+                        record_type, value)
+    return {k: s for k, s in states.items() if s.found}
+
+
+def share_partition_summary(service: ShareGroups, key: tuple, persisted: dict) -> tuple[int, int, int] | None:
+    """(start offset, leader epoch, delivery complete count) of a share-partition, from memory when
+    loaded, else from its persisted state; None when it has none."""
+    sp = service.partitions.get(key)
+    if sp is not None:
+        return sp.start_offset, sp.leader_epoch, sp.delivery_complete_count()
+    state = persisted.get(key)
+    if state is None:
+        return None
+    complete = sum(b.last_offset - b.first_offset + 1 for b in state.batches
+                   if b.delivery_state in (2, 4))
+    return state.start_offset, state.leader_epoch, complete
+
+
+def served(broker) -> bool:
+    """Whether this broker serves share groups: a single node, not a ZooKeeper-mode cluster (whose
+    share-partitions' leaders and state partitions would be on several brokers; Kafka's
+    ZooKeeper-mode brokers never served share groups either)."""
+    return broker.metadata.metadata_quorum() is not None

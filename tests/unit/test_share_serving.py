@@ -1,0 +1,176 @@
+"""The sans-io parts of serving share groups: share sessions (coordinator/share_sessions.py), the
+persisted share-partition state (coordinator/share_state.py), share group replay from
+__consumer_offsets (ShareGroupCoordinator.replay) and batch ranges of fetched bytes."""
+
+from __future__ import annotations
+
+import uuid
+from types import SimpleNamespace
+
+import pytest
+
+from broker.share_groups import batch_ranges
+from coordinator.offsets_store import java_string_hashcode
+from coordinator.share_group import ShareGroupCoordinator
+from coordinator.share_partition import AcknowledgeType, RecordState, SharePartition, StateBatch
+from coordinator.share_sessions import MAX_EPOCH, ShareSessionCache, ShareSessionError, next_epoch
+from coordinator.share_state import (
+    PersistedShareState,
+    coordinator_key,
+    merge_batches,
+    snapshot_record,
+    state_partition_for,
+    update_record,
+)
+from kafka_wire import internal_records as ir
+from kafka_wire.errors import ErrorCode
+from kafka_wire.record_codec import Record, build_batch
+
+T1 = uuid.UUID("6f1d2c3b-0000-4000-8000-000000000001")
+
+# -- share sessions -------------------------------------------------------------------------------------
+
+
+def test_session_opens_at_epoch_0_and_then_wants_each_next_epoch():
+    cache = ShareSessionCache()
+    ctx = cache.fetch_context("g", "m", 0, [(T1, 0)], [], False)
+    assert ctx.full and ctx.partitions == [(T1, 0)]
+    ctx = cache.fetch_context("g", "m", 1, [(T1, 1)], [], True)
+    assert not ctx.full and ctx.partitions == [(T1, 0), (T1, 1)]
+    with pytest.raises(ShareSessionError) as e:
+        cache.fetch_context("g", "m", 1, [], [], False)
+    assert e.value.error == ErrorCode.INVALID_SHARE_SESSION_EPOCH
+    ctx = cache.fetch_context("g", "m", 2, [], [(T1, 0)], False)
+    assert ctx.partitions == [(T1, 1)]
+    assert not cache.acknowledge_context("g", "m", 3)
+    assert cache.fetch_context("g", "m", 4, [], [], False).partitions == [(T1, 1)]
+
+
+def test_session_errors():
+    cache = ShareSessionCache(max_sessions=1)
+    with pytest.raises(ShareSessionError) as e:
+        cache.fetch_context("g", "m", 3, [], [], False)
+    assert e.value.error == ErrorCode.SHARE_SESSION_NOT_FOUND
+    with pytest.raises(ShareSessionError) as e:
+        cache.fetch_context("g", "m", 0, [(T1, 0)], [], True)  # acknowledgements cannot open a session
+    assert e.value.error == ErrorCode.INVALID_REQUEST
+    cache.fetch_context("g", "m", 0, [(T1, 0)], [], False)
+    with pytest.raises(ShareSessionError) as e:
+        cache.fetch_context("g", "other", 0, [(T1, 0)], [], False)
+    assert e.value.error == ErrorCode.SHARE_SESSION_LIMIT_REACHED
+    with pytest.raises(ShareSessionError) as e:
+        cache.acknowledge_context("g", "m", 0)
+    assert e.value.error == ErrorCode.INVALID_SHARE_SESSION_EPOCH
+    with pytest.raises(ShareSessionError) as e:
+        cache.fetch_context("g", "m", -1, [(T1, 0)], [], False)  # a final fetch names no partitions
+    assert e.value.error == ErrorCode.INVALID_REQUEST
+
+
+def test_final_epoch_closes_the_session():
+    cache = ShareSessionCache()
+    cache.fetch_context("g", "m", 0, [(T1, 0)], [], False)
+    ctx = cache.fetch_context("g", "m", -1, [], [], True)
+    assert ctx.final
+    with pytest.raises(ShareSessionError) as e:
+        cache.fetch_context("g", "m", -1, [], [], False)
+    assert e.value.error == ErrorCode.SHARE_SESSION_NOT_FOUND
+    cache.fetch_context("g", "m", 0, [(T1, 0)], [], False)
+    assert cache.acknowledge_context("g", "m", -1)
+    assert ("g", "m") not in cache.sessions
+
+
+def test_epochs_wrap_to_1():
+    assert next_epoch(0) == 1 and next_epoch(MAX_EPOCH) == 1 and next_epoch(-1) == -1
+
+
+# -- persisted state ------------------------------------------------------------------------------------
+
+
+def test_state_partition_is_kafkas_hash_of_the_coordinator_key():
+    key = coordinator_key("g", T1, 3)
+    assert key == "g:bx0sOwAAQACAAAAAAAAAAQ:3"
+    assert state_partition_for("g", T1, 3, 50) == abs(java_string_hashcode(key)) % 50
+
+
+def test_merge_lays_new_batches_over_old_and_cuts_below_the_start():
+    old = [StateBatch(0, 9, 0, 1)]
+    merged = merge_batches(old, [StateBatch(3, 5, 2, 1)], 2)
+    assert merged == [StateBatch(2, 2, 0, 1), StateBatch(3, 5, 2, 1), StateBatch(6, 9, 0, 1)]
+
+
+def _decoded(record):
+    return ir.decode_share_state_record(*record)
+
+
+def test_snapshot_then_updates_fold_to_the_partition_state():
+    sp = SharePartition("g", T1, 0, start_offset=0)
+    sp.acquire("m", [(0, 9)], 100, now_ms=0)
+    state = PersistedShareState()
+    state.apply(*_decoded(snapshot_record("g", T1, 0, sp.snapshot(), 0, 5))[0::2])
+    update = sp.acknowledge("m", [(0, 3, [AcknowledgeType.ACCEPT]), (5, 5, [AcknowledgeType.REJECT])])
+    record_type, key, value = _decoded(update_record("g", T1, 0, update, 0))
+    assert (key.group_id, key.topic_id, key.partition) == ("g", T1, 0)
+    state.apply(record_type, value)
+    assert state.found and state.start_offset == 4 and state.updates_since_snapshot == 1
+    assert state.batches == [StateBatch(5, 5, int(RecordState.ARCHIVED), 1)]
+    # Loaded again: 4 and 6..9 were delivered once and are available again; 0..3 never come back.
+    loaded = SharePartition.from_persisted("g", T1, 0, start_offset=state.start_offset, state_batches=state.batches)
+    assert loaded.start_offset == 4
+    got = loaded.acquire("m2", [(0, 9)], 100, now_ms=0)
+    assert [(a.first_offset, a.last_offset) for a in got] == [(4, 4), (6, 9)]
+
+
+def test_an_update_before_any_snapshot_is_ignored_and_a_tombstone_clears():
+    state = PersistedShareState()
+    update = SharePartition("g", T1, 0).snapshot()
+    state.apply(*_decoded(update_record("g", T1, 0, update, 0))[0::2])
+    assert not state.found
+    state.apply(*_decoded(snapshot_record("g", T1, 0, update, 0, 1))[0::2])
+    assert state.found
+    state.apply(ir.SHARE_SNAPSHOT, None)
+    assert not state.found
+
+
+# -- share group replay -----------------------------------------------------------------------------------
+
+
+def test_share_group_membership_replays_from_its_records():
+    topics = {"t": (T1, 2)}
+    live = ShareGroupCoordinator(lambda name: topics.get(name), assignment_interval_ms=0)
+    request = SimpleNamespace(group_id="g", member_id="m1", member_epoch=0, rack_id=None,
+                              subscribed_topic_names=["t"])
+    records = live.heartbeat(request, 1000, client_id="c", client_host="/h").records
+    records += live.heartbeat(SimpleNamespace(**{**vars(request), "member_id": "m2"}), 1001).records
+    replayed = ShareGroupCoordinator(lambda name: topics.get(name), assignment_interval_ms=0)
+    for key, value in records:
+        replayed.replay(*ir.decode_share_group_record(key, value), 5000)
+    replayed.loaded()
+    before, after = live.groups["g"], replayed.groups["g"]
+    assert (after.group_epoch, after.assignment_epoch) == (before.group_epoch, before.assignment_epoch)
+    assert after.target_assignment == before.target_assignment
+    assert {m: (v.member_epoch, v.assigned_partitions, v.client_id) for m, v in after.members.items()} == \
+        {m: (v.member_epoch, v.assigned_partitions, v.client_id) for m, v in before.members.items()}
+    # A replayed member's heartbeat is answered as the coordinator that wrote the records answers it.
+    beat = SimpleNamespace(group_id="g", member_id="m1", member_epoch=before.members["m1"].member_epoch,
+                           rack_id=None, subscribed_topic_names=None)
+    again = replayed.heartbeat(beat, 6000, client_id="c", client_host="/h")
+    assert again.response["error_code"] == 0
+    assert again.response == live.heartbeat(beat, 6000, client_id="c", client_host="/h").response
+    # Tombstones of a member that left remove it.
+    leave = live.heartbeat(SimpleNamespace(group_id="g", member_id="m2", member_epoch=-1, rack_id=None,
+                                           subscribed_topic_names=None), 7000).records
+    for key, value in leave:
+        replayed.replay(*ir.decode_share_group_record(key, value), 7000)
+    assert set(replayed.groups["g"].members) == {"m1"}
+
+
+# -- fetched bytes ----------------------------------------------------------------------------------------
+
+
+def test_batch_ranges_of_fetched_bytes():
+    one = bytearray(build_batch([Record(i, 0, None, b"x") for i in range(3)], base_timestamp=0))
+    two = bytearray(build_batch([Record(0, 0, None, b"y")], base_timestamp=0))
+    two[0:8] = (3).to_bytes(8, "big")
+    data = bytes(one) + bytes(two)
+    assert batch_ranges(data) == [(0, 2), (3, 3)]
+    assert batch_ranges(data[:-1]) == [(0, 2)]  # a partial batch at the end is left out
