@@ -21,4 +21,5 @@ async def start_registry(broker, host: str, port: int):
 
     server = RegistryServer(broker)
     await server.start(host, port)
+    broker.schema_registry = server  # what the console shows (console/registry_views.py)
     return server

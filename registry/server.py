@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from broker.http_listener import HttpRequestError, close_server, read_http_request, start_http
 from broker.security.tls import listener_setting, server_context
@@ -88,6 +88,8 @@ class RegistryServer:
         return f"[{host}]" if ":" in host else host
 
     async def stop(self) -> None:
+        if getattr(self.broker, "schema_registry", None) is self:
+            self.broker.schema_registry = None
         await close_server(self.server)
         self.server = None
 
@@ -147,6 +149,31 @@ class RegistryServer:
         status, answer = await self._answer(method, target, body)
         extra = [f"{OFFSET_HEADER}: {self.log.next_offset}"] if is_write(method, segments) else []
         return status, answer, extra
+
+    async def read(self, principal: str, peer: str, segments: list[str],
+                   query: dict[str, str] | None = None) -> tuple[int, object]:
+        """(status, JSON value) of `GET /<segments>?<query>` as `principal` would be answered over
+        HTTP: the same ACL check (403 with Confluent's body) and, in a cluster, the leader's answer
+        where this broker forwards its reads. For the console (console/registry_views.py), whose
+        users log in with the broker's SASL users; `GET /subjects` answers the subjects the
+        principal may read instead of refusing a user who is not a super user."""
+        self.log.catch_up()
+        listing = segments == ["subjects"]
+        if not listing and (refused := self.acls.refusal(principal, peer, "GET", segments)) is not None:
+            return 403, {"error_code": 40301, "message": refused}
+        target = "/" + "/".join(quote(s, safe="") for s in segments)
+        if query:
+            target += "?" + urlencode(query)
+        status, answer, _ = await self._route("GET", target, {}, b"")
+        if isinstance(answer, RawText):  # relayed from the leader as it sent it
+            try:
+                answer = json.loads(answer)
+            except ValueError:
+                pass
+        if listing and status == 200 and isinstance(answer, list):
+            answer = [subject for subject in answer
+                      if self.acls.refusal(principal, peer, "GET", ["subjects", subject, "versions"]) is None]
+        return status, answer
 
     async def _answer(self, method: str, target: str, body: bytes) -> tuple[int, object]:
         parts = urlsplit(target)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
@@ -49,10 +50,13 @@ def followers(cluster, leader: int) -> list[int]:
 
 
 def test_a_broker_without_a_replica_forwards_reads_and_writes(zookeeper_installed, tmp_path):
-    """Four brokers: `_schemas` has three replicas, so one broker has none and asks the leader."""
+    """Four brokers: `_schemas` has three replicas, so one broker has none and asks the leader;
+    its console's registry pages (console/registry_views.py) show what the leader answers."""
     ports = {node_id: free_port() for node_id in (1, 2, 3, 4)}
+    consoles = {node_id: free_port() for node_id in (1, 2, 3, 4)}
     with running_cluster(4, {"min.insync.replicas": 2}, tmp_path,
-                         broker_configs={n: {"schema.registry.port": p} for n, p in ports.items()}) as four:
+                         broker_configs={n: {"schema.registry.port": p, "console.port": consoles[n]}
+                                         for n, p in ports.items()}) as four:
         registries = {n: Registry(four.brokers[n], p) for n, p in ports.items()}
         for registry in registries.values():
             registry.wait_until_serving()
@@ -66,6 +70,16 @@ def test_a_broker_without_a_replica_forwards_reads_and_writes(zookeeper_installe
         assert registries[outsider].ok("GET", f"/schemas/ids/{schema_id}/subjects") == ["outside-value"]
         for node_id in replicas:
             assert registries[node_id].ok("GET", "/subjects/outside-value/versions/1")["id"] == schema_id
+        for node_id in (outsider, *replicas):
+            shown = console_get(consoles[node_id], "registry/subjects/outside-value")
+            assert [(v["version"], v["id"]) for v in shown["versions"]] == [(1, schema_id)], node_id
+            assert shown["compatibility"]["effective"] == "BACKWARD" and shown["latest"]["id"] == schema_id
+            assert [r["subject"] for r in console_get(consoles[node_id], "registry")["subjects"]] == ["outside-value"]
+
+
+def console_get(port: int, path: str):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/{path}", timeout=30) as response:
+        return json.loads(response.read())
 
 
 def test_a_forwarded_write_carries_the_clients_credentials(zookeeper_installed, tmp_path):
