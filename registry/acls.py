@@ -12,7 +12,7 @@ Confluent's Topic ACL authorizer maps them (its documented table): a subject `<t
     SUBJECT_COMPATIBILITY_WRITE  PUT/DELETE /config/{s}, PUT/DELETE /mode/{s}         TOPIC WRITE
     GLOBAL_COMPATIBILITY_READ    GET /config, GET /mode                               super user
     GLOBAL_COMPATIBILITY_WRITE   PUT /config, PUT /mode                               super user
-    GLOBAL_SUBJECTS_READ         GET /subjects                                        super user
+    GLOBAL_SUBJECTS_READ         GET /subjects, GET /contexts                         super user
 
 A subject not named after a topic is a super user's alone. `GET /` and `GET /schemas/types` name
 nothing and are anyone's. The super users are the broker's `super.users`. A broker without an
@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from broker.security.authorizer import AclOperation, ResourceType
+
+from .contexts import split
 
 READ, WRITE = AclOperation.READ, AclOperation.WRITE
 
@@ -42,7 +44,7 @@ def needed(method: str, segments: list[str]) -> Needed | None:
     """What the request needs; None: nothing (it names no subject, schema or setting)."""
     method = "GET" if method == "HEAD" else method
     match segments:
-        case ["subjects"]:
+        case ["subjects"] | ["contexts"]:
             return Needed("GLOBAL_SUBJECTS_READ", None)
         case ["subjects", subject]:
             return Needed("SUBJECT_DELETE", WRITE, subject) if method == "DELETE" else Needed("SUBJECT_READ", READ, subject)
@@ -64,6 +66,7 @@ def needed(method: str, segments: list[str]) -> Needed | None:
 
 
 def topic_of(subject: str) -> str | None:
+    subject = split(subject)[1]  # a subject of any context (`:.staging:orders-value`) stands for its topic
     for suffix in ("-key", "-value"):
         if subject.endswith(suffix) and len(subject) > len(suffix):
             return subject[:-len(suffix)]

@@ -12,6 +12,9 @@ reads as is. Keys are JSON objects in Confluent's key order:
                                                                up to v soft-deleted
     {"keytype":"NOOP","magic":0}                             -> (Confluent's leader election marker)
 
+A subject of a context other than the default one is stored under its qualified name
+(`:.staging:orders-value`, contexts.py), and a context's own settings under `:.staging:`.
+
 The state is the replay of the log: `SchemasLog.catch_up` applies whatever was appended since the
 last read (our own writes and anything produced to `_schemas` by a Kafka client), so the log is the
 one truth and ids survive restarts.
@@ -27,6 +30,8 @@ from dataclasses import dataclass, field
 from broker.workers.ownership import SCHEMAS_TOPIC
 from coordinator.offsets_store import AppendFailed, append_internal_batch, read_internal_batches
 from kafka_wire.record_codec import Record, build_batch
+
+from .contexts import DEFAULT_CONTEXT, EVERY_CONTEXT, context_key, context_of, matches_prefix
 
 logger = logging.getLogger("kafka_wire.registry")
 
@@ -91,14 +96,15 @@ def _json(value: dict) -> bytes:
 
 
 class RegistryState:
-    """Subjects, their versions, schemas by id and compatibility levels, as the records say."""
+    """Subjects, their versions, schemas by id and compatibility levels, as the records say.
+    Subjects go by their qualified names (contexts.py); schema ids are counted per context."""
 
     def __init__(self) -> None:
         self.subjects: dict[str, dict[int, SchemaVersion]] = {}
         self.configs: dict[str | None, str] = {}
         self.normalizes: dict[str | None, bool] = {}  # the config's `normalize`, where it is set
         self.modes: dict[str | None, str] = {}
-        self.max_id = 0
+        self.max_ids: dict[str, int] = {}  # the highest schema id of each context
 
     def apply(self, key: bytes | None, value: bytes | None) -> None:
         """One record of `_schemas`; a record this registry does not understand is skipped."""
@@ -149,7 +155,8 @@ class RegistryState:
                                           str(v.get("schemaType") or "AVRO").upper(),
                                           [ref for ref in v.get("references") or [] if isinstance(ref, dict)],
                                           bool(v.get("deleted", False)))
-        self.max_id = max(self.max_id, schema_id)
+        context = context_of(subject)
+        self.max_ids[context] = max(self.max_ids.get(context, 0), schema_id)
 
     # -- queries --------------------------------------------------------------------------------
 
@@ -157,37 +164,56 @@ class RegistryState:
         found = self.subjects.get(subject, {})
         return [found[v] for v in sorted(found) if include_deleted or not found[v].deleted]
 
-    def subject_names(self, *, include_deleted: bool = False) -> list[str]:
-        return sorted(s for s in self.subjects if self.versions(s, include_deleted=include_deleted))
+    def subject_names(self, *, include_deleted: bool = False, prefix: str = EVERY_CONTEXT) -> list[str]:
+        return sorted(s for s in self.subjects
+                      if matches_prefix(s, prefix) and self.versions(s, include_deleted=include_deleted))
 
-    def by_id(self, schema_id: int) -> list[SchemaVersion]:
-        """Every subject version (soft-deleted ones too) registered with this id."""
-        return [entry for versions in self.subjects.values() for entry in versions.values()
-                if entry.schema_id == schema_id]
+    @property
+    def max_id(self) -> int:
+        """The default context's highest schema id."""
+        return self.max_ids.get(DEFAULT_CONTEXT, 0)
 
-    def id_of(self, schema_type: str, canonical: str, references: list) -> int | None:
-        """The id this schema already has in any subject (Confluent's ids are global)."""
-        for versions in self.subjects.values():
+    def next_id(self, context: str) -> int:
+        return self.max_ids.get(context, 0) + 1
+
+    def contexts(self) -> list[str]:
+        """The default context, then every context a subject is registered in (soft-deleted too)."""
+        return [DEFAULT_CONTEXT, *sorted({context_of(s) for s in self.subjects} - {DEFAULT_CONTEXT})]
+
+    def by_id(self, schema_id: int, context: str = DEFAULT_CONTEXT) -> list[SchemaVersion]:
+        """Every subject version (soft-deleted ones too) of the context registered with this id."""
+        return [entry for subject, versions in self.subjects.items() if context_of(subject) == context
+                for entry in versions.values() if entry.schema_id == schema_id]
+
+    def id_of(self, schema_type: str, canonical: str, references: list,
+              context: str = DEFAULT_CONTEXT) -> int | None:
+        """The id this schema already has in any subject of the context (ids are the context's)."""
+        for subject, versions in self.subjects.items():
+            if context_of(subject) != context:
+                continue
             for entry in versions.values():
                 if (entry.schema == canonical and entry.schema_type == schema_type
                         and entry.references == references):
                     return entry.schema_id
         return None
 
+    def _setting(self, settings: dict, subject: str | None, default):
+        """The subject's own, else its context's (`:.ctx:`), else the global one."""
+        if subject is not None and subject in settings:
+            return settings[subject]
+        context = context_key(subject)
+        if context is not None and context in settings:
+            return settings[context]
+        return settings.get(None, default)
+
     def compatibility(self, subject: str | None) -> str:
-        if subject is not None and subject in self.configs:
-            return self.configs[subject]
-        return self.configs.get(None, DEFAULT_COMPATIBILITY)
+        return self._setting(self.configs, subject, DEFAULT_COMPATIBILITY)
 
     def normalize(self, subject: str | None) -> bool | None:
-        if subject is not None and subject in self.normalizes:
-            return self.normalizes[subject]
-        return self.normalizes.get(None)
+        return self._setting(self.normalizes, subject, None)
 
     def mode(self, subject: str | None) -> str:
-        if subject is not None and subject in self.modes:
-            return self.modes[subject]
-        return self.modes.get(None, DEFAULT_MODE)
+        return self._setting(self.modes, subject, DEFAULT_MODE)
 
 
 # Confluent's kafkastore.topic.replication.factor default; fewer when fewer brokers are alive.
