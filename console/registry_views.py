@@ -78,8 +78,9 @@ class RegistryViews:
     # -- the registry: its global settings and every subject ------------------------------------------
 
     async def summary(self, principal: str, peer: str, query: dict[str, str]) -> dict:
-        """Global compatibility and mode (None where the user is not a super user), and per subject
-        its latest version and its own settings; `deleted=true` lists soft-deleted subjects too."""
+        """Global compatibility and mode and the contexts (None where the user is not a super user),
+        and per subject (of every context, `:.ctx:s`) its latest version and its own settings;
+        `deleted=true` lists soft-deleted subjects too."""
         with_deleted = query.get("deleted", "false").lower() == "true"
         config = await self._may(principal, peer, ["config"])
         mode = await self._may(principal, peer, ["mode"])
@@ -90,6 +91,7 @@ class RegistryViews:
         return {"compatibility": None if config is None else config.get("compatibilityLevel"),
                 "mode": None if mode is None else mode.get("mode"),
                 "global_visible": config is not None,
+                "contexts": await self._may(principal, peer, ["contexts"]),
                 "types": await self._get(principal, peer, ["schemas", "types"]),
                 "subjects": [row for row in subjects if row is not None]}
 

@@ -135,7 +135,7 @@ class RegistryApi:
             case ["subjects"]:
                 if method == "GET":
                     return 200, state.subject_names(include_deleted=_flag(query, "deleted"),
-                                                    prefix=query.get("subjectPrefix") or EVERY_CONTEXT)
+                                                    prefix=query.get("subjectPrefix", EVERY_CONTEXT))
             case ["contexts"]:
                 if method == "GET":
                     return 200, state.contexts()

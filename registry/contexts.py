@@ -5,7 +5,9 @@ the default context `.` (`:.:orders-value`, the same subject), lives in the defa
 `:.<context>:` with no subject stands for the context itself (its compatibility level and mode,
 `/config/:.staging:`). Each context counts its schema ids from 1 on its own; a schema reference
 without a context names a subject of the referencing schema's context. The subject prefix `:*:`
-(`GET /subjects?subjectPrefix=`, Confluent's default) spans every context.
+(`GET /subjects?subjectPrefix=`, Confluent's default) spans every context. A client may also be
+given a base context path as its URL (`http://host:port/contexts/.staging`): its requests are
+rewritten into that context (base_context_path).
 
 Subjects are stored in `_schemas` with their qualified names, as Confluent stores them.
 """
@@ -69,3 +71,57 @@ def matches_prefix(subject: str, prefix: str) -> bool:
         return name.startswith(prefix[len(EVERY_CONTEXT):])
     wanted_context, wanted = split(prefix)
     return context == wanted_context and name.startswith(wanted)
+
+
+def context_prefix(context: str) -> str:
+    """A context as the prefix of its subjects (Confluent's normalizeContext): `staging`, `.staging`
+    and `:.staging:` are `:.staging:`; the default context has none. A colon inside is refused."""
+    name = context.removeprefix(_DELIMITER).removesuffix(_DELIMITER)
+    if _DELIMITER in name:
+        raise ValueError("Context name cannot contain a colon")
+    if not name.startswith("."):
+        name = "." + name
+    return "" if name == DEFAULT_CONTEXT else f"{_DELIMITER}{name}{_DELIMITER}"
+
+
+def _qualified(text: str) -> bool:
+    return text.startswith(_PREFIX) or text.startswith(EVERY_CONTEXT)
+
+
+def base_context_path(segments: list[str], query: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """A request under a base context path, `/contexts/<context>/...` (a client given
+    `http://registry/contexts/.staging` as its URL), as the request it stands for, as Confluent's
+    ContextFilter rewrites it: a subject after `subjects`, or after a leading `config` / `mode`, is
+    qualified with the context unless it names one; a leading `config` or `mode` without a
+    subject is the context's own (`/config/:.staging:`); `schemas/ids/...` looks the id up in the
+    context (its `subject` query qualified), `GET /subjects` lists the context's subjects (its
+    `subjectPrefix` qualified). Anything else (`/contexts` itself) is returned as it is."""
+    if len(segments) < 3 or segments[0] != "contexts":
+        return segments, query
+    prefix = context_prefix(segments[1])
+    rest = segments[2:]
+    rewritten: list[str] = []
+    subject_next = settings = False
+    for index, segment in enumerate(rest):
+        if subject_next:
+            if not _qualified(segment):
+                segment = prefix + segment
+            subject_next = False
+        elif segment == "subjects" or (index == 0 and segment in ("config", "mode")):
+            subject_next = True
+            settings = index == 0 and segment != "subjects"
+        rewritten.append(segment)
+    if settings and subject_next and prefix:
+        rewritten.append(prefix)
+    query = dict(query)
+    if rewritten[:2] == ["schemas", "ids"]:
+        subject = query.get("subject", "")
+        if not _qualified(subject):
+            query["subject"] = prefix + subject
+        if not query["subject"]:
+            del query["subject"]
+    elif rewritten in (["subjects"], ["schemas"]):
+        wanted = query.get("subjectPrefix", "")
+        if not _qualified(wanted):
+            query["subjectPrefix"] = prefix + wanted
+    return rewritten, query

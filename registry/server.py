@@ -17,6 +17,7 @@ from broker.security.tls import listener_setting, server_context
 from .api import RawText, RegistryApi, RegistryError
 from .acls import RegistryAcls
 from .auth import CHALLENGE, BasicAuth
+from .contexts import base_context_path
 from .store import SchemasLog
 
 logger = logging.getLogger("kafka_wire.registry")
@@ -108,6 +109,13 @@ class RegistryServer:
                     return
                 method, target, headers, body = request
                 close = headers.get("connection", "").lower() == "close"
+                try:
+                    target = _under_base_context(target)
+                except ValueError as exc:
+                    await self._send(writer, 400, {"error_code": 400, "message": str(exc)}, close)
+                    if close:
+                        return
+                    continue
                 principal = await self.auth.principal(headers)
                 if principal is None:
                     await self._send(writer, 401, {"error_code": 401, "message": "Unauthorized"}, close,
@@ -202,6 +210,16 @@ class RegistryServer:
             head.append("Connection: close")
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (b"" if head_only else body))
         await writer.drain()
+
+
+def _under_base_context(target: str) -> str:
+    """The request a `/contexts/<context>/...` one stands for (contexts.base_context_path)."""
+    parts = urlsplit(target)
+    segments = [unquote(s) for s in parts.path.split("/") if s != ""]
+    if len(segments) < 3 or segments[0] != "contexts":
+        return target
+    segments, query = base_context_path(segments, dict(parse_qsl(parts.query, keep_blank_values=True)))
+    return "/" + "/".join(quote(s, safe="") for s in segments) + ("?" + urlencode(query) if query else "")
 
 
 async def _discard(reader: asyncio.StreamReader) -> None:

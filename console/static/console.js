@@ -425,6 +425,7 @@ async function renderSchemas(main, params) {
       h("div", {}, h("b", {id: "global-compatibility"}, r.compatibility ?? "—"), "compatibility (global)"),
       h("div", {}, h("b", {id: "global-mode"}, r.mode ?? "—"), "mode (global)"),
       h("div", {}, h("b", {id: "subject-count"}, r.subjects.length), "subjects"),
+      r.contexts && r.contexts.length > 1 ? h("div", {}, h("b", {id: "contexts"}, r.contexts.join(" ")), "contexts") : null,
       h("div", {}, h("b", {}, r.types.join(", ")), "schema types")),
     r.global_visible ? null : h("p", {class: "muted"}, "The global settings are the super users' to read."),
     h("p", {}, toggle),

@@ -126,6 +126,21 @@ def test_references_and_soft_deletes_are_shown(registry_console):
     assert [v["deleted"] for v in gone["versions"]] == [True, True]
 
 
+def test_subjects_of_other_contexts_are_listed_qualified(registry_console):
+    client = registry_console.registry
+    staging_id = client.register_schema(":.staging:orders-value",
+                                        Schema(avro_record("Staged", ("at", "long")), "AVRO"))
+    client.set_compatibility(":.staging:", "NONE")
+    summary = registry_console.get("registry")
+    assert summary["contexts"] == [".", ".staging"]
+    row = next(r for r in summary["subjects"] if r["subject"] == ":.staging:orders-value")
+    assert (row["latest_id"], row["compatibility"]) == (staging_id, None)
+    subject = registry_console.get("registry/subjects/" + quote(":.staging:orders-value"))
+    # The context's level is in force for its subjects
+    assert subject["compatibility"] == {"subject": None, "effective": "NONE", "normalize": None}
+    assert subject["latest"]["id"] == staging_id == 1
+
+
 @pytest.mark.parametrize("path, status, error, code", [
     ("registry/subjects/no-such-value", 404, "SUBJECT_NOT_FOUND", 40401),
     ("registry/subjects/no-such-value/versions/1", 404, "SUBJECT_NOT_FOUND", 40401),

@@ -140,3 +140,21 @@ def test_confluent_kafka_client_with_a_qualified_subject(registry):
         json.loads(ORDER_STAGING)
     assert json.loads(client.get_schema(1).schema_str) == json.loads(ORDER)
     assert sorted(client.get_subjects()) == [":.staging:clicks-value", "clicks-value"]
+
+
+def test_a_client_given_a_base_context_path_works_in_that_context(registry):
+    """confluent-kafka's client with http://.../contexts/.staging as its URL: every request lands
+    in .staging, as Confluent's ContextFilter rewrites them."""
+    registry.register("orders-value", ORDER)
+    staging = SchemaRegistryClient({"url": f"{registry.url}/contexts/.staging"})
+    assert staging.register_schema("orders-value", Schema(ORDER_STAGING, "AVRO")) == 1
+    assert staging.get_subjects() == [":.staging:orders-value"]  # (qualified, as Confluent lists them)
+    assert registry.ok("GET", "/subjects") == [":.staging:orders-value", "orders-value"]
+    assert json.loads(staging.get_schema(1).schema_str) == json.loads(ORDER_STAGING)
+    staging.set_compatibility(level="NONE")
+    assert registry.ok("GET", f"/config/{quote(':.staging:')}") == {"compatibilityLevel": "NONE"}
+    assert registry.ok("GET", "/config") == {"compatibilityLevel": "BACKWARD"}
+    latest = staging.get_latest_version("orders-value")
+    assert (latest.subject, latest.schema_id) == (":.staging:orders-value", 1)
+    assert registry.ok("GET", "/contexts/.staging/subjects/orders-value/versions") == [1]
+    assert registry.error("GET", "/contexts/.a:b/subjects") == (400, 400)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from registry.contexts import context_key, matches_prefix, normalized, qualify, split, with_parent
+from registry.contexts import base_context_path, context_key, matches_prefix, normalized, qualify, split, \
+    with_parent
 from registry.store import RegistryState, SchemaVersion, config_key, config_value, mode_key, mode_value, \
     schema_key, schema_value
 
@@ -75,3 +76,33 @@ def test_ids_settings_and_contexts_per_context():
     assert state.compatibility(":.x:b") == "FULL" and state.compatibility(None) == "BACKWARD"
     assert state.mode(":.x:a") == "READONLY" and state.mode("a") == "READWRITE"
     assert state.subject_names() == [":.x:a", "a"] and state.subject_names(prefix="a") == ["a"]
+
+
+@pytest.mark.parametrize("path, query, rewritten, rewritten_query", [
+    ("contexts/.staging/subjects/orders-value/versions", {}, "subjects/:.staging:orders-value/versions", {}),
+    ("contexts/staging/subjects/orders-value/versions/1/referencedby", {},
+     "subjects/:.staging:orders-value/versions/1/referencedby", {}),
+    ("contexts/.staging/subjects/:.other:s", {}, "subjects/:.other:s", {}),
+    ("contexts/.staging/compatibility/subjects/s/versions/latest", {},
+     "compatibility/subjects/:.staging:s/versions/latest", {}),
+    ("contexts/.staging/config", {}, "config/:.staging:", {}),
+    ("contexts/.staging/mode/s", {}, "mode/:.staging:s", {}),
+    ("contexts/.staging/subjects", {}, "subjects", {"subjectPrefix": ":.staging:"}),
+    ("contexts/.staging/subjects", {"subjectPrefix": "ord"}, "subjects", {"subjectPrefix": ":.staging:ord"}),
+    ("contexts/.staging/subjects", {"subjectPrefix": ":*:"}, "subjects", {"subjectPrefix": ":*:"}),
+    ("contexts/./subjects", {}, "subjects", {"subjectPrefix": ""}),
+    ("contexts/./config", {}, "config", {}),
+    ("contexts/.staging/schemas/ids/3", {}, "schemas/ids/3", {"subject": ":.staging:"}),
+    ("contexts/.staging/schemas/ids/3/versions", {"subject": "s"}, "schemas/ids/3/versions",
+     {"subject": ":.staging:s"}),
+    ("contexts/./schemas/ids/3", {}, "schemas/ids/3", {}),
+    ("contexts/.staging/schemas/types", {}, "schemas/types", {}),
+    ("contexts", {}, "contexts", {}),
+])
+def test_base_context_paths(path, query, rewritten, rewritten_query):
+    assert base_context_path(path.split("/"), query) == (rewritten.split("/"), rewritten_query)
+
+
+def test_a_context_name_with_a_colon_is_refused():
+    with pytest.raises(ValueError, match="colon"):
+        base_context_path(["contexts", ".a:b", "subjects"], {})
