@@ -78,8 +78,10 @@ class RegistryAcls:
         self.broker = broker
         self.state = state  # () -> RegistryState, for the subjects of a schema id
 
-    def refusal(self, principal: str, host: str, method: str, segments: list[str]) -> str | None:
-        """Why the request is refused (the 403's message), or None when it may go on."""
+    def refusal(self, principal: str, host: str, method: str, segments: list[str],
+                query: dict[str, str] | None = None) -> str | None:
+        """Why the request is refused (the 403's message), or None when it may go on. A schema id
+        is checked in the context its `subject` query names, the one the answer comes from."""
         authorizer = self.broker.authorizer
         if not authorizer.enabled:
             return None
@@ -88,7 +90,8 @@ class RegistryAcls:
             return None
         if need.schema_id is not None:
             try:
-                subjects = {entry.subject for entry in self.state().by_id(int(need.schema_id))}
+                entries, _ = self.state().id_in_context_of(int(need.schema_id), (query or {}).get("subject"))
+                subjects = {entry.subject for entry in entries}
             except ValueError:
                 return None  # not an id: answered 404 as without ACLs
             if any(self._may(principal, host, READ, subject) for subject in subjects):

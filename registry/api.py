@@ -20,7 +20,7 @@ import logging
 
 from coordinator.offsets_store import AppendFailed
 
-from .contexts import EVERY_CONTEXT, context_of, normalized, qualify, split, with_parent
+from .contexts import EVERY_CONTEXT, context_of, normalized, split, with_parent
 from .protobuf import serialized as protobuf_serialized
 from .schemas import COMPATIBILITY_LEVELS, PROTOBUF, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
 from .store import (
@@ -221,16 +221,7 @@ class RegistryApi:
             schema_id = int(schema_id_text)
         except ValueError:
             raise RegistryError(404, 404, "HTTP 404 Not Found") from None
-        subject = normalized(query["subject"]) if query.get("subject") else None
-        entries = self.state.by_id(schema_id, context_of(subject))
-        if not entries and subject and not query["subject"].startswith(":"):
-            # An unqualified subject not registered with this id in the default context: the
-            # context where that subject name has it (Confluent's getSchemaKeyUsingContexts).
-            for context in self.state.contexts()[1:]:
-                found = self.state.by_id(schema_id, context)
-                if any(entry.subject == qualify(context, subject) for entry in found):
-                    entries, subject = found, qualify(context, subject)
-                    break
+        entries, subject = self.state.id_in_context_of(schema_id, query.get("subject"))
         if not _flag(query, "deleted") and rest in (["versions"], ["subjects"]):
             entries = [entry for entry in entries if not entry.deleted]
         if subject and rest in ([], ["schema"]):

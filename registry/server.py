@@ -136,7 +136,8 @@ class RegistryServer:
     def _refusal(self, principal: str, peer: str, method: str, target: str) -> str | None:
         self.log.catch_up()  # (a schema id's subjects as the log says them now)
         segments = [unquote(s) for s in urlsplit(target).path.split("/") if s != ""]
-        return self.acls.refusal(principal, peer, method, segments)
+        query = dict(parse_qsl(urlsplit(target).query, keep_blank_values=True))
+        return self.acls.refusal(principal, peer, method, segments, query)
 
     async def _route(self, method: str, target: str, headers: dict[str, str],
                      body: bytes) -> tuple[int, object, list[str]]:
@@ -167,7 +168,7 @@ class RegistryServer:
         principal may read instead of refusing a user who is not a super user."""
         self.log.catch_up()
         listing = segments == ["subjects"]
-        if not listing and (refused := self.acls.refusal(principal, peer, "GET", segments)) is not None:
+        if not listing and (refused := self.acls.refusal(principal, peer, "GET", segments, query)) is not None:
             return 403, {"error_code": 40301, "message": refused}
         target = "/" + "/".join(quote(s, safe="") for s in segments)
         if query:

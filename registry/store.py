@@ -31,7 +31,7 @@ from broker.workers.ownership import SCHEMAS_TOPIC
 from coordinator.offsets_store import AppendFailed, append_internal_batch, read_internal_batches
 from kafka_wire.record_codec import Record, build_batch
 
-from .contexts import DEFAULT_CONTEXT, EVERY_CONTEXT, context_key, context_of, matches_prefix
+from .contexts import DEFAULT_CONTEXT, EVERY_CONTEXT, context_key, context_of, matches_prefix, normalized, qualify
 
 logger = logging.getLogger("kafka_wire.registry")
 
@@ -184,6 +184,20 @@ class RegistryState:
         """Every subject version (soft-deleted ones too) of the context registered with this id."""
         return [entry for subject, versions in self.subjects.items() if context_of(subject) == context
                 for entry in versions.values() if entry.schema_id == schema_id]
+
+    def id_in_context_of(self, schema_id: int, subject: str | None) -> tuple[list[SchemaVersion], str | None]:
+        """(the versions registered with the id, the subject qualified) in the context of
+        `subject` as a request names it (`GET /schemas/ids/{id}?subject=`): the default context
+        without one; an unqualified subject without the id in the default context is tried in
+        each other context (Confluent's getSchemaKeyUsingContexts)."""
+        qualified = normalized(subject) if subject else None
+        entries = self.by_id(schema_id, context_of(qualified))
+        if not entries and subject and not subject.startswith(":"):
+            for context in self.contexts()[1:]:
+                found = self.by_id(schema_id, context)
+                if any(entry.subject == qualify(context, subject) for entry in found):
+                    return found, qualify(context, subject)
+        return entries, qualified
 
     def id_of(self, schema_type: str, canonical: str, references: list,
               context: str = DEFAULT_CONTEXT) -> int | None:

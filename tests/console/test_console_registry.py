@@ -6,7 +6,10 @@ for the logged-in user."""
 
 from __future__ import annotations
 
+import base64
 import json
+import urllib.error
+import urllib.request
 from urllib.parse import quote
 
 import pytest
@@ -184,6 +187,7 @@ def secure_registry_console(tmp_path_factory):
         future.result(30)
     console.registry = SchemaRegistryClient({"url": f"http://127.0.0.1:{registry_port}",
                                              "basic.auth.user.info": f"admin:{PASSWORDS['admin']}"})
+    console.registry_url = f"http://127.0.0.1:{registry_port}"
     yield console
     finish(console)
 
@@ -245,3 +249,27 @@ def test_the_schema_pages_in_a_browser(browser_env, registry_console):  # noqa: 
     assert json.loads(shown["first_schema"]) == json.loads(first)
     assert shown["deleted_hidden"] is True
     assert shown["deleted_row"][0] == "browser-gone-value deleted"
+
+
+def test_a_schema_id_is_authorized_in_the_context_it_is_read_from(secure_registry_console):
+    """Ids are per context: id 1 of .staging is another schema than id 1 of the default context,
+    and reading it through ?subject=:.staging:... needs READ on that subject's topic."""
+    console = secure_registry_console
+    client = console.registry
+    visible = client.register_schema("alice-visible-value", Schema(avro_record("Seen", ("a", "int")), "AVRO"))
+    hidden = client.register_schema(":.staging:secret-value", Schema(avro_record("Hidden", ("h", "int")), "AVRO"))
+    assert visible == hidden == 1
+
+    def as_alice(path: str) -> int:
+        request = urllib.request.Request(console.registry_url + path, headers={
+            "Authorization": "Basic " + base64.b64encode(f"alice:{PASSWORDS['alice']}".encode()).decode()})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    assert as_alice("/schemas/ids/1") == 200
+    assert as_alice("/schemas/ids/1?subject=" + quote(":.staging:secret-value", safe="")) == 403
+    assert as_alice("/schemas/ids/1?subject=" + quote(":.staging:", safe="")) == 403
+    assert as_alice("/contexts/.staging/schemas/ids/1") == 403
