@@ -163,6 +163,9 @@ class Broker:
     # (broker/schema_validation.py): `factory(broker)` has `subjects_of(schema_id)`. Set by
     # `kafka-wire serve` (registry/validation.py, a room above this one); None: no id is registered.
     schema_lookup_factory = None
+    # The Schema Registry this process serves (registry/server.py's RegistryServer, whose `read`
+    # the console calls), set when it starts; None: none here.
+    schema_registry = None
 
     def __init__(self, config: BrokerConfig, workers=None) -> None:
         self.config = config

@@ -49,6 +49,8 @@ UNAVAILABLE = {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_I
 class ApiError(Exception):
     """An answer other than 200: HTTP status, Kafka-style error name, message."""
 
+    details: dict | None = None  # more fields of the error body
+
     def __init__(self, status: int, error: str, message: str) -> None:
         super().__init__(message)
         self.status, self.error, self.message = status, error, message

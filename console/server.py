@@ -17,6 +17,7 @@ from broker.http_listener import HttpRequestError, close_server, read_http_reque
 
 from .api import ApiError, ConsoleApi, from_kafka, to_json
 from .kafka_calls import KafkaCalls, KafkaError
+from .registry_views import RegistryViews
 from .sampler import Sampler
 from .sessions import COOKIE, SESSION_SECONDS, Sessions
 
@@ -74,8 +75,8 @@ class Response:
         self.headers = headers or []
 
 
-def _error(status: int, error: str, message: str) -> Response:
-    return Response(status, to_json({"error": error, "message": message}))
+def _error(status: int, error: str, message: str, details: dict | None = None) -> Response:
+    return Response(status, to_json({"error": error, "message": message, **(details or {})}))
 
 
 class ConsoleServer:
@@ -83,6 +84,7 @@ class ConsoleServer:
         self.broker = broker
         self.sampler = Sampler(broker, sample_interval_ms)
         self.api = ConsoleApi(broker, self.sampler, read_only)
+        self.registry = RegistryViews(broker)
         self.sessions = Sessions(broker)
         self.read_only = read_only
         self.server: asyncio.base_events.Server | None = None
@@ -135,7 +137,7 @@ class ConsoleServer:
         try:
             return await self._route(request)
         except ApiError as exc:
-            return _error(exc.status, exc.error, exc.message)
+            return _error(exc.status, exc.error, exc.message, exc.details)
         except KafkaError as exc:
             err = from_kafka(exc)
             return _error(err.status, err.error, err.message)
@@ -171,7 +173,8 @@ class ConsoleServer:
         if segments == ["session"] and method == "GET":
             user = self.sessions.user_of(token)
             return Response(200, to_json({"login_required": self.sessions.login_required(), "user": user,
-                                          "read_only": self.read_only}))
+                                          "read_only": self.read_only,
+                                          "schema_registry": self.registry.available()}))
         if segments == ["login"] and method == "POST":
             body = request.json()
             username, password = body.get("username"), body.get("password")
@@ -210,4 +213,10 @@ class ConsoleServer:
                 return Response(200, to_json(await api.group(calls, group_id)))
             case ("POST", ["groups", group_id, "offsets"]):
                 return Response(200, to_json(await api.reset_offsets(calls, group_id, request.json())))
+            case ("GET", ["registry"]):
+                return Response(200, to_json(await self.registry.summary(principal, request.peer[0], request.query)))
+            case ("GET", ["registry", "subjects", subject]):
+                return Response(200, to_json(await self.registry.subject(principal, request.peer[0], subject)))
+            case ("GET", ["registry", "subjects", subject, "versions", version]):
+                return Response(200, to_json(await self.registry.version(principal, request.peer[0], subject, version)))
         return _error(404, "NOT_FOUND", f"no API {method} {path}")

@@ -6,7 +6,10 @@ the registry starts as before; with several worker processes worker 0 serves it 
 broker/workers/ownership.py). The pieces: `server` (HTTP/1.1 in the broker's event loop), `api`
 (Confluent's paths, answers and error codes), `store` (the `_schemas` records, their replay into the
 registry's state, appends through the broker's internal append path as the group coordinator writes
-`__consumer_offsets`), `schemas` (parsing and compatibility of Avro and JSON Schema).
+`__consumer_offsets`), `schemas` (parsing and compatibility of Avro and JSON Schema), `contexts`
+(Confluent's `:.ctx:subject` qualified subjects and their per-context ids and settings), `cluster` (in a
+ZooKeeper cluster every broker's registry serves reads from its replica and forwards writes to the
+registry of the leader of `_schemas`-0).
 """
 
 from __future__ import annotations
@@ -19,4 +22,5 @@ async def start_registry(broker, host: str, port: int):
 
     server = RegistryServer(broker)
     await server.start(host, port)
+    broker.schema_registry = server  # what the console shows (console/registry_views.py)
     return server

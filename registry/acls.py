@@ -12,7 +12,7 @@ Confluent's Topic ACL authorizer maps them (its documented table): a subject `<t
     SUBJECT_COMPATIBILITY_WRITE  PUT/DELETE /config/{s}, PUT/DELETE /mode/{s}         TOPIC WRITE
     GLOBAL_COMPATIBILITY_READ    GET /config, GET /mode                               super user
     GLOBAL_COMPATIBILITY_WRITE   PUT /config, PUT /mode                               super user
-    GLOBAL_SUBJECTS_READ         GET /subjects                                        super user
+    GLOBAL_SUBJECTS_READ         GET /subjects, GET /contexts                         super user
 
 A subject not named after a topic is a super user's alone. `GET /` and `GET /schemas/types` name
 nothing and are anyone's. The super users are the broker's `super.users`. A broker without an
@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from broker.security.authorizer import AclOperation, ResourceType
+
+from .contexts import split
 
 READ, WRITE = AclOperation.READ, AclOperation.WRITE
 
@@ -42,7 +44,7 @@ def needed(method: str, segments: list[str]) -> Needed | None:
     """What the request needs; None: nothing (it names no subject, schema or setting)."""
     method = "GET" if method == "HEAD" else method
     match segments:
-        case ["subjects"]:
+        case ["subjects"] | ["contexts"]:
             return Needed("GLOBAL_SUBJECTS_READ", None)
         case ["subjects", subject]:
             return Needed("SUBJECT_DELETE", WRITE, subject) if method == "DELETE" else Needed("SUBJECT_READ", READ, subject)
@@ -64,6 +66,7 @@ def needed(method: str, segments: list[str]) -> Needed | None:
 
 
 def topic_of(subject: str) -> str | None:
+    subject = split(subject)[1]  # a subject of any context (`:.staging:orders-value`) stands for its topic
     for suffix in ("-key", "-value"):
         if subject.endswith(suffix) and len(subject) > len(suffix):
             return subject[:-len(suffix)]
@@ -75,8 +78,10 @@ class RegistryAcls:
         self.broker = broker
         self.state = state  # () -> RegistryState, for the subjects of a schema id
 
-    def refusal(self, principal: str, host: str, method: str, segments: list[str]) -> str | None:
-        """Why the request is refused (the 403's message), or None when it may go on."""
+    def refusal(self, principal: str, host: str, method: str, segments: list[str],
+                query: dict[str, str] | None = None) -> str | None:
+        """Why the request is refused (the 403's message), or None when it may go on. A schema id
+        is checked in the context its `subject` query names, the one the answer comes from."""
         authorizer = self.broker.authorizer
         if not authorizer.enabled:
             return None
@@ -85,7 +90,8 @@ class RegistryAcls:
             return None
         if need.schema_id is not None:
             try:
-                subjects = {entry.subject for entry in self.state().by_id(int(need.schema_id))}
+                entries, _ = self.state().id_in_context_of(int(need.schema_id), (query or {}).get("subject"))
+                subjects = {entry.subject for entry in entries}
             except ValueError:
                 return None  # not an id: answered 404 as without ACLs
             if any(self._may(principal, host, READ, subject) for subject in subjects):

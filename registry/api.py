@@ -20,6 +20,7 @@ import logging
 
 from coordinator.offsets_store import AppendFailed
 
+from .contexts import EVERY_CONTEXT, context_of, normalized, split, with_parent
 from .protobuf import serialized as protobuf_serialized
 from .schemas import COMPATIBILITY_LEVELS, PROTOBUF, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
 from .store import (
@@ -66,6 +67,16 @@ def schema_not_found(schema_id=None) -> RegistryError:
     return RegistryError(404, 40403, "Schema not found" if schema_id is None else f"Schema {schema_id} not found")
 
 
+def _one_spelling(segments: list[str]) -> list[str]:
+    """The path with its subject named one way (`:.:s` is `s`, contexts.py)."""
+    match segments:
+        case ["subjects" | "config" | "mode", subject, *rest]:
+            return [segments[0], normalized(subject), *rest]
+        case ["compatibility", "subjects", subject, *rest]:
+            return ["compatibility", "subjects", normalized(subject), *rest]
+    return segments
+
+
 def _flag(query: dict, name: str) -> bool:
     return query.get(name, "false").lower() == "true"
 
@@ -104,9 +115,14 @@ class RegistryApi:
 
     async def answer(self, method: str, segments: list[str], query: dict, body) -> tuple[int, object]:
         self.log.catch_up()
+        segments = _one_spelling(segments)
         if method in ("POST", "PUT", "DELETE"):
             async with self.writing:
-                self.log.catch_up()
+                try:
+                    await self.log.settle()
+                except AppendFailed as exc:
+                    logger.error("registry: %s", exc)
+                    raise RegistryError(500, 50001, f"Error in the backend data store: {exc.error.name}") from None
                 return await self._route(method, segments, query, body)
         return await self._route(method, segments, query, body)
 
@@ -118,7 +134,11 @@ class RegistryApi:
                     return 200, {}
             case ["subjects"]:
                 if method == "GET":
-                    return 200, state.subject_names(include_deleted=_flag(query, "deleted"))
+                    return 200, state.subject_names(include_deleted=_flag(query, "deleted"),
+                                                    prefix=query.get("subjectPrefix", EVERY_CONTEXT))
+            case ["contexts"]:
+                if method == "GET":
+                    return 200, state.contexts()
             case ["subjects", subject]:
                 if method == "POST":
                     return 200, self.lookup(subject, query, body)
@@ -188,8 +208,8 @@ class RegistryApi:
         """Ids of the live schema versions whose references name this subject version."""
         return sorted({other.schema_id for subject in self.state.subject_names()
                        for other in self.state.versions(subject)
-                       if any(ref.get("subject") == entry.subject and ref.get("version") == entry.version
-                              for ref in other.references)})
+                       if any(with_parent(str(ref.get("subject")), other.subject) == entry.subject
+                              and ref.get("version") == entry.version for ref in other.references)})
 
     def _refuse_if_referenced(self, entry: SchemaVersion) -> None:
         if self.referenced_by(entry):
@@ -201,15 +221,14 @@ class RegistryApi:
             schema_id = int(schema_id_text)
         except ValueError:
             raise RegistryError(404, 404, "HTTP 404 Not Found") from None
-        entries = self.state.by_id(schema_id)
+        entries, subject = self.state.id_in_context_of(schema_id, query.get("subject"))
         if not _flag(query, "deleted") and rest in (["versions"], ["subjects"]):
             entries = [entry for entry in entries if not entry.deleted]
-        subject = query.get("subject")
         if subject and rest in ([], ["schema"]):
             # The subject picks which registration answers, never hides the id (as in Confluent's
             # default context): a deserializer may name a subject the schema was not registered under.
             entries = sorted(entries, key=lambda entry: entry.subject != subject)
-        elif subject:
+        elif subject and split(subject)[1]:  # (a context alone, `:.ctx:`, picks the context only)
             entries = [entry for entry in entries if entry.subject == subject]
         if not entries and rest in ([], ["schema"]):
             raise schema_not_found(schema_id)
@@ -260,7 +279,8 @@ class RegistryApi:
             if subject in configs or subject in normalizes:
                 return 200, self._config_body(subject, configs.get(subject))
             if _flag(query, "defaultToGlobal"):
-                return 200, self._config_body(subject, self.state.compatibility(None),
+                # The level in force: its context's where it has one, else the global one
+                return 200, self._config_body(subject, self.state.compatibility(subject),
                                               self.state.normalize(subject))
             raise RegistryError(404, 40408, f"Subject '{subject}' does not have subject-level compatibility "
                                             "configured")
@@ -308,7 +328,7 @@ class RegistryApi:
             if subject in modes:
                 return 200, {"mode": modes[subject]}
             if _flag(query, "defaultToGlobal"):
-                return 200, {"mode": self.state.mode(None)}
+                return 200, {"mode": self.state.mode(subject)}
             raise RegistryError(404, 40409, f"Subject '{subject}' does not have subject-level mode configured")
         if method == "PUT":
             return 200, await self.set_mode(subject, body, _flag(query, "force"))
@@ -360,9 +380,10 @@ class RegistryApi:
         if errors:
             raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema for "
                                           f"subject \"{subject}\", details: {errors}")
-        schema_id = state.id_of(parsed.schema_type, parsed.canonical, references)
+        context = context_of(subject)
+        schema_id = state.id_of(parsed.schema_type, parsed.canonical, references, context)
         if schema_id is None:
-            schema_id = state.max_id + 1
+            schema_id = state.next_id(context)
         every = state.versions(subject, include_deleted=True)
         version = every[-1].version + 1 if every else 1
         entry = SchemaVersion(subject, version, schema_id, parsed.canonical, parsed.schema_type, references)
@@ -380,7 +401,7 @@ class RegistryApi:
             raise RegistryError(422, 42202, f"The specified version '{version}' is not a valid version id. "
                                             "Allowed values are between [1, 2^31-1]")
         same = (parsed.canonical, parsed.schema_type, references)
-        for entry in self.state.by_id(schema_id):
+        for entry in self.state.by_id(schema_id, context_of(subject)):
             if (entry.schema, entry.schema_type, entry.references) != same:
                 raise RegistryError(422, 42205, f"Overwrite new schema with id {schema_id} is not permitted.")
         every = self.state.versions(subject, include_deleted=True)
@@ -493,9 +514,9 @@ class RegistryApi:
         schema_type = body.get("schemaType") or "AVRO"
         if not isinstance(schema_type, str):
             raise RegistryError(422, 42201, "Invalid schema type")
-        references = self._references_arg(body.get("references"))
+        references = self._references_arg(body.get("references"), subject)
         try:
-            return parse_schema(schema_type.upper(), text, self._resolve(references, 0),
+            return parse_schema(schema_type.upper(), text, self._resolve(references, 0, subject),
                                 normalize=normalize), references
         except InvalidSchema as exc:
             if schema_type.upper() != PROTOBUF:
@@ -507,7 +528,7 @@ class RegistryApi:
                                             f"schemaType=PROTOBUF,references=[{refs}],schema={text}}} with refs "
                                             f"[{refs}] of type PROTOBUF, details: {exc}") from None
 
-    def _references_arg(self, references) -> list[dict]:
+    def _references_arg(self, references, subject: str | None) -> list[dict]:
         """A request's references, each {"name", "subject", "version"}, a version of -1 (latest)
         replaced with the number it stands for, as stored in `_schemas`."""
         if references is None:
@@ -523,18 +544,20 @@ class RegistryApi:
                                                 f"string, \"version\": integer}}, not {json.dumps(ref)[:200]}")
             version = ref["version"]
             if version == -1:
-                live = self.state.versions(ref["subject"])
+                live = self.state.versions(with_parent(ref["subject"], subject))
                 version = live[-1].version if live else -1
             normalized.append({"name": ref["name"], "subject": ref["subject"], "version": version})
         return normalized
 
-    def _resolve(self, references: list[dict], depth: int) -> list[tuple[str, ParsedSchema]]:
-        """The referenced schemas, parsed with their own references."""
+    def _resolve(self, references: list[dict], depth: int, parent: str | None) -> list[tuple[str, ParsedSchema]]:
+        """The referenced schemas, parsed with their own references; an unqualified reference names a
+        subject of the `parent` subject's context."""
         if depth > MAX_REFERENCE_DEPTH:
             raise InvalidSchema(f"Invalid schema: references nest deeper than {MAX_REFERENCE_DEPTH}")
         resolved = []
         for ref in references:
-            entry = next((e for e in self.state.versions(str(ref.get("subject")), include_deleted=True)
+            entry = next((e for e in self.state.versions(with_parent(str(ref.get("subject")), parent),
+                                                         include_deleted=True)
                           if e.version == ref.get("version")), None)
             if entry is None:
                 raise InvalidSchema(f"Invalid schema: reference {ref.get('name')} names subject "
@@ -543,7 +566,7 @@ class RegistryApi:
         return resolved
 
     def _parsed(self, entry: SchemaVersion, depth: int = 0) -> ParsedSchema:
-        return parse_schema(entry.schema_type, entry.schema, self._resolve(entry.references, depth))
+        return parse_schema(entry.schema_type, entry.schema, self._resolve(entry.references, depth, entry.subject))
 
     def _compatibility_errors(self, parsed: ParsedSchema, subject: str, level: str) -> list[str]:
         """Against the latest live version, or every live version for a _TRANSITIVE level."""

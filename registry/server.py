@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from broker.http_listener import HttpRequestError, close_server, read_http_request, start_http
 from broker.security.tls import listener_setting, server_context
@@ -17,6 +17,7 @@ from broker.security.tls import listener_setting, server_context
 from .api import RawText, RegistryApi, RegistryError
 from .acls import RegistryAcls
 from .auth import CHALLENGE, BasicAuth
+from .contexts import base_context_path
 from .store import SchemasLog
 
 logger = logging.getLogger("kafka_wire.registry")
@@ -58,19 +59,38 @@ class RegistryServer:
         self.acls = RegistryAcls(broker, lambda: self.log.state)
         self.server: asyncio.base_events.Server | None = None
         self.address: tuple[str, int] | None = None
+        # In a ZooKeeper cluster (the broker can advertise the registry): writes go to the leader
+        # of _schemas-0 (cluster.py).
+        self.cluster = None
+        if hasattr(broker, "advertise_registry"):
+            from .cluster import RegistryCluster
+
+            self.cluster = RegistryCluster(broker, self.log)
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
-        self.log.ensure_created()
+        self.log.ensure_created(at_start=True)
         self.log.catch_up()
         tls = registry_tls_context(self.broker.config)
         self.server = await start_http(self._serve, host, port, MAX_HEAD, MAX_CONNECTIONS, tls)
         self.address = self.server.sockets[0].getsockname()[:2]
+        if self.cluster is not None:
+            await self.cluster.advertise(f"{'https' if tls else 'http'}://{self._advertised_host()}:{self.address[1]}")
         state = self.log.state
         logger.info("schema registry on %s://%s:%d/ (%d subjects, highest schema id %d)", "https" if tls else "http",
                     self.address[0], self.address[1], len(state.subjects), state.max_id)
         return self.address
 
+    def _advertised_host(self) -> str:
+        """The address other brokers reach this registry at: the bound one, or for a wildcard the
+        host this broker advertises to the others (its inter-broker listener's)."""
+        host = self.address[0]
+        if host in ("0.0.0.0", "::", ""):
+            host = self.broker.advertised_endpoint(self.broker.inter_broker_listener())[0]
+        return f"[{host}]" if ":" in host else host
+
     async def stop(self) -> None:
+        if getattr(self.broker, "schema_registry", None) is self:
+            self.broker.schema_registry = None
         await close_server(self.server)
         self.server = None
 
@@ -89,6 +109,13 @@ class RegistryServer:
                     return
                 method, target, headers, body = request
                 close = headers.get("connection", "").lower() == "close"
+                try:
+                    target = _under_base_context(target)
+                except ValueError as exc:
+                    await self._send(writer, 400, {"error_code": 400, "message": str(exc)}, close)
+                    if close:
+                        return
+                    continue
                 principal = await self.auth.principal(headers)
                 if principal is None:
                     await self._send(writer, 401, {"error_code": 401, "message": "Unauthorized"}, close,
@@ -97,8 +124,8 @@ class RegistryServer:
                     await self._send(writer, 403, {"error_code": 40301, "message": refused}, close,
                                      head_only=method == "HEAD")
                 else:
-                    status, answer = await self._answer(method, target, body)
-                    await self._send(writer, status, answer, close, head_only=method == "HEAD")
+                    status, answer, extra = await self._route(method, target, headers, body)
+                    await self._send(writer, status, answer, close, head_only=method == "HEAD", extra=extra)
                 if close:
                     return
         except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
@@ -109,7 +136,53 @@ class RegistryServer:
     def _refusal(self, principal: str, peer: str, method: str, target: str) -> str | None:
         self.log.catch_up()  # (a schema id's subjects as the log says them now)
         segments = [unquote(s) for s in urlsplit(target).path.split("/") if s != ""]
-        return self.acls.refusal(principal, peer, method, segments)
+        query = dict(parse_qsl(urlsplit(target).query, keep_blank_values=True))
+        return self.acls.refusal(principal, peer, method, segments, query)
+
+    async def _route(self, method: str, target: str, headers: dict[str, str],
+                     body: bytes) -> tuple[int, object, list[str]]:
+        """The answer: this registry's, or in a cluster the leader's (forwarded) where this broker
+        does not serve the request; a write answered here says the `_schemas` offset it reached."""
+        if self.cluster is None:
+            return (*await self._answer(method, target, body), [])
+        from .cluster import OFFSET_HEADER, is_write
+
+        segments = [unquote(s) for s in urlsplit(target).path.split("/") if s != ""]
+        try:
+            routed = await self.cluster.route(method, target, segments, headers, body)
+        except Exception:
+            logger.exception("schema registry: routing %s %s failed", method, target)
+            return 500, {"error_code": 50001, "message": "Error in the backend data store; the broker's log says why"}, []
+        if routed is not None:
+            return routed
+        status, answer = await self._answer(method, target, body)
+        extra = [f"{OFFSET_HEADER}: {self.log.next_offset}"] if is_write(method, segments) else []
+        return status, answer, extra
+
+    async def read(self, principal: str, peer: str, segments: list[str],
+                   query: dict[str, str] | None = None) -> tuple[int, object]:
+        """(status, JSON value) of `GET /<segments>?<query>` as `principal` would be answered over
+        HTTP: the same ACL check (403 with Confluent's body) and, in a cluster, the leader's answer
+        where this broker forwards its reads. For the console (console/registry_views.py), whose
+        users log in with the broker's SASL users; `GET /subjects` answers the subjects the
+        principal may read instead of refusing a user who is not a super user."""
+        self.log.catch_up()
+        listing = segments == ["subjects"]
+        if not listing and (refused := self.acls.refusal(principal, peer, "GET", segments, query)) is not None:
+            return 403, {"error_code": 40301, "message": refused}
+        target = "/" + "/".join(quote(s, safe="") for s in segments)
+        if query:
+            target += "?" + urlencode(query)
+        status, answer, _ = await self._route("GET", target, {}, b"")
+        if isinstance(answer, RawText):  # relayed from the leader as it sent it
+            try:
+                answer = json.loads(answer)
+            except ValueError:
+                pass
+        if listing and status == 200 and isinstance(answer, list):
+            answer = [subject for subject in answer
+                      if self.acls.refusal(principal, peer, "GET", ["subjects", subject, "versions"]) is None]
+        return status, answer
 
     async def _answer(self, method: str, target: str, body: bytes) -> tuple[int, object]:
         parts = urlsplit(target)
@@ -138,6 +211,16 @@ class RegistryServer:
             head.append("Connection: close")
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (b"" if head_only else body))
         await writer.drain()
+
+
+def _under_base_context(target: str) -> str:
+    """The request a `/contexts/<context>/...` one stands for (contexts.base_context_path)."""
+    parts = urlsplit(target)
+    segments = [unquote(s) for s in parts.path.split("/") if s != ""]
+    if len(segments) < 3 or segments[0] != "contexts":
+        return target
+    segments, query = base_context_path(segments, dict(parse_qsl(parts.query, keep_blank_values=True)))
+    return "/" + "/".join(quote(s, safe="") for s in segments) + ("?" + urlencode(query) if query else "")
 
 
 async def _discard(reader: asyncio.StreamReader) -> None:

@@ -12,6 +12,9 @@ reads as is. Keys are JSON objects in Confluent's key order:
                                                                up to v soft-deleted
     {"keytype":"NOOP","magic":0}                             -> (Confluent's leader election marker)
 
+A subject of a context other than the default one is stored under its qualified name
+(`:.staging:orders-value`, contexts.py), and a context's own settings under `:.staging:`.
+
 The state is the replay of the log: `SchemasLog.catch_up` applies whatever was appended since the
 last read (our own writes and anything produced to `_schemas` by a Kafka client), so the log is the
 one truth and ids survive restarts.
@@ -27,6 +30,8 @@ from dataclasses import dataclass, field
 from broker.workers.ownership import SCHEMAS_TOPIC
 from coordinator.offsets_store import AppendFailed, append_internal_batch, read_internal_batches
 from kafka_wire.record_codec import Record, build_batch
+
+from .contexts import DEFAULT_CONTEXT, EVERY_CONTEXT, context_key, context_of, matches_prefix, normalized, qualify
 
 logger = logging.getLogger("kafka_wire.registry")
 
@@ -91,14 +96,15 @@ def _json(value: dict) -> bytes:
 
 
 class RegistryState:
-    """Subjects, their versions, schemas by id and compatibility levels, as the records say."""
+    """Subjects, their versions, schemas by id and compatibility levels, as the records say.
+    Subjects go by their qualified names (contexts.py); schema ids are counted per context."""
 
     def __init__(self) -> None:
         self.subjects: dict[str, dict[int, SchemaVersion]] = {}
         self.configs: dict[str | None, str] = {}
         self.normalizes: dict[str | None, bool] = {}  # the config's `normalize`, where it is set
         self.modes: dict[str | None, str] = {}
-        self.max_id = 0
+        self.max_ids: dict[str, int] = {}  # the highest schema id of each context
 
     def apply(self, key: bytes | None, value: bytes | None) -> None:
         """One record of `_schemas`; a record this registry does not understand is skipped."""
@@ -149,7 +155,8 @@ class RegistryState:
                                           str(v.get("schemaType") or "AVRO").upper(),
                                           [ref for ref in v.get("references") or [] if isinstance(ref, dict)],
                                           bool(v.get("deleted", False)))
-        self.max_id = max(self.max_id, schema_id)
+        context = context_of(subject)
+        self.max_ids[context] = max(self.max_ids.get(context, 0), schema_id)
 
     # -- queries --------------------------------------------------------------------------------
 
@@ -157,70 +164,180 @@ class RegistryState:
         found = self.subjects.get(subject, {})
         return [found[v] for v in sorted(found) if include_deleted or not found[v].deleted]
 
-    def subject_names(self, *, include_deleted: bool = False) -> list[str]:
-        return sorted(s for s in self.subjects if self.versions(s, include_deleted=include_deleted))
+    def subject_names(self, *, include_deleted: bool = False, prefix: str = EVERY_CONTEXT) -> list[str]:
+        return sorted(s for s in self.subjects
+                      if matches_prefix(s, prefix) and self.versions(s, include_deleted=include_deleted))
 
-    def by_id(self, schema_id: int) -> list[SchemaVersion]:
-        """Every subject version (soft-deleted ones too) registered with this id."""
-        return [entry for versions in self.subjects.values() for entry in versions.values()
-                if entry.schema_id == schema_id]
+    @property
+    def max_id(self) -> int:
+        """The default context's highest schema id."""
+        return self.max_ids.get(DEFAULT_CONTEXT, 0)
 
-    def id_of(self, schema_type: str, canonical: str, references: list) -> int | None:
-        """The id this schema already has in any subject (Confluent's ids are global)."""
-        for versions in self.subjects.values():
+    def next_id(self, context: str) -> int:
+        return self.max_ids.get(context, 0) + 1
+
+    def contexts(self) -> list[str]:
+        """The default context, then every context a subject is registered in (soft-deleted too)."""
+        return [DEFAULT_CONTEXT, *sorted({context_of(s) for s in self.subjects} - {DEFAULT_CONTEXT})]
+
+    def by_id(self, schema_id: int, context: str = DEFAULT_CONTEXT) -> list[SchemaVersion]:
+        """Every subject version (soft-deleted ones too) of the context registered with this id."""
+        return [entry for subject, versions in self.subjects.items() if context_of(subject) == context
+                for entry in versions.values() if entry.schema_id == schema_id]
+
+    def id_in_context_of(self, schema_id: int, subject: str | None) -> tuple[list[SchemaVersion], str | None]:
+        """(the versions registered with the id, the subject qualified) in the context of
+        `subject` as a request names it (`GET /schemas/ids/{id}?subject=`): the default context
+        without one; an unqualified subject without the id in the default context is tried in
+        each other context (Confluent's getSchemaKeyUsingContexts)."""
+        qualified = normalized(subject) if subject else None
+        entries = self.by_id(schema_id, context_of(qualified))
+        if not entries and subject and not subject.startswith(":"):
+            for context in self.contexts()[1:]:
+                found = self.by_id(schema_id, context)
+                if any(entry.subject == qualify(context, subject) for entry in found):
+                    return found, qualify(context, subject)
+        return entries, qualified
+
+    def id_of(self, schema_type: str, canonical: str, references: list,
+              context: str = DEFAULT_CONTEXT) -> int | None:
+        """The id this schema already has in any subject of the context (ids are the context's)."""
+        for subject, versions in self.subjects.items():
+            if context_of(subject) != context:
+                continue
             for entry in versions.values():
                 if (entry.schema == canonical and entry.schema_type == schema_type
                         and entry.references == references):
                     return entry.schema_id
         return None
 
+    def _setting(self, settings: dict, subject: str | None, default):
+        """The subject's own, else its context's (`:.ctx:`), else the global one."""
+        if subject is not None and subject in settings:
+            return settings[subject]
+        context = context_key(subject)
+        if context is not None and context in settings:
+            return settings[context]
+        return settings.get(None, default)
+
     def compatibility(self, subject: str | None) -> str:
-        if subject is not None and subject in self.configs:
-            return self.configs[subject]
-        return self.configs.get(None, DEFAULT_COMPATIBILITY)
+        return self._setting(self.configs, subject, DEFAULT_COMPATIBILITY)
 
     def normalize(self, subject: str | None) -> bool | None:
-        if subject is not None and subject in self.normalizes:
-            return self.normalizes[subject]
-        return self.normalizes.get(None)
+        return self._setting(self.normalizes, subject, None)
 
     def mode(self, subject: str | None) -> str:
-        if subject is not None and subject in self.modes:
-            return self.modes[subject]
-        return self.modes.get(None, DEFAULT_MODE)
+        return self._setting(self.modes, subject, DEFAULT_MODE)
+
+
+# Confluent's kafkastore.topic.replication.factor default; fewer when fewer brokers are alive.
+SCHEMAS_REPLICATION_FACTOR = 3
+# How long a write waits for the in-sync replicas (and the disk, with log.flush.on.ack).
+DURABLE_TIMEOUT_MS = 10_000
 
 
 class SchemasLog:
-    """`_schemas` on this broker: created when missing, replayed into `state`, appended to."""
+    """`_schemas` on this broker: created when missing, replayed into `state`, appended to.
+
+    On a single node everything appended counts. In a cluster (the broker's appends wait for
+    replicas) the replay stops at the high watermark, so that the state holds only what the in-sync
+    replicas have (what a new leader will have too), a follower's replica as far as it has it; only
+    the partition's leader appends, and answers once the in-sync replicas have the write."""
 
     def __init__(self, broker) -> None:
         self.broker = broker
         self.state = RegistryState()
         self.next_offset = 0
 
-    def ensure_created(self) -> None:
-        if self.broker.metadata.topic(SCHEMAS_TOPIC) is None:
-            # Confluent's registry creates it compacted with one partition; one replica here.
+    @property
+    def replicated(self) -> bool:
+        return bool(getattr(self.broker.leadership, "waits_for_replicas", False))
+
+    def ensure_created(self, *, at_start: bool = False) -> None:
+        """Create `_schemas` when missing, as Confluent's registry does: compacted, one partition,
+        replication factor min(3, live brokers). In a cluster whoever comes first creates it (the
+        others find it exists); at a broker's start it waits for three live brokers (the brokers of a
+        cluster start one by one), and the first request creates it with what is alive then."""
+        metadata = self.broker.metadata
+        if metadata.topic(SCHEMAS_TOPIC) is not None:
+            return
+        if not self.replicated:
             self.broker.create_topic(SCHEMAS_TOPIC, 1, 1, {"cleanup.policy": ["compact"]})
+            return
+        from broker.cluster.replica_assignment import InvalidReplicationFactor
+        from broker.cluster.zk_metadata import BROKER_IDS_PATH, TopicExists
+
+        live = len(metadata.live_brokers())
+        try:  # the registrations themselves: this broker's view of them may lag a moment
+            registered = len(self.broker.zk.get_children(BROKER_IDS_PATH))
+        except Exception:
+            registered = live
+        if live == 0 or live < registered:
+            return  # (the next request tries again)
+        if at_start and live < SCHEMAS_REPLICATION_FACTOR:
+            logger.info("_schemas: created at the first request (%d of %d brokers alive)", live,
+                        SCHEMAS_REPLICATION_FACTOR)
+            return
+
+        try:
+            self.broker.create_topic(SCHEMAS_TOPIC, 1, min(SCHEMAS_REPLICATION_FACTOR, live),
+                                     {"cleanup.policy": ["compact"]})
+        except TopicExists:
+            pass  # another broker's registry created it first
+        except InvalidReplicationFactor as exc:
+            logger.warning("_schemas: not created: %s", exc)
+
+    def readable_end(self) -> int | None:
+        """Where the replay may read to: the log end offset on a single node, the high watermark in
+        a cluster; None without a replica here."""
+        plog = self.broker.partition_log(SCHEMAS_TOPIC, 0)
+        if plog is None:
+            return None
+        return plog.high_watermark if self.replicated else plog.log_end_offset
 
     def catch_up(self) -> None:
-        """Apply the records appended since the last read."""
+        """Apply the records appended since the last read (up to readable_end)."""
+        end = self.readable_end()
+        if end is None or end <= self.next_offset:
+            return
         for header, records in read_internal_batches(self.broker, SCHEMAS_TOPIC, 0, self.next_offset):
+            if header.next_offset > end:
+                break
             if not header.is_control:
                 for record in records:
                     if header.base_offset + record.offset_delta >= self.next_offset:
                         self.state.apply(record.key, record.value)
             self.next_offset = header.next_offset
 
+    def leads(self) -> bool:
+        """This broker leads `_schemas`-0 (and so writes it)."""
+        return self.broker.leadership_error(SCHEMAS_TOPIC, 0).value == 0
+
+    async def settle(self) -> None:
+        """Before a write chooses ids and versions: the in-sync replicas have everything in this
+        leader's log (a leader that just took over may hold records its predecessor appended and the
+        others have not fetched yet), and the state has applied it. Raises AppendFailed."""
+        if self.replicated:
+            plog = self.broker.partition_log(SCHEMAS_TOPIC, 0)
+            if plog is not None and plog.high_watermark < plog.log_end_offset:
+                errors = await self.broker.await_replication([(SCHEMAS_TOPIC, 0)], DURABLE_TIMEOUT_MS)
+                self._raise_for(errors.get((SCHEMAS_TOPIC, 0)), "the in-sync replicas did not catch up")
+        self.catch_up()
+
     async def append(self, records: list[tuple[bytes, bytes | None]]) -> None:
-        """Write the records as one batch, wait until it is on stable storage when the broker
-        acknowledges produces that way (log.flush.on.ack), and apply it. Raises AppendFailed."""
+        """Write the records as one batch as the leader of `_schemas`-0, wait until it is as safe as
+        an acknowledged produce with acks=all (the in-sync replicas have it in a cluster; on stable
+        storage with log.flush.on.ack), and apply it. Raises AppendFailed."""
+        error = self.broker.leadership_error(SCHEMAS_TOPIC, 0)
+        self._raise_for(error, "this broker does not lead _schemas")
         batch = bytearray(build_batch([Record(i, 0, key, value) for i, (key, value) in enumerate(records)],
                                       base_timestamp=int(time.time() * 1000)))
         append_internal_batch(self.broker, SCHEMAS_TOPIC, 0, batch)
+        errors = await self.broker.await_durable([(SCHEMAS_TOPIC, 0)], DURABLE_TIMEOUT_MS)
+        self._raise_for(errors.get((SCHEMAS_TOPIC, 0)), "the write to _schemas is not durable")
         self.catch_up()
-        if self.broker.flush_on_ack:
-            errors = await self.broker.await_synced([(SCHEMAS_TOPIC, 0)])
-            error = errors.get((SCHEMAS_TOPIC, 0))
-            if error is not None and error.value != 0:
-                raise AppendFailed(error, "the write to _schemas did not reach stable storage")
+
+    @staticmethod
+    def _raise_for(error, message: str) -> None:
+        if error is not None and error.value != 0:
+            raise AppendFailed(error, f"{message} ({error.name})")

@@ -108,13 +108,17 @@ class ZooKeeperProcess(ManagedProcess):
 class Cluster:
     """A ZooKeeper and `size` brokers (node ids 1..size), all on loopback."""
 
-    def __init__(self, base_dir: Path, size: int = 3, config: Mapping[str, object] | None = None) -> None:
+    def __init__(self, base_dir: Path, size: int = 3, config: Mapping[str, object] | None = None,
+                 broker_configs: Mapping[int, Mapping[str, object]] | None = None) -> None:
+        """`config` is every broker's; `broker_configs[node_id]` adds to (or overrides) it for one
+        broker (its own schema.registry.port, say)."""
         self.base_dir = Path(base_dir)
         self.zookeeper = ZooKeeperProcess(self.base_dir / "zookeeper")
         self.brokers: dict[int, BrokerProcess] = {}
         settings = {**CLUSTER_DEFAULTS, **(config or {})}
         for node_id in range(1, size + 1):
-            broker_config = {**settings, "node.id": node_id, "zookeeper.connect": self.zookeeper.connect}
+            broker_config = {**settings, **(broker_configs or {}).get(node_id, {}), "node.id": node_id,
+                             "zookeeper.connect": self.zookeeper.connect}
             self.brokers[node_id] = BrokerProcess(self.base_dir / f"broker-{node_id}", config=broker_config,
                                                   startup_timeout=30.0, stop_timeout=30.0)
 
@@ -252,11 +256,12 @@ class Cluster:
 
 @contextlib.contextmanager
 def running_cluster(size: int = 3, config: Mapping[str, object] | None = None,
-                    tmp_dir: str | os.PathLike | None = None) -> Iterator[Cluster]:
+                    tmp_dir: str | os.PathLike | None = None,
+                    broker_configs: Mapping[int, Mapping[str, object]] | None = None) -> Iterator[Cluster]:
     """A started ZooKeeper and `size` brokers for the block; everything stopped after. The data is
     kept (and its path printed) when the block fails."""
     with scratch_directory(tmp_dir, "kafka-wire-cluster-", "kafka-wire test cluster") as base:
-        cluster = Cluster(base, size, config)
+        cluster = Cluster(base, size, config, broker_configs)
         try:
             cluster.start()
             yield cluster

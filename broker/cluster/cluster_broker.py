@@ -19,10 +19,11 @@ node:
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import NodeExistsError
+from kazoo.exceptions import NoNodeError, NodeExistsError
 
 from coordinator.offsets_store import OFFSETS_TOPIC
 from coordinator.txn_log import TRANSACTION_STATE_TOPIC
@@ -47,6 +48,11 @@ from .zk_metadata import (
 )
 
 logger = logging.getLogger("kafka_wire.cluster")
+
+# Where each broker's Schema Registry listens (registry/cluster.py): an ephemeral znode per broker
+# holding {"url": ...}, gone with the broker's session, as /brokers/ids/<id> is. Confluent's
+# registries find each other through a Kafka group instead; here the brokers already share ZooKeeper.
+REGISTRY_URLS_PATH = "/kafka-wire/schema-registry"
 
 
 class ClusterBroker(Broker):
@@ -74,6 +80,7 @@ class ClusterBroker(Broker):
         self.controller: Controller | None = None
         self._registered = False
         self._session_lost = False
+        self.registry_url: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -156,6 +163,40 @@ class ClusterBroker(Broker):
                     pass
         self._registered = True
         logger.info("registered broker %d at %s", self.node_id, endpoints)
+        if self.registry_url is not None:
+            self._write_registry_url()
+
+    def advertise_registry(self, url: str) -> None:
+        """This broker serves the Schema Registry at `url`: say so in ZooKeeper (again after a lost
+        session, with the broker's registration)."""
+        self.registry_url = url
+        self._write_registry_url()
+
+    def _write_registry_url(self) -> None:
+        path = f"{REGISTRY_URLS_PATH}/{self.node_id}"
+        data = json.dumps({"url": self.registry_url}).encode()
+        for _ in range(3):
+            try:
+                self.zk.create(path, data, ephemeral=True, makepath=True)
+                return
+            except NodeExistsError:
+                try:
+                    _, stat = self.zk.get(path)
+                    if stat.ephemeralOwner == self.zk.client_id[0]:
+                        self.zk.set(path, data)
+                        return
+                    self.zk.delete(path)  # left by this broker's previous session
+                except NoNodeError:
+                    pass
+
+    def registry_url_of(self, node_id: int) -> str | None:
+        """The Schema Registry URL broker `node_id` advertises; None when it serves none (or is
+        gone). A ZooKeeper read: call it off the event loop."""
+        try:
+            data, _ = self.zk.get(f"{REGISTRY_URLS_PATH}/{node_id}")
+            return str(json.loads(data)["url"])
+        except (NoNodeError, ValueError, KeyError, TypeError):
+            return None
 
     def _on_zk_state(self, state) -> None:
         """kazoo's thread: connection lost (SUSPENDED), session lost, or back; act on the loop."""

@@ -1,4 +1,5 @@
-// The console page: hash routes (#/, #/topics/<name>, #/groups, #/groups/<id>) drawn from /api.
+// The console page: hash routes (#/, #/topics/<name>, #/groups, #/groups/<id>, #/schemas,
+// #/schemas/<subject>[?version=<n>]) drawn from /api.
 "use strict";
 
 const state = {session: null, timer: null, route: null};
@@ -102,15 +103,17 @@ async function route() {
   const [path, query] = hash.split("?");
   const params = new URLSearchParams(query || "");
   const parts = path.split("/").filter(Boolean);
-  for (const a of document.querySelectorAll("header nav a")) {
-    a.classList.toggle("active", a.dataset.nav === (parts[0] === "groups" ? "groups" : "overview"));
-  }
+  $("#nav-schemas").hidden = !s.schema_registry;
+  const section = parts[0] === "groups" || parts[0] === "schemas" ? parts[0] : "overview";
+  for (const a of document.querySelectorAll("header nav a")) a.classList.toggle("active", a.dataset.nav === section);
   main.replaceChildren(h("p", {class: "muted"}, "Loading…"));
   try {
     if (parts.length === 0) await renderOverview(main);
     else if (parts[0] === "topics" && parts.length >= 2) await renderTopic(main, parts.slice(1).join("/"), params);
     else if (parts[0] === "groups" && parts.length === 1) await renderGroups(main);
     else if (parts[0] === "groups") await renderGroup(main, parts.slice(1).join("/"));
+    else if (parts[0] === "schemas" && parts.length === 1) await renderSchemas(main, params);
+    else if (parts[0] === "schemas") await renderSubject(main, parts.slice(1).join("/"), params);
     else main.replaceChildren(errorBox({error: "NOT_FOUND", message: `No page at #${hash}`}));
   } catch (err) {
     main.replaceChildren(h("h1", {}, parts.length > 1 ? parts.slice(1).join("/") : "kafka-wire"), errorBox(err));
@@ -415,6 +418,61 @@ function offsetsResetForm(g) {
       } catch (err) { notice(`${err.error}: ${err.message}`); }
     }}, h("label", {}, "topic", topic), h("label", {}, "to", to), h("label", {}, "value", value),
        h("button", {class: "primary", type: "submit"}, "Reset")));
+}
+
+// -- the Schema Registry ------------------------------------------------------------------------
+
+function setting(own, inForce) {
+  if (own) return h("span", {}, own, " ", h("span", {class: "tag"}, "subject"));
+  return inForce ? h("span", {class: "muted"}, inForce, " (global)") : h("span", {class: "muted"}, "global");
+}
+
+async function renderSchemas(main, params) {
+  const deleted = params.get("deleted") === "true";
+  const r = await api("GET", "registry" + (deleted ? "?deleted=true" : ""));
+  const toggle = h("label", {}, h("input", {type: "checkbox", id: "show-deleted", checked: deleted || null,
+    onchange: e => { location.hash = "#/schemas" + (e.target.checked ? "?deleted=true" : ""); }}), " show soft-deleted subjects");
+  main.replaceChildren(...[
+    h("h1", {}, "Schema Registry"),
+    h("section", {class: "card stats"},
+      h("div", {}, h("b", {id: "global-compatibility"}, r.compatibility ?? "—"), "compatibility (global)"),
+      h("div", {}, h("b", {id: "global-mode"}, r.mode ?? "—"), "mode (global)"),
+      h("div", {}, h("b", {id: "subject-count"}, r.subjects.length), "subjects"),
+      r.contexts && r.contexts.length > 1 ? h("div", {}, h("b", {id: "contexts"}, r.contexts.join(" ")), "contexts") : null,
+      h("div", {}, h("b", {}, r.types.join(", ")), "schema types")),
+    r.global_visible ? null : h("p", {class: "muted"}, "The global settings are the super users' to read."),
+    h("p", {}, toggle),
+    r.subjects.length ? table(["subject", "type", "latest version #", "latest id #", "versions #", "compatibility", "mode"],
+      r.subjects.map(x => h("tr", {"data-subject": x.subject},
+        h("td", {}, h("a", {href: "#/schemas/" + enc(x.subject)}, x.subject), x.deleted ? [" ", h("span", {class: "tag warn"}, "deleted")] : null),
+        h("td", {}, x.schema_type), h("td", {class: "num"}, x.latest_version), h("td", {class: "num"}, x.latest_id),
+        h("td", {class: "num"}, x.versions), h("td", {}, setting(x.compatibility, r.compatibility)),
+        h("td", {}, setting(x.mode, r.mode)))), {id: "subjects"})
+      : h("p", {class: "muted", id: "no-subjects"}, "No subjects registered.")].filter(Boolean));
+}
+
+async function renderSubject(main, subject, params) {
+  const s = await api("GET", "registry/subjects/" + enc(subject));
+  const wanted = params.get("version");
+  const shown = wanted ? await api("GET", `registry/subjects/${enc(subject)}/versions/${enc(wanted)}`) : s.latest;
+  const link = v => "#/schemas/" + enc(subject) + "?version=" + v;
+  main.replaceChildren(...[
+    h("h1", {}, "Subject ", h("span", {id: "subject-name"}, s.subject), s.deleted ? [" ", h("span", {class: "tag warn"}, "deleted")] : null),
+    h("section", {class: "card stats"},
+      h("div", {}, h("b", {id: "subject-compatibility"}, s.compatibility.effective), s.compatibility.subject ? "compatibility (subject)" : "compatibility (global)"),
+      h("div", {}, h("b", {id: "subject-mode"}, s.mode.effective), s.mode.subject ? "mode (subject)" : "mode (global)"),
+      h("div", {}, h("b", {}, s.versions.length), "versions")),
+    h("h2", {}, "Versions"),
+    table(["version #", "schema id #", "type", "references", ""], s.versions.map(v => h("tr", {"data-version": v.version},
+      h("td", {class: "num"}, h("a", {href: link(v.version)}, v.version)), h("td", {class: "num"}, v.id), h("td", {}, v.schema_type),
+      h("td", {}, v.references.map(r => `${r.name} → ${r.subject} v${r.version}`).join("; ") || "—"),
+      h("td", {}, v.deleted ? h("span", {class: "tag warn"}, "soft-deleted") : null))), {id: "versions"}),
+    shown ? h("h2", {}, `Version ${shown.version} · schema id ${shown.id} · ${shown.schema_type}`,
+              shown.deleted ? [" ", h("span", {class: "tag warn"}, "soft-deleted")] : null) : null,
+    shown ? h("section", {class: "card"},
+      shown.referenced_by.length ? h("p", {class: "muted"}, "Referenced by schema ids ", shown.referenced_by.join(", ")) : null,
+      h("pre", {class: "payload schema", id: "schema-text"}, shown.pretty))
+      : h("p", {class: "muted"}, "Every version is soft-deleted: pick one above.")].filter(Boolean));
 }
 
 window.addEventListener("hashchange", route);

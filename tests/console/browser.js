@@ -164,6 +164,37 @@ const scenarios = {
     out.forbidden = await text(page, "#error");
     return out;
   },
+
+  // The Schema Registry pages: subjects with their settings, a subject's versions and schema text,
+  // an older version, soft-deleted subjects on demand.
+  async schemas(page, args) {
+    const out = {};
+    const cells = sel => page.$$eval(sel, trs => trs.map(tr => Array.from(tr.querySelectorAll("td"), td => td.textContent.trim())));
+    await page.goto(args.url + "/#/schemas");
+    await page.waitForSelector(`tr[data-subject="${args.subject}"]`, {timeout: WAIT});
+    out.nav = await text(page, "#nav-schemas");
+    out.global = [await text(page, "#global-compatibility"), await text(page, "#global-mode")];
+    out.subjects = await cells("#subjects tr[data-subject]");
+    out.lines = (await page.innerText("main")).split("\n").map(l => l.trim());
+    await shot(page, args, "console-schemas.png");
+    await page.click(`tr[data-subject="${args.subject}"] a`);
+    await page.waitForSelector("#versions", {timeout: WAIT});
+    out.subject = [await text(page, "#subject-name"), await text(page, "#subject-compatibility"), await text(page, "#subject-mode")];
+    out.versions = await cells("#versions tr[data-version]");
+    out.latest_schema = await text(page, "#schema-text");
+    await shot(page, args, "console-subject.png");
+    await page.click('#versions tr[data-version="1"] a');
+    await page.waitForFunction(() => /^Version 1 /.test(document.querySelector("main h2:nth-of-type(2)")?.textContent || ""),
+                               null, {timeout: WAIT});
+    out.first_schema = await text(page, "#schema-text");
+    await page.goto(args.url + "/#/schemas");
+    await page.waitForSelector("#show-deleted", {timeout: WAIT});
+    out.deleted_hidden = (await page.$(`tr[data-subject="${args.deleted}"]`)) === null;
+    await page.check("#show-deleted");
+    await page.waitForSelector(`tr[data-subject="${args.deleted}"]`, {timeout: WAIT});
+    out.deleted_row = (await cells(`tr[data-subject="${args.deleted}"]`))[0];
+    return out;
+  },
 };
 
 (async () => {

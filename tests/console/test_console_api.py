@@ -290,7 +290,8 @@ def login(console, user: str, password: str) -> tuple[int, dict, str | None]:
 
 
 def test_a_broker_with_sasl_users_asks_for_a_login(secure_console):
-    assert secure_console.get("session") == {"login_required": True, "user": None, "read_only": True}
+    assert secure_console.get("session") == {"login_required": True, "user": None, "read_only": True,
+                                             "schema_registry": False}
     status, body, _ = secure_console.call("GET", "overview")
     assert (status, body["error"]) == (401, "LOGIN_REQUIRED")
     status, body, cookie = login(secure_console, "alice", "not-her-password")

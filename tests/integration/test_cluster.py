@@ -428,24 +428,35 @@ def test_deleting_a_topic_deletes_its_offsets_on_every_group_coordinator(healthy
     topic, group = "cluster-deleted-offsets", "cluster-deleted-offsets-group"
     healthy.create_topic(topic, replication_factor=3)
 
-    def find_coordinator():
-        with WireClient(healthy.brokers[1].bootstrap) as client:
-            found = client.call("FindCoordinator", 3, {"key": group, "key_type": 0})
-        return found if found.error_code == 0 else None
-
-    coordinator = healthy.wait_for(find_coordinator, 20, "the group coordinator").node_id
-
     def committed(client) -> int:
         fetched = client.call("OffsetFetch", 7, {"group_id": group, "require_stable": False,
                                                  "topics": [{"name": topic, "partition_indexes": [0]}]})
         return fetched.topics[0].partitions[0].committed_offset
 
+    def commit_at_coordinator():
+        """The coordinator's node id once it took the commit. As a Kafka client does, a retriable
+        coordinator error means looking the coordinator up again: ZooKeeper names the leader of
+        the group's __consumer_offsets partition (FindCoordinator's answer) a moment before that
+        broker has made itself leader and loaded the partition, and until then it answers
+        NOT_COORDINATOR, as Kafka's does before its LeaderAndIsr arrives."""
+        with WireClient(healthy.brokers[1].bootstrap) as client:
+            found = client.call("FindCoordinator", 3, {"key": group, "key_type": 0})
+        if found.error_code != 0:
+            return None
+        with WireClient(healthy.brokers[found.node_id].bootstrap) as client:
+            answer = client.call("OffsetCommit", 8, {
+                "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+                "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 7,
+                                                           "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+        error = answer.topics[0].partitions[0].error_code
+        if error in (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                     ErrorCode.COORDINATOR_NOT_AVAILABLE):
+            return None
+        assert error == 0
+        return found.node_id
+
+    coordinator = healthy.wait_for(commit_at_coordinator, 20, "the group coordinator taking the commit")
     with WireClient(healthy.brokers[coordinator].bootstrap) as client:
-        answer = client.call("OffsetCommit", 8, {
-            "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
-            "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 7,
-                                                       "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
-        assert answer.topics[0].partitions[0].error_code == 0
         assert committed(client) == 7
     other = next(i for i in healthy.brokers if i != coordinator)
     with WireClient(healthy.brokers[other].bootstrap) as client:

@@ -13,6 +13,7 @@ R, W = AclOperation.READ, AclOperation.WRITE
 
 @pytest.mark.parametrize("method, path, operation, acl, subject", [
     ("GET", "subjects", "GLOBAL_SUBJECTS_READ", None, None),
+    ("GET", "contexts", "GLOBAL_SUBJECTS_READ", None, None),
     ("POST", "subjects/t-value", "SUBJECT_READ", R, "t-value"),
     ("DELETE", "subjects/t-value", "SUBJECT_DELETE", W, "t-value"),
     ("GET", "subjects/t-value/versions", "SUBJECT_READ", R, "t-value"),
@@ -44,6 +45,7 @@ def test_schema_ids_and_what_names_nothing():
 @pytest.mark.parametrize("subject, topic", [
     ("orders-value", "orders"), ("orders-key", "orders"), ("a-b-value", "a-b"),
     ("orders", None), ("-value", None), ("com.example.Order", None), ("orders-values", None),
+    (":.staging:orders-value", "orders"), (":.staging:", None),
 ])
 def test_subjects_name_their_topic(subject, topic):
     assert topic_of(subject) == topic
