@@ -198,13 +198,14 @@ class ShareCoordinator:
         where = self.partition_for(*key)
         self._check_leader(where)
         state = self._state(key, where)
-        if state.found:
-            if update.leader_epoch != -1 and update.leader_epoch < state.leader_epoch:
-                raise ShareStateError(ErrorCode.FENCED_LEADER_EPOCH, "Leader epoch is older than the stored one.")
-            if update.state_epoch < state.state_epoch:
-                raise ShareStateError(ErrorCode.FENCED_STATE_EPOCH, "State epoch is older than the stored one.")
-            if update.state_epoch > state.state_epoch:
-                snapshot = True  # a new state epoch starts over (AlterShareGroupOffsets)
+        if not state.found:  # Kafka: InitializeShareGroupState comes first
+            raise ShareStateError(ErrorCode.INVALID_REQUEST, "Write operation on uninitialized share partition not allowed.")
+        if update.leader_epoch != -1 and update.leader_epoch < state.leader_epoch:
+            raise ShareStateError(ErrorCode.FENCED_LEADER_EPOCH, "Leader epoch is older than the stored one.")
+        if update.state_epoch < state.state_epoch:
+            raise ShareStateError(ErrorCode.FENCED_STATE_EPOCH, "State epoch is older than the stored one.")
+        if update.state_epoch > state.state_epoch:
+            snapshot = True  # a new state epoch starts over (AlterShareGroupOffsets)
         self._append(key, where, update, snapshot=snapshot)
 
     def initialize(self, group_id: str, topic_id, partition: int, state_epoch: int, start_offset: int) -> None:
@@ -212,6 +213,9 @@ class ShareCoordinator:
         key = (group_id, topic_id, partition)
         where = self.partition_for(*key)
         self._check_leader(where)
+        meta = self.broker.metadata.topic_by_id(topic_id)
+        if meta is None or not 0 <= partition < meta.partitions:
+            raise ShareStateError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message)
         state = self._state(key, where)
         if state.found and state_epoch < state.state_epoch:
             raise ShareStateError(ErrorCode.FENCED_STATE_EPOCH, "State epoch is older than the stored one.")
@@ -428,6 +432,15 @@ class SharePersister:
             "state_batches": [{"first_offset": b.first_offset, "last_offset": b.last_offset,
                                "delivery_state": b.delivery_state, "delivery_count": b.delivery_count}
                               for b in update.state_batches]}))
+
+    async def initialize(self, group_id: str, topic_id, partition: int, state_epoch: int, start_offset: int) -> None:
+        leader = self._leader(group_id, topic_id, partition)
+        if leader is None:
+            self.coordinator.initialize(group_id, topic_id, partition, state_epoch, start_offset)
+            await self._durable(group_id, topic_id, partition)
+            return
+        await self._call(leader, "InitializeShareGroupState", 0, self._body(group_id, topic_id, {
+            "partition": partition, "state_epoch": state_epoch, "start_offset": start_offset}))
 
     async def delete(self, group_id: str, topic_id, partition: int) -> None:
         leader = self._leader(group_id, topic_id, partition)

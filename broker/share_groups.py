@@ -230,11 +230,15 @@ class ShareGroups:
             "delivery_count_limit": int(self.group_config(group_id, "share.delivery.count.limit")),
             "max_record_locks": int(self.group_config(group_id, "share.partition.max.record.locks")),
         }
-        state = await self.persister.read(group_id, topic_id, partition)
+        # The partition's leader epoch goes with every read and write, as Kafka's SharePartition
+        # sends it: the share coordinator then fences a leader that was deposed (FENCED_LEADER_EPOCH).
+        current = self.broker.metadata.partition_state(topic, partition)
+        leader_epoch = current.leader_epoch if current is not None else -1
+        state = await self.persister.read(group_id, topic_id, partition, leader_epoch)
         if state.found and state.start_offset >= 0:
             sp = SharePartition.from_persisted(group_id, topic_id, partition, start_offset=state.start_offset,
                                                state_batches=state.batches, state_epoch=state.state_epoch,
-                                               leader_epoch=state.leader_epoch, **limits)
+                                               leader_epoch=max(leader_epoch, state.leader_epoch), **limits)
         else:
             reset = str(self.group_config(group_id, "share.auto.offset.reset"))
             since = None
@@ -243,14 +247,15 @@ class ShareGroups:
             log_start, log_end, at_time = await self.log_offsets(topic, partition, since)
             start = initial_start_offset(reset, log_start_offset=max(0, log_start), log_end_offset=max(0, log_end),
                                          now_ms=now_ms(), offset_for_timestamp=lambda ts: at_time)
-            sp = SharePartition(group_id, topic_id, partition, start_offset=start, **limits)
+            sp = SharePartition(group_id, topic_id, partition, start_offset=start, leader_epoch=max(leader_epoch, 0),
+                                **limits)
         sp.renew_enabled = bool(self.group_config(group_id, "share.renew.acknowledge.enable"))
         again = self.partitions.get(key)  # another request may have made it while this one awaited
         if again is not None:
             return again
         self.partitions[key] = sp
         if not state.found:
-            await self.persist(sp, sp.snapshot(), snapshot=True)
+            await self.persister.initialize(group_id, topic_id, partition, sp.state_epoch, sp.start_offset)
         return sp
 
     async def persist(self, sp: SharePartition, update: StateUpdate | None, *, snapshot: bool = False) -> None:
@@ -364,8 +369,11 @@ class ShareGroups:
     async def acknowledge(self, group_id: str, member_id: str, topic: str, topic_id, partition: int, batches,
                           is_renew: bool = False) -> tuple[ErrorCode, str | None]:
         """Apply a partition's acknowledgement batches; durable before it returns."""
-        sp = await self.share_partition(group_id, topic, topic_id, partition)
-        await self.persist(sp, sp.expire_locks(now_ms()))
+        try:
+            sp = await self.share_partition(group_id, topic, topic_id, partition)
+            await self.persist(sp, sp.expire_locks(now_ms()))
+        except AppendFailed as e:
+            return e.error, getattr(e, "message", None)
         try:
             update = sp.acknowledge(member_id, [(b.first_offset, b.last_offset, b.acknowledge_types) for b in batches],
                                     now_ms())

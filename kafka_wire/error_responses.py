@@ -244,6 +244,12 @@ SHAPES: dict[str, Shape] = {
         "groups", "groups", copy=_same("group_id"), fill={"error_code": ERROR, "error_message": MESSAGE, "topics": []}),)),
     "AlterShareGroupOffsets": TOP_ERROR_AND_MESSAGE,
     "DeleteShareGroupOffsets": TOP_ERROR_AND_MESSAGE,
+    # The share coordinator's state APIs: each partition of the request answers the error.
+    **{name: Shape(entries=(_topics_partitions(
+        "topics", "partitions", topic_copy=_same("topic_id"), partition_copy=_same("partition"),
+        partition_fill={"error_code": ERROR, "error_message": MESSAGE}, into_topics="results"),))
+       for name in ("InitializeShareGroupState", "ReadShareGroupState", "WriteShareGroupState",
+                    "DeleteShareGroupState", "ReadShareGroupStateSummary")},
     "DescribeTopicPartitions": Shape(entries=(Each(
         "topics", "topics", copy=_same("name"), fill={"error_code": ERROR, "is_internal": False, "partitions": []}),)),
 }

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
+from coordinator.offsets_store import AppendFailed
 from coordinator.share_partition import aborted_batch_ranges
 from coordinator.share_sessions import ShareSessionError
 
@@ -200,8 +201,13 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
     for (topic_id, partition), topic in to_read:
         if left <= 0:
             break
-        sp = await service.share_partition(group_id, topic, topic_id, partition)
-        await service.persist(sp, sp.expire_locks(now_ms()))
+        try:
+            sp = await service.share_partition(group_id, topic, topic_id, partition)
+            await service.persist(sp, sp.expire_locks(now_ms()))
+        except AppendFailed as e:  # its share coordinator refused (a deposed leader) or is away
+            answer((topic_id, partition)).update(error_code=int(e.error))
+            listed.add((topic_id, partition))
+            continue
         if not sp.can_acquire():
             found.blocked.append((topic, partition))
             continue

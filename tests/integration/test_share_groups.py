@@ -377,7 +377,9 @@ def test_share_coordinator_apis_initialize_write_read_fence_and_delete_state(boo
             deadline = time.monotonic() + 30
             while True:  # the coordinator may still be loading its state partition
                 result = _state_call(coordinator, api, version, group, topic_id, **fields)
-                if result.error_code not in (14, 15, 16) or time.monotonic() > deadline:
+                # Kafka 4.3.0: NOT_COORDINATOR while its shard loads, UNKNOWN_TOPIC_OR_PARTITION until
+                # its metadata has the new topic.
+                if result.error_code not in (3, 14, 15, 16) or time.monotonic() > deadline:
                     return result
                 time.sleep(0.3)
 
@@ -401,6 +403,15 @@ def test_share_coordinator_apis_initialize_write_read_fence_and_delete_state(boo
         assert call("ReadShareGroupState", 0, leader_epoch=1).start_offset == 5
         deleted = call("DeleteShareGroupState", 0)
         assert deleted.error_code == 0, deleted
+        # Writing a share-partition never initialized is refused; initializing one of a topic that
+        # does not exist too.
+        uninitialized = _state_call(coordinator, "WriteShareGroupState", 1, group, uuid.uuid4(), state_epoch=0,
+                                    leader_epoch=1, start_offset=0, delivery_complete_count=0, state_batches=[])
+        assert (uninitialized.error_code, uninitialized.error_message) == \
+            (42, "Write operation on uninitialized share partition not allowed."), uninitialized
+        unknown = _state_call(coordinator, "InitializeShareGroupState", 0, group, uuid.uuid4(), state_epoch=0,
+                              start_offset=0)
+        assert unknown.error_code == 3, unknown  # UNKNOWN_TOPIC_OR_PARTITION
 
 
 @pytest.mark.parametrize("reset, first", [("latest", 3), ("by_duration:PT1H", 0), ("earliest", 0)])
