@@ -44,7 +44,7 @@ def needed(method: str, segments: list[str]) -> Needed | None:
     """What the request needs; None: nothing (it names no subject, schema or setting)."""
     method = "GET" if method == "HEAD" else method
     match segments:
-        case ["subjects"] | ["contexts"]:
+        case ["subjects"] | ["contexts"] | ["schemas"]:
             return Needed("GLOBAL_SUBJECTS_READ", None)
         case ["subjects", subject]:
             return Needed("SUBJECT_DELETE", WRITE, subject) if method == "DELETE" else Needed("SUBJECT_READ", READ, subject)

@@ -20,7 +20,7 @@ import logging
 
 from coordinator.offsets_store import AppendFailed
 
-from .contexts import EVERY_CONTEXT, context_of, normalized, split, with_parent
+from .contexts import EVERY_CONTEXT, context_of, matches_prefix, normalized, split, with_parent
 from .protobuf import serialized as protobuf_serialized
 from .schemas import COMPATIBILITY_LEVELS, PROTOBUF, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
 from .store import (
@@ -79,6 +79,17 @@ def _one_spelling(segments: list[str]) -> list[str]:
 
 def _flag(query: dict, name: str) -> bool:
     return query.get(name, "false").lower() == "true"
+
+
+def _int_query(query: dict, name: str, default: int) -> int:
+    """An int query parameter; one that is not a number is 404, as Confluent's JAX-RS answers it."""
+    text = query.get(name)
+    if text is None:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise RegistryError(404, 404, "HTTP 404 Not Found") from None
 
 
 def _version_arg(text: str) -> int | None:
@@ -163,6 +174,9 @@ class RegistryApi:
             case ["subjects", subject, "versions", version, "schema"]:
                 if method == "GET":
                     return 200, self._schema_text(self.version(subject, version, _flag(query, "deleted")), query)
+            case ["schemas"]:
+                if method == "GET":
+                    return 200, self.schemas(query)
             case ["schemas", "types"]:
                 if method == "GET":
                     return 200, list(SCHEMA_TYPES)
@@ -203,6 +217,24 @@ class RegistryApi:
             if entry.version == number:
                 return entry
         raise version_not_found(number)
+
+    def schemas(self, query: dict) -> list[dict]:
+        """GET /schemas: every subject version whose subject starts with `subjectPrefix` (as
+        Confluent matches it against its stored keys: empty means every context's, `:*:<p>` any
+        context's subjects starting with p, `:.ctx:` one context's), ordered by subject then
+        version; `deleted` adds soft-deleted ones, `latestOnly` keeps each subject's last, then
+        `offset` and `limit` (ignored unless positive) take a page."""
+        prefix = query.get("subjectPrefix", "")
+        offset, limit = _int_query(query, "offset", 0), _int_query(query, "limit", -1)
+        deleted, latest_only = _flag(query, "deleted"), _flag(query, "latestOnly")
+        found = []
+        for subject in sorted(self.state.subjects):
+            if not (matches_prefix(subject, prefix) if prefix.startswith(EVERY_CONTEXT) else subject.startswith(prefix)):
+                continue
+            versions = self.state.versions(subject, include_deleted=deleted)
+            found += versions[-1:] if latest_only else versions
+        page = found[max(offset, 0):offset + limit if limit > 0 else None]
+        return [self._schema_body(entry, query) for entry in page]
 
     def referenced_by(self, entry: SchemaVersion) -> list[int]:
         """Ids of the live schema versions whose references name this subject version."""

@@ -702,3 +702,35 @@ def test_the_registry_is_not_imported_unless_configured():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('registry', 'avro', 'jsonschema')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_get_schemas_lists_subject_versions_with_prefix_latest_deleted_and_paging(registry):
+    """GET /schemas as Confluent answers it: subject versions ordered by subject then version,
+    filtered by subjectPrefix, latestOnly, deleted, and paged by offset and limit."""
+    a1 = registry.register("gs-alpha-value", record("GsA", {"name": "a", "type": "string"}))
+    a2 = registry.register("gs-alpha-value", record("GsA", {"name": "a", "type": "string"},
+                                                      {"name": "b", "type": "int", "default": 0}))
+    b1 = registry.register("gs-beta-value", record("GsB", {"name": "x", "type": "long"}))
+    j1 = registry.register("gs-json-value", json.dumps({"type": "object"}), "JSON")
+    registry.ok("DELETE", "/subjects/gs-beta-value")  # soft delete
+
+    def listed(query: str) -> list[tuple]:
+        return [(s["subject"], s["version"], s["id"], s.get("schemaType", "AVRO"))
+                for s in registry.ok("GET", "/schemas?" + query)]
+
+    assert listed("subjectPrefix=gs-") == [("gs-alpha-value", 1, a1, "AVRO"), ("gs-alpha-value", 2, a2, "AVRO"),
+                                          ("gs-json-value", 1, j1, "JSON")]
+    assert listed("subjectPrefix=gs-&deleted=true") == [
+        ("gs-alpha-value", 1, a1, "AVRO"), ("gs-alpha-value", 2, a2, "AVRO"), ("gs-beta-value", 1, b1, "AVRO"),
+        ("gs-json-value", 1, j1, "JSON")]
+    assert listed("subjectPrefix=gs-&latestOnly=true") == [("gs-alpha-value", 2, a2, "AVRO"),
+                                                         ("gs-json-value", 1, j1, "JSON")]
+    assert listed("subjectPrefix=gs-&offset=1&limit=1") == [("gs-alpha-value", 2, a2, "AVRO")]
+    assert listed("subjectPrefix=gs-&offset=2&limit=0") == [("gs-json-value", 1, j1, "JSON")]  # limit <= 0: no limit
+    assert listed("subjectPrefix=gs-nothing") == []
+    first = registry.ok("GET", "/schemas?subjectPrefix=gs-alpha")[0]
+    assert set(first) == {"subject", "version", "id", "schema"}  # schemaType and references left out for Avro
+    assert json.loads(first["schema"]) == json.loads(record("GsA", {"name": "a", "type": "string"}))
+    everything = [(s["subject"], s["version"]) for s in registry.ok("GET", "/schemas")]
+    assert everything == sorted(everything) and ("gs-alpha-value", 2) in everything
+    assert registry.error("GET", "/schemas?offset=x") == (404, 404)

@@ -181,6 +181,8 @@ def test_subjects_follow_their_topics_acls(guarded):
     # A subject named after no topic, and the global operations, are a super user's.
     assert as_user(guarded, "alice", "POST", "/subjects/free-form/versions", schema)[0] == 403
     assert as_user(guarded, "alice", "GET", "/subjects")[0] == 403
+    assert as_user(guarded, "alice", "GET", "/schemas")[0] == 403  # every subject's schemas: GLOBAL_SUBJECTS_READ
+    assert [s["subject"] for s in as_user(guarded, "admin", "GET", "/schemas")[1]] == ["orders-value"]
     assert as_user(guarded, "alice", "PUT", "/config", {"compatibility": "FULL"})[0] == 403
     assert as_user(guarded, "admin", "GET", "/subjects") == (200, ["orders-value"])
     assert as_user(guarded, "admin", "POST", "/subjects/free-form/versions", schema)[0] == 200
