@@ -781,6 +781,8 @@ class RecordWriter:
         self._emit(TARGET_MEMBER, member_id, None)
         self._emit(MEMBER_METADATA, member_id, None)
         if bump_epoch:
+            # The subscriptions changed: the epoch record carries the hash of what is left (Kafka's 0 for none).
+            self.subscription_metadata_changed()
             self.group_epoch(self.group.group_epoch + 1)
 
     def subscription_metadata_changed(self) -> bool:

@@ -48,15 +48,28 @@ def test_topic_ids_named_by_answers_and_groups_and_members_marked():
     assert by_api["Heartbeat"]["group_id"] == "${group:0}" and by_api["Heartbeat"]["member_id"] == "${member}"
 
 
-def test_idempotent_batches_marked_transactional_ones_skipped():
-    def produce(**batch_options):
+def test_idempotent_and_transactional_batches_marked():
+    def produce(transactional_id=None, **batch_options):
         batch = build_batch([Record(0, 0, b"k", b"v")], base_timestamp=0, **batch_options)
-        return frame("Produce", 9, {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
-            {"name": "t", "partition_data": [{"index": 0, "records": batch}]}]})
+        return frame("Produce", 9, {"transactional_id": transactional_id, "acks": -1, "timeout_ms": 1000,
+                                    "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}]})
 
-    plain, idem, txn = (build_corpus([f])["entries"][0] for f in (
+    plain, idem, txn, orphan = (build_corpus([f])["entries"][0] for f in (
         produce(), produce(producer_id=42, producer_epoch=0, base_sequence=0),
-        produce(producer_id=42, producer_epoch=0, base_sequence=0, is_transactional=True)))
-    assert "idempotent" not in plain and "skip" not in plain
-    assert idem.get("idempotent") and "skip" not in idem
-    assert "transactional" in txn["skip"]
+        produce("app-txn", producer_id=42, producer_epoch=0, base_sequence=0, is_transactional=True),
+        produce(None, producer_id=42, producer_epoch=0, base_sequence=0, is_transactional=True)))
+    assert "idempotent" not in plain and "skip" not in plain and "transactional" not in plain
+    assert idem.get("idempotent") and "skip" not in idem and "transactional" not in idem
+    # The replay begins a transaction of its own for it (client_replay.py).
+    assert txn.get("transactional") and "skip" not in txn and txn["body"]["transactional_id"] == "${txn:0}"
+    assert "no transactional id" in orphan["skip"]
+
+
+def test_add_partitions_to_txn_v0_names_marked():
+    corpus = build_corpus([frame("AddPartitionsToTxn", 0, {
+        "v3_and_below_transactional_id": "app-txn", "v3_and_below_producer_id": 7, "v3_and_below_producer_epoch": 0,
+        "v3_and_below_topics": [{"name": "orders-1", "partitions": [0, 2]}]})])
+    body = corpus["entries"][0]["body"]
+    assert body["v3_and_below_transactional_id"] == "${txn:0}"
+    assert body["v3_and_below_topics"][0]["name"] == "${topic:0}"
+    assert corpus["topics"] == {"${topic:0}": 3}

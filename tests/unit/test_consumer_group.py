@@ -597,5 +597,7 @@ def test_group_epoch_records_the_metadata_hash_and_a_restart_keeps_it(tmp_path):
             c.offsets_topic.broker.add_partitions("t", 8)
             a.heartbeat()
             assert epoch_records(c) == [(2, hash_of(c, 6)), (3, hash_of(c, 8))]
+            a.heartbeat(epoch=-1)  # the last member leaves: nothing subscribed, Kafka's hash 0
+            assert epoch_records(c)[-1] == (4, 0)
 
     run(third_life())
