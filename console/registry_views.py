@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
-from registry.decode import DecodeError, decode, split
+from registry.decode import DecodeError, decode, prepare, split
 from registry.schemas import InvalidSchema
 
 from .api import ApiError
+
+logger = logging.getLogger("kafka_wire.console")
 
 REGISTRY_ERRORS = {40401: "SUBJECT_NOT_FOUND", 40402: "VERSION_NOT_FOUND", 40403: "SCHEMA_NOT_FOUND",
                    40301: "SCHEMA_REGISTRY_AUTHORIZATION_FAILED", 42202: "INVALID_VERSION"}
@@ -202,10 +205,16 @@ class RegistryViews:
                 try:
                     value, name = decode(known["parsed"], data)
                 except DecodeError as exc:
-                    field["schema"] = {**shown, "error": "UNDECODABLE",
-                                       "message": f"The bytes after schema id {schema_id} do not read as its "
-                                                  f"{known['type']} schema: {exc}"}
+                    why = str(exc)
+                except Exception as exc:  # what a schema library raises on bytes it did not expect
+                    logger.debug("console: schema id %d: decoding failed", schema_id, exc_info=True)
+                    why = f"{type(exc).__name__}: {exc}"
+                else:
+                    field["schema"] = {**shown, "name": name, "value": value}
                     continue
+                field["schema"] = {**shown, "error": "UNDECODABLE",
+                                   "message": f"The bytes after schema id {schema_id} do not read as its "
+                                              f"{known['type']} schema: {why}"}
                 field["schema"] = {**shown, "name": name, "value": value}
 
         await asyncio.to_thread(decode_all)
@@ -237,6 +246,10 @@ class RegistryViews:
         if parsed is None:  # a cluster's replica of _schemas behind the leader's answer
             return {**known, "error": "SCHEMA_NOT_FOUND",
                     "message": f"Schema id {schema_id} is not yet in this broker's copy of _schemas"}
+        try:
+            prepare(parsed)
+        except DecodeError as exc:
+            return {**known, "error": "SCHEMA_NOT_READABLE", "message": f"Schema id {schema_id}: {exc}"}
         return {**known, "parsed": parsed}
 
 

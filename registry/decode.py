@@ -38,6 +38,19 @@ def split(data: bytes | None) -> tuple[int, bytes] | None:
     return int.from_bytes(data[1:HEADER], "big"), bytes(data[HEADER:])
 
 
+def prepare(parsed: ParsedSchema) -> None:
+    """What `decode` needs built first, on the caller's thread: a Protobuf schema's descriptors,
+    which protoc compiles while it points the process's stderr at a file (protobuf.py), a thing
+    two threads must not do at once. Raises DecodeError where they do not compile."""
+    if parsed.schema_type == PROTOBUF:
+        from .protobuf import ProtobufError
+
+        try:
+            _pool(parsed.canonical, tuple(sorted(parsed.named.items())))
+        except ProtobufError as exc:
+            raise DecodeError(f"the schema does not compile with its imports: {exc}") from None
+
+
 def decode(parsed: ParsedSchema, data: bytes) -> tuple[object, str | None]:
     """The record `data` (what follows the header) as a JSON value, and the name of its type where
     the schema gives one (an Avro named type's full name, the Protobuf message, a JSON Schema title)."""
@@ -65,7 +78,7 @@ def _avro(parsed: ParsedSchema, data: bytes):
     try:
         value = avro.io.DatumReader(parsed.parsed).read(avro.io.BinaryDecoder(stream))
     except (avro.errors.AvroException, ValueError, TypeError, KeyError, IndexError, EOFError, struct.error,
-            UnicodeDecodeError, OverflowError, MemoryError) as exc:
+            UnicodeDecodeError, OverflowError, MemoryError, RecursionError) as exc:
         raise DecodeError(f"not Avro binary of this schema: {exc or type(exc).__name__}") from None
     left = len(data) - stream.tell()
     if left:
