@@ -215,7 +215,6 @@ class RegistryViews:
                 field["schema"] = {**shown, "error": "UNDECODABLE",
                                    "message": f"The bytes after schema id {schema_id} do not read as its "
                                               f"{known['type']} schema: {why}"}
-                field["schema"] = {**shown, "name": name, "value": value}
 
         await asyncio.to_thread(decode_all)
 
