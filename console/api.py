@@ -21,7 +21,6 @@ from kafka_wire.record_codec import Record, build_batch, decode_batches, iter_re
 from kafka_wire.records import ATTR_CONTROL, InvalidRecordBatch
 
 from broker.share_groups import share_records_in_flight
-from registry.decode import split as split_wire_format
 
 from .kafka_calls import KafkaCalls, KafkaError, check
 
@@ -128,7 +127,7 @@ def _shown(data: bytes | None, *, keep_wire_format: bool = False) -> dict | None
             continue
     shown = {"size": len(data), "truncated": len(data) > SHOWN_BYTES, "base64": base64.b64encode(cut).decode(),
              "text": text}
-    if keep_wire_format and split_wire_format(data) is not None:
+    if keep_wire_format and len(data) >= 5 and data[0] == 0:  # magic byte 0, a 4-byte schema id
         shown["raw"] = data
     return shown
 

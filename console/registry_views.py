@@ -11,23 +11,17 @@ SCHEMA_NOT_FOUND (40403), 403 SCHEMA_REGISTRY_AUTHORIZATION_FAILED (40301), with
 message and `registry_error_code`.
 
 The message browser's keys and values in the registry's wire format (magic byte 0, schema id) are
-decoded here too (`decode_messages`, registry/decode.py): the schema is read as the user would read
-`GET /schemas/ids/{id}` (a user who may read none of its subjects gets the bytes and a note), and
-bytes that do not read as their schema get a note, never an error page.
+decoded by the registry too (`decode_messages`, registry/decode.py): the schema is read as the user
+would read `GET /schemas/ids/{id}` (a user who may read none of its subjects gets the bytes and a
+note), and bytes that do not read as their schema get a note, never an error page.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
-
-from registry.decode import DecodeError, decode, prepare, split
-from registry.schemas import InvalidSchema
 
 from .api import ApiError
-
-logger = logging.getLogger("kafka_wire.console")
 
 REGISTRY_ERRORS = {40401: "SUBJECT_NOT_FOUND", 40402: "VERSION_NOT_FOUND", 40403: "SCHEMA_NOT_FOUND",
                    40301: "SCHEMA_REGISTRY_AUTHORIZATION_FAILED", 42202: "INVALID_VERSION"}
@@ -178,81 +172,14 @@ class RegistryViews:
 
     async def decode_messages(self, principal: str, peer: str, topic: str, messages: list[dict]) -> None:
         """Each key and value of the page kept in the wire format (its `raw` bytes, dropped here)
-        gains `schema`: {id, subject, version, type, name, value} where it decodes, {id, error,
-        message} (and what is known of the schema) where it does not."""
+        gains `schema`, the registry's reading of it (registry/decode.py): {id, subject, version,
+        type, name, value} where it decodes, {id, subject, version, type, error, message} where it
+        does not."""
         fields = [(kind, message[kind]) for message in messages for kind in ("key", "value")
                   if message[kind] is not None and "raw" in message[kind]]
-        raws = [(kind, field, field.pop("raw")) for kind, field in fields]
+        raws = [(kind, field.pop("raw")) for kind, field in fields]
         registry = getattr(self.broker, "schema_registry", None)
         if registry is None or not raws:
             return
-        schemas: dict[int, dict] = {}
-        for _, _, raw in raws:
-            schema_id = split(raw)[0]
-            if schema_id not in schemas:
-                schemas[schema_id] = await self._schema_for_decoding(registry, principal, peer, schema_id)
-
-        def decode_all() -> None:
-            for kind, field, raw in raws:
-                schema_id, data = split(raw)
-                known = schemas[schema_id]
-                shown = {"id": schema_id, "subject": _subject_for(known.get("subjects", []), topic, kind),
-                         "type": known.get("type")}
-                shown["version"] = known.get("versions", {}).get(shown["subject"])
-                if "error" in known:
-                    field["schema"] = {**shown, "error": known["error"], "message": known["message"]}
-                    continue
-                try:
-                    value, name = decode(known["parsed"], data)
-                except DecodeError as exc:
-                    why = str(exc)
-                except Exception as exc:  # what a schema library raises on bytes it did not expect
-                    logger.debug("console: schema id %d: decoding failed", schema_id, exc_info=True)
-                    why = f"{type(exc).__name__}: {exc}"
-                else:
-                    field["schema"] = {**shown, "name": name, "value": value}
-                    continue
-                field["schema"] = {**shown, "error": "UNDECODABLE",
-                                   "message": f"The bytes after schema id {schema_id} do not read as its "
-                                              f"{known['type']} schema: {why}"}
-
-        await asyncio.to_thread(decode_all)
-
-    async def _schema_for_decoding(self, registry, principal: str, peer: str, schema_id: int) -> dict:
-        """{type, subjects, versions, parsed} of a schema id as this user may read it, or {error, message}."""
-        status, answer = await registry.read(principal, peer, ["schemas", "ids", str(schema_id)])
-        if status != 200:
-            code = answer.get("error_code") if isinstance(answer, dict) else None
-            if status == 403:
-                return {"error": "SCHEMA_REGISTRY_AUTHORIZATION_FAILED",
-                        "message": f"Schema id {schema_id}: this user may read none of its subjects"}
-            if code == 40403:
-                return {"error": "SCHEMA_NOT_FOUND",
-                        "message": f"Schema id {schema_id} is not registered in this broker's Schema Registry"}
-            return {"error": "SCHEMA_REGISTRY_UNAVAILABLE",
-                    "message": f"Schema id {schema_id} could not be read: "
-                               f"{answer.get('message') if isinstance(answer, dict) else answer}"}
-        schema_type = answer.get("schemaType", "AVRO")
-        status, versions = await registry.read(principal, peer, ["schemas", "ids", str(schema_id), "versions"])
-        versions = versions if status == 200 and isinstance(versions, list) else []
-        known = {"type": schema_type, "subjects": [v["subject"] for v in versions],
-                 "versions": {v["subject"]: v["version"] for v in versions}}
-        try:
-            parsed = registry.api.parsed_by_id(schema_id)
-        except InvalidSchema as exc:
-            return {**known, "error": "SCHEMA_NOT_READABLE",
-                    "message": f"Schema id {schema_id} does not parse on this broker: {exc}"}
-        if parsed is None:  # a cluster's replica of _schemas behind the leader's answer
-            return {**known, "error": "SCHEMA_NOT_FOUND",
-                    "message": f"Schema id {schema_id} is not yet in this broker's copy of _schemas"}
-        try:
-            prepare(parsed)
-        except DecodeError as exc:
-            return {**known, "error": "SCHEMA_NOT_READABLE", "message": f"Schema id {schema_id}: {exc}"}
-        return {**known, "parsed": parsed}
-
-
-def _subject_for(subjects: list[str], topic: str, kind: str) -> str | None:
-    """The subject to name: the topic's own (TopicNameStrategy) where the id is registered under it."""
-    own = f"{topic}-{kind}"
-    return own if own in subjects else (subjects[0] if subjects else None)
+        for (_, field), schema in zip(fields, await registry.decode_records(principal, peer, topic, raws)):
+            field["schema"] = schema

@@ -8,20 +8,27 @@ schema id (4 bytes, big-endian), then the data, which for
               a count of 0 alone stands for [0], the first message), then the protobuf binary.
 
 `split` finds the id, `decode` turns the data into a JSON value with the registry's parsed schema
-(schemas.ParsedSchema). For the console's message browser (console/registry_views.py).
+(schemas.ParsedSchema). `decode_records` reads a page of keys and values for the console's
+message browser (console/registry_views.py, through `RegistryServer.decode_records`) as a user
+may: each schema id is read as that user's `GET /schemas/ids/{id}` (the registry's ACL check), and
+whatever does not decode is answered with a note, never an exception.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import decimal
 import functools
 import io
 import json
+import logging
 import struct
 import uuid
 
-from .schemas import AVRO, JSON, PROTOBUF, ParsedSchema
+from .schemas import AVRO, JSON, PROTOBUF, InvalidSchema, ParsedSchema
+
+logger = logging.getLogger("kafka_wire.registry")
 
 MAGIC = 0
 HEADER = 5  # the magic byte and the schema id
@@ -66,6 +73,84 @@ def decode(parsed: ParsedSchema, data: bytes) -> tuple[object, str | None]:
     if parsed.schema_type == PROTOBUF:
         return _protobuf(parsed, data)
     raise DecodeError(f"schema type {parsed.schema_type} is not one this broker reads")
+
+
+# -- a page of records, as a user reads them -------------------------------------------------------
+
+async def decode_records(registry, principal: str, peer: str, topic: str,
+                         records: list[tuple[str, bytes]]) -> list[dict]:
+    """For each ("key" or "value", bytes in the wire format) of `topic`: {id, subject, version,
+    type, name, value} where it decodes, {id, subject, version, type, error, message} where it does
+    not (SCHEMA_NOT_FOUND, SCHEMA_REGISTRY_AUTHORIZATION_FAILED, SCHEMA_NOT_READABLE,
+    SCHEMA_REGISTRY_UNAVAILABLE, UNDECODABLE). The subject named is the topic's own
+    (TopicNameStrategy) where the id is registered under it. `registry` is the RegistryServer."""
+    schemas: dict[int, dict] = {}
+    for _, raw in records:
+        schema_id = split(raw)[0]
+        if schema_id not in schemas:
+            schemas[schema_id] = await _schema_for_decoding(registry, principal, peer, schema_id)
+
+    def decode_all() -> list[dict]:
+        return [_decoded(schemas, topic, kind, raw) for kind, raw in records]
+
+    return await asyncio.to_thread(decode_all)
+
+
+def _decoded(schemas: dict[int, dict], topic: str, kind: str, raw: bytes) -> dict:
+    schema_id, data = split(raw)
+    known = schemas[schema_id]
+    subjects = known.get("subjects", [])
+    own = f"{topic}-{kind}"
+    subject = own if own in subjects else (subjects[0] if subjects else None)
+    shown = {"id": schema_id, "subject": subject, "version": known.get("versions", {}).get(subject),
+             "type": known.get("type")}
+    if "error" in known:
+        return {**shown, "error": known["error"], "message": known["message"]}
+    try:
+        value, name = decode(known["parsed"], data)
+    except DecodeError as exc:
+        why = str(exc)
+    except Exception as exc:  # what a schema library raises on bytes it did not expect
+        logger.debug("schema id %d: decoding a record failed", schema_id, exc_info=True)
+        why = f"{type(exc).__name__}: {exc}"
+    else:
+        return {**shown, "name": name, "value": value}
+    return {**shown, "error": "UNDECODABLE",
+            "message": f"The bytes after schema id {schema_id} do not read as its {known['type']} schema: {why}"}
+
+
+async def _schema_for_decoding(registry, principal: str, peer: str, schema_id: int) -> dict:
+    """{type, subjects, versions, parsed} of a schema id as this user may read it, or {error, message}
+    (with what is known)."""
+    status, answer = await registry.read(principal, peer, ["schemas", "ids", str(schema_id)])
+    if status != 200:
+        code = answer.get("error_code") if isinstance(answer, dict) else None
+        if status == 403:
+            return {"error": "SCHEMA_REGISTRY_AUTHORIZATION_FAILED",
+                    "message": f"Schema id {schema_id}: this user may read none of its subjects"}
+        if code == 40403:
+            return {"error": "SCHEMA_NOT_FOUND",
+                    "message": f"Schema id {schema_id} is not registered in this broker's Schema Registry"}
+        return {"error": "SCHEMA_REGISTRY_UNAVAILABLE",
+                "message": f"Schema id {schema_id} could not be read: "
+                           f"{answer.get('message') if isinstance(answer, dict) else answer}"}
+    status, versions = await registry.read(principal, peer, ["schemas", "ids", str(schema_id), "versions"])
+    versions = versions if status == 200 and isinstance(versions, list) else []
+    known = {"type": answer.get("schemaType", AVRO), "subjects": [v["subject"] for v in versions],
+             "versions": {v["subject"]: v["version"] for v in versions}}
+    try:
+        parsed = registry.api.parsed_by_id(schema_id)
+    except InvalidSchema as exc:
+        return {**known, "error": "SCHEMA_NOT_READABLE",
+                "message": f"Schema id {schema_id} does not parse on this broker: {exc}"}
+    if parsed is None:  # a cluster's replica of _schemas behind the leader's answer
+        return {**known, "error": "SCHEMA_NOT_FOUND",
+                "message": f"Schema id {schema_id} is not yet in this broker's copy of _schemas"}
+    try:
+        prepare(parsed)
+    except DecodeError as exc:
+        return {**known, "error": "SCHEMA_NOT_READABLE", "message": f"Schema id {schema_id}: {exc}"}
+    return {**known, "parsed": parsed}
 
 
 # -- Avro ------------------------------------------------------------------------------------------

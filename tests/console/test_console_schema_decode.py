@@ -49,7 +49,7 @@ def page_of(console, topic: str, **kwargs) -> list[dict]:
     return console.get(f"topics/{topic}/messages?offset=0", **kwargs)["messages"]
 
 
-def test_avro_json_and_protobuf_records_are_decoded(registry_console, tmp_path):
+def test_avro_json_and_protobuf_records_are_decoded(registry_console, tmp_path):  # noqa: F811 (the fixture)
     console, client = registry_console, registry_console.registry
     admin = AdminClient({"bootstrap.servers": console.bootstrap})
     for topic in ("decode-avro", "decode-json", "decode-proto"):
@@ -114,7 +114,7 @@ def test_avro_json_and_protobuf_records_are_decoded(registry_console, tmp_path):
                                "status": "PAID"}
 
 
-def test_a_user_who_may_not_read_the_schema_sees_the_bytes(secure_registry_console):
+def test_a_user_who_may_not_read_the_schema_sees_the_bytes(secure_registry_console):  # noqa: F811 (the fixture)
     console = secure_registry_console
     client = console.registry
     create_topic(AdminClient(sasl_config(console, "admin")), "alice-visible", 1)

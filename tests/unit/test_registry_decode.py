@@ -52,7 +52,8 @@ def test_avro_records_and_bytes_that_are_not_one():
         {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2}}]}
     parsed = parse_schema("AVRO", json.dumps(schema))
     out = io.BytesIO()
-    fastavro.schemaless_writer(out, fastavro.parse_schema(schema), {"id": 3, "blob": b"\x00\xff", "price": Decimal("12.50")})
+    fastavro.schemaless_writer(out, fastavro.parse_schema(schema),
+                               {"id": 3, "blob": b"\x00\xff", "price": Decimal("12.50")})
     assert decode(parsed, out.getvalue()) == ({"id": 3, "blob": "\x00\xff", "price": "12.50"}, "shop.Order")
     with pytest.raises(DecodeError, match="left over"):
         decode(parsed, out.getvalue() + b"\x00")
