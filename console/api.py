@@ -109,8 +109,10 @@ def parse_timestamp(value: str) -> int:
     return int(parsed.timestamp() * 1000)
 
 
-def _shown(data: bytes | None) -> dict | None:
-    """Bytes for the page: base64 (for hex), UTF-8 text when it decodes, cut at SHOWN_BYTES."""
+def _shown(data: bytes | None, *, keep_wire_format: bool = False) -> dict | None:
+    """Bytes for the page: base64 (for hex), UTF-8 text when it decodes, cut at SHOWN_BYTES. With
+    `keep_wire_format`, bytes in the Schema Registry's wire format are kept whole as `raw`, for
+    registry_views.decode_messages (which removes them before the answer is sent)."""
     if data is None:
         return None
     data = bytes(data)
@@ -123,8 +125,11 @@ def _shown(data: bytes | None) -> dict | None:
             break
         except UnicodeDecodeError:
             continue
-    return {"size": len(data), "truncated": len(data) > SHOWN_BYTES, "base64": base64.b64encode(cut).decode(),
-            "text": text}
+    shown = {"size": len(data), "truncated": len(data) > SHOWN_BYTES, "base64": base64.b64encode(cut).decode(),
+             "text": text}
+    if keep_wire_format and len(data) >= 5 and data[0] == 0:  # magic byte 0, a 4-byte schema id
+        shown["raw"] = data
+    return shown
 
 
 def _decode_fetched(data: bytes, start: int) -> list[dict]:
@@ -138,7 +143,8 @@ def _decode_fetched(data: bytes, start: int) -> list[dict]:
             if offset < start:
                 continue
             out.append({"offset": offset, "timestamp": timestamp, "timestamp_type": timestamp_type,
-                        "key": _shown(record.key), "value": _shown(record.value),
+                        "key": _shown(record.key, keep_wire_format=True),
+                        "value": _shown(record.value, keep_wire_format=True),
                         "headers": [{"key": k, "value": _shown(v)} for k, v in record.headers]})
     return out
 
@@ -289,7 +295,9 @@ class ConsoleApi:
 
     async def messages(self, calls: KafkaCalls, topic: str, query: dict[str, str]) -> dict:
         """A page of records from one partition: from an offset, from a timestamp, or the last
-        `limit` (no position given); optionally only those whose key contains `key`."""
+        `limit` (no position given); optionally only those whose key contains `key`. Keys and values
+        in the Schema Registry's wire format carry their bytes as `raw`: the caller decodes them
+        (RegistryViews.decode_messages), which drops `raw`."""
         partition = _whole_number(query.get("partition"), "partition") or 0
         limit = _whole_number(query.get("limit"), "limit", minimum=1) or 50
         limit = min(limit, MAX_LIMIT)

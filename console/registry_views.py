@@ -9,6 +9,11 @@ is not in sync. The subject list shows the subjects the user may read. A Conflue
 the console's error body: 404 SUBJECT_NOT_FOUND (40401), VERSION_NOT_FOUND (40402),
 SCHEMA_NOT_FOUND (40403), 403 SCHEMA_REGISTRY_AUTHORIZATION_FAILED (40301), with Confluent's
 message and `registry_error_code`.
+
+The message browser's keys and values in the registry's wire format (magic byte 0, schema id) are
+decoded by the registry too (`decode_messages`, registry/decode.py): the schema is read as the user
+would read `GET /schemas/ids/{id}` (a user who may read none of its subjects gets the bytes and a
+note), and bytes that do not read as their schema get a note, never an error page.
 """
 
 from __future__ import annotations
@@ -162,3 +167,19 @@ class RegistryViews:
                 "schema_type": schema_type, "schema": entry["schema"], "pretty": _pretty(schema_type, entry["schema"]),
                 "references": entry.get("references", []), "referenced_by": referenced_by,
                 "deleted": entry["version"] not in live}
+
+    # -- the message browser: keys and values written with a registered schema ------------------------
+
+    async def decode_messages(self, principal: str, peer: str, topic: str, messages: list[dict]) -> None:
+        """Each key and value of the page kept in the wire format (its `raw` bytes, dropped here)
+        gains `schema`, the registry's reading of it (registry/decode.py): {id, subject, version,
+        type, name, value} where it decodes, {id, subject, version, type, error, message} where it
+        does not."""
+        fields = [(kind, message[kind]) for message in messages for kind in ("key", "value")
+                  if message[kind] is not None and "raw" in message[kind]]
+        raws = [(kind, field.pop("raw")) for kind, field in fields]
+        registry = getattr(self.broker, "schema_registry", None)
+        if registry is None or not raws:
+            return
+        for (_, field), schema in zip(fields, await registry.decode_records(principal, peer, topic, raws)):
+            field["schema"] = schema

@@ -200,7 +200,9 @@ class ConsoleServer:
             case ("GET", ["topics", topic]):
                 return Response(200, to_json(await api.topic(calls, topic)))
             case ("GET", ["topics", topic, "messages"]):
-                return Response(200, to_json(await api.messages(calls, topic, request.query)))
+                page = await api.messages(calls, topic, request.query)
+                await self.registry.decode_messages(principal, request.peer[0], topic, page["messages"])
+                return Response(200, to_json(page))
             case ("POST", ["topics"]):
                 return Response(200, to_json(await api.create_topic(calls, request.json())))
             case ("DELETE", ["topics", topic]):

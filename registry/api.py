@@ -597,6 +597,13 @@ class RegistryApi:
             resolved.append((str(ref.get("name")), self._parsed(entry, depth + 1)))
         return resolved
 
+    def parsed_by_id(self, schema_id: int) -> ParsedSchema | None:
+        """The schema of an id of the default context, parsed with its references (the console's
+        message browser decodes records with it); None for an id not registered. Raises
+        InvalidSchema for a schema (written by another registry) that does not parse here."""
+        entries, _ = self.state.id_in_context_of(schema_id, None)
+        return self._parsed(entries[0]) if entries else None
+
     def _parsed(self, entry: SchemaVersion, depth: int = 0) -> ParsedSchema:
         return parse_schema(entry.schema_type, entry.schema, self._resolve(entry.references, depth, entry.subject))
 

@@ -74,10 +74,16 @@ def compile_proto(text: str, dependencies: dict[str, str]) -> descriptor_pb2.Fil
     return _compile(text, tuple(sorted(dependencies.items())))
 
 
+def compile_proto_with_imports(text: str, dependencies: dict[str, str]) -> tuple[descriptor_pb2.FileDescriptorProto, ...]:
+    """The schema's descriptor and those of every file it imports (dependencies first, the schema
+    last), as a DescriptorPool needs them to build message classes (registry/decode.py)."""
+    return _compile(text, tuple(sorted(dependencies.items())), True)
+
+
 # A compatibility check parses the versions it compares with again, a deserializer's
 # format=serialized the version it asks for: the last few hundred parses are kept.
 @functools.lru_cache(maxsize=256)
-def _compile(text: str, dependency_items: tuple) -> descriptor_pb2.FileDescriptorProto:
+def _compile(text: str, dependency_items: tuple, include_imports: bool = False):
     dependencies = dict(dependency_items)
     descriptor = _decode_serialized(text)
     if descriptor is not None:
@@ -101,13 +107,14 @@ def _compile(text: str, dependency_items: tuple) -> descriptor_pb2.FileDescripto
                 _protoc_compiler.get_protos(MAIN_FILE.encode(), [a[2:].encode() for a in args])
             except _protoc_compiler.ProtocErrors as exc:
                 raise ProtobufError("; ".join(_error_line(e) for e in exc.errors())) from None
-            if protoc.main(["protoc", *args, f"--descriptor_set_out={out_path}", MAIN_FILE]) != 0:
+            imports = ["--include_imports"] if include_imports else []
+            if protoc.main(["protoc", *args, *imports, f"--descriptor_set_out={out_path}", MAIN_FILE]) != 0:
                 raise ProtobufError("protoc refused the schema")
         with open(out_path, "rb") as data:
             files = descriptor_pb2.FileDescriptorSet.FromString(data.read()).file
     if files[-1].syntax == "editions":  # Confluent's registry parses proto2 and proto3 only
         raise ProtobufError("Protobuf editions are not supported: use syntax \"proto2\" or \"proto3\"")
-    return files[-1]
+    return tuple(files) if include_imports else files[-1]
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ from .api import RawText, RegistryApi, RegistryError
 from .acls import RegistryAcls
 from .auth import CHALLENGE, BasicAuth
 from .contexts import base_context_path
+from .decode import decode_records
 from .store import SchemasLog
 
 logger = logging.getLogger("kafka_wire.registry")
@@ -183,6 +184,12 @@ class RegistryServer:
             answer = [subject for subject in answer
                       if self.acls.refusal(principal, peer, "GET", ["subjects", subject, "versions"]) is None]
         return status, answer
+
+    async def decode_records(self, principal: str, peer: str, topic: str,
+                             records: list[tuple[str, bytes]]) -> list[dict]:
+        """Keys and values of `topic` in the wire format (magic byte, schema id), each read with its
+        schema as `principal` may read it: for the console's message browser (registry/decode.py)."""
+        return await decode_records(self, principal, peer, topic, records)
 
     async def _answer(self, method: str, target: str, body: bytes) -> tuple[int, object]:
         parts = urlsplit(target)

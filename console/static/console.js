@@ -196,8 +196,24 @@ function createTopicForm() {
 
 // -- a topic ------------------------------------------------------------------------------------
 
+// A key or value in the Schema Registry's wire format, as the broker decoded it: the schema it
+// names, then the record as JSON; bytes that did not decode are shown in hex under a note.
+function schemaPayload(field) {
+  const s = field.schema;
+  const about = [`schema id ${s.id}`, s.subject ? `${s.subject}${s.version ? " v" + s.version : ""}` : null,
+                 s.type, s.name].filter(x => x).join(" · ");
+  if (s.error === undefined) {
+    return h("div", {class: "decoded", "data-schema-id": s.id}, h("div", {class: "muted schema-about"}, about),
+             h("pre", {class: "payload"}, JSON.stringify(s.value, null, 2)));
+  }
+  return h("div", {class: "undecoded", "data-schema-id": s.id},
+           h("div", {class: "tag warn schema-note", title: s.error}, `${s.message}: shown in hex`),
+           payload(field, "hex"));
+}
+
 function payload(field, format) {
   if (field === null || field === undefined) return h("span", {class: "muted"}, "null");
+  if (format === "schema" && field.schema) return schemaPayload(field);
   let text;
   if (format === "hex" || field.text === null) {
     const raw = atob(field.base64);
@@ -249,7 +265,11 @@ function messageBrowser(root, t, params) {
   if (params.get("timestamp")) { from.value = "timestamp"; position.value = params.get("timestamp"); }
   const limit = h("input", {name: "limit", type: "number", min: 1, max: 500, value: 50, style: "width:5em"});
   const key = h("input", {name: "key", placeholder: "key contains", value: params.get("key") || ""});
-  const format = h("select", {name: "format"}, h("option", {value: "json"}, "JSON"),
+  // With the registry, records written by its serializers are decoded by default (other bytes
+  // are shown as JSON); "JSON", "UTF-8" and "hex" show the bytes as they are.
+  const format = h("select", {name: "format"},
+                   state.session && state.session.schema_registry ? h("option", {value: "schema"}, "Schema Registry") : null,
+                   h("option", {value: "json"}, "JSON"),
                    h("option", {value: "utf8"}, "UTF-8"), h("option", {value: "hex"}, "hex"));
   const tail = h("input", {type: "checkbox", name: "tail"});
   const out = h("div", {id: "messages"});

@@ -195,6 +195,24 @@ const scenarios = {
     out.deleted_row = (await cells(`tr[data-subject="${args.deleted}"]`))[0];
     return out;
   },
+
+  // A topic whose values were written with registered schemas: decoded by default, hex on demand.
+  async decoded(page, args) {
+    const out = {};
+    await page.goto(args.url + "/#/topics/" + encodeURIComponent(args.topic));
+    await page.waitForSelector("#messages table", {timeout: WAIT});
+    out.format = await page.$eval("select[name=format]", s => s.value);
+    const cells = () => page.$$eval("#messages tr[data-offset]", trs => trs.map(tr =>
+      Array.from(tr.querySelectorAll("td"), td => td.innerText.trim())));
+    out.rows = await cells();
+    out.decoded = await page.$$eval("#messages .decoded", ds => ds.map(d => d.dataset.schemaId));
+    out.notes = await page.$$eval("#messages .schema-note", ns => ns.map(n => n.textContent.trim()));
+    await shot(page, args, "console-decoded.png");
+    await page.selectOption("select[name=format]", "hex");
+    out.decoded_in_hex = await page.$$eval("#messages .decoded", ds => ds.length);
+    out.rows_hex = await cells();
+    return out;
+  },
 };
 
 (async () => {

@@ -1,0 +1,84 @@
+"""registry/decode.py: the Schema Registry's wire format read without a broker (split, Confluent's
+Protobuf message indexes, Avro, JSON and Protobuf records against parsed schemas, and bytes that
+do not read as their schema). Records are written with fastavro and protobuf's own runtime."""
+
+from __future__ import annotations
+
+import io
+import json
+from decimal import Decimal
+
+import fastavro
+import pytest
+from google.protobuf import descriptor_pool, message_factory
+
+from registry.decode import DecodeError, decode, message_indexes, prepare, split
+from registry.schemas import parse_schema
+
+PROTO = """syntax = "proto3";
+package shop;
+message First { string a = 1; }
+message Outer {
+  message Inner { int32 n = 1; bool flag = 2; }
+  Inner inner = 1;
+}
+"""
+
+
+def test_split_finds_the_schema_id():
+    assert split(None) is None and split(b"\x00\x00\x00\x01") is None and split(b"\x01\x00\x00\x00\x01x") is None
+    assert split(b"\x00\x00\x00\x01\x02rest") == (258, b"rest")
+
+
+@pytest.mark.parametrize("data, indexes, position", [
+    (b"\x00", [0], 1),  # Confluent's shortcut for the first message
+    (b"\x02\x02", [1], 2),  # one index (zigzag: 2 is 1)
+    (b"\x04\x02\x00", [1, 0], 3),  # two indexes
+    (b"\x04\x02\x04", [1, 2], 3),
+])
+def test_message_indexes(data, indexes, position):
+    assert message_indexes(data + b"rest") == (indexes, position)
+
+
+@pytest.mark.parametrize("data", [b"", b"\x04\x02", b"\x01", b"\xff"])
+def test_message_indexes_that_are_not_the_wire_format(data):
+    with pytest.raises(DecodeError):
+        message_indexes(data)
+
+
+def test_avro_records_and_bytes_that_are_not_one():
+    schema = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
+        {"name": "id", "type": "long"}, {"name": "blob", "type": "bytes"},
+        {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2}}]}
+    parsed = parse_schema("AVRO", json.dumps(schema))
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, fastavro.parse_schema(schema),
+                               {"id": 3, "blob": b"\x00\xff", "price": Decimal("12.50")})
+    assert decode(parsed, out.getvalue()) == ({"id": 3, "blob": "\x00\xff", "price": "12.50"}, "shop.Order")
+    with pytest.raises(DecodeError, match="left over"):
+        decode(parsed, out.getvalue() + b"\x00")
+    with pytest.raises(DecodeError):
+        decode(parsed, out.getvalue()[:2])
+
+
+def test_json_records():
+    parsed = parse_schema("JSON", json.dumps({"type": "object", "title": "Event"}))
+    assert decode(parsed, b'{"kind": "click"}') == ({"kind": "click"}, "Event")
+    with pytest.raises(DecodeError):
+        decode(parsed, b"\xff not json")
+
+
+def test_protobuf_records_by_their_message_indexes():
+    parsed = parse_schema("PROTOBUF", PROTO)
+    prepare(parsed)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(parsed.parsed)
+    Inner = message_factory.GetMessageClass(pool.FindMessageTypeByName("shop.Outer.Inner"))
+    First = message_factory.GetMessageClass(pool.FindMessageTypeByName("shop.First"))
+    assert decode(parsed, b"\x04\x02\x00" + Inner(n=-4).SerializeToString()) == (
+        {"n": -4, "flag": False}, "shop.Outer.Inner")
+    assert decode(parsed, b"\x00" + First(a="x").SerializeToString()) == ({"a": "x"}, "shop.First")
+    with pytest.raises(DecodeError, match="names no message"):
+        decode(parsed, b"\x02\x06" + First(a="x").SerializeToString())
+    with pytest.raises(DecodeError):
+        decode(parsed, b"\x00\x0a\x05ab")  # a string field cut short
