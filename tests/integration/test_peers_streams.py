@@ -75,9 +75,11 @@ def expected_outputs(inputs: list[tuple[str, str, int, int, int]]) -> dict[str, 
     return {"enriched": enriched, "totals": totals, "windowed": windowed}
 
 
-def streams_instance(version: str, bootstrap: str, app: str, state_dir, log_path) -> peers.JavaProcess:
+def streams_instance(version: str, bootstrap: str, app: str, state_dir, log_path,
+                     protocol: str = "classic") -> peers.JavaProcess:
+    extra = [f"group.protocol={protocol}"] if protocol != "classic" else []
     command = peers.java_command(
-        version, peers.STREAMS_APP, bootstrap, app, str(state_dir),
+        version, peers.STREAMS_APP, bootstrap, app, str(state_dir), *extra,
         # The survivor takes the killed instance's tasks over once its session times out.
         "session.timeout.ms=10000", "heartbeat.interval.ms=1000",
         # Against a restarting broker: keep retrying rather than failing the task.
@@ -106,10 +108,13 @@ def wait_running(instance: peers.JavaProcess, timeout: float = 120.0) -> None:
         time.sleep(0.5)
 
 
-def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replication_factor: int = 1) -> None:
+def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replication_factor: int = 1,
+                 protocol: str = "classic") -> None:
     """The scenario on a running kafka-wire (one broker or a cluster); `kill_broker(app)` SIGKILLs a
-    broker (and, single node, restarts it) while the application works through the second part."""
-    app = f"eos-{version.replace('.', '')}"
+    broker (and, single node, restarts it) while the application works through the second part.
+    `protocol` is the application's group.protocol: classic (the default) or streams (KIP-1071: the
+    broker assigns the tasks)."""
+    app = f"eos-{version.replace('.', '')}" + ("" if protocol == "classic" else f"-{protocol}")
     create_topics(bootstrap, {f"{app}-in": PARTITIONS, f"{app}-users": PARTITIONS,
                               **{f"{app}-{name}": PARTITIONS for name in OUTPUTS}}, replication_factor)
     base_ms = int(time.time() * 1000) - 600_000
@@ -120,8 +125,8 @@ def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replicatio
     produce(bootstrap, [(f"{app}-in", p, e, f"{u},{a}", ts) for e, u, a, ts, p in parts[0]])
 
     reader = TopicReader(bootstrap, {f"{app}-{name}": PARTITIONS for name in OUTPUTS})
-    instances = [streams_instance(version, bootstrap, app, tmp_path / f"state-{n}", tmp_path / f"streams-{n}.log")
-                 for n in (1, 2)]
+    instances = [streams_instance(version, bootstrap, app, tmp_path / f"state-{n}", tmp_path / f"streams-{n}.log",
+                                  protocol) for n in (1, 2)]
     reports = lambda: "\n".join(i.log_report() for i in instances)  # noqa: E731
     try:
         for instance in instances:
@@ -153,7 +158,8 @@ def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replicatio
         reader.close()
         for instance in instances:
             instance.kill()
-    reset_application(version, bootstrap, app)
+    if protocol == "classic":
+        reset_application(version, bootstrap, app)
 
 
 def reset_application(version: str, bootstrap: str, app: str) -> None:
@@ -190,11 +196,20 @@ def reset_application(version: str, bootstrap: str, app: str) -> None:
     assert [tp.offset for tp in committed] == [0] * PARTITIONS, committed
 
 
-@pytest.mark.parametrize("version", [KAFKA_4, pytest.param(KAFKA_3, marks=pytest.mark.skipif(
-    not SLOW, reason="Kafka Streams 3.9: KW_SLOW=1"))])
-def test_streams_exactly_once_survives_instance_and_broker_kills(version, tmp_path):
+# The streams protocol's session timeout is the group's (group.streams.session.timeout.ms), not the
+# application's session.timeout.ms: 10 s here as well, so the survivor takes over as soon.
+STREAMS_GROUP_CONFIG = {"group.streams.min.session.timeout.ms": 10000, "group.streams.session.timeout.ms": 10000,
+                        "group.streams.min.heartbeat.interval.ms": 1000, "group.streams.heartbeat.interval.ms": 1000}
+
+
+@pytest.mark.parametrize("version,protocol", [
+    (KAFKA_4, "classic"),
+    (KAFKA_4, "streams"),
+    pytest.param(KAFKA_3, "classic", marks=pytest.mark.skipif(not SLOW, reason="Kafka Streams 3.9: KW_SLOW=1"))])
+def test_streams_exactly_once_survives_instance_and_broker_kills(version, protocol, tmp_path):
     require_peers(version)
-    broker = BrokerProcess(tmp_path / "broker", config={"group.initial.rebalance.delay.ms": 0}, startup_timeout=60)
+    config = {"group.initial.rebalance.delay.ms": 0, **(STREAMS_GROUP_CONFIG if protocol == "streams" else {})}
+    broker = BrokerProcess(tmp_path / "broker", config=config, startup_timeout=60)
     broker.start()
 
     def kill_and_restart(app):
@@ -202,7 +217,7 @@ def test_streams_exactly_once_survives_instance_and_broker_kills(version, tmp_pa
         broker.start()
 
     try:
-        run_scenario(version, tmp_path, broker.bootstrap, kill_and_restart)
+        run_scenario(version, tmp_path, broker.bootstrap, kill_and_restart, protocol=protocol)
     except BaseException as error:
         error.add_note(broker.log_report())
         raise
