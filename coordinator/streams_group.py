@@ -294,7 +294,7 @@ def configure_topology(topology: Topology, partitions_of: Callable[[str], int | 
     if wrong:
         return ConfiguredTopology(None, resolved, [(INCORRECTLY_PARTITIONED_TOPICS, " ".join(wrong))])
     if to_create:
-        statuses.append((MISSING_INTERNAL_TOPICS, f"Internal topics are missing: [{', '.join(sorted(to_create))}]"))
+        statuses.append((MISSING_INTERNAL_TOPICS, f"Internal topics are missing: {', '.join(sorted(to_create))}"))
         return ConfiguredTopology(None, resolved, statuses, to_create)
     return ConfiguredTopology(task_counts, resolved, statuses)
 
@@ -411,8 +411,9 @@ class StreamsGroup:
 
     def __init__(self, group_id: str, now_ms: int) -> None:
         self.group_id = group_id
-        self.group_epoch = 0
-        self.assignment_epoch = 0
+        # Kafka 4.3 starts both at 1 (ModernGroup): a new group's first join bumps it to epoch 2.
+        self.group_epoch = 1
+        self.assignment_epoch = 1
         self.topology: Topology | None = None
         self.configured: ConfiguredTopology | None = None
         self.validated_task_counts: dict[str, int] | None = None  # what the group epoch was bumped for

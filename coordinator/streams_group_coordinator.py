@@ -68,9 +68,10 @@ JOIN_GROUP_MEMBER_EPOCH = 0
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 
-# Kafka 4.3's defaults of what the heartbeat answer tells Kafka Streams (StreamsGroupConfig).
-ACCEPTABLE_RECOVERY_LAG = 10000
-TASK_OFFSET_INTERVAL_MS = 60000
+# What Kafka 4.3.0's heartbeat answers tell Kafka Streams of warm-up tasks (not used by the streams
+# protocol yet): 0 and 0, as seen on the wire.
+ACCEPTABLE_RECOVERY_LAG = 0
+TASK_OFFSET_INTERVAL_MS = 0
 
 
 class StreamsHeartbeatError(Exception):
@@ -129,7 +130,7 @@ class StreamsGroupProtocol:
         except StreamsHeartbeatError as exc:
             return {"throttle_time_ms": 0, "error_code": int(exc.error), "error_message": exc.message,
                     "member_id": "", "member_epoch": 0, "heartbeat_interval_ms": 0, "acceptable_recovery_lag": 0,
-                    "task_offset_interval_ms": 0, "endpoint_information_epoch": 0}, {}
+                    "task_offset_interval_ms": 0, "status": [], "endpoint_information_epoch": 0}, {}
 
     @staticmethod
     def _validate_streams_heartbeat(request) -> None:
@@ -311,7 +312,7 @@ class StreamsGroupProtocol:
             "heartbeat_interval_ms": self._streams_cfg(group_id, "heartbeat.interval.ms", 5000),
             "acceptable_recovery_lag": ACCEPTABLE_RECOVERY_LAG,
             "task_offset_interval_ms": TASK_OFFSET_INTERVAL_MS,
-            "status": [{"status_code": c, "status_detail": d} for c, d in statuses] if statuses or joining else None,
+            "status": [{"status_code": c, "status_detail": d} for c, d in statuses],
             "active_tasks": None, "standby_tasks": None, "warmup_tasks": None,
             "endpoint_information_epoch": group.endpoint_information_epoch,
             "partitions_by_user_endpoint": None,
@@ -426,7 +427,7 @@ class StreamsGroupProtocol:
         logger.info("member %s left streams group %s", member_id, group_id)
         return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "member_id": member_id,
                 "member_epoch": request.member_epoch, "heartbeat_interval_ms": 0, "acceptable_recovery_lag": 0,
-                "task_offset_interval_ms": 0, "endpoint_information_epoch": 0}
+                "task_offset_interval_ms": 0, "status": [], "endpoint_information_epoch": 0}
 
     def _remove_streams_member(self, group: StreamsGroup, member_id: str, *, bump: bool = True) -> list:
         """Kafka's order: current assignment, target assignment, member metadata; then the epoch."""
@@ -502,23 +503,24 @@ class StreamsGroupProtocol:
         self._configure_streams_group(group)
         topology = None
         if group.topology is not None:
-            subtopologies = None
+            # The topology as the members sent it; partition counts as configured once they are known.
             configured = group.configured
-            if configured is not None and configured.ready:
-                counts = configured.task_counts
+            counts = configured.task_counts if configured is not None and configured.ready else None
 
-                def info(t, partitions):
-                    return {"name": t.name, "partitions": partitions, "replication_factor": t.replication_factor,
-                            "topic_configs": [{"key": k, "value": v} for k, v in t.configs]}
+            def info(t, partitions):
+                return {"name": t.name, "partitions": partitions, "replication_factor": t.replication_factor,
+                        "topic_configs": [{"key": k, "value": v} for k, v in t.configs]}
 
-                subtopologies = [{
-                    "subtopology_id": s.subtopology_id,
-                    "source_topics": sorted(configured.source_topics.get(s.subtopology_id, s.source_topics)),
-                    "repartition_sink_topics": list(s.repartition_sink_topics),
-                    "state_changelog_topics": [info(t, counts[s.subtopology_id]) for t in s.state_changelog_topics],
-                    "repartition_source_topics": [info(t, self._partition_count(t.name))
-                                                  for t in s.repartition_source_topics],
-                } for s in group.topology.subtopologies]
+            subtopologies = [{
+                "subtopology_id": s.subtopology_id,
+                "source_topics": list(configured.source_topics.get(s.subtopology_id, s.source_topics)
+                                      if counts is not None else s.source_topics),
+                "repartition_sink_topics": list(s.repartition_sink_topics),
+                "state_changelog_topics": [info(t, counts[s.subtopology_id] if counts is not None else t.partitions)
+                                           for t in s.state_changelog_topics],
+                "repartition_source_topics": [info(t, self._partition_count(t.name) if counts is not None
+                                                   else t.partitions) for t in s.repartition_source_topics],
+            } for s in group.topology.subtopologies]
             topology = {"epoch": group.topology.epoch, "subtopologies": subtopologies}
 
         def described(a: Assignment) -> dict:

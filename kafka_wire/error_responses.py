@@ -244,6 +244,10 @@ SHAPES: dict[str, Shape] = {
         "groups", "groups", copy=_same("group_id"), fill={"error_code": ERROR, "error_message": MESSAGE, "topics": []}),)),
     "AlterShareGroupOffsets": TOP_ERROR_AND_MESSAGE,
     "DeleteShareGroupOffsets": TOP_ERROR_AND_MESSAGE,
+    # Streams groups (KIP-1071): StreamsGroup*Request.getErrorResponse.
+    "StreamsGroupHeartbeat": TOP_ERROR,
+    "StreamsGroupDescribe": Shape(entries=(Each(
+        "groups", "group_ids", copy={"group_id": ITEM}, fill={"error_code": ERROR}),)),
     "DescribeTopicPartitions": Shape(entries=(Each(
         "topics", "topics", copy=_same("name"), fill={"error_code": ERROR, "is_internal": False, "partitions": []}),)),
 }

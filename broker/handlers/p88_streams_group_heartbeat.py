@@ -34,7 +34,7 @@ logger = logging.getLogger("kafka_wire.streams")
 def _error(error: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message, "member_id": "",
             "member_epoch": 0, "heartbeat_interval_ms": 0, "acceptable_recovery_lag": 0,
-            "task_offset_interval_ms": 0, "endpoint_information_epoch": 0}
+            "task_offset_interval_ms": 0, "status": [], "endpoint_information_epoch": 0}
 
 
 def topology_topics(topology) -> list[str]:

@@ -251,3 +251,31 @@ def test_streams_exactly_once_on_a_cluster_survives_the_changelog_leader_kill(tm
         assert killed
         cluster.brokers[killed[0]].start()
         cluster.wait_for_brokers(set(cluster.brokers), timeout=60)
+
+
+def test_streams_protocol_exactly_once_on_the_reference_kafka(tmp_path):
+    """The same application and scenario with group.protocol=streams against Apache Kafka 4.3.0
+    itself (its own broker, SIGKILLed and restarted alike, the same group.streams.* settings): the
+    application, not kafka-wire, is what this checks, so that the kafka-wire run above compares
+    with what Kafka does."""
+    from compat.reference_kafka import ReferenceKafka, ReferenceKafkaUnavailable
+
+    require_peers(KAFKA_4)
+    try:
+        install(KAFKA_4)
+    except ReferenceKafkaUnavailable as error:
+        missing_tool(f"Apache Kafka {KAFKA_4} ({error})")
+    kafka = ReferenceKafka(KAFKA_4, tmp_path / "kafka", config=STREAMS_GROUP_CONFIG)
+    kafka.start()
+
+    def kill_and_restart(app):
+        kafka.kill()
+        kafka.start()
+
+    try:
+        run_scenario(KAFKA_4, tmp_path, kafka.bootstrap, kill_and_restart, protocol="streams")
+    except BaseException as error:
+        error.add_note(kafka.log_report())
+        raise
+    finally:
+        kafka.stop()

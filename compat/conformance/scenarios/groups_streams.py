@@ -1,0 +1,169 @@
+"""KIP-1071 streams groups: StreamsGroupHeartbeat (a member joining with its topology, the internal
+topics the broker creates, task assignment, revocation between two members, fencing, leaving) and
+StreamsGroupDescribe, plus the request checks and errors Kafka documents for them.
+
+Each member heartbeats on its own connection; every step waits for the previous answer. Internal
+topics are created by the broker after the heartbeat that found them missing (Kafka creates them
+asynchronously): the scenarios wait, unrecorded, until they exist before the next heartbeat.
+"""
+
+from __future__ import annotations
+
+from ..scenario import ALL, Session, scenario
+from .groups_classic import coordinator_ready
+from .offsets import commit_body
+
+PROFILE = "streams-groups"
+REBALANCE_MS = 30000
+
+
+def topology(app: str, source: str, epoch: int = 0, *, stateful: bool = True, sources=None) -> dict:
+    """One subtopology "0" reading `source` (or `sources`), with a changelog topic when stateful."""
+    changelogs = [{"name": f"{app}-store-changelog", "partitions": 0, "replication_factor": 1,
+                   "topic_configs": [{"key": "cleanup.policy", "value": "compact"}]}] if stateful else []
+    return {"epoch": epoch, "subtopologies": [{
+        "subtopology_id": "0", "source_topics": list(sources or [source]), "source_topic_regex": [],
+        "state_changelog_topics": changelogs, "repartition_sink_topics": [], "repartition_source_topics": [],
+        "copartition_groups": []}]}
+
+
+def heartbeat(s: Session, group: str, member_id: str, epoch: int, *, conn: str, label: str, topo=None,
+              active=None, standby=None, warmup=None, process_id=None, rebalance_ms: int = -1, record: bool = True,
+              instance_id=None, shutdown: bool = False):
+    body = {"group_id": group, "member_id": member_id, "member_epoch": epoch, "endpoint_information_epoch": 0,
+            "instance_id": instance_id, "rack_id": None, "rebalance_timeout_ms": rebalance_ms, "topology": topo,
+            "active_tasks": active, "standby_tasks": standby, "warmup_tasks": warmup, "process_id": process_id,
+            "user_endpoint": None, "client_tags": None, "task_offsets": None, "task_end_offsets": None,
+            "shutdown_application": shutdown}
+    return s.call("StreamsGroupHeartbeat", 0, body, conn=conn, label=label, record=record)
+
+
+def join(s: Session, group: str, name: str, topo: dict, *, label: str | None = None, record: bool = True):
+    return heartbeat(s, group, f"conformance-member-{name}", 0, conn=name, label=label or f"{name}: join",
+                     topo=topo, active=[], standby=[], warmup=[], process_id=f"process-{name}",
+                     rebalance_ms=REBALANCE_MS, record=record)
+
+
+def tasks(answer) -> list[dict]:
+    """The active tasks an answer assigned, as the member reports them owned next."""
+    if answer is None or answer.active_tasks is None:
+        return []
+    return [{"subtopology_id": t.subtopology_id, "partitions": list(t.partitions)} for t in answer.active_tasks]
+
+
+def describe(s: Session, groups, label: str):
+    return s.call("StreamsGroupDescribe", 0, {"group_ids": list(groups), "include_authorized_operations": True},
+                  label=label)
+
+
+def topic_exists(s: Session, name: str) -> bool:
+    answer = s.call("Metadata", 9, {"topics": [{"name": name}], "allow_auto_topic_creation": False,
+                                    "include_cluster_authorized_operations": False,
+                                    "include_topic_authorized_operations": False}, record=False)
+    return answer is not None and any(t.name == name and t.error_code == 0 and t.partitions for t in answer.topics)
+
+
+def ready(s: Session, topic: str, partitions: int, group: str) -> None:
+    s.create_topic(topic, partitions=partitions)
+    coordinator_ready(s, group)
+
+
+def joined_with_tasks(s: Session, group: str, name: str, topo: dict, app: str):
+    """A member joins (recorded: MISSING_INTERNAL_TOPICS), the broker creates the changelog topic,
+    and the member heartbeats (unrecorded) until its coordinator sees the topic: Kafka's coordinator
+    learns of it from its metadata image a moment after Metadata shows it. The heartbeat that got the
+    tasks is recorded."""
+    first = join(s, group, name, topo)
+    s.wait_until(lambda: topic_exists(s, f"{app}-store-changelog"), timeout=30, what="the changelog topic")
+    got = []
+
+    def assigned() -> bool:
+        answer = heartbeat(s, group, first.member_id, first.member_epoch, conn=name, label="poll", record=False)
+        if answer is not None and answer.error_code == 0 and not any(st.status_code == 3 for st in answer.status or ()):
+            got.append(answer)
+            return True
+        return False
+
+    s.wait_until(assigned, timeout=30, what="the member's tasks")
+    s.record(f"{name}: the heartbeat that got the tasks", got[0])
+    return got[0]
+
+
+@scenario("StreamsGroupHeartbeat", versions=ALL, profile=PROFILE)
+def streams_heartbeat_join_and_leave(s: Session, v: int):
+    """One member joins with a stateful topology: the broker names the missing changelog topic and
+    creates it; the member then gets every task, reports them owned, and leaves with epoch -1."""
+    group, topic = s.group(), s.topic()
+    ready(s, topic, 3, group)
+    a = joined_with_tasks(s, group, "a", topology(group, topic), group)
+    heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: owns its tasks", active=tasks(a),
+              standby=[], warmup=[])
+    describe(s, [group], "StreamsGroupDescribe with one member")
+    heartbeat(s, group, a.member_id, -1, conn="a", label="a: leaves (epoch -1)")
+    describe(s, [group], "StreamsGroupDescribe after the leave")
+
+
+@scenario("StreamsGroupHeartbeat", versions=ALL, profile=PROFILE)
+def streams_heartbeat_second_member_revocation(s: Session, v: int):
+    """A owns all 4 tasks of a stateless topology; B joins: A is asked to revoke half, B gets them
+    once A reports them gone."""
+    group, topic = s.group(), s.topic()
+    ready(s, topic, 4, group)
+    topo = topology(group, topic, stateful=False)
+    a = join(s, group, "a", topo)
+    heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: owns all", active=tasks(a),
+              standby=[], warmup=[])
+    b = join(s, group, "b", topo)
+    a2 = heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: heartbeat after b joined")
+    heartbeat(s, group, b.member_id, b.member_epoch, conn="b", label="b: waits for a's tasks")
+    kept = tasks(a2) if a2 is not None and a2.active_tasks is not None else tasks(a)
+    a3 = heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: revoked", active=kept,
+                   standby=[], warmup=[])
+    b2 = heartbeat(s, group, b.member_id, b.member_epoch, conn="b", label="b: gets the released tasks")
+    describe(s, [group], "StreamsGroupDescribe with two members")
+    if a3 is not None and b2 is not None:
+        heartbeat(s, group, b.member_id, b2.member_epoch, conn="b", label="b: leaves", record=False)
+        heartbeat(s, group, a.member_id, a3.member_epoch, conn="a", label="a: leaves", record=False)
+
+
+@scenario("StreamsGroupHeartbeat", versions=ALL, profile=PROFILE)
+def streams_heartbeat_errors(s: Session, v: int):
+    """INVALID_REQUEST for each check of a joining heartbeat; GROUP_ID_NOT_FOUND for an unknown
+    group; UNKNOWN_MEMBER_ID and FENCED_MEMBER_EPOCH in a known one; a group of another type."""
+    group, topic = s.group(), s.topic()
+    ready(s, topic, 1, group)
+    topo = topology(group, topic, stateful=False)
+    m = "conformance-member-x"
+    heartbeat(s, "", m, 0, conn="x", label="empty group id", topo=topo, active=[], standby=[], warmup=[],
+              process_id="p", rebalance_ms=REBALANCE_MS)
+    heartbeat(s, group, "", 0, conn="x", label="empty member id", topo=topo, active=[], standby=[], warmup=[],
+              process_id="p", rebalance_ms=REBALANCE_MS)
+    heartbeat(s, group, m, 0, conn="x", label="no rebalance timeout", topo=topo, active=[], standby=[], warmup=[],
+              process_id="p")
+    heartbeat(s, group, m, 0, conn="x", label="no topology", active=[], standby=[], warmup=[], process_id="p",
+              rebalance_ms=REBALANCE_MS)
+    heartbeat(s, group, m, 0, conn="x", label="owned tasks while joining", topo=topo,
+              active=[{"subtopology_id": "0", "partitions": [0]}], standby=[], warmup=[], process_id="p",
+              rebalance_ms=REBALANCE_MS)
+    heartbeat(s, group, m, -3, conn="x", label="epoch -3")
+    heartbeat(s, group, m, -2, conn="x", label="static leave without instance id")
+    heartbeat(s, group + "-unknown", m, 5, conn="x", label="unknown group, epoch 5")
+    a = join(s, group, "a", topo)
+    heartbeat(s, group, "conformance-member-nobody", 1, conn="x", label="unknown member")
+    heartbeat(s, group, a.member_id, a.member_epoch + 5, conn="a", label="epoch ahead of the coordinator's")
+    heartbeat(s, group, a.member_id, -1, conn="a", label="a: leaves", record=False)
+    classic = s.group("classic")
+    coordinator_ready(s, classic)
+    s.setup("OffsetCommit", 8, commit_body(classic, {topic: [(0, 0, None)]}))
+    describe(s, [classic, group + "-unknown"], "StreamsGroupDescribe of a classic group and an unknown one")
+
+
+@scenario("StreamsGroupHeartbeat", versions=ALL, profile=PROFILE)
+def streams_heartbeat_missing_source_topic(s: Session, v: int):
+    """A topology reading a topic that does not exist: MISSING_SOURCE_TOPICS, no tasks."""
+    group, topic = s.group(), s.topic()
+    ready(s, topic, 1, group)
+    a = join(s, group, "a", topology(group, topic, stateful=False, sources=[topic, topic + "-absent"]))
+    if a is not None:
+        heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: heartbeat, still missing")
+    describe(s, [group], "StreamsGroupDescribe of a group whose source topic is missing")
