@@ -202,13 +202,17 @@ STREAMS_GROUP_CONFIG = {"group.streams.min.session.timeout.ms": 10000, "group.st
                         "group.streams.min.heartbeat.interval.ms": 1000, "group.streams.heartbeat.interval.ms": 1000}
 
 
-@pytest.mark.parametrize("version,protocol", [
-    (KAFKA_4, "classic"),
-    (KAFKA_4, "streams"),
-    pytest.param(KAFKA_3, "classic", marks=pytest.mark.skipif(not SLOW, reason="Kafka Streams 3.9: KW_SLOW=1"))])
-def test_streams_exactly_once_survives_instance_and_broker_kills(version, protocol, tmp_path):
+@pytest.mark.parametrize("version,protocol,workers", [
+    (KAFKA_4, "classic", 1),
+    (KAFKA_4, "streams", 1),
+    # The streams groups live with the other group coordinators, at worker 0; the application's
+    # partitions are spread over both workers.
+    (KAFKA_4, "streams", 2),
+    pytest.param(KAFKA_3, "classic", 1, marks=pytest.mark.skipif(not SLOW, reason="Kafka Streams 3.9: KW_SLOW=1"))])
+def test_streams_exactly_once_survives_instance_and_broker_kills(version, protocol, workers, tmp_path):
     require_peers(version)
-    config = {"group.initial.rebalance.delay.ms": 0, **(STREAMS_GROUP_CONFIG if protocol == "streams" else {})}
+    config = {"group.initial.rebalance.delay.ms": 0, "num.worker.processes": workers,
+              **(STREAMS_GROUP_CONFIG if protocol == "streams" else {})}
     broker = BrokerProcess(tmp_path / "broker", config=config, startup_timeout=60)
     broker.start()
 
