@@ -167,3 +167,42 @@ def streams_heartbeat_missing_source_topic(s: Session, v: int):
     if a is not None:
         heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: heartbeat, still missing")
     describe(s, [group], "StreamsGroupDescribe of a group whose source topic is missing")
+
+
+@scenario("StreamsGroupHeartbeat", versions=ALL, profile=PROFILE)
+def streams_group_meets_other_protocols(s: Session, v: int):
+    """A streams group with a member, met by the other group APIs: a classic JoinGroup, a consumer
+    group heartbeat, DescribeGroups, ConsumerGroupDescribe, ListGroups by type, OffsetCommit and
+    OffsetFetch with the member's epoch (and a stale one), DeleteGroups of the non-empty group; then
+    the member leaves and the group is deleted."""
+    group, topic = s.group(), s.topic()
+    ready(s, topic, 2, group)
+    a = join(s, group, "a", topology(group, topic, stateful=False))
+    a = heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: owns its tasks", active=tasks(a),
+                  standby=[], warmup=[])
+    epoch = a.member_epoch
+    s.call("JoinGroup", 9, {"group_id": group, "session_timeout_ms": 30000, "rebalance_timeout_ms": 30000,
+                            "member_id": "", "group_instance_id": None, "protocol_type": "consumer",
+                            "protocols": [{"name": "range", "metadata": b""}], "reason": None},
+           conn="classic", label="JoinGroup v9 on the streams group")
+    s.call("ConsumerGroupHeartbeat", 1, {
+        "group_id": group, "member_id": "conformance-consumer", "member_epoch": 0, "instance_id": None,
+        "rack_id": None, "rebalance_timeout_ms": 30000, "subscribed_topic_names": [topic],
+        "subscribed_topic_regex": None, "server_assignor": None, "topic_partitions": []},
+        conn="consumer", label="ConsumerGroupHeartbeat v1 on the streams group")
+    s.call("DescribeGroups", 6, {"groups": [group], "include_authorized_operations": False},
+           label="DescribeGroups v6 of the streams group")
+    s.call("ConsumerGroupDescribe", 1, {"group_ids": [group], "include_authorized_operations": False},
+           label="ConsumerGroupDescribe v1 of the streams group")
+    s.call("ListGroups", 5, {"states_filter": [], "types_filter": ["streams"]}, label="ListGroups v5, type streams")
+    s.call("OffsetCommit", 9, commit_body(group, {topic: [(0, 5, None)]}, generation=epoch,
+                                          member_id=a.member_id), label="OffsetCommit v9 with the member epoch")
+    s.call("OffsetCommit", 9, commit_body(group, {topic: [(0, 6, None)]}, generation=epoch - 1,
+                                          member_id=a.member_id), label="OffsetCommit v9 with a stale epoch")
+    s.call("OffsetFetch", 9, {"groups": [{"group_id": group, "member_id": a.member_id, "member_epoch": epoch,
+                                          "topics": None}], "require_stable": True},
+           label="OffsetFetch v9 with the member epoch")
+    s.call("DeleteGroups", 2, {"groups_names": [group]}, label="DeleteGroups v2 of the non-empty group")
+    heartbeat(s, group, a.member_id, -1, conn="a", label="a: leaves")
+    s.call("DeleteGroups", 2, {"groups_names": [group]}, label="DeleteGroups v2 once empty")
+    describe(s, [group], "StreamsGroupDescribe after the delete")
