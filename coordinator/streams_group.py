@@ -25,6 +25,9 @@ MISSING_SOURCE_TOPICS = 1
 INCORRECTLY_PARTITIONED_TOPICS = 2
 MISSING_INTERNAL_TOPICS = 3
 SHUTDOWN_APPLICATION = 4
+ASSIGNMENT_DELAYED = 5
+
+ASSIGNMENT_DELAYED_DETAIL = "Assignment delayed due to the configured initial rebalance delay."
 
 SHUTDOWN_DETAIL = ("A KafkaStreams instance encountered a fatal error and requested a shutdown for the "
                    "entire application.")
@@ -420,6 +423,9 @@ class StreamsGroup:
         self.members: dict[str, StreamsGroupMember] = {}
         self.target: dict[str, Assignment] = {}
         self.shutdown_requested = False
+        # A new group's first assignment waits for streams.initial.rebalance.delay.ms (more members
+        # may join); until then (a wall-clock ms deadline) members stay at the initial epoch.
+        self.initial_assignment_at: int | None = None
         self.endpoint_information_epoch = 0
         self.dead = False
         self.state_timestamp = now_ms

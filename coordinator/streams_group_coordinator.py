@@ -44,6 +44,8 @@ from kafka_wire.internal_records import (
 
 from .offsets_store import AppendFailed, group_metadata_append_error, group_tombstone
 from .streams_group import (
+    ASSIGNMENT_DELAYED,
+    ASSIGNMENT_DELAYED_DETAIL,
     EMPTY_ASSIGNMENT,
     EMPTY_TASKS,
     SHUTDOWN_APPLICATION,
@@ -175,7 +177,7 @@ class StreamsGroupProtocol:
         if group is None:
             if not create:
                 raise StreamsHeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
-            return StreamsGroup(group_id, self.clock_ms()), []
+            return self._new_streams_group(group_id), []
         # An empty classic group (one that only stores offsets) becomes a streams group; its offsets stay.
         from .group import ClassicGroup
 
@@ -185,9 +187,16 @@ class StreamsGroupProtocol:
         records = []
         if group.protocol_type is not None or group.generation_id > 0:
             records.append(group_tombstone(group_id))
-        streams = StreamsGroup(group_id, self.clock_ms())
+        streams = self._new_streams_group(group_id)
         streams.offsets, streams.pending_txn_offsets = group.offsets, group.pending_txn_offsets
         return streams, records
+
+    def _new_streams_group(self, group_id: str) -> StreamsGroup:
+        group = StreamsGroup(group_id, self.clock_ms())
+        delay = self._streams_cfg(group_id, "initial.rebalance.delay.ms", 3000)
+        if delay > 0:
+            group.initial_assignment_at = self.clock_ms() + delay
+        return group
 
     def _streams_group_heartbeat(self, request, client_id: str, client_host: str) -> tuple[dict, dict]:
         group_id, member_id, epoch = request.group_id, request.member_id, request.member_epoch
@@ -278,8 +287,13 @@ class StreamsGroupProtocol:
         if bump:
             group.group_epoch += 1
             records.append(self._group_metadata_record(group))
+        delayed = False
         if group.group_epoch > group.assignment_epoch:
-            self._compute_streams_target(group, records)
+            if group.initial_assignment_at is not None and self.clock_ms() < group.initial_assignment_at:
+                delayed = True
+            else:
+                group.initial_assignment_at = None
+                self._compute_streams_target(group, records)
 
         before = member
         target = group.target.get(member_id, EMPTY_ASSIGNMENT)
@@ -302,6 +316,8 @@ class StreamsGroupProtocol:
         self._schedule_streams_session(group, member_id)
         self._maybe_schedule_streams_revocation(group, member)
 
+        if delayed:
+            statuses.append((ASSIGNMENT_DELAYED, ASSIGNMENT_DELAYED_DETAIL))
         if configured is not None:
             statuses.extend(configured.statuses)
         if group.shutdown_requested:

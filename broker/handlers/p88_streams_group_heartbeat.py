@@ -47,15 +47,17 @@ def topology_topics(topology) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-async def create_internal_topics(broker: BrokerView, ctx, to_create: dict) -> list[str]:
-    """Create what the coordinator found missing; the names it may not create (an error each)."""
+async def create_internal_topics(broker: BrokerView, ctx, to_create: dict) -> str:
+    """Create what the coordinator found missing; what to add to the MISSING_INTERNAL_TOPICS status
+    detail ("" when all were created), in Kafka's words."""
     if not to_create:
-        return []
+        return ""
     if broker.authorizer.authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
         allowed = set(to_create)
     else:
         allowed = set(broker.authorizer.filter_authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, to_create))
     refused = sorted(set(to_create) - allowed)
+    failed: list[str] = []
     live = max(1, len(broker.metadata.live_brokers()))
     for name in sorted(allowed):
         if broker.metadata.topic(name) is not None:
@@ -71,8 +73,13 @@ async def create_internal_topics(broker: BrokerView, ctx, to_create: dict) -> li
                 logger.warning("internal topic %s: %s", name, failure)
         except (ConfigError, OSError, ValueError) as exc:
             logger.warning("could not create internal topic %s: %s", name, exc)
-            refused.append(name)
-    return refused
+            failed.append(f"{name} ({exc})")
+    detail = ""
+    if refused:
+        detail += f"; Unauthorized to CREATE on topics {', '.join(refused)}."
+    if failed:
+        detail += f"; Creation failed: {', '.join(failed)}."
+    return detail
 
 
 async def handle(broker: BrokerView, ctx, request):
@@ -86,18 +93,17 @@ async def handle(broker: BrokerView, ctx, request):
         readable = set(broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, names))
         unauthorized = [n for n in names if n not in readable]
         if unauthorized:
-            return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"Unauthorized topics {', '.join(sorted(unauthorized))}")
+            return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     if groups is None:
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     response, to_create = groups.streams_group_heartbeat(request, client_id=ctx.client_id or "",
                                                          client_host=client_host(ctx))
     if response["error_code"] == 0 and to_create:
-        refused = await create_internal_topics(broker, ctx, to_create)
-        if refused:
-            status = response.get("status") or []
-            status.append({"status_code": MISSING_INTERNAL_TOPICS,
-                           "status_detail": f"Unauthorized to CREATE on topics {', '.join(refused)}."})
-            response["status"] = status
+        detail = await create_internal_topics(broker, ctx, to_create)
+        if detail:
+            for status in response["status"]:
+                if status["status_code"] == MISSING_INTERNAL_TOPICS:
+                    status["status_detail"] += detail
     if response["error_code"] == 0 and broker.waits_for_replicas:
         # In a cluster the group's records count once the in-sync replicas have them.
         partition = groups.partition_for(request.group_id)

@@ -143,7 +143,7 @@ def test_streams_group_records_round_trip():
 # -- through the coordinator ----------------------------------------------------------------------------
 
 BASE_CONFIG = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",
-               "offsets.retention.check.interval.ms": "3600000"}
+               "offsets.retention.check.interval.ms": "3600000", "group.streams.initial.rebalance.delay.ms": "0"}
 TOPOLOGY = {"epoch": 0, "subtopologies": [{
     "subtopology_id": "0", "source_topics": ["in"], "source_topic_regex": [],
     "state_changelog_topics": [{"name": "app-store-changelog", "partitions": 0, "replication_factor": 0,
@@ -176,8 +176,8 @@ def tasks(response) -> set:
 
 
 @contextlib.asynccontextmanager
-async def running(path):
-    broker = Broker(BrokerConfig({"log.dirs": str(path), **BASE_CONFIG}))
+async def running(path, **config):
+    broker = Broker(BrokerConfig({"log.dirs": str(path), **BASE_CONFIG, **config}))
     broker.load()
     if broker.metadata.topic("in") is None:
         broker.create_topic("in", 4, 1, {})
@@ -254,5 +254,20 @@ def test_heartbeat_checks_and_unknown_group(tmp_path):
             unknown = beat(coordinator, "a", 3)
             assert (unknown["error_code"], unknown["error_message"]) == (ErrorCode.GROUP_ID_NOT_FOUND,
                                                                           "Streams group app not found.")
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_a_new_groups_first_assignment_waits_for_the_initial_rebalance_delay(tmp_path):
+    async def scenario():
+        async with running(tmp_path, **{"group.streams.initial.rebalance.delay.ms": "60000"}) as (broker, coordinator):
+            broker.create_topic("app-store-changelog", 4, 1, {})
+            response, _ = join(coordinator, "a")
+            assert response["member_epoch"] == 1 and tasks(response) == set()
+            assert response["status"] == [{"status_code": 5, "status_detail":
+                                           "Assignment delayed due to the configured initial rebalance delay."}]
+            coordinator.groups["app"].initial_assignment_at = coordinator.clock_ms()  # the delay is over
+            response = beat(coordinator, "a", 1)
+            assert response["member_epoch"] == 2 and len(tasks(response)) == 4 and response["status"] == []
 
     asyncio.run(asyncio.wait_for(scenario(), 30))

@@ -206,3 +206,37 @@ def streams_group_meets_other_protocols(s: Session, v: int):
     heartbeat(s, group, a.member_id, -1, conn="a", label="a: leaves")
     s.call("DeleteGroups", 2, {"groups_names": [group]}, label="DeleteGroups v2 once empty")
     describe(s, [group], "StreamsGroupDescribe after the delete")
+
+
+@scenario("StreamsGroupHeartbeat", versions=ALL, covers=["GROUP_AUTHORIZATION_FAILED", "TOPIC_AUTHORIZATION_FAILED"],
+          profile="secure")
+def streams_group_authorization(s: Session, v: int):
+    """As alice: without READ on the group (GROUP_AUTHORIZATION_FAILED, and for StreamsGroupDescribe
+    without DESCRIBE); with it but without DESCRIBE on the topology's topics
+    (TOPIC_AUTHORIZATION_FAILED); with those but without CREATE for the internal topic (the status
+    says so); then as admin."""
+    from kafka_wire.acls import AclOperation as Op
+    from kafka_wire.acls import ResourceType as Res
+
+    from .security import _acl, _as, grant
+
+    group, topic = s.group(), s.topic()
+    ready(s, topic, 1, group)
+    topo = topology(group, topic)
+    alice = _as(s, "alice")
+
+    def alice_join(label: str):
+        return heartbeat(s, group, "conformance-member-alice", 0, conn=alice, label=label, topo=topo, active=[],
+                         standby=[], warmup=[], process_id="process-alice", rebalance_ms=REBALANCE_MS)
+
+    alice_join("alice, no ACLs")
+    s.call("StreamsGroupDescribe", 0, {"group_ids": [group], "include_authorized_operations": True}, conn=alice,
+           label="alice describes, no ACLs")
+    grant(s, _acl(Res.GROUP, group, Op.READ))
+    alice_join("alice with READ on the group")
+    grant(s, _acl(Res.TOPIC, topic, Op.DESCRIBE), _acl(Res.TOPIC, f"{group}-store-changelog", Op.DESCRIBE))
+    answer = alice_join("alice with DESCRIBE on the topics, no CREATE")
+    if answer is not None and answer.error_code == 0:
+        heartbeat(s, group, answer.member_id, -1, conn=alice, label="alice leaves")
+    s.call("StreamsGroupDescribe", 0, {"group_ids": [group], "include_authorized_operations": True},
+           label="admin describes")
