@@ -5,7 +5,7 @@ Kafka Streams applications with `group.protocol=streams` send their topology whe
 the coordinator configures it against the topics (coordinator/streams_group.py), names the internal
 topics to create (the handler creates them, as Kafka's broker does, and reports
 MISSING_INTERNAL_TOPICS meanwhile), assigns the tasks and walks each member to its target
-assignment. Every change is a record of __consumer_offsets (record types 17-23,
+assignment. Every change is a record of __consumer_offsets (record types 17 and 19-23,
 kafka_wire.internal_records), appended before the answer and replayed when the coordinator loads.
 
 `StreamsGroupProtocol` is a mixin of GroupCoordinator: it shares its group map (a group id is a
@@ -392,7 +392,8 @@ class StreamsGroupProtocol:
                     "warmup_tasks": task_ids(assignment.warmup)}))
         group.target = target
         group.assignment_epoch = group.group_epoch
-        records.append(self._streams_record(group, TARGET_METADATA, None, {"assignment_epoch": group.assignment_epoch}))
+        records.append(self._streams_record(group, TARGET_METADATA, None, {
+            "assignment_epoch": group.assignment_epoch, "assignment_timestamp": self.clock_ms()}))
 
     def _partitions_by_endpoint(self, group: StreamsGroup) -> list[dict]:
         """Interactive Queries: the partitions each endpoint's active and standby tasks read."""
@@ -624,7 +625,8 @@ class StreamsGroupProtocol:
             "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
             "state": int(m.state), "active_tasks": task_ids(m.assigned.active),
             "standby_tasks": task_ids(m.assigned.standby), "warmup_tasks": task_ids(m.assigned.warmup),
-            "active_tasks_pending_revocation": task_ids(m.pending_revocation)})
+            "active_tasks_pending_revocation": task_ids(m.pending_revocation),
+            "standby_tasks_pending_revocation": [], "warmup_tasks_pending_revocation": []})
 
     def streams_group_tombstones(self, group: StreamsGroup) -> list:
         """The records deleting an empty streams group (target assignment metadata, topology, group

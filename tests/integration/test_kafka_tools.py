@@ -28,6 +28,7 @@ from contextlib import contextmanager
 import pytest
 
 from testing.broker_process import running_broker
+from testing.streams_groups import stateless_topology, streams_member
 from compat.reference_kafka import KAFKA_4, java_command
 from compat.tool_compare import (ACLS, BOOTSTRAP, CONFIGS, CONSOLE_CONSUMER, CONSOLE_PRODUCER, CONSUMER_GROUPS,
                                  DELETE_RECORDS, END_TO_END_LATENCY, FEATURES, GET_OFFSETS, LEADER_ELECTION, LOG_DIRS,
@@ -352,51 +353,12 @@ def test_get_offsets_delete_records_and_log_dirs(tool, tmp_path):
 
 # -- kafka-streams-groups -------------------------------------------------------------------------------
 
-def streams_member(bootstrap: str, group: str, topic: str, member: str):
-    """A streams group member (StreamsGroupHeartbeat, as Kafka Streams sends it) with a stateless
-    topology reading `topic`, heartbeating until it has its tasks; its connection stays open."""
-    from client import WireClient
-
-    client = WireClient(bootstrap, timeout=15.0, client_id="tools-streams")
-    body = {"group_id": group, "member_id": member, "member_epoch": 0, "endpoint_information_epoch": 0,
-            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 30000,
-            "topology": {"epoch": 0, "subtopologies": [{
-                "subtopology_id": "0", "source_topics": [topic], "source_topic_regex": [],
-                "state_changelog_topics": [], "repartition_sink_topics": [], "repartition_source_topics": [],
-                "copartition_groups": []}]},
-            "active_tasks": [], "standby_tasks": [], "warmup_tasks": [], "process_id": f"process-{member}",
-            "user_endpoint": None, "client_tags": None, "task_offsets": None, "task_end_offsets": None,
-            "shutdown_application": False}
-    deadline = time.monotonic() + 30
-    # The coordinator first: __consumer_offsets is created by FindCoordinator, and loaded a moment later.
-    while (answer := client.call("StreamsGroupHeartbeat", 0, body)).error_code in (14, 15, 16):
-        assert time.monotonic() < deadline, f"no coordinator for {group}: {answer}"
-        client.call("FindCoordinator", 4, {"key_type": 0, "coordinator_keys": [group]})
-        time.sleep(0.5)
-    assert answer.error_code == 0, answer
-    active = None
-    while True:
-        if answer.active_tasks:
-            active = [{"subtopology_id": t.subtopology_id, "partitions": list(t.partitions)} for t in answer.active_tasks]
-        if active and answer.member_epoch > 0:
-            break
-        assert time.monotonic() < deadline, f"no tasks for {member}: {answer}"
-        time.sleep(0.5)
-        answer = client.call("StreamsGroupHeartbeat", 0, dict(
-            body, member_epoch=answer.member_epoch, topology=None, active_tasks=None, standby_tasks=None,
-            warmup_tasks=None, process_id=None))
-    # The member reports its tasks owned: reconciled, as the describe shows it.
-    client.call("StreamsGroupHeartbeat", 0, dict(body, member_epoch=answer.member_epoch, topology=None,
-                                                 active_tasks=active, process_id=None))
-    return client
-
-
 def test_kafka_streams_groups_list_and_describe(tool, kafka, ours):
     """kafka-streams-groups.sh (StreamsGroupCommand) --list and --describe of a streams group with one
     member and of groups that are not there, against Kafka 4.3 and kafka-wire alike."""
     g = (STREAMS_GROUPS, *SERVER)
     tool(TOPICS, *SERVER, "--create", "--topic", "tools-streams-in", "--partitions", "2", "--replication-factor", "1")
-    members = [streams_member(b, "tools-streams-app", "tools-streams-in", "tools-streams-member")
+    members = [streams_member(b, "tools-streams-app", "tools-streams-member", stateless_topology("tools-streams-in"))
                for b in (kafka.bootstrap, ours.bootstrap)]
     try:
         listed = tool(*g, "--list")

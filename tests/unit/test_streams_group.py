@@ -136,7 +136,7 @@ def test_streams_group_records_round_trip():
         "subtopology_id": "0", "source_topics": ["in"], "source_topic_regex": [], "state_changelog_topics": [],
         "repartition_sink_topics": [], "repartition_source_topics": [], "copartition_groups": []}]})
     record_type, group_id, member_id, decoded = decode_streams_group_record(key, value)
-    assert (record_type, group_id, member_id, decoded.epoch) == (18, "g", None, 3)
+    assert (record_type, group_id, member_id, decoded.epoch) == (23, "g", None, 3)
     assert decoded.subtopologies[0].source_topics == ["in"]
 
 
