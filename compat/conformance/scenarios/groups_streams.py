@@ -151,6 +151,8 @@ def streams_heartbeat_errors(s: Session, v: int):
     a = join(s, group, "a", topo)
     heartbeat(s, group, "conformance-member-nobody", 1, conn="x", label="unknown member")
     heartbeat(s, group, a.member_id, a.member_epoch + 5, conn="a", label="epoch ahead of the coordinator's")
+    # A member fenced on its side joins again with epoch 0 under the same member id.
+    join(s, group, "a", topo, label="a: joins again with epoch 0")
     heartbeat(s, group, a.member_id, -1, conn="a", label="a: leaves", record=False)
     classic = s.group("classic")
     coordinator_ready(s, classic)
