@@ -1023,7 +1023,7 @@ class GroupCoordinator(ConsumerGroupProtocol, StreamsGroupProtocol, GroupMigrati
         group = self.groups.get(group_id)
         if group is None or group.is_in(DEAD):
             return ErrorCode.GROUP_ID_NOT_FOUND, {}
-        if not group.is_in(EMPTY) and not group.uses_consumer_protocol():
+        if not group.is_in(EMPTY) and not group.uses_consumer_protocol() and not isinstance(group, StreamsGroup):
             return ErrorCode.NON_EMPTY_GROUP, {}
         results: dict[TopicPartition, ErrorCode] = {}
         doomed = []

@@ -484,7 +484,8 @@ class StreamsGroup:
         return names
 
     def is_subscribed_to_topic(self, topic: str) -> bool:
-        return topic in self.subscribed_topic_names()
+        """An empty group reads nothing (its offsets may be deleted, as Kafka allows)."""
+        return bool(self.members) and topic in self.subscribed_topic_names()
 
     def owned_elsewhere(self, member_id: str) -> Callable[[Task], bool]:
         owned: dict[Task, str] = {}

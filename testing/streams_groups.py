@@ -48,3 +48,10 @@ def streams_member(bootstrap: str, group: str, member: str, topology: dict, time
     client.call("StreamsGroupHeartbeat", 0, dict(body, member_epoch=answer.member_epoch, topology=None,
                                                  active_tasks=active, process_id=None))
     return client
+
+
+def leave(client: WireClient, group: str, member: str) -> None:
+    """The member leaves the group (epoch -1), as Kafka Streams does when it closes."""
+    answer = client.call("StreamsGroupHeartbeat", 0, {
+        "group_id": group, "member_id": member, "member_epoch": -1, "endpoint_information_epoch": 0})
+    assert answer.error_code == 0, answer

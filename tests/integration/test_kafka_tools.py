@@ -28,7 +28,7 @@ from contextlib import contextmanager
 import pytest
 
 from testing.broker_process import running_broker
-from testing.streams_groups import stateless_topology, streams_member
+from testing.streams_groups import leave, stateless_topology, streams_member
 from compat.reference_kafka import KAFKA_4, java_command
 from compat.tool_compare import (ACLS, BOOTSTRAP, CONFIGS, CONSOLE_CONSUMER, CONSOLE_PRODUCER, CONSUMER_GROUPS,
                                  DELETE_RECORDS, END_TO_END_LATENCY, FEATURES, GET_OFFSETS, LEADER_ELECTION, LOG_DIRS,
@@ -371,6 +371,20 @@ def test_kafka_streams_groups_list_and_describe(tool, kafka, ours):
         tool(*g, "--describe", "--group", "tools-streams-app", "--state", "--verbose")
         tool(*g, "--describe", "--group", "tools-streams-app", "--offsets")
         tool(*g, "--describe", "--group", "tools-streams-no-such-group")
+        # What the tool does to the group's offsets, and to the group once it is empty.
+        tool(*g, "--reset-offsets", "--group", "tools-streams-app", "--to-earliest", "--all-input-topics",
+             "--dry-run")
+        for client in members:
+            leave(client, "tools-streams-app", "tools-streams-member")
+        tool(*g, "--describe", "--group", "tools-streams-app", "--state")
+        tool(*g, "--reset-offsets", "--group", "tools-streams-app", "--to-offset", "1", "--all-input-topics",
+             "--dry-run")
+        tool(*g, "--reset-offsets", "--group", "tools-streams-app", "--to-offset", "1", "--all-input-topics",
+             "--execute")
+        tool(*g, "--describe", "--group", "tools-streams-app", "--offsets")
+        tool(*g, "--delete-offsets", "--group", "tools-streams-app", "--input-topic", "tools-streams-in")
+        tool(*g, "--delete", "--group", "tools-streams-app")
+        tool(*g, "--list")
     finally:
         for client in members:
             client.close()

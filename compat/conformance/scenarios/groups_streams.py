@@ -204,6 +204,8 @@ def streams_group_meets_other_protocols(s: Session, v: int):
     s.call("OffsetFetch", 9, {"groups": [{"group_id": group, "member_id": a.member_id, "member_epoch": epoch,
                                           "topics": None}], "require_stable": True},
            label="OffsetFetch v9 with the member epoch")
+    s.call("OffsetDelete", 0, {"group_id": group, "topics": [{"name": topic, "partitions": [{"partition_index": 0}]}]},
+           label="OffsetDelete v0 of the topic the group reads")
     s.call("DeleteGroups", 2, {"groups_names": [group]}, label="DeleteGroups v2 of the non-empty group")
     heartbeat(s, group, a.member_id, -1, conn="a", label="a: leaves")
     s.call("DeleteGroups", 2, {"groups_names": [group]}, label="DeleteGroups v2 once empty")
