@@ -29,7 +29,7 @@ ASSIGNMENT_DELAYED = 5
 
 ASSIGNMENT_DELAYED_DETAIL = "Assignment delayed due to the configured initial rebalance delay."
 
-SHUTDOWN_DETAIL = ("A KafkaStreams instance encountered a fatal error and requested a shutdown for the "
+SHUTDOWN_DETAIL = ("Streams group member {member} encountered a fatal error and requested a shutdown for the "
                    "entire application.")
 
 Task = tuple[str, int]  # (subtopology id, partition)
@@ -422,7 +422,7 @@ class StreamsGroup:
         self.validated_task_counts: dict[str, int] | None = None  # what the group epoch was bumped for
         self.members: dict[str, StreamsGroupMember] = {}
         self.target: dict[str, Assignment] = {}
-        self.shutdown_requested = False
+        self.shutdown_requested: str | None = None  # the member that asked the application to shut down
         # A new group's first assignment waits for streams.initial.rebalance.delay.ms (more members
         # may join); until then (a wall-clock ms deadline) members stay at the initial epoch.
         self.initial_assignment_at: int | None = None

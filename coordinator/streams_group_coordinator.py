@@ -277,8 +277,8 @@ class StreamsGroupProtocol:
             records.append(self._member_metadata_record(group, updated))
         group.members[member_id] = updated
         member = updated
-        if request.shutdown_application:
-            group.shutdown_requested = True
+        if request.shutdown_application and group.shutdown_requested is None:
+            group.shutdown_requested = member_id
 
         configured = self._configure_streams_group(group)
         if configured is not None and configured.task_counts != group.validated_task_counts:
@@ -320,8 +320,8 @@ class StreamsGroupProtocol:
             statuses.append((ASSIGNMENT_DELAYED, ASSIGNMENT_DELAYED_DETAIL))
         if configured is not None:
             statuses.extend(configured.statuses)
-        if group.shutdown_requested:
-            statuses.append((SHUTDOWN_APPLICATION, SHUTDOWN_DETAIL))
+        if group.shutdown_requested is not None:
+            statuses.append((SHUTDOWN_APPLICATION, SHUTDOWN_DETAIL.format(member=group.shutdown_requested)))
         response = {
             "throttle_time_ms": 0, "error_code": 0, "error_message": None, "member_id": member_id,
             "member_epoch": member.member_epoch,
@@ -378,7 +378,7 @@ class StreamsGroupProtocol:
 
     def _compute_streams_target(self, group: StreamsGroup, records: list) -> None:
         configured = group.configured
-        if configured is not None and configured.ready and not group.shutdown_requested:
+        if configured is not None and configured.ready:
             stateful = {s.subtopology_id for s in group.topology.subtopologies if s.state_changelog_topics}
             target = sticky_assign(group.members, configured.task_counts,
                                    self._streams_cfg(group.group_id, "num.standby.replicas", 0),
@@ -454,6 +454,8 @@ class StreamsGroupProtocol:
                    for t in (CURRENT_ASSIGNMENT, TARGET_MEMBER, MEMBER_METADATA)]
         if member is not None and member.user_endpoint is not None:
             group.endpoint_information_epoch += 1
+        if not group.members:
+            group.shutdown_requested = None  # a shutdown request lasts until the application is gone
         if bump:
             group.group_epoch += 1
             records.append(self._group_metadata_record(group))

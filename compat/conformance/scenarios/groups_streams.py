@@ -244,3 +244,19 @@ def streams_group_authorization(s: Session, v: int):
         heartbeat(s, group, answer.member_id, -1, conn=alice, label="alice leaves")
     s.call("StreamsGroupDescribe", 0, {"group_ids": [group], "include_authorized_operations": True},
            label="admin describes")
+
+
+@scenario("StreamsGroupHeartbeat", versions=ALL, profile=PROFILE)
+def streams_heartbeat_shutdown_application(s: Session, v: int):
+    """A member asks for the whole application to shut down (ShutdownApplication): it and a member
+    joining afterwards hear SHUTDOWN_APPLICATION; once both left, a new member does not."""
+    group, topic = s.group(), s.topic()
+    ready(s, topic, 2, group)
+    topo = topology(group, topic, stateful=False)
+    a = join(s, group, "a", topo)
+    a = heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: asks for a shutdown", shutdown=True)
+    b = join(s, group, "b", topo)
+    heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: heartbeat after the request")
+    heartbeat(s, group, a.member_id, -1, conn="a", label="a: leaves")
+    heartbeat(s, group, b.member_id, -1, conn="b", label="b: leaves")
+    join(s, group, "c", topo, label="c: joins the empty group")
