@@ -379,29 +379,36 @@ def sticky_assign(members: dict[str, StreamsGroupMember], task_counts: dict[str,
 
 def next_member_assignment(member: StreamsGroupMember, target_epoch: int, target: Assignment,
                            owned_elsewhere: Callable[[Task], bool],
-                           reported_active: frozenset | None) -> StreamsGroupMember:
+                           reported_active: frozenset | None,
+                           active_in_process: Callable[[Task], bool] = lambda task: False) -> StreamsGroupMember:
     """Kafka's streams CurrentAssignmentBuilder: the member's next step towards its target.
 
     A member owning active tasks its target does not have keeps only the rest and must revoke them
     (UNREVOKED_TASKS, its epoch unchanged) until a heartbeat reports them gone; then it moves to the
-    target epoch with every target task not still owned by another member (UNRELEASED_TASKS while
-    some are), and takes those on a later heartbeat once released."""
+    target epoch with every target task not still owned elsewhere (UNRELEASED_TASKS while some are)
+    and takes those on a later heartbeat once released: an active task owned by another member, a
+    standby or warm-up task still active in the member's own process (`active_in_process`, as the
+    group stood before this heartbeat)."""
+    def standby_and_warmup(exclude: frozenset) -> tuple[frozenset, frozenset, bool]:
+        withheld = frozenset(t for t in target.standby | target.warmup if active_in_process(t))
+        return (target.standby - exclude - withheld, target.warmup - exclude - withheld, bool(withheld))
+
     if member.state == MemberState.UNREVOKED_TASKS:
         if reported_active is None or (reported_active & member.pending_revocation):
             return member
         member = replace(member, pending_revocation=EMPTY_TASKS)
     revoke = member.assigned.active - target.active
     if revoke:
+        standby, warmup, _ = standby_and_warmup(member.assigned.active)
         return replace(member, state=MemberState.UNREVOKED_TASKS, pending_revocation=frozenset(revoke),
-                       assigned=Assignment(member.assigned.active & target.active,
-                                           target.standby - member.assigned.active, EMPTY_TASKS))
+                       assigned=Assignment(member.assigned.active & target.active, standby, warmup))
     unreleased = frozenset(t for t in target.active - member.assigned.active if owned_elsewhere(t))
     active = target.active - unreleased
+    standby, warmup, withheld = standby_and_warmup(active)
     previous = member.previous_member_epoch if member.member_epoch == target_epoch else member.member_epoch
     return replace(member, member_epoch=target_epoch, previous_member_epoch=previous,
-                   state=MemberState.UNRELEASED_TASKS if unreleased else MemberState.STABLE,
-                   assigned=Assignment(active, target.standby - active, target.warmup - active),
-                   pending_revocation=EMPTY_TASKS)
+                   state=MemberState.UNRELEASED_TASKS if unreleased or withheld else MemberState.STABLE,
+                   assigned=Assignment(active, standby, warmup), pending_revocation=EMPTY_TASKS)
 
 
 # -- the group ----------------------------------------------------------------------------------------
@@ -494,6 +501,12 @@ class StreamsGroup:
                 continue
             for t in m.assigned.active | m.pending_revocation:
                 owned[t] = m.member_id
+        return lambda task: task in owned
+
+    def active_in_process(self, process_id: str) -> Callable[[Task], bool]:
+        """Whether a task is active (assigned or being revoked) on a member of that process."""
+        owned = {t for m in self.members.values() if m.process_id == process_id
+                 for t in m.assigned.active | m.pending_revocation}
         return lambda task: task in owned
 
     def static_member(self, instance_id: str | None) -> StreamsGroupMember | None:

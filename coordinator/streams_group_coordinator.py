@@ -298,7 +298,7 @@ class StreamsGroupProtocol:
         before = member
         target = group.target.get(member_id, EMPTY_ASSIGNMENT)
         after = next_member_assignment(member, group.assignment_epoch, target, group.owned_elsewhere(member_id),
-                                       reported_active)
+                                       reported_active, group.active_in_process(member.process_id))
         if is_new or not after.same_assignment(member):
             group.members[member_id] = after
             records.append(self._current_assignment_record(group, after))

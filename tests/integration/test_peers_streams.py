@@ -9,7 +9,9 @@ tasks over, restoring their stores from the changelogs); while the third is, the
 and restarted: each kill leaves a transaction with records in it open. The outputs, read
 read_committed, must then equal what Python computes from the input:
 no event lost, none counted twice. Afterwards Kafka's kafka-streams-application-reset tool
-(StreamsResetter) resets the application against kafka-wire.
+(StreamsResetter) resets the application against kafka-wire; with group.protocol=streams (KIP-1071:
+the broker assigns the tasks and creates the internal topics) kafka-streams-groups --reset-offsets
+--delete-all-internal-topics does, and the same scenario runs on Apache Kafka 4.3.0 as well.
 
 CI runs the single-node scenario with Kafka Streams 4.3.0. KW_SLOW=1 adds Kafka Streams 3.9.1, and
 the 3-broker cluster (RF=3) where the broker leading the changelog partitions is SIGKILLed.
@@ -160,6 +162,8 @@ def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replicatio
             instance.kill()
     if protocol == "classic":
         reset_application(version, bootstrap, app)
+    else:
+        reset_streams_group(version, bootstrap, app)
 
 
 def reset_application(version: str, bootstrap: str, app: str) -> None:
@@ -200,6 +204,41 @@ def reset_application(version: str, bootstrap: str, app: str) -> None:
 # application's session.timeout.ms: 10 s here as well, so the survivor takes over as soon.
 STREAMS_GROUP_CONFIG = {"group.streams.min.session.timeout.ms": 10000, "group.streams.session.timeout.ms": 10000,
                         "group.streams.min.heartbeat.interval.ms": 1000, "group.streams.heartbeat.interval.ms": 1000}
+
+
+def reset_streams_group(version: str, bootstrap: str, app: str) -> None:
+    """The streams protocol's reset (KIP-1071): kafka-streams-groups --reset-offsets --to-earliest of
+    the input topic with --delete-all-internal-topics, once the group is empty (the killed
+    instance's member leaves when its session times out)."""
+    from client import WireClient
+
+    internal = {t for t in topic_names(bootstrap) if t.startswith(f"{app}-") and
+                t.endswith(("-changelog", "-repartition"))}
+    assert {f"{app}-by-user-repartition", f"{app}-totals-store-changelog",
+            f"{app}-windowed-store-changelog"} <= internal, internal
+    deadline = time.monotonic() + 120
+    with WireClient(bootstrap, timeout=30) as client:
+        while True:
+            described = client.call("StreamsGroupDescribe", 0, {"group_ids": [app],
+                                                                "include_authorized_operations": False})
+            group = described.groups[0]
+            assert group.error_code == 0, group
+            if not group.members:
+                break
+            assert time.monotonic() < deadline, f"group {app} still has members 120 s after the application stopped"
+            time.sleep(1)
+    done = run_tool(version, "org.apache.kafka.tools.streams.StreamsGroupCommand", "--bootstrap-server", bootstrap,
+                    "--group", app, "--reset-offsets", "--to-earliest", "--input-topic", f"{app}-in",
+                    "--delete-all-internal-topics", "--execute")
+    assert done.returncode == 0, f"kafka-streams-groups failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
+    left = {t for t in topic_names(bootstrap) if t in internal}
+    assert not left, f"internal topics not deleted by the reset: {left}\n{done.stdout}"
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": app})
+    try:
+        committed = consumer.committed([TopicPartition(f"{app}-in", p) for p in range(PARTITIONS)], timeout=30)
+    finally:
+        consumer.close()
+    assert [tp.offset for tp in committed] == [0] * PARTITIONS, committed
 
 
 @pytest.mark.parametrize("version,protocol,workers", [

@@ -260,3 +260,26 @@ def streams_heartbeat_shutdown_application(s: Session, v: int):
     heartbeat(s, group, a.member_id, -1, conn="a", label="a: leaves")
     heartbeat(s, group, b.member_id, -1, conn="b", label="b: leaves")
     join(s, group, "c", topo, label="c: joins the empty group")
+
+
+@scenario("StreamsGroupHeartbeat", versions=ALL, profile=PROFILE)
+def streams_heartbeat_standby_replicas(s: Session, v: int):
+    """streams.num.standby.replicas=1 set on the group (IncrementalAlterConfigs): two members of
+    different processes each get an active task and the other's as a standby one."""
+    from .group_configs import GROUP, _settled
+
+    group, topic = s.group(), s.topic()
+    ready(s, topic, 2, group)
+    s.setup("IncrementalAlterConfigs", 1, {"resources": [{"resource_type": GROUP, "resource_name": group, "configs": [
+        {"name": "streams.num.standby.replicas", "config_operation": 0, "value": "1"}]}], "validate_only": False})
+    _settled(s, group, "streams.num.standby.replicas", "1")
+    a = joined_with_tasks(s, group, "a", topology(group, topic), group)
+    a = heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: owns both", active=tasks(a),
+                  standby=[], warmup=[])
+    b = join(s, group, "b", topology(group, topic))
+    a2 = heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: heartbeat after b joined")
+    kept = tasks(a2) if a2 is not None and a2.active_tasks is not None else tasks(a)
+    heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: revoked", active=kept, standby=[],
+              warmup=[])
+    heartbeat(s, group, b.member_id, b.member_epoch, conn="b", label="b: its active and standby tasks")
+    describe(s, [group], "StreamsGroupDescribe with standby tasks")
