@@ -508,11 +508,3 @@ class StreamsGroup:
         owned = {t for m in self.members.values() if m.process_id == process_id
                  for t in m.assigned.active | m.pending_revocation}
         return lambda task: task in owned
-
-    def static_member(self, instance_id: str | None) -> StreamsGroupMember | None:
-        if instance_id is None:
-            return None
-        for m in self.members.values():
-            if m.instance_id == instance_id:
-                return m
-        return None

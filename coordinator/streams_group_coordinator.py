@@ -144,8 +144,10 @@ class StreamsGroupProtocol:
             raise invalid("GroupId can't be empty.")
         if not request.member_id or not request.member_id.strip():
             raise invalid("MemberId can't be empty.")
-        if request.instance_id is not None and not request.instance_id.strip():
-            raise invalid("InstanceId can't be empty.")
+        if request.instance_id is not None:
+            # Kafka 4.3.0 refuses every heartbeat naming an instance id (static membership is not part
+            # of its streams protocol yet).
+            raise invalid("Static membership is not yet supported.")
         if request.rack_id is not None and not request.rack_id.strip():
             raise invalid("RackId can't be empty.")
         epoch = request.member_epoch
@@ -214,15 +216,6 @@ class StreamsGroupProtocol:
                                             f"The streams group has reached its maximum capacity of {max_size} "
                                             f"members.")
             member = StreamsGroupMember(member_id)
-            if request.instance_id is not None:
-                existing = group.static_member(request.instance_id)
-                if existing is not None and existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-                    raise StreamsHeartbeatError(
-                        ErrorCode.UNRELEASED_INSTANCE_ID,
-                        f"Static member {member_id} with instance id {request.instance_id} cannot join the group "
-                        f"because the instance id is owned by {existing.member_id} member.")
-                if existing is not None:
-                    records.extend(self._remove_streams_member(group, existing.member_id, bump=False))
         else:
             self._check_streams_member_epoch(member, epoch, reported_active)
         is_new = member_id not in group.members
@@ -428,19 +421,12 @@ class StreamsGroupProtocol:
         if member is None:
             raise StreamsHeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
                                         f"Member {member_id} is not a member of group {group_id}.")
-        if request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            left = replace(member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                           previous_member_epoch=member.member_epoch)
-            group.members[member_id] = left
-            records = [self._current_assignment_record(group, left)]
-        else:
-            records = self._remove_streams_member(group, member_id)
+        records = self._remove_streams_member(group, member_id)
         try:
             self._append(group, records)
         except AppendFailed as exc:
             raise StreamsHeartbeatError(group_metadata_append_error(exc.error)) from None
-        if request.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
-            self._cancel_streams_timers(group_id, member_id)
+        self._cancel_streams_timers(group_id, member_id)
         logger.info("member %s left streams group %s", member_id, group_id)
         return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "member_id": member_id,
                 "member_epoch": request.member_epoch, "heartbeat_interval_ms": 0, "acceptable_recovery_lag": 0,

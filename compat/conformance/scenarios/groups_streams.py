@@ -283,3 +283,19 @@ def streams_heartbeat_standby_replicas(s: Session, v: int):
               warmup=[])
     heartbeat(s, group, b.member_id, b.member_epoch, conn="b", label="b: its active and standby tasks")
     describe(s, [group], "StreamsGroupDescribe with standby tasks")
+
+
+@scenario("StreamsGroupHeartbeat", versions=ALL, profile=PROFILE)
+def streams_heartbeat_static_member(s: Session, v: int):
+    """Kafka 4.3.0's streams protocol has no static membership: a heartbeat naming an instance id
+    (joining, leaving for a while with epoch -2, or an empty one) is INVALID_REQUEST."""
+    group, topic = s.group(), s.topic()
+    ready(s, topic, 2, group)
+    topo = topology(group, topic, stateful=False)
+    for label, instance_id, epoch in (("joins with instance-1", "instance-1", 0), ("an empty instance id", "", 0),
+                                      ("leaves for a while (epoch -2)", "instance-1", -2)):
+        heartbeat(s, group, "conformance-member-a", epoch, conn="a", label=label, topo=topo if epoch == 0 else None,
+                  active=[] if epoch == 0 else None, standby=[] if epoch == 0 else None,
+                  warmup=[] if epoch == 0 else None, process_id="process-static", rebalance_ms=REBALANCE_MS,
+                  instance_id=instance_id)
+    describe(s, [group], "StreamsGroupDescribe: no group")
