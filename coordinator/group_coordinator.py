@@ -173,9 +173,12 @@ class GroupCoordinator(ConsumerGroupProtocol, StreamsGroupProtocol, GroupMigrati
         is_unknown = member_id == UNKNOWN_MEMBER_ID
         group = self.groups.get(group_id)
         if isinstance(group, StreamsGroup):
-            # Kafka does not convert between the classic and the streams protocol.
-            return join_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
-        if isinstance(group, ConsumerGroup):
+            # A streams group with members refuses classic members; an empty one becomes a classic
+            # group (its offsets stay), as Kafka 4.3 does.
+            group = self._classic_group_replacing(group) if group.is_empty() else None
+            if group is None:
+                return join_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        elif isinstance(group, ConsumerGroup):
             if not group.is_empty():
                 # Classic members join a consumer group (online migration, group_migration.py).
                 return self.classic_join_to_consumer_group(group, request, require_known_member_id)

@@ -208,6 +208,15 @@ def streams_group_meets_other_protocols(s: Session, v: int):
            label="OffsetDelete v0 of the topic the group reads")
     s.call("DeleteGroups", 2, {"groups_names": [group]}, label="DeleteGroups v2 of the non-empty group")
     heartbeat(s, group, a.member_id, -1, conn="a", label="a: leaves")
+    s.call("ConsumerGroupHeartbeat", 1, {
+        "group_id": group, "member_id": "conformance-consumer", "member_epoch": 0, "instance_id": None,
+        "rack_id": None, "rebalance_timeout_ms": 30000, "subscribed_topic_names": [topic],
+        "subscribed_topic_regex": None, "server_assignor": None, "topic_partitions": []},
+        conn="consumer", label="ConsumerGroupHeartbeat v1 on the empty streams group")
+    s.call("JoinGroup", 9, {"group_id": group, "session_timeout_ms": 30000, "rebalance_timeout_ms": 30000,
+                            "member_id": "", "group_instance_id": None, "protocol_type": "consumer",
+                            "protocols": [{"name": "range", "metadata": b""}], "reason": None},
+           conn="classic", label="JoinGroup v9 on the empty streams group")
     s.call("DeleteGroups", 2, {"groups_names": [group]}, label="DeleteGroups v2 once empty")
     describe(s, [group], "StreamsGroupDescribe after the delete")
 
