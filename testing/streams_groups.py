@@ -55,3 +55,26 @@ def leave(client: WireClient, group: str, member: str) -> None:
     answer = client.call("StreamsGroupHeartbeat", 0, {
         "group_id": group, "member_id": member, "member_epoch": -1, "endpoint_information_epoch": 0})
     assert answer.error_code == 0, answer
+
+
+def streams_group_members(bootstrap: str, group: str) -> list | None:
+    """The members StreamsGroupDescribe shows at the group's coordinator (found through any live
+    broker of `bootstrap`, a comma-separated list); None while none answers."""
+    for address in bootstrap.split(","):
+        try:
+            with WireClient(address, timeout=15.0) as client:
+                found = client.call("FindCoordinator", 4, {"key_type": 0, "coordinator_keys": [group]})
+                coordinator = found.coordinators[0]
+                if coordinator.error_code != 0:
+                    continue
+            with WireClient(f"{coordinator.host}:{coordinator.port}", timeout=15.0) as client:
+                described = client.call("StreamsGroupDescribe", 0, {"group_ids": [group],
+                                                                    "include_authorized_operations": False})
+        except OSError:
+            continue
+        entry = described.groups[0]
+        if entry.error_code in RETRIABLE:
+            continue
+        assert entry.error_code == 0, entry
+        return list(entry.members)
+    return None

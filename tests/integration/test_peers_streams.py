@@ -13,8 +13,10 @@ no event lost, none counted twice. Afterwards Kafka's kafka-streams-application-
 the broker assigns the tasks and creates the internal topics) kafka-streams-groups --reset-offsets
 --delete-all-internal-topics does, and the same scenario runs on Apache Kafka 4.3.0 as well.
 
-CI runs the single-node scenario with Kafka Streams 4.3.0. KW_SLOW=1 adds Kafka Streams 3.9.1, and
-the 3-broker cluster (RF=3) where the broker leading the changelog partitions is SIGKILLed.
+CI runs the single-node scenario with Kafka Streams 4.3.0 (classic; streams with one and two
+worker processes; streams on the reference Kafka). KW_SLOW=1 adds Kafka Streams 3.9.1, and the
+3-broker cluster (RF=3) where the broker leading the changelog partitions is SIGKILLed, with either
+protocol.
 """
 
 from __future__ import annotations
@@ -210,23 +212,17 @@ def reset_streams_group(version: str, bootstrap: str, app: str) -> None:
     """The streams protocol's reset (KIP-1071): kafka-streams-groups --reset-offsets --to-earliest of
     the input topic with --delete-all-internal-topics, once the group is empty (the killed
     instance's member leaves when its session times out)."""
-    from client import WireClient
+    from testing.streams_groups import streams_group_members
 
     internal = {t for t in topic_names(bootstrap) if t.startswith(f"{app}-") and
                 t.endswith(("-changelog", "-repartition"))}
     assert {f"{app}-by-user-repartition", f"{app}-totals-store-changelog",
             f"{app}-windowed-store-changelog"} <= internal, internal
     deadline = time.monotonic() + 120
-    with WireClient(bootstrap, timeout=30) as client:
-        while True:
-            described = client.call("StreamsGroupDescribe", 0, {"group_ids": [app],
-                                                                "include_authorized_operations": False})
-            group = described.groups[0]
-            assert group.error_code == 0, group
-            if not group.members:
-                break
-            assert time.monotonic() < deadline, f"group {app} still has members 120 s after the application stopped"
-            time.sleep(1)
+    while (members := streams_group_members(bootstrap, app)) != []:
+        assert time.monotonic() < deadline, f"group {app} still has members 120 s after the application stopped: " \
+                                            f"{members}"
+        time.sleep(1)
     done = run_tool(version, "org.apache.kafka.tools.streams.StreamsGroupCommand", "--bootstrap-server", bootstrap,
                     "--group", app, "--reset-offsets", "--to-earliest", "--input-topic", f"{app}-in",
                     "--delete-all-internal-topics", "--execute")
@@ -270,7 +266,8 @@ def test_streams_exactly_once_survives_instance_and_broker_kills(version, protoc
 
 
 @pytest.mark.skipif(not SLOW, reason="the 3-broker cluster variant: KW_SLOW=1")
-def test_streams_exactly_once_on_a_cluster_survives_the_changelog_leader_kill(tmp_path, zookeeper_installed):
+@pytest.mark.parametrize("protocol", ["classic", "streams"])
+def test_streams_exactly_once_on_a_cluster_survives_the_changelog_leader_kill(protocol, tmp_path, zookeeper_installed):
     """RF=3 everywhere (inputs, outputs, the application's changelog and repartition topics, the
     offsets and transaction state topics); the broker leading the changelog partitions of the plain
     aggregation's store is SIGKILLed mid-run and started again once every event is processed."""
@@ -279,7 +276,8 @@ def test_streams_exactly_once_on_a_cluster_survives_the_changelog_leader_kill(tm
     require_peers(KAFKA_4)
     killed: list[int] = []
     with running_cluster(3, config={"transaction.state.log.replication.factor": 3,
-                                    "transaction.state.log.min.isr": 2, "min.insync.replicas": 2},
+                                    "transaction.state.log.min.isr": 2, "min.insync.replicas": 2,
+                                    **(STREAMS_GROUP_CONFIG if protocol == "streams" else {})},
                          tmp_dir=tmp_path / "cluster") as cluster:
 
         def kill_changelog_leader(app):
@@ -290,7 +288,8 @@ def test_streams_exactly_once_on_a_cluster_survives_the_changelog_leader_kill(tm
             cluster.brokers[leader].kill()
             killed.append(leader)
 
-        run_scenario(KAFKA_4, tmp_path, cluster.bootstrap, kill_changelog_leader, replication_factor=3)
+        run_scenario(KAFKA_4, tmp_path, cluster.bootstrap, kill_changelog_leader, replication_factor=3,
+                     protocol=protocol)
         assert killed
         cluster.brokers[killed[0]].start()
         cluster.wait_for_brokers(set(cluster.brokers), timeout=60)
