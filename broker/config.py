@@ -217,6 +217,7 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("group.streams.min.heartbeat.interval.ms", I, 5000, minimum=1),
         ConfigKey("group.streams.max.heartbeat.interval.ms", I, 15000, minimum=1),
         ConfigKey("group.streams.num.standby.replicas", I, 0, minimum=0),
+        ConfigKey("group.streams.max.size", I, 2147483647, minimum=1),
         ConfigKey("group.streams.max.standby.replicas", I, 2, minimum=0),
         ConfigKey("group.streams.initial.rebalance.delay.ms", I, 3000, minimum=0),
         ConfigKey("group.streams.assignment.interval.ms", I, 1000, minimum=0),

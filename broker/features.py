@@ -23,8 +23,10 @@ The features, as Kafka 4.3 names and numbers them, and why these:
   INVALID_UPDATE_VERSION "... does not support this feature.", which is true.
 - share.version 0-1. 1: KIP-932 share groups (ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch,
   ShareAcknowledge, broker/share_groups.py); at 0 those answer UNSUPPORTED_VERSION, as Kafka's do.
-- Not kraft.version, eligible.leader.replicas.version (KIP-966) nor streams.version (KIP-1071):
-  none is implemented, so no level of them is claimed.
+- streams.version 0-1. 1: KIP-1071 streams groups (StreamsGroupHeartbeat, StreamsGroupDescribe,
+  coordinator/streams_group_coordinator.py); at 0 those answer UNSUPPORTED_VERSION, as Kafka's do.
+- Not kraft.version nor eligible.leader.replicas.version (KIP-966): neither is implemented, so no
+  level of them is claimed.
 
 Finalized levels start, when none were ever stored, at each supported feature's highest level (a
 freshly formatted Kafka 4.3 finalizes its latest production levels the same way), with epoch 0;
@@ -42,6 +44,7 @@ from kafka_wire.errors import ErrorCode
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
 SHARE_VERSION = "share.version"
+STREAMS_VERSION = "streams.version"
 
 # FeatureUpdate.UpgradeType codes (UpdateFeatures v1+).
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
@@ -65,6 +68,7 @@ def supported_features(handlers=None, share_groups: bool = True) -> dict[str, tu
     supported = {
         TRANSACTION_VERSION: (0, 2 if serves_transaction_version_2(handlers) else 1),
         GROUP_VERSION: (0, 1),
+        STREAMS_VERSION: (0, 1),
     }
     if share_groups:
         supported[SHARE_VERSION] = (0, 1)

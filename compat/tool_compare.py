@@ -36,6 +36,7 @@ BOOTSTRAP = "{bootstrap}"  # in a tool's arguments: the bootstrap of the broker 
 TOPICS = "org.apache.kafka.tools.TopicCommand"
 CONFIGS = "kafka.admin.ConfigCommand"
 CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+STREAMS_GROUPS = "org.apache.kafka.tools.streams.StreamsGroupCommand"
 ACLS = "org.apache.kafka.tools.AclCommand"
 TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand"
 REASSIGN_PARTITIONS = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"

@@ -466,6 +466,25 @@ class ConsoleApi:
                               for tp in (m.get("assignment") or {}).get("topic_partitions", [])]
                 members.append({"member_id": m["member_id"], "instance_id": m.get("instance_id"),
                                 "client_id": m["client_id"], "host": m["client_host"], "assignment": assignment})
+        elif kinds.get(group_id) == "streams":
+            # A KIP-1071 streams group: its members' active tasks, shown as the partitions of the
+            # subtopologies' source topics they read.
+            described = await calls.call("StreamsGroupDescribe", 0, group_ids=[group_id],
+                                         include_authorized_operations=False)
+            g = described["groups"][0]
+            if g["error_code"]:
+                raise from_kafka(KafkaError(g["error_code"], g.get("error_message") or f"Group {group_id!r}"))
+            state, protocol_type, protocol = g["group_state"], "streams", None
+            sources = {s["subtopology_id"]: list(s["source_topics"]) + [t["name"] for t in s["repartition_source_topics"]]
+                       for s in (g.get("topology") or {}).get("subtopologies") or []}
+            for m in g["members"]:
+                read: dict[str, set[int]] = {}
+                for task in m["assignment"]["active_tasks"]:
+                    for topic in sources.get(task["subtopology_id"], []):
+                        read.setdefault(topic, set()).update(task["partitions"])
+                members.append({"member_id": m["member_id"], "instance_id": m.get("instance_id"),
+                                "client_id": m["client_id"], "host": m["client_host"],
+                                "assignment": [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(read.items())]})
         else:
             described = await calls.call("DescribeGroups", 5, groups=[group_id], include_authorized_operations=False)
             g = described["groups"][0]

@@ -216,6 +216,9 @@ class ConsumerGroupProtocol:
         group = self.groups.get(group_id)
         if isinstance(group, ConsumerGroup):
             return group, []
+        if getattr(group, "group_type", None) == "streams":
+            # Kafka converts only between the classic and the consumer protocol.
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if group is None and not create:
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
         if group is not None and (not create or group.members or group.pending_join_members):
@@ -571,15 +574,17 @@ class ConsumerGroupProtocol:
         return None
 
     def _classic_group_replacing(self, group: ConsumerGroup):
-        """A classic member joins an empty consumer group with JoinGroup: it becomes a classic group
+        """A classic member joins an empty consumer (or streams) group with JoinGroup: it becomes a classic group
         (its offsets stay); None when the tombstones cannot be written. (A non-empty consumer group
         takes classic members in: group_migration.py.)"""
         from .group import ClassicGroup
 
         if not group.is_empty():
             return None
+        tombstones = (self.streams_group_tombstones(group) if group.group_type == "streams"
+                      else self.consumer_group_tombstones(group))
         try:
-            self._append(group, self.consumer_group_tombstones(group))
+            self._append(group, tombstones)
         except AppendFailed:
             return None
         classic = ClassicGroup(group.group_id, self.clock_ms())

@@ -18,12 +18,14 @@ import time
 from collections.abc import Callable, Iterable
 
 from kafka_wire.errors import ErrorCode
-from kafka_wire.internal_records import decode_consumer_group_record
+from kafka_wire.internal_records import decode_consumer_group_record, decode_streams_group_record
 from kafka_wire.record_codec import ControlRecordType, InvalidRecord, decode_control_key
 from kafka_wire.primitives import DecodeError
 
 from .consumer_group import ConsumerGroup
 from .consumer_group_coordinator import ConsumerGroupProtocol
+from .streams_group import StreamsGroup
+from .streams_group_coordinator import StreamsGroupProtocol
 from .classic_protocol import UNKNOWN_MEMBER_ID, heartbeat_key, join_key, join_response, sync_key, sync_response
 from .group_migration import GroupMigration
 from .group import (
@@ -66,7 +68,7 @@ def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
+class GroupCoordinator(ConsumerGroupProtocol, StreamsGroupProtocol, GroupMigration):
     """Every group of this broker (classic, and KIP-848 consumer groups through the mixin) and
     their committed offsets."""
 
@@ -112,7 +114,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             self._expiration_task = None
         self.timer.cancel_all()
         for group in self.groups.values():
-            if isinstance(group, ConsumerGroup):
+            if isinstance(group, (ConsumerGroup, StreamsGroup)):
                 continue
             for member in list(group.members.values()):
                 group.complete_join(member, join_response(ErrorCode.NOT_COORDINATOR, member.member_id))
@@ -170,7 +172,13 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         future = asyncio.get_running_loop().create_future()
         is_unknown = member_id == UNKNOWN_MEMBER_ID
         group = self.groups.get(group_id)
-        if isinstance(group, ConsumerGroup):
+        if isinstance(group, StreamsGroup):
+            # A streams group with members refuses classic members; an empty one becomes a classic
+            # group (its offsets stay), as Kafka 4.3 does.
+            group = self._classic_group_replacing(group) if group.is_empty() else None
+            if group is None:
+                return join_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        elif isinstance(group, ConsumerGroup):
             if not group.is_empty():
                 # Classic members join a consumer group (online migration, group_migration.py).
                 return self.classic_join_to_consumer_group(group, request, require_known_member_id)
@@ -520,6 +528,9 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
 
     def _reschedule_heartbeat(self, group: ClassicGroup, member: GroupMember, timeout_ms: int | None = None) -> None:
         member_id = member.member_id
+        if isinstance(group, StreamsGroup):
+            self._schedule_streams_session(group, member_id)
+            return
         if isinstance(group, ConsumerGroup):
             # A loaded consumer group's member (cluster failover): its session timeout applies.
             self._schedule_consumer_session(group, member_id)
@@ -568,6 +579,8 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         if error is not None:
             return sync_response(error)
         group = self.groups.get(group_id)
+        if isinstance(group, StreamsGroup):
+            return sync_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         if isinstance(group, ConsumerGroup):
             return self.classic_sync_to_consumer_group(
                 group, generation_id=generation_id, member_id=member_id, group_instance_id=group_instance_id,
@@ -639,6 +652,8 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         if error is not None:
             return error
         group = self.groups.get(group_id)
+        if isinstance(group, StreamsGroup):
+            return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
         if isinstance(group, ConsumerGroup):
             return self.classic_heartbeat_to_consumer_group(group, generation_id=generation_id, member_id=member_id,
                                                             group_instance_id=group_instance_id)
@@ -671,6 +686,8 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         if error is not None:
             return error, []
         group = self.groups.get(group_id)
+        if isinstance(group, StreamsGroup):
+            return ErrorCode.NONE, [(m, i, ErrorCode.UNKNOWN_MEMBER_ID) for m, i in members]
         if isinstance(group, ConsumerGroup):
             return ErrorCode.NONE, self.classic_leave_to_consumer_group(group, members)
         if group is None:
@@ -728,7 +745,9 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             # A consumer using assign(), or the admin client: a "simple" group that only stores offsets.
             group = ClassicGroup(group_id, self.clock_ms())
             self.groups[group_id] = group
-        if isinstance(group, ConsumerGroup):
+        if isinstance(group, StreamsGroup):
+            error = self._streams_offset_commit_error(group, generation_id, member_id, transactional=False)
+        elif isinstance(group, ConsumerGroup):
             error = self._consumer_offset_commit_error(group, generation_id, member_id, group_instance_id,
                                                        transactional=False, api_version=api_version,
                                                        partitions=self._partitions_to_validate(offsets))
@@ -737,7 +756,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         if error is not None:
             return dict.fromkeys(partitions, error)
         results = self._store_offsets(group, offsets, retention_time_ms)
-        if isinstance(group, ConsumerGroup):
+        if isinstance(group, (ConsumerGroup, StreamsGroup)):
             return results
         if generation_id >= 0 and group.is_in(STABLE, PREPARING_REBALANCE) and member_id in group.members:
             # A commit keeps a classic member's session alive, as a heartbeat does.
@@ -758,7 +777,9 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         if group is None:
             group = ClassicGroup(group_id, self.clock_ms())
             self.groups[group_id] = group
-        if isinstance(group, ConsumerGroup):
+        if isinstance(group, StreamsGroup):
+            error = self._streams_offset_commit_error(group, generation_id, member_id, transactional=True)
+        elif isinstance(group, ConsumerGroup):
             error = self._consumer_offset_commit_error(group, generation_id, member_id, group_instance_id,
                                                        transactional=True, api_version=-1,
                                                        partitions=self._partitions_to_validate(offsets))
@@ -877,6 +898,10 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             error = self._consumer_offset_fetch_error(group, member_id, member_epoch)
             if error is not None:
                 return error, []
+        if isinstance(group, StreamsGroup):
+            error = self._streams_offset_fetch_error(group, member_id, member_epoch)
+            if error is not None:
+                return error, []
         if partitions is None:
             partitions = sorted(group.offsets)
         results = []
@@ -902,7 +927,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             return {"error_code": int(error), "group_id": group_id, "group_state": "", "protocol_type": "",
                     "protocol_data": "", "members": []}
         group = self.groups.get(group_id)
-        if group is None or isinstance(group, ConsumerGroup):
+        if group is None or isinstance(group, (ConsumerGroup, StreamsGroup)):
             # Not a classic group: Dead, and from v6 (KIP-1043) GROUP_ID_NOT_FOUND with Kafka's message.
             entry = {"error_code": 0, "group_id": group_id, "group_state": str(DEAD), "protocol_type": "",
                      "protocol_data": "", "members": []}
@@ -952,11 +977,13 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             if wanted is not None and str(group.state).lower() not in wanted:
                 continue
             consumer = isinstance(group, ConsumerGroup)
-            group_type = "consumer" if consumer else "classic"
+            streams = isinstance(group, StreamsGroup)
+            group_type = "consumer" if consumer else "streams" if streams else "classic"
             if wanted_types is not None and group_type not in wanted_types:
                 continue
             listed.append({"group_id": group.group_id,
-                           "protocol_type": "consumer" if consumer else group.protocol_type or "",
+                           "protocol_type": ("consumer" if consumer else "streams" if streams
+                                             else group.protocol_type or ""),
                            "group_state": str(group.state), "group_type": group_type})
         return ErrorCode.NONE, listed
 
@@ -982,6 +1009,8 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             tombstones.extend(offset_tombstone(group_id, t, p) for t, p in sorted(pending) if (t, p) not in group.offsets)
         if isinstance(group, ConsumerGroup):
             tombstones.extend(self.consumer_group_tombstones(group))
+        elif isinstance(group, StreamsGroup):
+            tombstones.extend(self.streams_group_tombstones(group))
         else:
             tombstones.append(group_tombstone(group_id))
         try:
@@ -993,7 +1022,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         return ErrorCode.NONE
 
     def _remove_group(self, group: ClassicGroup) -> None:
-        if isinstance(group, ConsumerGroup):
+        if isinstance(group, (ConsumerGroup, StreamsGroup)):
             group.dead = True
         else:
             group.transition_to(DEAD, self.clock_ms())
@@ -1011,7 +1040,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
         group = self.groups.get(group_id)
         if group is None or group.is_in(DEAD):
             return ErrorCode.GROUP_ID_NOT_FOUND, {}
-        if not group.is_in(EMPTY) and not group.uses_consumer_protocol():
+        if not group.is_in(EMPTY) and not group.uses_consumer_protocol() and not isinstance(group, StreamsGroup):
             return ErrorCode.NON_EMPTY_GROUP, {}
         results: dict[TopicPartition, ErrorCode] = {}
         doomed = []
@@ -1098,6 +1127,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
             records = [offset_tombstone(group.group_id, t, p) for t, p in expired]
             if delete_group:
                 records.extend(self.consumer_group_tombstones(group) if isinstance(group, ConsumerGroup)
+                               else self.streams_group_tombstones(group) if isinstance(group, StreamsGroup)
                                else [group_tombstone(group.group_id)])
             try:
                 self._append(group, records)
@@ -1117,7 +1147,7 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
     def _expiration_base(self, group: ClassicGroup):
         """Kafka's offsetExpirationCondition: the timestamp retention counts from, per offset,
         or None when this group's offsets do not expire now."""
-        if isinstance(group, ConsumerGroup):
+        if isinstance(group, (ConsumerGroup, StreamsGroup)):
             if group.is_empty():
                 return lambda tp, c: c.commit_timestamp
             subscribed = group.subscribed_topic_names()
@@ -1164,6 +1194,10 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
                     consumer_record = decode_consumer_group_record(record.key, record.value)
                     if consumer_record is not None:
                         self._replay_consumer_group_record(*consumer_record)
+                        continue
+                    streams_record = decode_streams_group_record(record.key, record.value)
+                    if streams_record is not None:
+                        self._replay_streams_group_record(*streams_record)
                         continue
                     decoded = decode_offsets_record(record.key, record.value)
                 except (DecodeError, UnicodeDecodeError, ValueError) as exc:
@@ -1237,11 +1271,12 @@ class GroupCoordinator(ConsumerGroupProtocol, GroupMigration):
     def _on_loaded(self) -> None:
         """Loaded members must heartbeat within their session timeout, or they are removed."""
         for group in self.groups.values():
-            if isinstance(group, ConsumerGroup):
+            if isinstance(group, (ConsumerGroup, StreamsGroup)):
                 continue
             for member in group.members.values():
                 self._reschedule_heartbeat(group, member)
         self._on_consumer_groups_loaded()
+        self._on_streams_groups_loaded()
 
 
 class _JoinRequest:

@@ -250,6 +250,10 @@ SHAPES: dict[str, Shape] = {
         partition_fill={"error_code": ERROR, "error_message": MESSAGE}, into_topics="results"),))
        for name in ("InitializeShareGroupState", "ReadShareGroupState", "WriteShareGroupState",
                     "DeleteShareGroupState", "ReadShareGroupStateSummary")},
+    # Streams groups (KIP-1071): StreamsGroup*Request.getErrorResponse.
+    "StreamsGroupHeartbeat": TOP_ERROR,
+    "StreamsGroupDescribe": Shape(entries=(Each(
+        "groups", "group_ids", copy={"group_id": ITEM}, fill={"error_code": ERROR}),)),
     "DescribeTopicPartitions": Shape(entries=(Each(
         "topics", "topics", copy=_same("name"), fill={"error_code": ERROR, "is_internal": False, "partitions": []}),)),
 }

@@ -11,6 +11,7 @@ offsets formatter) look the same as Apache Kafka's:
                          key versions 3-8: KIP-848 consumer group records (CONSUMER_GROUP_RECORDS),
                                           values all at the flexible version 0
                          key versions 10-15: KIP-932 share group records (SHARE_GROUP_VALUES)
+                         key versions 17, 19-23: KIP-1071 streams group records (STREAMS_GROUP_VALUES)
     __share_group_state  key version 0/1: ShareSnapshot / ShareUpdate (group, topic id, partition)
     __transaction_state  key version 0:   TransactionLogKey (transactional id)
                          values:          TransactionLogValue v0-1
@@ -433,6 +434,112 @@ def decode_share_group_record(key, value):
     """(record type, group id, member id or None, value or None for a tombstone) of a share group
     record in __consumer_offsets; None when the key is not one. Raises DecodeError when malformed."""
     return _decode_group_record(key, value, SHARE_GROUP_VALUES, SHARE_GROUP_MEMBER_KEYED_RECORDS)
+
+
+# -- __consumer_offsets: KIP-1071 streams groups -------------------------------------------------------
+
+# Key version (record type) -> record name, as Kafka 4.3's group coordinator numbers them
+# (CoordinatorRecordType; 18 is not written by 4.3). Every key starts with the group id; member
+# records add the member id. Values are at the flexible version 0, with Kafka 4.3's fields (read off
+# its generated classes) and tagged fields.
+STREAMS_GROUP_METADATA = 17
+STREAMS_GROUP_MEMBER_METADATA = 19
+STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA = 20
+STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER = 21
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT = 22
+STREAMS_GROUP_TOPOLOGY = 23
+STREAMS_GROUP_MEMBER_KEYED_RECORDS = (STREAMS_GROUP_MEMBER_METADATA, STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                                      STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT)
+
+_STREAMS_KEY_VALUE = [Field("key", STRING), Field("value", STRING)]
+_STREAMS_TOPIC_INFO = [Field("name", STRING), Field("partitions", INT32), Field("replication_factor", INT16),
+                       Field("topic_configs", Array("TopicConfig", _STREAMS_KEY_VALUE))]
+_STREAMS_TASK_IDS = Array("TaskIds", [Field("subtopology_id", STRING), Field("partitions", Array(INT32))])
+# The current assignment's tasks carry the epoch each was assigned at (tagged, null when absent).
+_STREAMS_TASK_IDS_WITH_EPOCHS = Array("TaskIds", [
+    Field("subtopology_id", STRING), Field("partitions", Array(INT32)),
+    Field("assignment_epochs", Array(INT32), tag=0, nullable="0+", default=None)])
+
+STREAMS_GROUP_VALUES = {
+    STREAMS_GROUP_METADATA: Message("StreamsGroupMetadataValue", [
+        Field("epoch", INT32),
+        Field("metadata_hash", INT64),
+        Field("validated_topology_epoch", INT32, tag=0, default=-1),
+        Field("last_assignment_configs", Array("LastAssignmentConfig", _STREAMS_KEY_VALUE), tag=1,
+              nullable="0+", default=None),
+    ], flexible=_FLEXIBLE_V0),
+    STREAMS_GROUP_TOPOLOGY: Message("StreamsGroupTopologyValue", [
+        Field("epoch", INT32),
+        Field("subtopologies", Array("Subtopology", [
+            Field("subtopology_id", STRING),
+            Field("source_topics", Array(STRING)),
+            Field("source_topic_regex", Array(STRING)),
+            Field("state_changelog_topics", Array("TopicInfo", _STREAMS_TOPIC_INFO)),
+            Field("repartition_sink_topics", Array(STRING)),
+            Field("repartition_source_topics", Array("TopicInfo", _STREAMS_TOPIC_INFO)),
+            Field("copartition_groups", Array("CopartitionGroup", [
+                Field("source_topics", Array(INT16)),
+                Field("source_topic_regex", Array(INT16)),
+                Field("repartition_source_topics", Array(INT16)),
+            ])),
+        ])),
+    ], flexible=_FLEXIBLE_V0),
+    STREAMS_GROUP_MEMBER_METADATA: Message("StreamsGroupMemberMetadataValue", [
+        Field("instance_id", STRING, nullable="0+", default=None),
+        Field("rack_id", STRING, nullable="0+", default=None),
+        Field("client_id", STRING),
+        Field("client_host", STRING),
+        Field("rebalance_timeout_ms", INT32),
+        Field("topology_epoch", INT32),
+        Field("process_id", STRING),
+        Field("user_endpoint", StructType("Endpoint", [Field("host", STRING), Field("port", INT32)]),
+              nullable="0+", default=None),
+        Field("client_tags", Array("KeyValue", _STREAMS_KEY_VALUE)),
+    ], flexible=_FLEXIBLE_V0),
+    STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA: Message("StreamsGroupTargetAssignmentMetadataValue", [
+        Field("assignment_epoch", INT32),
+        Field("assignment_timestamp", INT64, tag=0, default=0),
+    ], flexible=_FLEXIBLE_V0),
+    STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER: Message("StreamsGroupTargetAssignmentMemberValue", [
+        Field("active_tasks", _STREAMS_TASK_IDS),
+        Field("standby_tasks", _STREAMS_TASK_IDS),
+        Field("warmup_tasks", _STREAMS_TASK_IDS),
+    ], flexible=_FLEXIBLE_V0),
+    STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT: Message("StreamsGroupCurrentMemberAssignmentValue", [
+        Field("member_epoch", INT32),
+        Field("previous_member_epoch", INT32),
+        Field("state", INT8),
+        Field("active_tasks", _STREAMS_TASK_IDS_WITH_EPOCHS),
+        Field("standby_tasks", _STREAMS_TASK_IDS_WITH_EPOCHS),
+        Field("warmup_tasks", _STREAMS_TASK_IDS_WITH_EPOCHS),
+        Field("active_tasks_pending_revocation", _STREAMS_TASK_IDS_WITH_EPOCHS),
+        Field("standby_tasks_pending_revocation", _STREAMS_TASK_IDS_WITH_EPOCHS),
+        Field("warmup_tasks_pending_revocation", _STREAMS_TASK_IDS_WITH_EPOCHS),
+    ], flexible=_FLEXIBLE_V0),
+}
+STREAMS_GROUP_VALUE_VERSION = 0
+
+
+def encode_streams_group_key(record_type: int, group_id: str, member_id: str | None = None) -> bytes:
+    """The key of a streams group record in __consumer_offsets: its type (17-23) as the key version,
+    then the group id (and the member id for member records)."""
+    if record_type in STREAMS_GROUP_MEMBER_KEYED_RECORDS:
+        return _encode_prefixed(CONSUMER_GROUP_MEMBER_KEY,
+                                CONSUMER_GROUP_MEMBER_KEY.cls(group_id=group_id, member_id=member_id), record_type)
+    if record_type not in STREAMS_GROUP_VALUES:
+        raise ValueError(f"not a streams group record type: {record_type}")
+    return _encode_prefixed(CONSUMER_GROUP_KEY, CONSUMER_GROUP_KEY.cls(group_id=group_id), record_type)
+
+
+def encode_streams_group_value(record_type: int, value) -> bytes:
+    """A streams group record value (a generated object or a dict of its fields), at version 0."""
+    return _encode_prefixed(STREAMS_GROUP_VALUES[record_type], value, STREAMS_GROUP_VALUE_VERSION)
+
+
+def decode_streams_group_record(key, value):
+    """(record type, group id, member id or None, value or None for a tombstone) of a streams group
+    record in __consumer_offsets; None when the key is not one. Raises DecodeError when malformed."""
+    return _decode_group_record(key, value, STREAMS_GROUP_VALUES, STREAMS_GROUP_MEMBER_KEYED_RECORDS)
 
 
 # -- __share_group_state ----------------------------------------------------------------------------

@@ -373,6 +373,23 @@ def test_a_kip_848_consumer_group_shows_its_members_and_assignment(writable_cons
         consumer.close()
 
 
+def test_a_streams_group_shows_its_members_and_the_partitions_their_tasks_read(writable_console):
+    from testing.streams_groups import stateless_topology, streams_member
+
+    bootstrap = writable_console.bootstrap
+    create_topic(AdminClient({"bootstrap.servers": bootstrap}), "api-streams-in", 2)
+    member = streams_member(bootstrap, "api-streams-app", "api-streams-member", stateless_topology("api-streams-in"))
+    try:
+        group = writable_console.get("groups/api-streams-app")
+        assert (group["state"], group["protocol_type"]) == ("Stable", "streams")
+        assert [(m["member_id"], m["assignment"]) for m in group["members"]] == [
+            ("api-streams-member", [{"topic": "api-streams-in", "partitions": [0, 1]}])]
+        listed = {g["group_id"]: g for g in writable_console.get("groups")["groups"]}
+        assert listed["api-streams-app"]["type"] == "streams"
+    finally:
+        member.close()
+
+
 def test_large_values_come_cut_and_a_page_stays_bounded(writable_console):
     bootstrap = writable_console.bootstrap
     create_topic(AdminClient({"bootstrap.servers": bootstrap}), "api-large", 1)

@@ -28,11 +28,12 @@ from contextlib import contextmanager
 import pytest
 
 from testing.broker_process import running_broker
+from testing.streams_groups import leave, stateless_topology, streams_member
 from compat.reference_kafka import KAFKA_4, java_command
 from compat.tool_compare import (ACLS, BOOTSTRAP, CONFIGS, CONSOLE_CONSUMER, CONSOLE_PRODUCER, CONSUMER_GROUPS,
                                  DELETE_RECORDS, END_TO_END_LATENCY, FEATURES, GET_OFFSETS, LEADER_ELECTION, LOG_DIRS,
-                                 PRODUCER_PERFORMANCE, REASSIGN_PARTITIONS, TOPICS, TRANSACTIONS, VERIFIABLE_CONSUMER,
-                                 VERIFIABLE_PRODUCER, Comparison, ToolSession)
+                                 PRODUCER_PERFORMANCE, REASSIGN_PARTITIONS, STREAMS_GROUPS, TOPICS, TRANSACTIONS,
+                                 VERIFIABLE_CONSUMER, VERIFIABLE_PRODUCER, Comparison, ToolSession)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -350,6 +351,45 @@ def test_get_offsets_delete_records_and_log_dirs(tool, tmp_path):
     tool(LOG_DIRS, *SERVER, "--describe", "--broker-list", "2")
 
 
+# -- kafka-streams-groups -------------------------------------------------------------------------------
+
+def test_kafka_streams_groups_list_and_describe(tool, kafka, ours):
+    """kafka-streams-groups.sh (StreamsGroupCommand) --list and --describe of a streams group with one
+    member and of groups that are not there, against Kafka 4.3 and kafka-wire alike."""
+    g = (STREAMS_GROUPS, *SERVER)
+    tool(TOPICS, *SERVER, "--create", "--topic", "tools-streams-in", "--partitions", "2", "--replication-factor", "1")
+    members = [streams_member(b, "tools-streams-app", "tools-streams-member", stateless_topology("tools-streams-in"))
+               for b in (kafka.bootstrap, ours.bootstrap)]
+    try:
+        listed = tool(*g, "--list")
+        assert "tools-streams-app" in listed.ours.stdout, listed.ours.stdout + listed.ours.stderr
+        tool(*g, "--describe", "--group", "tools-streams-app")
+        described = tool(*g, "--describe", "--group", "tools-streams-app", "--members")
+        assert "tools-streams-member" in described.ours.stdout, described.ours.stdout + described.ours.stderr
+        tool(*g, "--describe", "--group", "tools-streams-app", "--members", "--verbose")
+        tool(*g, "--describe", "--group", "tools-streams-app", "--state")
+        tool(*g, "--describe", "--group", "tools-streams-app", "--state", "--verbose")
+        tool(*g, "--describe", "--group", "tools-streams-app", "--offsets")
+        tool(*g, "--describe", "--group", "tools-streams-no-such-group")
+        # What the tool does to the group's offsets, and to the group once it is empty.
+        tool(*g, "--reset-offsets", "--group", "tools-streams-app", "--to-earliest", "--all-input-topics",
+             "--dry-run")
+        for client in members:
+            leave(client, "tools-streams-app", "tools-streams-member")
+        tool(*g, "--describe", "--group", "tools-streams-app", "--state")
+        tool(*g, "--reset-offsets", "--group", "tools-streams-app", "--to-offset", "1", "--all-input-topics",
+             "--dry-run")
+        tool(*g, "--reset-offsets", "--group", "tools-streams-app", "--to-offset", "1", "--all-input-topics",
+             "--execute")
+        tool(*g, "--describe", "--group", "tools-streams-app", "--offsets")
+        tool(*g, "--delete-offsets", "--group", "tools-streams-app", "--input-topic", "tools-streams-in")
+        tool(*g, "--delete", "--group", "tools-streams-app")
+        tool(*g, "--list")
+    finally:
+        for client in members:
+            client.close()
+
+
 # -- kafka-consumer-groups ------------------------------------------------------------------------------
 
 class Members:
@@ -538,20 +578,20 @@ def test_kafka_features(tool):
     tool(*f, "upgrade", "--feature", "transaction.version=9", "--dry-run")
     tool(*f, "downgrade", "--feature", "group.version=0", "--dry-run")
     tool(*f, "upgrade", "--feature", "no.such.feature=1", "--dry-run")
-    shared = ("transaction.version", "group.version", "share.version")
+    shared = ("transaction.version", "group.version", "share.version", "streams.version")
     pair = tool.session.compare(tool.kafka.bootstrap, tool.ours.bootstrap, *f, "describe")
 
     def rows(output: str) -> list[str]:
         return [line for line in output.splitlines() if line.split()[1:2] and line.split()[1] in shared]
     # The features both brokers have (the others: test_kafka_features_describe).
-    assert rows(pair.ours.stdout) == rows(pair.kafka.stdout) and len(rows(pair.kafka.stdout)) == 3, pair.diff()
+    assert rows(pair.ours.stdout) == rows(pair.kafka.stdout) and len(rows(pair.kafka.stdout)) == 4, pair.diff()
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "kafka-features.sh describe: Kafka 4.3 also lists metadata.version and kraft.version (KRaft's metadata log), "
-    "eligible.leader.replicas.version (KIP-966) and streams.version (streams groups), "
-    "none of which kafka-wire has; kafka-wire lists transaction.version, group.version and share.version, "
-    "as Kafka does "
+    "kafka-features.sh describe: Kafka 4.3 also lists metadata.version and kraft.version (KRaft's metadata log) "
+    "and eligible.leader.replicas.version (KIP-966), "
+    "none of which kafka-wire has; kafka-wire lists transaction.version, group.version, share.version and "
+    "streams.version, as Kafka does "
     "(test_kafka_features). Not fixable without those features"))
 def test_kafka_features_describe(tool):
     tool(FEATURES, *SERVER, "describe")

@@ -9,10 +9,14 @@ tasks over, restoring their stores from the changelogs); while the third is, the
 and restarted: each kill leaves a transaction with records in it open. The outputs, read
 read_committed, must then equal what Python computes from the input:
 no event lost, none counted twice. Afterwards Kafka's kafka-streams-application-reset tool
-(StreamsResetter) resets the application against kafka-wire.
+(StreamsResetter) resets the application against kafka-wire; with group.protocol=streams (KIP-1071:
+the broker assigns the tasks and creates the internal topics) kafka-streams-groups --reset-offsets
+--delete-all-internal-topics does, and the same scenario runs on Apache Kafka 4.3.0 as well.
 
-CI runs the single-node scenario with Kafka Streams 4.3.0. KW_SLOW=1 adds Kafka Streams 3.9.1, and
-the 3-broker cluster (RF=3) where the broker leading the changelog partitions is SIGKILLed.
+CI runs the single-node scenario with Kafka Streams 4.3.0 (classic; streams with one and two
+worker processes; streams on the reference Kafka). KW_SLOW=1 adds Kafka Streams 3.9.1, and the
+3-broker cluster (RF=3) where the broker leading the changelog partitions is SIGKILLed, with either
+protocol.
 """
 
 from __future__ import annotations
@@ -75,9 +79,11 @@ def expected_outputs(inputs: list[tuple[str, str, int, int, int]]) -> dict[str, 
     return {"enriched": enriched, "totals": totals, "windowed": windowed}
 
 
-def streams_instance(version: str, bootstrap: str, app: str, state_dir, log_path) -> peers.JavaProcess:
+def streams_instance(version: str, bootstrap: str, app: str, state_dir, log_path,
+                     protocol: str = "classic") -> peers.JavaProcess:
+    extra = [f"group.protocol={protocol}"] if protocol != "classic" else []
     command = peers.java_command(
-        version, peers.STREAMS_APP, bootstrap, app, str(state_dir),
+        version, peers.STREAMS_APP, bootstrap, app, str(state_dir), *extra,
         # The survivor takes the killed instance's tasks over once its session times out.
         "session.timeout.ms=10000", "heartbeat.interval.ms=1000",
         # Against a restarting broker: keep retrying rather than failing the task.
@@ -106,10 +112,13 @@ def wait_running(instance: peers.JavaProcess, timeout: float = 120.0) -> None:
         time.sleep(0.5)
 
 
-def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replication_factor: int = 1) -> None:
+def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replication_factor: int = 1,
+                 protocol: str = "classic") -> None:
     """The scenario on a running kafka-wire (one broker or a cluster); `kill_broker(app)` SIGKILLs a
-    broker (and, single node, restarts it) while the application works through the second part."""
-    app = f"eos-{version.replace('.', '')}"
+    broker (and, single node, restarts it) while the application works through the second part.
+    `protocol` is the application's group.protocol: classic (the default) or streams (KIP-1071: the
+    broker assigns the tasks)."""
+    app = f"eos-{version.replace('.', '')}" + ("" if protocol == "classic" else f"-{protocol}")
     create_topics(bootstrap, {f"{app}-in": PARTITIONS, f"{app}-users": PARTITIONS,
                               **{f"{app}-{name}": PARTITIONS for name in OUTPUTS}}, replication_factor)
     base_ms = int(time.time() * 1000) - 600_000
@@ -120,8 +129,8 @@ def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replicatio
     produce(bootstrap, [(f"{app}-in", p, e, f"{u},{a}", ts) for e, u, a, ts, p in parts[0]])
 
     reader = TopicReader(bootstrap, {f"{app}-{name}": PARTITIONS for name in OUTPUTS})
-    instances = [streams_instance(version, bootstrap, app, tmp_path / f"state-{n}", tmp_path / f"streams-{n}.log")
-                 for n in (1, 2)]
+    instances = [streams_instance(version, bootstrap, app, tmp_path / f"state-{n}", tmp_path / f"streams-{n}.log",
+                                  protocol) for n in (1, 2)]
     reports = lambda: "\n".join(i.log_report() for i in instances)  # noqa: E731
     try:
         for instance in instances:
@@ -153,7 +162,10 @@ def run_scenario(version: str, tmp_path, bootstrap: str, kill_broker, replicatio
         reader.close()
         for instance in instances:
             instance.kill()
-    reset_application(version, bootstrap, app)
+    if protocol == "classic":
+        reset_application(version, bootstrap, app)
+    else:
+        reset_streams_group(version, bootstrap, app)
 
 
 def reset_application(version: str, bootstrap: str, app: str) -> None:
@@ -190,11 +202,53 @@ def reset_application(version: str, bootstrap: str, app: str) -> None:
     assert [tp.offset for tp in committed] == [0] * PARTITIONS, committed
 
 
-@pytest.mark.parametrize("version", [KAFKA_4, pytest.param(KAFKA_3, marks=pytest.mark.skipif(
-    not SLOW, reason="Kafka Streams 3.9: KW_SLOW=1"))])
-def test_streams_exactly_once_survives_instance_and_broker_kills(version, tmp_path):
+# The streams protocol's session timeout is the group's (group.streams.session.timeout.ms), not the
+# application's session.timeout.ms: 10 s here as well, so the survivor takes over as soon.
+STREAMS_GROUP_CONFIG = {"group.streams.min.session.timeout.ms": 10000, "group.streams.session.timeout.ms": 10000,
+                        "group.streams.min.heartbeat.interval.ms": 1000, "group.streams.heartbeat.interval.ms": 1000}
+
+
+def reset_streams_group(version: str, bootstrap: str, app: str) -> None:
+    """The streams protocol's reset (KIP-1071): kafka-streams-groups --reset-offsets --to-earliest of
+    the input topic with --delete-all-internal-topics, once the group is empty (the killed
+    instance's member leaves when its session times out)."""
+    from testing.streams_groups import streams_group_members
+
+    internal = {t for t in topic_names(bootstrap) if t.startswith(f"{app}-") and
+                t.endswith(("-changelog", "-repartition"))}
+    assert {f"{app}-by-user-repartition", f"{app}-totals-store-changelog",
+            f"{app}-windowed-store-changelog"} <= internal, internal
+    deadline = time.monotonic() + 120
+    while (members := streams_group_members(bootstrap, app)) != []:
+        assert time.monotonic() < deadline, f"group {app} still has members 120 s after the application stopped: " \
+                                            f"{members}"
+        time.sleep(1)
+    done = run_tool(version, "org.apache.kafka.tools.streams.StreamsGroupCommand", "--bootstrap-server", bootstrap,
+                    "--group", app, "--reset-offsets", "--to-earliest", "--input-topic", f"{app}-in",
+                    "--delete-all-internal-topics", "--execute")
+    assert done.returncode == 0, f"kafka-streams-groups failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
+    left = {t for t in topic_names(bootstrap) if t in internal}
+    assert not left, f"internal topics not deleted by the reset: {left}\n{done.stdout}"
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": app})
+    try:
+        committed = consumer.committed([TopicPartition(f"{app}-in", p) for p in range(PARTITIONS)], timeout=30)
+    finally:
+        consumer.close()
+    assert [tp.offset for tp in committed] == [0] * PARTITIONS, committed
+
+
+@pytest.mark.parametrize("version,protocol,workers", [
+    (KAFKA_4, "classic", 1),
+    (KAFKA_4, "streams", 1),
+    # The streams groups live with the other group coordinators, at worker 0; the application's
+    # partitions are spread over both workers.
+    (KAFKA_4, "streams", 2),
+    pytest.param(KAFKA_3, "classic", 1, marks=pytest.mark.skipif(not SLOW, reason="Kafka Streams 3.9: KW_SLOW=1"))])
+def test_streams_exactly_once_survives_instance_and_broker_kills(version, protocol, workers, tmp_path):
     require_peers(version)
-    broker = BrokerProcess(tmp_path / "broker", config={"group.initial.rebalance.delay.ms": 0}, startup_timeout=60)
+    config = {"group.initial.rebalance.delay.ms": 0, "num.worker.processes": workers,
+              **(STREAMS_GROUP_CONFIG if protocol == "streams" else {})}
+    broker = BrokerProcess(tmp_path / "broker", config=config, startup_timeout=60)
     broker.start()
 
     def kill_and_restart(app):
@@ -202,7 +256,7 @@ def test_streams_exactly_once_survives_instance_and_broker_kills(version, tmp_pa
         broker.start()
 
     try:
-        run_scenario(version, tmp_path, broker.bootstrap, kill_and_restart)
+        run_scenario(version, tmp_path, broker.bootstrap, kill_and_restart, protocol=protocol)
     except BaseException as error:
         error.add_note(broker.log_report())
         raise
@@ -212,7 +266,8 @@ def test_streams_exactly_once_survives_instance_and_broker_kills(version, tmp_pa
 
 
 @pytest.mark.skipif(not SLOW, reason="the 3-broker cluster variant: KW_SLOW=1")
-def test_streams_exactly_once_on_a_cluster_survives_the_changelog_leader_kill(tmp_path, zookeeper_installed):
+@pytest.mark.parametrize("protocol", ["classic", "streams"])
+def test_streams_exactly_once_on_a_cluster_survives_the_changelog_leader_kill(protocol, tmp_path, zookeeper_installed):
     """RF=3 everywhere (inputs, outputs, the application's changelog and repartition topics, the
     offsets and transaction state topics); the broker leading the changelog partitions of the plain
     aggregation's store is SIGKILLed mid-run and started again once every event is processed."""
@@ -221,7 +276,8 @@ def test_streams_exactly_once_on_a_cluster_survives_the_changelog_leader_kill(tm
     require_peers(KAFKA_4)
     killed: list[int] = []
     with running_cluster(3, config={"transaction.state.log.replication.factor": 3,
-                                    "transaction.state.log.min.isr": 2, "min.insync.replicas": 2},
+                                    "transaction.state.log.min.isr": 2, "min.insync.replicas": 2,
+                                    **(STREAMS_GROUP_CONFIG if protocol == "streams" else {})},
                          tmp_dir=tmp_path / "cluster") as cluster:
 
         def kill_changelog_leader(app):
@@ -232,7 +288,36 @@ def test_streams_exactly_once_on_a_cluster_survives_the_changelog_leader_kill(tm
             cluster.brokers[leader].kill()
             killed.append(leader)
 
-        run_scenario(KAFKA_4, tmp_path, cluster.bootstrap, kill_changelog_leader, replication_factor=3)
+        run_scenario(KAFKA_4, tmp_path, cluster.bootstrap, kill_changelog_leader, replication_factor=3,
+                     protocol=protocol)
         assert killed
         cluster.brokers[killed[0]].start()
         cluster.wait_for_brokers(set(cluster.brokers), timeout=60)
+
+
+def test_streams_protocol_exactly_once_on_the_reference_kafka(tmp_path):
+    """The same application and scenario with group.protocol=streams against Apache Kafka 4.3.0
+    itself (its own broker, SIGKILLed and restarted alike, the same group.streams.* settings): the
+    application, not kafka-wire, is what this checks, so that the kafka-wire run above compares
+    with what Kafka does."""
+    from compat.reference_kafka import ReferenceKafka, ReferenceKafkaUnavailable
+
+    require_peers(KAFKA_4)
+    try:
+        install(KAFKA_4)
+    except ReferenceKafkaUnavailable as error:
+        missing_tool(f"Apache Kafka {KAFKA_4} ({error})")
+    kafka = ReferenceKafka(KAFKA_4, tmp_path / "kafka", config=STREAMS_GROUP_CONFIG)
+    kafka.start()
+
+    def kill_and_restart(app):
+        kafka.kill()
+        kafka.start()
+
+    try:
+        run_scenario(KAFKA_4, tmp_path, kafka.bootstrap, kill_and_restart, protocol="streams")
+    except BaseException as error:
+        error.add_note(kafka.log_report())
+        raise
+    finally:
+        kafka.stop()

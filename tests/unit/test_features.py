@@ -15,6 +15,7 @@ from broker.features import (
     GROUP_VERSION,
     SAFE_DOWNGRADE,
     SHARE_VERSION,
+    STREAMS_VERSION,
     TRANSACTION_VERSION,
     UNSAFE_DOWNGRADE,
     UPGRADE,
@@ -92,9 +93,10 @@ def test_supported_features_follow_the_served_versions():
     # Level 2 is claimed exactly when every API version a TV2 client sends is served.
     assert supported[TRANSACTION_VERSION] == (0, 2 if serves_transaction_version_2(HANDLERS) else 1)
     assert supported[SHARE_VERSION] == (0, 1)
-    assert set(supported) == {TRANSACTION_VERSION, GROUP_VERSION, SHARE_VERSION}  # no metadata.version, streams, ...
+    assert supported[STREAMS_VERSION] == (0, 1)
+    assert set(supported) == {TRANSACTION_VERSION, GROUP_VERSION, SHARE_VERSION, STREAMS_VERSION}  # no metadata.version
     assert bootstrap_levels(supported) == {TRANSACTION_VERSION: supported[TRANSACTION_VERSION][1], GROUP_VERSION: 1,
-                                           SHARE_VERSION: 1}
+                                           SHARE_VERSION: 1, STREAMS_VERSION: 1}
 
 
 def test_stored_levels_above_what_is_supported_count_as_the_highest():
