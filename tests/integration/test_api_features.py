@@ -84,10 +84,11 @@ def test_api_versions_carries_supported_and_finalized_features(feature_broker):
     supported, finalized, epoch = features(bootstrap, 3)
     assert supported == {} and epoch == 0
     tv_max = finalized["transaction.version"]
-    assert finalized == {"transaction.version": tv_max, "group.version": 1, "share.version": 1} and tv_max >= 1
+    assert finalized == {"transaction.version": tv_max, "group.version": 1, "share.version": 1, "streams.version": 1} and tv_max >= 1
     if api_versions_max(bootstrap) >= 4:
         supported, finalized_v4, epoch = features(bootstrap, 4)
-        assert supported == {"transaction.version": (0, tv_max), "group.version": (0, 1), "share.version": (0, 1)}
+        assert supported == {"transaction.version": (0, tv_max), "group.version": (0, 1), "share.version": (0, 1),
+                             "streams.version": (0, 1)}
         assert finalized_v4 == finalized and epoch == 0
 
 
@@ -97,6 +98,7 @@ def test_kafka_features_tool_describes_downgrades_and_upgrades(feature_broker, k
     # Admin.describeFeatures reads ApiVersions at the highest version both sides know; below v4 it
     # sees no supported feature (all start at 0) and kafka-features.sh lists none, as with Kafka.
     rows = {"group.version": ("0", "1", "1", "0"), "share.version": ("0", "1", "1", "0"),
+            "streams.version": ("0", "1", "1", "0"),
             "transaction.version": ("0", tv_max, tv_max, "0")}
     done = kafka_features(bootstrap, "describe")
     assert done.returncode == 0, done.stderr
@@ -110,11 +112,11 @@ def test_kafka_features_tool_describes_downgrades_and_upgrades(feature_broker, k
 
     done = kafka_features(bootstrap, "downgrade", "--feature", "transaction.version=0", "--dry-run")
     assert done.returncode == 0 and "transaction.version can be downgraded to 0." in done.stdout
-    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "group.version": 1, "share.version": 1}, 0)
+    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "group.version": 1, "share.version": 1, "streams.version": 1}, 0)
 
     done = kafka_features(bootstrap, "disable", "--feature", "group.version")
     assert done.returncode == 0 and "group.version was disabled." in done.stdout, done.stdout + done.stderr
-    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "share.version": 1}, 1)
+    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "share.version": 1, "streams.version": 1}, 1)
     # group.version 0 turns KIP-848 consumer groups off, as in Kafka.
     with WireClient(bootstrap) as client:
         heartbeat = client.call("ConsumerGroupHeartbeat", 0, {
@@ -129,12 +131,12 @@ def test_kafka_features_tool_describes_downgrades_and_upgrades(feature_broker, k
 
     # Finalized levels and their epoch survive a restart.
     feature_broker.restart()
-    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "share.version": 1}, 1)
+    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "share.version": 1, "streams.version": 1}, 1)
     done = kafka_features(bootstrap, "upgrade", "--feature", "group.version=1")
     assert done.returncode == 0 and "group.version was upgraded to 1." in done.stdout, done.stdout + done.stderr
     if api_versions_max(bootstrap) >= 4:
         assert described(kafka_features(bootstrap, "describe").stdout)["group.version"] == ("0", "1", "1", "2")
-    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "group.version": 1, "share.version": 1}, 2)
+    assert features(bootstrap)[1:] == ({"transaction.version": int(tv_max), "group.version": 1, "share.version": 1, "streams.version": 1}, 2)
     # share.version 0 turns KIP-932 share groups off, as in Kafka.
     done = kafka_features(bootstrap, "disable", "--feature", "share.version")
     assert done.returncode == 0 and "share.version was disabled." in done.stdout, done.stdout + done.stderr
@@ -187,7 +189,7 @@ def test_cluster_keeps_features_in_zookeeper(zookeeper_installed, tmp_path, kafk
         done = kafka_features(bootstrap[other], "disable", "--feature", "group.version")
         assert done.returncode == 0 and "group.version was disabled." in done.stdout, done.stdout + done.stderr
         for node_id in bootstrap:
-            cluster.wait_for(lambda n=node_id: features(bootstrap[n])[1:] == ({"transaction.version": tv}, 1),
+            cluster.wait_for(lambda n=node_id: features(bootstrap[n])[1:] == ({"transaction.version": tv, "streams.version": 1}, 1),
                              what=f"broker {node_id} to see group.version disabled")
 
         zk = KazooClient(hosts=cluster.zookeeper.connect)
@@ -199,10 +201,11 @@ def test_cluster_keeps_features_in_zookeeper(zookeeper_installed, tmp_path, kafk
             zk.close()
         assert stat.version == 1
         assert json.loads(data) == {"version": 2, "status": 1,
-                                    "features": {"transaction.version": {"max_version_level": tv}}}
+                                    "features": {"streams.version": {"max_version_level": 1},
+                                                 "transaction.version": {"max_version_level": tv}}}
 
         cluster.brokers[other].restart()
-        assert features(bootstrap[other])[1:] == ({"transaction.version": tv}, 1)
+        assert features(bootstrap[other])[1:] == ({"transaction.version": tv, "streams.version": 1}, 1)
 
 
 # == transaction.version drives the Java client's transaction protocol ============================
@@ -260,4 +263,4 @@ def test_kafka_wire_features_prints_what_kafka_features_prints(feature_broker, k
         assert (ours.returncode, ours.stdout) == (kafkas.returncode, kafkas.stdout), (args, ours, kafkas)
         if kafkas.returncode:
             assert ours.stderr.strip() == f"Error: {kafkas.stderr.strip()}"
-    assert features(bootstrap)[1:] == ({"transaction.version": 2, "group.version": 1, "share.version": 1}, 2)
+    assert features(bootstrap)[1:] == ({"transaction.version": 2, "group.version": 1, "share.version": 1, "streams.version": 1}, 2)
