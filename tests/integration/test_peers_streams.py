@@ -14,9 +14,9 @@ the broker assigns the tasks and creates the internal topics) kafka-streams-grou
 --delete-all-internal-topics does, and the same scenario runs on Apache Kafka 4.3.0 as well.
 
 CI runs the single-node scenario with Kafka Streams 4.3.0 (classic; streams with one and two
-worker processes; streams on the reference Kafka). KW_SLOW=1 adds Kafka Streams 3.9.1, and the
-3-broker cluster (RF=3) where the broker leading the changelog partitions is SIGKILLed, with either
-protocol.
+worker processes). KW_SLOW=1 adds the streams protocol on the reference Kafka (the application
+checked against Kafka itself, 70 s), Kafka Streams 3.9.1, and the 3-broker cluster (RF=3) where the
+broker leading the changelog partitions is SIGKILLed, with either protocol.
 """
 
 from __future__ import annotations
@@ -295,6 +295,7 @@ def test_streams_exactly_once_on_a_cluster_survives_the_changelog_leader_kill(pr
         cluster.wait_for_brokers(set(cluster.brokers), timeout=60)
 
 
+@pytest.mark.skipif(not SLOW, reason="the application on the reference Kafka: KW_SLOW=1")
 def test_streams_protocol_exactly_once_on_the_reference_kafka(tmp_path):
     """The same application and scenario with group.protocol=streams against Apache Kafka 4.3.0
     itself (its own broker, SIGKILLed and restarted alike, the same group.streams.* settings): the
