@@ -20,19 +20,34 @@ AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 
 async def handle(broker: BrokerView, ctx, request):
-    groups = getattr(broker, "groups", None)
-    if broker.feature_level(GROUP_VERSION) < 1:
+    def coordinator():
+        groups = getattr(broker, "groups", None)
+        if groups is None:
+            return None, ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return groups.consumer_group_describe, None
+
+    return describe_groups(broker, ctx, request, GROUP_VERSION, coordinator)
+
+
+def describe_groups(broker: BrokerView, ctx, request, feature: str, coordinator) -> dict:
+    """The answer of ConsumerGroupDescribe, ShareGroupDescribe and StreamsGroupDescribe: every group
+    UNSUPPORTED_VERSION while `feature` is below 1. Otherwise `coordinator()` gives (describe, error):
+    per group id GROUP_AUTHORIZATION_FAILED without DESCRIBE on it, else `error` when it is not None
+    (the coordinator is not there or not loaded), else `describe(group_id)`; authorized operations
+    only when asked for and the entry has no error."""
+    if broker.feature_level(feature) < 1:
         return {"throttle_time_ms": 0, "groups": [
             {"error_code": int(ErrorCode.UNSUPPORTED_VERSION), "group_id": group_id,
              "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED} for group_id in request.group_ids]}
+    describe, error = coordinator()
     described = []
     for group_id in request.group_ids:
         if not broker.authorizer.authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             entry = {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "group_id": group_id}
-        elif groups is None:
-            entry = {"error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE), "group_id": group_id}
+        elif error is not None:
+            entry = {"error_code": int(error), "group_id": group_id}
         else:
-            entry = groups.consumer_group_describe(group_id)
+            entry = describe(group_id)
         if request.include_authorized_operations and entry.get("error_code", 0) == 0:
             entry["authorized_operations"] = broker.authorizer.authorized_operations(ctx, ResourceType.GROUP, group_id)
         else:
