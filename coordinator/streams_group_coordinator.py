@@ -42,6 +42,7 @@ from kafka_wire.internal_records import (
     encode_streams_group_value,
 )
 
+from .consumer_group_coordinator import HeartbeatError
 from .offsets_store import AppendFailed, group_metadata_append_error, group_tombstone
 from .streams_group import (
     ASSIGNMENT_DELAYED,
@@ -74,13 +75,6 @@ LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 # protocol yet): 0 and 0, as seen on the wire.
 ACCEPTABLE_RECOVERY_LAG = 0
 TASK_OFFSET_INTERVAL_MS = 0
-
-
-class StreamsHeartbeatError(Exception):
-    def __init__(self, error: ErrorCode, message: str | None = None) -> None:
-        super().__init__(message or error.name)
-        self.error = error
-        self.message = message
 
 
 def _session_key(group_id: str, member_id: str) -> tuple:
@@ -125,11 +119,11 @@ class StreamsGroupProtocol:
             self._validate_streams_heartbeat(request)
             error = self._validate_group(request.group_id, allow_empty=False)
             if error is not None:
-                raise StreamsHeartbeatError(error)
+                raise HeartbeatError(error)
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 return self._streams_group_leave(request), {}
             return self._streams_group_heartbeat(request, client_id, client_host)
-        except StreamsHeartbeatError as exc:
+        except HeartbeatError as exc:
             return {"throttle_time_ms": 0, "error_code": int(exc.error), "error_message": exc.message,
                     "member_id": "", "member_epoch": 0, "heartbeat_interval_ms": 0, "acceptable_recovery_lag": 0,
                     "task_offset_interval_ms": 0, "status": [], "endpoint_information_epoch": 0}, {}
@@ -137,8 +131,8 @@ class StreamsGroupProtocol:
     @staticmethod
     def _validate_streams_heartbeat(request) -> None:
         """Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid, in its order."""
-        def invalid(message: str) -> StreamsHeartbeatError:
-            return StreamsHeartbeatError(ErrorCode.INVALID_REQUEST, message)
+        def invalid(message: str) -> HeartbeatError:
+            return HeartbeatError(ErrorCode.INVALID_REQUEST, message)
 
         if not request.group_id or not request.group_id.strip():
             raise invalid("GroupId can't be empty.")
@@ -178,14 +172,14 @@ class StreamsGroupProtocol:
             return group, []
         if group is None:
             if not create:
-                raise StreamsHeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
+                raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
             return self._new_streams_group(group_id), []
         # An empty classic group (one that only stores offsets) becomes a streams group; its offsets stay.
         from .group import ClassicGroup
 
         if not create or not isinstance(group, ClassicGroup) or group.members \
                 or getattr(group, "pending_join_members", None):
-            raise StreamsHeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
         records = []
         if group.protocol_type is not None or group.generation_id > 0:
             records.append(group_tombstone(group_id))
@@ -208,11 +202,11 @@ class StreamsGroupProtocol:
         reported_active = None if request.active_tasks is None else tasks_of(request.active_tasks)
         if member is None:
             if not joining:
-                raise StreamsHeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
                                             f"Member {member_id} is not a member of group {group_id}.")
             max_size = int(self._cfg("group.streams.max.size", 2147483647))
             if len(group.members) >= max_size:
-                raise StreamsHeartbeatError(ErrorCode.GROUP_MAX_SIZE_REACHED,
+                raise HeartbeatError(ErrorCode.GROUP_MAX_SIZE_REACHED,
                                             f"The streams group has reached its maximum capacity of {max_size} "
                                             f"members.")
             member = StreamsGroupMember(member_id)
@@ -227,13 +221,13 @@ class StreamsGroupProtocol:
             try:
                 validate_topology(topology)
             except InvalidTopology as exc:
-                raise StreamsHeartbeatError(ErrorCode.STREAMS_INVALID_TOPOLOGY, str(exc)) from None
+                raise HeartbeatError(ErrorCode.STREAMS_INVALID_TOPOLOGY, str(exc)) from None
             if group.topology is None or topology.epoch > group.topology.epoch:
                 group.topology = topology
                 records.append(self._streams_record(group, TOPOLOGY, None, topology_to_record(topology)))
                 bump = True
             elif topology.epoch == group.topology.epoch and topology != group.topology:
-                raise StreamsHeartbeatError(
+                raise HeartbeatError(
                     ErrorCode.STREAMS_INVALID_TOPOLOGY_EPOCH,
                     f"Topology updated but topology epoch not: {topology.epoch}.")
             topology_epoch = topology.epoch
@@ -299,7 +293,7 @@ class StreamsGroupProtocol:
             if records:
                 self._append(group, records)
         except AppendFailed as exc:
-            raise StreamsHeartbeatError(group_metadata_append_error(exc.error)) from None
+            raise HeartbeatError(group_metadata_append_error(exc.error)) from None
         if self.groups.get(group_id) is not group:
             self.timer.cancel(("join", group_id))
             self.timer.cancel(("sync", group_id))
@@ -340,14 +334,14 @@ class StreamsGroupProtocol:
         """Kafka's throwIfStreamsGroupMemberEpochIsInvalid: a member may come back with its previous
         epoch when it lost the answer that bumped it (it then owns a subset of its tasks)."""
         if received > member.member_epoch:
-            raise StreamsHeartbeatError(
+            raise HeartbeatError(
                 ErrorCode.FENCED_MEMBER_EPOCH,
                 f"The streams group member has a greater member epoch ({received}) than the one known by the "
                 f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and rejoin.")
         if received < member.member_epoch:
             if received != member.previous_member_epoch or reported_active is None \
                     or not reported_active <= member.assigned.active:
-                raise StreamsHeartbeatError(
+                raise HeartbeatError(
                     ErrorCode.FENCED_MEMBER_EPOCH,
                     f"The streams group member has a smaller member epoch ({received}) than the one known by the "
                     f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and "
@@ -416,16 +410,16 @@ class StreamsGroupProtocol:
         group_id, member_id = request.group_id, request.member_id
         group = self.groups.get(group_id)
         if not isinstance(group, StreamsGroup):
-            raise StreamsHeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
         member = group.members.get(member_id)
         if member is None:
-            raise StreamsHeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
                                         f"Member {member_id} is not a member of group {group_id}.")
         records = self._remove_streams_member(group, member_id)
         try:
             self._append(group, records)
         except AppendFailed as exc:
-            raise StreamsHeartbeatError(group_metadata_append_error(exc.error)) from None
+            raise HeartbeatError(group_metadata_append_error(exc.error)) from None
         self._cancel_streams_timers(group_id, member_id)
         logger.info("member %s left streams group %s", member_id, group_id)
         return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "member_id": member_id,
@@ -695,4 +689,4 @@ class StreamsGroupProtocol:
                     self._schedule_streams_session(group, member_id)
 
 
-__all__ = ["StreamsGroupProtocol", "StreamsHeartbeatError", "task_ids"]
+__all__ = ["StreamsGroupProtocol", "task_ids"]
