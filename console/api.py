@@ -455,25 +455,15 @@ class ConsoleApi:
             return await self._share_group(calls, group_id)
         members, state, protocol_type, protocol = [], None, None, None
         if kinds.get(group_id) == "consumer":
-            described = await calls.call("ConsumerGroupDescribe", 1, group_ids=[group_id],
-                                         include_authorized_operations=False)
-            g = described["groups"][0]
-            if g["error_code"]:
-                raise from_kafka(KafkaError(g["error_code"], g.get("error_message") or f"Group {group_id!r}"))
+            g = await _describe_one(calls, "ConsumerGroupDescribe", 1, group_id)
             state, protocol_type, protocol = g["group_state"], "consumer", g.get("assignor_name")
             for m in g["members"]:
-                assignment = [{"topic": tp["topic_name"], "partitions": sorted(tp["partitions"])}
-                              for tp in (m.get("assignment") or {}).get("topic_partitions", [])]
                 members.append({"member_id": m["member_id"], "instance_id": m.get("instance_id"),
-                                "client_id": m["client_id"], "host": m["client_host"], "assignment": assignment})
+                                "client_id": m["client_id"], "host": m["client_host"], "assignment": _assigned(m)})
         elif kinds.get(group_id) == "streams":
             # A KIP-1071 streams group: its members' active tasks, shown as the partitions of the
             # subtopologies' source topics they read.
-            described = await calls.call("StreamsGroupDescribe", 0, group_ids=[group_id],
-                                         include_authorized_operations=False)
-            g = described["groups"][0]
-            if g["error_code"]:
-                raise from_kafka(KafkaError(g["error_code"], g.get("error_message") or f"Group {group_id!r}"))
+            g = await _describe_one(calls, "StreamsGroupDescribe", 0, group_id)
             state, protocol_type, protocol = g["group_state"], "streams", None
             sources = {s["subtopology_id"]: list(s["source_topics"]) + [t["name"] for t in s["repartition_source_topics"]]
                        for s in (g.get("topology") or {}).get("subtopologies") or []}
@@ -529,17 +519,10 @@ class ConsoleApi:
         members and their assignments (ShareGroupDescribe), and per share-partition its start
         offset and lag (DescribeShareGroupOffsets), the partition's end offset and how many of
         its records are in flight (acquired by a consumer, or released and awaiting redelivery)."""
-        described = await calls.call("ShareGroupDescribe", 1, group_ids=[group_id],
-                                     include_authorized_operations=False)
-        g = described["groups"][0]
-        if g["error_code"]:
-            raise from_kafka(KafkaError(g["error_code"], g.get("error_message") or f"Group {group_id!r}"))
-        members = []
-        for m in g["members"]:
-            assignment = [{"topic": tp["topic_name"], "partitions": sorted(tp["partitions"])}
-                          for tp in (m.get("assignment") or {}).get("topic_partitions", [])]
-            members.append({"member_id": m["member_id"], "instance_id": None, "client_id": m["client_id"],
-                            "host": m["client_host"], "member_epoch": m["member_epoch"], "assignment": assignment})
+        g = await _describe_one(calls, "ShareGroupDescribe", 1, group_id)
+        members = [{"member_id": m["member_id"], "instance_id": None, "client_id": m["client_id"],
+                    "host": m["client_host"], "member_epoch": m["member_epoch"], "assignment": _assigned(m)}
+                   for m in g["members"]]
         fetched = await calls.call("DescribeShareGroupOffsets", 1, groups=[{"group_id": group_id, "topics": None}])
         fg = fetched["groups"][0]
         if fg["error_code"]:
@@ -617,6 +600,22 @@ class ConsoleApi:
                     raise ApiError(http_status(error), error.name, message)
         return {"group_id": group_id, "topic": topic,
                 "offsets": [{"partition": p, "offset": found[(topic, p)][1]} for p in partitions]}
+
+
+async def _describe_one(calls: KafkaCalls, api: str, version: int, group_id: str) -> dict:
+    """One group from ConsumerGroupDescribe, ShareGroupDescribe or StreamsGroupDescribe; its error
+    code as the console's error answer."""
+    described = await calls.call(api, version, group_ids=[group_id], include_authorized_operations=False)
+    g = described["groups"][0]
+    if g["error_code"]:
+        raise from_kafka(KafkaError(g["error_code"], g.get("error_message") or f"Group {group_id!r}"))
+    return g
+
+
+def _assigned(member: dict) -> list[dict]:
+    """A described member's assignment (consumer and share groups): topics and sorted partitions."""
+    return [{"topic": tp["topic_name"], "partitions": sorted(tp["partitions"])}
+            for tp in (member.get("assignment") or {}).get("topic_partitions", [])]
 
 
 def to_json(value) -> bytes:
