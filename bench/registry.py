@@ -38,7 +38,7 @@ from testing.broker_process import free_port
 
 from . import tools
 from .brokers import OurBroker, scratch_dir
-from .durable import _create
+from .admin import create_topic
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 LOOKUP_CONNECTIONS = 4
@@ -183,7 +183,7 @@ def measure(rounds: int, lookups: int, registrations: int, records: int, produce
                                {"schema.registry.port": str(port)} if with_registry else {})
             add(f"start-to-ready, {label} (s)", broker.start(), "s")
             try:
-                _create(broker.bootstrap, "plain-produce")
+                create_topic(broker.bootstrap, "plain-produce", 1)
                 add(f"produce 1 KiB acks=1, {label} (MB/s)",
                     tools.rdkafka_produce(broker.bootstrap, "plain-produce", produce_count, 1024, 1)["MB/s"], "MB/s")
                 if not with_registry:
@@ -200,7 +200,7 @@ def measure(rounds: int, lookups: int, registrations: int, records: int, produce
                 sample = serializer(values[0], SerializationContext("avro", MessageField.VALUE))
                 plain = [bytes(len(sample)) for _ in range(records)]
                 for topic in ("avro", "plain"):
-                    _create(broker.bootstrap, topic)
+                    create_topic(broker.bootstrap, topic, 1)
                 avro_rates = produce_consume(broker.bootstrap, "avro", values, serializer, deserializer)
                 plain_rates = produce_consume(broker.bootstrap, "plain", plain, lambda v, c: v, lambda v, c: v)
                 add(f"Avro produce through AvroSerializer, {len(sample)} B (records/s)", avro_rates[0], "/s")
