@@ -35,12 +35,6 @@ KNOWN: tuple[Known, ...] = (
         (64, "UnregisterBroker is KRaft only: docs/compatibility.md, APIs served"),
         (80, "AddRaftVoter is KRaft only: docs/compatibility.md, APIs served"),
         (81, "RemoveRaftVoter is KRaft only: docs/compatibility.md, APIs served"),
-        *((k, "the share coordinator's inter-broker state APIs: kafka-wire keeps share-partition state in the "
-              "share groups' own worker (broker/share_groups.py), no broker sends them: docs/compatibility.md, "
-              "APIs served")
-          for k in (83, 84, 85, 86, 87)),
-        *((k, "streams groups (KIP-1071) are not implemented yet: docs/compatibility.md, APIs served")
-          for k in (88, 89)),
     )),
     Known("*:: *configs.min.insync.replicas.*", KEPT,
           "Kafka 4.x's storage format writes a cluster-level min.insync.replicas (DYNAMIC_DEFAULT_BROKER_CONFIG, "
@@ -54,8 +48,7 @@ KNOWN: tuple[Known, ...] = (
           ("metadata.version", "kafka-wire has no KRaft metadata log, so no metadata.version "
                                "(docs/compatibility.md, Feature flags)"),
           ("kraft.version", "kafka-wire has no KRaft controller quorum (docs/compatibility.md, Feature flags)"),
-          ("eligible.leader.replicas.version", "eligible leader replicas (KIP-966) are not implemented"),
-          ("streams.version", "streams groups (KIP-1071) are not implemented"))
+          ("eligible.leader.replicas.version", "eligible leader replicas (KIP-966) are not implemented"))
       if not (kind == "finalized" and feature == "kraft.version")),
     Known("create_partitions_over_the_operation_limit*:: 10,005 partitions :: results[[]0].error_*", KEPT,
           "Kafka 4.3 fails a CreatePartitions over its 10,000-records-per-operation limit with UNKNOWN_SERVER_ERROR "
