@@ -109,6 +109,7 @@ def write_report(path: Path, version: str, results, our_versions, kafka_versions
                  quick: bool = False, subset: bool = False, not_comparable: list[str] = ()) -> dict:
     summary = summarise(version, results, our_versions, kafka_versions, seconds, quick, subset, not_comparable)
     json_path = path.with_suffix(".json")
+    json_path.parent.mkdir(parents=True, exist_ok=True)  # --results may name a folder not made yet
     try:
         everything = json.loads(json_path.read_text())
     except (OSError, ValueError):
