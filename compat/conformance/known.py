@@ -83,6 +83,10 @@ KNOWN = KNOWN + tuple(Known(pattern, KEPT, _FOLLOWS_4 + why, ("3.*",)) for patte
      "Kafka 4.0's group configs (KIP-848) made DESCRIBE_CONFIGS and ALTER_CONFIGS group operations (3400, not 328)"),
     ("removed_topic_configs*", "Kafka 4.0 removed message.format.version, message.downconversion.enable and "
                                "message.timestamp.difference.max.ms"),
+    ("client_replay_*:: topics.removed-topic-configs-*",
+     "a replayed all-topics Metadata also lists the topics the removed_topic_configs scenario made with "
+     "message.format.version, message.downconversion.enable or message.timestamp.difference.max.ms: Kafka 3.9 "
+     "created them, Kafka 4.0 removed those configs and refuses them, as kafka-wire does"),
     ("consumer_*", "the KIP-848 consumer group protocol is generally available and on by default from Kafka 4.0 "
                    "(3.9: UNSUPPORTED_VERSION unless enabled)"),
     ("*consumer_group*", "the KIP-848 consumer group protocol is on by default from Kafka 4.0"),
