@@ -36,6 +36,7 @@ from broker.workers.ownership import SCHEMAS_TOPIC
 
 from .api import RawText
 from .store import SchemasLog
+from .tls import forwarding_tls_context
 
 logger = logging.getLogger("kafka_wire.registry")
 
@@ -54,35 +55,6 @@ def is_write(method: str, segments: list[str]) -> bool:
     if method in ("PUT", "DELETE"):
         return True
     return method == "POST" and len(segments) == 3 and segments[0] == "subjects" and segments[2] == "versions"
-
-
-def forwarding_tls_context(config) -> ssl.SSLContext:
-    """The client side of HTTPS between registries, from the broker's TLS settings for the registry
-    listener (SCHEMA_REGISTRY). Raises ConfigError for stores that do not load."""
-    from broker.security.tls import listener_setting
-
-    from .server import REGISTRY_LISTENER
-
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    location = listener_setting(config, REGISTRY_LISTENER, "ssl.truststore.location")
-    certificates = listener_setting(config, REGISTRY_LISTENER, "ssl.truststore.certificates")
-    try:
-        if location:
-            ctx.load_verify_locations(cafile=location)
-        elif certificates:
-            ctx.load_verify_locations(cadata=certificates)
-        else:
-            ctx.load_default_certs()
-        if listener_setting(config, REGISTRY_LISTENER, "ssl.client.auth") == "required":
-            keystore = listener_setting(config, REGISTRY_LISTENER, "ssl.keystore.location")
-            password = (listener_setting(config, REGISTRY_LISTENER, "ssl.key.password")
-                        or listener_setting(config, REGISTRY_LISTENER, "ssl.keystore.password"))
-            if keystore:
-                ctx.load_cert_chain(keystore, password=password)
-    except (ssl.SSLError, OSError) as exc:
-        raise ConfigError(f"the Schema Registry's TLS settings for forwarding do not load: {exc}") from None
-    ctx.check_hostname = bool(listener_setting(config, REGISTRY_LISTENER, "ssl.endpoint.identification.algorithm"))
-    return ctx
 
 
 class RegistryCluster:

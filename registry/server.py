@@ -12,7 +12,6 @@ import logging
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from broker.http_listener import HttpRequestError, close_server, read_http_request, start_http
-from broker.security.tls import listener_setting, server_context
 
 from .api import NoContent, Query, RawText, RegistryApi, RegistryError
 from .acls import RegistryAcls
@@ -20,6 +19,7 @@ from .auth import CHALLENGE, BasicAuth
 from .contexts import base_context_path
 from .decode import decode_records
 from .store import SchemasLog
+from .tls import registry_tls_context
 
 logger = logging.getLogger("kafka_wire.registry")
 
@@ -35,20 +35,9 @@ IDLE_TIMEOUT = 30.0
 DISCARD_BYTES = 64 << 20
 DISCARD_SECONDS = 5.0
 MAX_CONNECTIONS = 256
-REGISTRY_LISTENER = "SCHEMA_REGISTRY"  # the listener name its listener.name.<name>.ssl.* settings use
 REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
            409: "Conflict", 411: "Length Required", 413: "Payload Too Large", 422: "Unprocessable Entity",
            431: "Request Header Fields Too Large", 500: "Internal Server Error"}
-
-
-def registry_tls_context(config):
-    """HTTPS when the broker has a key store (ssl.keystore.location, or the registry's own
-    listener.name.schema_registry.ssl.keystore.location): the broker's TLS settings, as its SSL
-    listeners use them (protocols, ciphers, trust store, ssl.client.auth), read under the listener
-    name SCHEMA_REGISTRY; None: plain HTTP."""
-    if listener_setting(config, REGISTRY_LISTENER, "ssl.keystore.location") is None:
-        return None
-    return server_context(config, REGISTRY_LISTENER, "SSL")
 
 
 class RegistryServer:
