@@ -15,6 +15,7 @@ body; errors are Confluent's {"error_code": ..., "message": ...} with its codes:
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from typing import NamedTuple
@@ -54,6 +55,8 @@ from .store import (
 logger = logging.getLogger("kafka_wire.registry")
 
 MAX_VERSION = (1 << 31) - 1
+PARSE_IN_THREAD_CHARS = 16 * 1024
+PARSED_CACHE = 64
 MODES = ("READWRITE", "READONLY", "IMPORT")
 # How deep references may nest (a schema referencing one that references another ...).
 MAX_REFERENCE_DEPTH = 32
@@ -94,6 +97,11 @@ class SchemaPlan(NamedTuple):
 def parse_planned(plan: SchemaPlan) -> ParsedSchema:
     """Parse a planned schema with its references (any thread: it reads no registry state)."""
     return parse_schema(plan.schema_type, plan.text, [(name, parse_planned(ref)) for name, ref in plan.references])
+
+
+@functools.lru_cache(maxsize=PARSED_CACHE)
+def _parsed_cached(plan: SchemaPlan) -> ParsedSchema:
+    return parse_planned(plan)
 
 
 class RegistryError(Exception):
@@ -202,7 +210,7 @@ class RegistryApi:
                     return 204, await self.delete_context(context)
             case ["subjects", subject]:
                 if method == "POST":
-                    return 200, self.lookup(subject, query, body)
+                    return 200, await self.lookup(subject, query, body)
                 if method == "DELETE":
                     return 200, await self.delete_subject(subject, _flag(query, "permanent"))
             case ["subjects", subject, "metadata"]:
@@ -260,7 +268,7 @@ class RegistryApi:
                 return await self.subject_mode(method, subject, query, body)
             case ["compatibility", "subjects", subject, "versions", *version] if len(version) <= 1:
                 if method == "POST":
-                    return 200, self.test_compatibility(subject, version[0] if version else None, query, body)
+                    return 200, await self.test_compatibility(subject, version[0] if version else None, query, body)
             case _:
                 raise RegistryError(404, 404, "HTTP 404 Not Found")
         raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
@@ -361,8 +369,8 @@ class RegistryApi:
                 return self._schema_body(entry, query)
         raise schema_not_found()
 
-    def lookup(self, subject: str, query: dict, body) -> dict:
-        parsed, references = self._parse_request(body, subject, self._normalize(subject, query))
+    async def lookup(self, subject: str, query: dict, body) -> dict:
+        parsed, references = await self._parse_request(body, subject, self._normalize(subject, query))
         metadata = self._metadata_arg(body)
         versions = self.state.versions(subject, include_deleted=_flag(query, "deleted"))
         if not versions:
@@ -379,11 +387,11 @@ class RegistryApi:
                     return self._schema_body(entry, query)
         raise schema_not_found()
 
-    def test_compatibility(self, subject: str, version_text: str | None, query: dict, body) -> dict:
-        parsed, _ = self._parse_request(body, subject, self._normalize(subject, query))
+    async def test_compatibility(self, subject: str, version_text: str | None, query: dict, body) -> dict:
+        parsed, _ = await self._parse_request(body, subject, self._normalize(subject, query))
         level = self.state.compatibility(subject)
         if version_text is None:
-            errors = self._compatibility_errors(parsed, subject, level)
+            errors = await self._compatibility_errors(parsed, subject, level)
         else:
             number = _version_arg(version_text)
             versions = self.state.versions(subject)
@@ -392,10 +400,7 @@ class RegistryApi:
                     return {"is_compatible": True}
                 raise subject_not_found(subject)
             previous = self.version(subject, version_text)
-            try:
-                errors = parsed.compatibility_errors(self._parsed(previous), level.removesuffix("_TRANSITIVE"))
-            except InvalidSchema as exc:  # a record written by another registry we cannot parse
-                errors = [f"version {previous.version} does not parse here: {exc}"]
+            errors = await self._errors_against(parsed, [previous], level.removesuffix("_TRANSITIVE"))
         answer = {"is_compatible": not errors}
         if _flag(query, "verbose"):
             answer["messages"] = errors
@@ -504,7 +509,7 @@ class RegistryApi:
         return NoContent()
 
     async def register(self, subject: str, body, query: dict | None = None) -> dict:
-        parsed, references = self._parse_request(body, subject, self._normalize(subject, query or {}))
+        parsed, references = await self._parse_request(body, subject, self._normalize(subject, query or {}))
         metadata = self._metadata_arg(body)
         state = self.state
         mode = state.mode(subject)
@@ -522,7 +527,7 @@ class RegistryApi:
             if (entry.schema == parsed.canonical and entry.schema_type == parsed.schema_type
                     and entry.references == references and entry.metadata == metadata):
                 return self._registered(entry)
-        errors = self._compatibility_errors(parsed, subject, state.compatibility(subject))
+        errors = await self._compatibility_errors(parsed, subject, state.compatibility(subject))
         if errors:
             raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema for "
                                           f"subject \"{subject}\", details: {errors}")
@@ -677,7 +682,11 @@ class RegistryApi:
                 raise RegistryError(422, 42201, str(exc)) from None
         return entry.schema
 
-    def _parse_request(self, body, subject: str | None = None, normalize: bool = False) -> tuple[ParsedSchema, list]:
+    async def _parse_request(self, body, subject: str | None = None,
+                             normalize: bool = False) -> tuple[ParsedSchema, list]:
+        """The request's schema, parsed with its references (Avro and JSON Schema over
+        PARSE_IN_THREAD_CHARS in a worker thread: Apache Avro's parser takes seconds on tens of
+        thousands of fields, which would stall the broker's event loop), and its references."""
         if not isinstance(body, dict):
             raise RegistryError(422, 422, "Unrecognized field: the request body must be a JSON object")
         text = body.get("schema")
@@ -687,9 +696,12 @@ class RegistryApi:
         if not isinstance(schema_type, str):
             raise RegistryError(422, 42201, "Invalid schema type")
         references = self._references_arg(body.get("references"), subject)
+        kind = schema_type.upper()
         try:
-            return parse_schema(schema_type.upper(), text, self._resolve(references, 0, subject),
-                                normalize=normalize), references
+            resolved = self._resolve(references, 0, subject)
+            if kind != PROTOBUF and len(text) > PARSE_IN_THREAD_CHARS:  # (protoc: not in a thread, decode.py)
+                return await asyncio.to_thread(parse_schema, kind, text, resolved, normalize=normalize), references
+            return parse_schema(kind, text, resolved, normalize=normalize), references
         except InvalidSchema as exc:
             if schema_type.upper() != PROTOBUF:
                 raise RegistryError(422, 42201, str(exc)) from None
@@ -760,18 +772,41 @@ class RegistryApi:
         return entry
 
     def _parsed(self, entry: SchemaVersion, depth: int = 0) -> ParsedSchema:
-        return parse_schema(entry.schema_type, entry.schema, self._resolve(entry.references, depth, entry.subject))
+        """A stored schema parsed with its references; the last PARSED_CACHE are kept (each
+        registration compares with earlier versions, parsed once this way)."""
+        return _parsed_cached(self._plan(entry, depth))
 
-    def _compatibility_errors(self, parsed: ParsedSchema, subject: str, level: str) -> list[str]:
+    async def _compatibility_errors(self, parsed: ParsedSchema, subject: str, level: str) -> list[str]:
         """Against the latest live version, or every live version for a _TRANSITIVE level."""
         live = self.state.versions(subject)
         if level == "NONE" or not live:
             return []
         previous = live if level.endswith("_TRANSITIVE") else live[-1:]
-        errors = []
-        for entry in reversed(previous):
+        return await self._errors_against(parsed, list(reversed(previous)), level.removesuffix("_TRANSITIVE"))
+
+    async def _errors_against(self, parsed: ParsedSchema, entries: list[SchemaVersion], level: str) -> list[str]:
+        """Why `parsed` is not compatible under `level` with each of the stored versions. Avro and JSON
+        Schema over PARSE_IN_THREAD_CHARS are parsed and compared in a worker thread (Apache Avro's
+        parser and compatibility checker take seconds on tens of thousands of fields)."""
+        planned = []
+        for entry in entries:
             try:
-                errors += parsed.compatibility_errors(self._parsed(entry), level.removesuffix("_TRANSITIVE"))
-            except InvalidSchema as exc:  # a record written by another registry we cannot parse
-                errors.append(f"version {entry.version} does not parse here: {exc}")
-        return errors
+                planned.append((entry.version, self._plan(entry), None))
+            except InvalidSchema as exc:
+                planned.append((entry.version, None, exc))
+
+        def compare() -> list[str]:
+            errors = []
+            for version, plan, problem in planned:
+                try:
+                    if problem is not None:
+                        raise problem
+                    errors += parsed.compatibility_errors(_parsed_cached(plan), level)
+                except InvalidSchema as exc:  # a record written by another registry we cannot parse
+                    errors.append(f"version {version} does not parse here: {exc}")
+            return errors
+
+        size = len(parsed.canonical) + sum(plan.size() for _, plan, _ in planned if plan is not None)
+        if parsed.schema_type == PROTOBUF or size <= PARSE_IN_THREAD_CHARS:  # (protoc: not in a thread)
+            return compare()
+        return await asyncio.to_thread(compare)
