@@ -1,10 +1,12 @@
 """One HTTP/1.1 request to another broker's small HTTP endpoint, its answer read whole: how a
 Schema Registry that does not write `_schemas` hands a write to the registry of the broker that
-does (registry/cluster.py). Plain HTTP; a request per connection (Connection: close)."""
+does (registry/cluster.py). HTTP, or HTTPS with the caller's client SSLContext; a request per
+connection (Connection: close)."""
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 
 
 class HttpForwardError(Exception):
@@ -16,13 +18,24 @@ class HttpForwardError(Exception):
         self.sent = sent
 
 
+class TlsForwardError(HttpForwardError):
+    """The TLS handshake failed (the other side's certificate is not trusted, or it refused ours):
+    trying again will not help until a configuration changes."""
+
+
 async def http_request(host: str, port: int, method: str, target: str, headers: dict[str, str], body: bytes,
-                       timeout: float, max_body: int = 64 << 20) -> tuple[int, dict[str, str], bytes]:
-    """(status, headers with lower-case names, body) of the answer to one request."""
+                       timeout: float, max_body: int = 64 << 20,
+                       tls: ssl.SSLContext | None = None) -> tuple[int, dict[str, str], bytes]:
+    """(status, headers with lower-case names, body) of the answer to one request; over TLS with
+    `tls` (the host name is what the certificate must name when the context checks host names)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls is not None else None,
+                                    ssl_handshake_timeout=timeout if tls is not None else None), timeout)
+    except ssl.SSLError as exc:
+        raise TlsForwardError(f"TLS with {host}:{port} failed: {exc}", False) from exc
     except (OSError, asyncio.TimeoutError) as exc:
         raise HttpForwardError(f"cannot connect to {host}:{port}: {exc!r}", False) from exc
     try:

@@ -3,16 +3,18 @@ Confluent's Topic ACL authorizer maps them (its documented table): a subject `<t
 `<topic>-value` stands for its topic, and
 
     SUBJECT_READ                 GET /subjects/{s}/versions[/{v}[/schema|/referencedby]],
-                                 POST /subjects/{s} (lookup)                          TOPIC READ
+                                 GET /subjects/{s}/metadata, POST /subjects/{s}       TOPIC READ
     SUBJECT_WRITE                POST /subjects/{s}/versions,
                                  POST /compatibility/subjects/{s}/versions[/{v}]       TOPIC WRITE
     SUBJECT_DELETE               DELETE /subjects/{s}[/versions/{v}]                  TOPIC WRITE
-    SCHEMA_READ                  GET /schemas/ids/{id}[/...]    TOPIC READ on a topic of one of its subjects
+    SCHEMA_READ                  GET /schemas/ids/{id}[/...], GET /schemas/guids/{guid}[/ids]
+                                                                TOPIC READ on a topic of one of its subjects
     SUBJECT_COMPATIBILITY_READ   GET /config/{s}, GET /mode/{s}                       TOPIC READ
     SUBJECT_COMPATIBILITY_WRITE  PUT/DELETE /config/{s}, PUT/DELETE /mode/{s}         TOPIC WRITE
     GLOBAL_COMPATIBILITY_READ    GET /config, GET /mode                               super user
     GLOBAL_COMPATIBILITY_WRITE   PUT /config, PUT /mode                               super user
     GLOBAL_SUBJECTS_READ         GET /subjects, GET /contexts                         super user
+    CONTEXT_DELETE               DELETE /contexts/{c}                                 super user
 
 A subject not named after a topic is a super user's alone. `GET /` and `GET /schemas/types` name
 nothing and are anyone's. The super users are the broker's `super.users`. A broker without an
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from broker.security.authorizer import AclOperation, ResourceType
 
 from .contexts import split
+from .guids import parse_guid
 
 READ, WRITE = AclOperation.READ, AclOperation.WRITE
 
@@ -38,6 +41,7 @@ class Needed:
     acl: AclOperation | None  # the topic operation; None: a super user's
     subject: str | None = None
     schema_id: str | None = None
+    guid: str | None = None
 
 
 def needed(method: str, segments: list[str]) -> Needed | None:
@@ -50,12 +54,18 @@ def needed(method: str, segments: list[str]) -> Needed | None:
             return Needed("SUBJECT_DELETE", WRITE, subject) if method == "DELETE" else Needed("SUBJECT_READ", READ, subject)
         case ["subjects", subject, "versions"]:
             return Needed("SUBJECT_WRITE", WRITE, subject) if method == "POST" else Needed("SUBJECT_READ", READ, subject)
+        case ["subjects", subject, "metadata"]:
+            return Needed("SUBJECT_READ", READ, subject)
         case ["subjects", subject, "versions", _, *_]:
             return Needed("SUBJECT_DELETE", WRITE, subject) if method == "DELETE" else Needed("SUBJECT_READ", READ, subject)
         case ["compatibility", "subjects", subject, *_]:
             return Needed("SUBJECT_WRITE", WRITE, subject)
         case ["schemas", "ids", schema_id, *_]:
             return Needed("SCHEMA_READ", READ, schema_id=schema_id)
+        case ["schemas", "guids", guid, *_]:
+            return Needed("SCHEMA_READ", READ, guid=guid)
+        case ["contexts", _]:
+            return Needed("CONTEXT_DELETE", None)
         case ["config" | "mode"]:
             return (Needed("GLOBAL_COMPATIBILITY_READ", None) if method == "GET"
                     else Needed("GLOBAL_COMPATIBILITY_WRITE", None))
@@ -97,6 +107,15 @@ class RegistryAcls:
             if any(self._may(principal, host, READ, subject) for subject in subjects):
                 return None
             return f"User is denied operation {need.operation} on Schema: {need.schema_id}"
+        if need.guid is not None:
+            # Any schema with the guid this principal may read (of any context)
+            guid = parse_guid(need.guid)
+            state = self.state()
+            subjects = {entry.subject for context, schema_id in (state.ids_by_guid(guid) if guid else [])
+                        for entry in state.by_id(schema_id, context) if entry.guid == guid}
+            if not subjects or any(self._may(principal, host, READ, subject) for subject in subjects):
+                return None  # (an unknown guid is answered 404 as without ACLs)
+            return f"User is denied operation {need.operation} on Schema: {need.guid}"
         if need.subject is not None and need.acl is not None and self._may(principal, host, need.acl, need.subject):
             return None
         what = f"Subject: {need.subject}" if need.subject is not None else "the registry (a super user's operation)"

@@ -8,25 +8,41 @@ body; errors are Confluent's {"error_code": ..., "message": ...} with its codes:
     40408 no subject-level compatibility configured              40409 no subject-level mode configured
     409   incompatible schema    42201 invalid schema           42202 invalid version
     42203 invalid compatibility level     42204 invalid mode     42205 operation not permitted (mode)
-    42206 version referenced by another
+    42206 version referenced by another   42211 context not empty
     50001 backend store error
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
+from typing import NamedTuple
+from urllib.parse import parse_qsl
 
 from coordinator.offsets_store import AppendFailed
 
-from .contexts import EVERY_CONTEXT, context_of, matches_prefix, normalized, split, with_parent
+from .contexts import (
+    DEFAULT_CONTEXT,
+    EVERY_CONTEXT,
+    context_of,
+    context_prefix,
+    matches_prefix,
+    normalized,
+    qualify,
+    split,
+    with_parent,
+)
+from .guids import InvalidMetadata, metadata_arg, parse_guid
 from .protobuf import serialized as protobuf_serialized
 from .schemas import COMPATIBILITY_LEVELS, PROTOBUF, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
 from .store import (
     SchemasLog,
     SchemaVersion,
     config_key,
+    context_key_record,
+    context_value,
     config_value,
     delete_subject_key,
     delete_subject_value,
@@ -39,14 +55,53 @@ from .store import (
 logger = logging.getLogger("kafka_wire.registry")
 
 MAX_VERSION = (1 << 31) - 1
+PARSE_IN_THREAD_CHARS = 16 * 1024
+PARSED_CACHE = 64
 MODES = ("READWRITE", "READONLY", "IMPORT")
 # How deep references may nest (a schema referencing one that references another ...).
 MAX_REFERENCE_DEPTH = 32
 
 
+class Query(dict):
+    """A request's query parameters, the last of each name, and every value of a repeated one
+    (`?key=a&value=1&key=b&value=2`)."""
+
+    def __init__(self, text: str = "") -> None:
+        self.pairs = parse_qsl(text, keep_blank_values=True)
+        super().__init__(self.pairs)
+
+    def every(self, name: str) -> list[str]:
+        return [value for key, value in self.pairs if key == name]
+
+
+class NoContent:
+    """A 204 answer: no body at all (DELETE /contexts/{context})."""
+
+
 class RawText(str):
     """An answer sent as it is, not as a JSON value: `.../schema` of a Protobuf schema is its .proto text
     (as Confluent's registry writes the stored string, which for Avro and JSON is a JSON document)."""
+
+
+class SchemaPlan(NamedTuple):
+    """A stored schema and its references (name, plan), as plain values: what parse_planned parses."""
+    schema_type: str
+    text: str
+    references: tuple
+
+    def size(self) -> int:
+        """The characters of its text and its references' texts."""
+        return len(self.text) + sum(plan.size() for _, plan in self.references)
+
+
+def parse_planned(plan: SchemaPlan) -> ParsedSchema:
+    """Parse a planned schema with its references (any thread: it reads no registry state)."""
+    return parse_schema(plan.schema_type, plan.text, [(name, parse_planned(ref)) for name, ref in plan.references])
+
+
+@functools.lru_cache(maxsize=PARSED_CACHE)
+def _parsed_cached(plan: SchemaPlan) -> ParsedSchema:
+    return parse_planned(plan)
 
 
 class RegistryError(Exception):
@@ -150,11 +205,17 @@ class RegistryApi:
             case ["contexts"]:
                 if method == "GET":
                     return 200, state.contexts()
+            case ["contexts", context]:
+                if method == "DELETE":
+                    return 204, await self.delete_context(context)
             case ["subjects", subject]:
                 if method == "POST":
-                    return 200, self.lookup(subject, query, body)
+                    return 200, await self.lookup(subject, query, body)
                 if method == "DELETE":
                     return 200, await self.delete_subject(subject, _flag(query, "permanent"))
+            case ["subjects", subject, "metadata"]:
+                if method == "GET":
+                    return 200, self.latest_with_metadata(subject, query)
             case ["subjects", subject, "versions"]:
                 if method == "GET":
                     versions = state.versions(subject, include_deleted=_flag(query, "deleted"))
@@ -183,6 +244,14 @@ class RegistryApi:
             case ["schemas", "ids", schema_id, *rest] if rest in ([], ["versions"], ["subjects"], ["schema"]):
                 if method == "GET":
                     return 200, self.schema_by_id(schema_id, rest, query)
+            case ["schemas", "guids", guid]:
+                if method == "GET":
+                    return 200, self.schema_by_guid(guid, query)
+            case ["schemas", "guids", guid, "ids"]:
+                if method == "GET":
+                    guid = parse_guid(guid)
+                    return 200, [{"context": context, "id": schema_id}
+                                 for context, schema_id in (state.ids_by_guid(guid) if guid else [])]
             case ["config"]:
                 if method == "GET":
                     return 200, self._config_body(None, state.compatibility(None))
@@ -199,7 +268,7 @@ class RegistryApi:
                 return await self.subject_mode(method, subject, query, body)
             case ["compatibility", "subjects", subject, "versions", *version] if len(version) <= 1:
                 if method == "POST":
-                    return 200, self.test_compatibility(subject, version[0] if version else None, query, body)
+                    return 200, await self.test_compatibility(subject, version[0] if version else None, query, body)
             case _:
                 raise RegistryError(404, 404, "HTTP 404 Not Found")
         raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
@@ -272,22 +341,57 @@ class RegistryApi:
             return self._schema_text(entries[0], query)
         return self._schema_body(entries[0], query, with_subject=False)
 
-    def lookup(self, subject: str, query: dict, body) -> dict:
-        parsed, references = self._parse_request(body, subject, self._normalize(subject, query))
+    def schema_by_guid(self, guid_text: str, query: dict) -> dict:
+        """GET /schemas/guids/{guid}: the schema with that content, as `GET /schemas/ids/{id}`
+        answers it, from the default context where it has the guid, else the first other context
+        by name; 40403 for a guid no subject version has (or one that is no guid at all)."""
+        guid = parse_guid(guid_text)
+        found = self.state.ids_by_guid(guid) if guid else []
+        if not found:
+            raise RegistryError(404, 40403, f"Schema {guid_text} not found")
+        context, schema_id = found[0]
+        entries = [entry for entry in self.state.by_id(schema_id, context) if entry.guid == guid]
+        entries.sort(key=lambda entry: entry.deleted)
+        return self._schema_body(entries[0], query, with_subject=False)
+
+    def latest_with_metadata(self, subject: str, query: dict) -> dict:
+        """GET /subjects/{s}/metadata?key=k&value=v[&key=...&value=...]: the latest version whose
+        metadata properties hold every pair (`deleted=true`: soft-deleted versions too); 40401
+        without the subject, 40403 when no version matches."""
+        keys, values = (query.every("key"), query.every("value")) if isinstance(query, Query) else ([], [])
+        pairs = list(zip(keys, values))  # (a key without its value is left out, as Confluent does)
         versions = self.state.versions(subject, include_deleted=_flag(query, "deleted"))
         if not versions:
             raise subject_not_found(subject)
         for entry in reversed(versions):
-            if (entry.schema == parsed.canonical and entry.schema_type == parsed.schema_type
-                    and entry.references == references):
+            properties = (entry.metadata or {}).get("properties")
+            if entry.metadata is not None and all((properties or {}).get(k) == v for k, v in pairs):
                 return self._schema_body(entry, query)
         raise schema_not_found()
 
-    def test_compatibility(self, subject: str, version_text: str | None, query: dict, body) -> dict:
-        parsed, _ = self._parse_request(body, subject, self._normalize(subject, query))
+    async def lookup(self, subject: str, query: dict, body) -> dict:
+        parsed, references = await self._parse_request(body, subject, self._normalize(subject, query))
+        metadata = self._metadata_arg(body)
+        versions = self.state.versions(subject, include_deleted=_flag(query, "deleted"))
+        if not versions:
+            raise subject_not_found(subject)
+        # As registering would store it: without metadata of its own, the latest version's
+        candidates = [metadata]
+        latest = self.state.versions(subject)
+        if metadata is None and latest and latest[-1].metadata is not None:
+            candidates.append(latest[-1].metadata)
+        for wanted in candidates:
+            for entry in reversed(versions):
+                if (entry.schema == parsed.canonical and entry.schema_type == parsed.schema_type
+                        and entry.references == references and entry.metadata == wanted):
+                    return self._schema_body(entry, query)
+        raise schema_not_found()
+
+    async def test_compatibility(self, subject: str, version_text: str | None, query: dict, body) -> dict:
+        parsed, _ = await self._parse_request(body, subject, self._normalize(subject, query))
         level = self.state.compatibility(subject)
         if version_text is None:
-            errors = self._compatibility_errors(parsed, subject, level)
+            errors = await self._compatibility_errors(parsed, subject, level)
         else:
             number = _version_arg(version_text)
             versions = self.state.versions(subject)
@@ -296,10 +400,7 @@ class RegistryApi:
                     return {"is_compatible": True}
                 raise subject_not_found(subject)
             previous = self.version(subject, version_text)
-            try:
-                errors = parsed.compatibility_errors(self._parsed(previous), level.removesuffix("_TRANSITIVE"))
-            except InvalidSchema as exc:  # a record written by another registry we cannot parse
-                errors = [f"version {previous.version} does not parse here: {exc}"]
+            errors = await self._errors_against(parsed, [previous], level.removesuffix("_TRANSITIVE"))
         answer = {"is_compatible": not errors}
         if _flag(query, "verbose"):
             answer["messages"] = errors
@@ -392,37 +493,68 @@ class RegistryApi:
 
     # -- writes -----------------------------------------------------------------------------------
 
+    async def delete_context(self, context_text: str) -> NoContent:
+        """DELETE /contexts/{context} (`.staging`, `staging` or `:.staging:`): forgets an empty
+        context, one without a subject version (soft-deleted ones count); 42211 otherwise. As in
+        Confluent's registry a context that was never there is deleted all the same."""
+        try:
+            prefix = context_prefix(context_text)
+        except ValueError as exc:
+            raise RegistryError(400, 400, str(exc)) from None
+        context = split(prefix)[0] if prefix else DEFAULT_CONTEXT
+        if self.state.context_has_subjects(context):
+            raise RegistryError(422, 42211, f"The specified context '{prefix or qualify(context, '')}' is not empty.")
+        if context != DEFAULT_CONTEXT:
+            await self._write([(context_key_record(context), None)])
+        return NoContent()
+
     async def register(self, subject: str, body, query: dict | None = None) -> dict:
-        parsed, references = self._parse_request(body, subject, self._normalize(subject, query or {}))
+        parsed, references = await self._parse_request(body, subject, self._normalize(subject, query or {}))
+        metadata = self._metadata_arg(body)
         state = self.state
         mode = state.mode(subject)
         self._require_writable(subject)
         if isinstance(body, dict) and (body.get("id") is not None or body.get("version") is not None):
             if mode != "IMPORT":
                 raise RegistryError(422, 42205, f"Subject {subject} is not in import mode")
-            return await self._import(subject, body, parsed, references)
+            return await self._import(subject, body, parsed, references, metadata)
         if mode == "IMPORT":
             raise RegistryError(422, 42205, f"Subject {subject} is not in read-write mode")
         live = state.versions(subject)
+        if metadata is None and live:  # (Confluent's: a version without its own takes the latest's)
+            metadata = live[-1].metadata
         for entry in live:
             if (entry.schema == parsed.canonical and entry.schema_type == parsed.schema_type
-                    and entry.references == references):
-                return {"id": entry.schema_id}
-        errors = self._compatibility_errors(parsed, subject, state.compatibility(subject))
+                    and entry.references == references and entry.metadata == metadata):
+                return self._registered(entry)
+        errors = await self._compatibility_errors(parsed, subject, state.compatibility(subject))
         if errors:
             raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema for "
                                           f"subject \"{subject}\", details: {errors}")
         context = context_of(subject)
-        schema_id = state.id_of(parsed.schema_type, parsed.canonical, references, context)
+        schema_id = state.id_of(parsed.schema_type, parsed.canonical, references, context, metadata)
         if schema_id is None:
             schema_id = state.next_id(context)
         every = state.versions(subject, include_deleted=True)
         version = every[-1].version + 1 if every else 1
-        entry = SchemaVersion(subject, version, schema_id, parsed.canonical, parsed.schema_type, references)
-        await self._write([(schema_key(subject, version), schema_value(entry))])
-        return {"id": schema_id}
+        entry = SchemaVersion(subject, version, schema_id, parsed.canonical, parsed.schema_type, references,
+                              metadata=metadata)
+        await self._write([*self._context_record(context), (schema_key(subject, version), schema_value(entry))])
+        return self._registered(entry)
 
-    async def _import(self, subject: str, body: dict, parsed: ParsedSchema, references: list) -> dict:
+    def _context_record(self, context: str) -> list[tuple[bytes, bytes]]:
+        """The CONTEXT record a context's first registration writes, as Confluent's registry does."""
+        if context == DEFAULT_CONTEXT or context in self.state.declared_contexts:
+            return []
+        return [(context_key_record(context), context_value(context))]
+
+    @staticmethod
+    def _registered(entry: SchemaVersion) -> dict:
+        """A registration's answer: the id, and (Confluent's current API) the version and guid."""
+        return {"id": entry.schema_id, "version": entry.version, "guid": entry.guid}
+
+    async def _import(self, subject: str, body: dict, parsed: ParsedSchema, references: list,
+                      metadata: dict | None = None) -> dict:
         """A registration in IMPORT mode: the id (and version) the request names, as a registry the
         schemas are copied from gave them; compatibility is not checked."""
         schema_id, version = body.get("id"), body.get("version")
@@ -432,22 +564,25 @@ class RegistryApi:
         if version is not None and (type(version) is not int or not 1 <= version <= MAX_VERSION):
             raise RegistryError(422, 42202, f"The specified version '{version}' is not a valid version id. "
                                             "Allowed values are between [1, 2^31-1]")
-        same = (parsed.canonical, parsed.schema_type, references)
+        same = (parsed.canonical, parsed.schema_type, references, metadata)
         for entry in self.state.by_id(schema_id, context_of(subject)):
-            if (entry.schema, entry.schema_type, entry.references) != same:
+            if (entry.schema, entry.schema_type, entry.references, entry.metadata) != same:
                 raise RegistryError(422, 42205, f"Overwrite new schema with id {schema_id} is not permitted.")
         every = self.state.versions(subject, include_deleted=True)
         if version is None:
             version = every[-1].version + 1 if every else 1
         existing = next((e for e in every if e.version == version), None)
         if existing is not None:
-            if (existing.schema_id, existing.schema, existing.schema_type, existing.references) == (schema_id, *same):
-                return {"id": schema_id}
+            if (existing.schema_id, existing.schema, existing.schema_type, existing.references,
+                    existing.metadata) == (schema_id, *same):
+                return self._registered(existing)
             raise RegistryError(422, 42205, f"Overwrite new schema in subject {subject} version {version} is not "
                                             "permitted.")
-        entry = SchemaVersion(subject, version, schema_id, parsed.canonical, parsed.schema_type, references)
-        await self._write([(schema_key(subject, version), schema_value(entry))])
-        return {"id": schema_id}
+        entry = SchemaVersion(subject, version, schema_id, parsed.canonical, parsed.schema_type, references,
+                              metadata=metadata)
+        await self._write([*self._context_record(context_of(subject)),
+                           (schema_key(subject, version), schema_value(entry))])
+        return self._registered(entry)
 
     async def delete_subject(self, subject: str, permanent: bool) -> list[int]:
         every = self.state.versions(subject, include_deleted=True)
@@ -495,7 +630,7 @@ class RegistryApi:
         else:
             self._refuse_if_referenced(entry)
             deleted = SchemaVersion(entry.subject, entry.version, entry.schema_id, entry.schema, entry.schema_type,
-                                    entry.references, deleted=True)
+                                    entry.references, deleted=True, metadata=entry.metadata, md5=entry.md5)
             await self._write([(schema_key(subject, entry.version), schema_value(deleted))])
         return entry.version
 
@@ -512,12 +647,22 @@ class RegistryApi:
 
     def _schema_body(self, entry: SchemaVersion, query: dict, *, with_subject: bool = True) -> dict:
         body = {"subject": entry.subject, "version": entry.version, "id": entry.schema_id} if with_subject else {}
+        body["guid"] = entry.guid
         if entry.schema_type != "AVRO":
             body["schemaType"] = entry.schema_type
         if entry.references:
             body["references"] = entry.references
+        if entry.metadata is not None:
+            body["metadata"] = entry.metadata
         body["schema"] = self._schema_format(entry, query)
         return body
+
+    @staticmethod
+    def _metadata_arg(body) -> dict | None:
+        try:
+            return metadata_arg(body.get("metadata") if isinstance(body, dict) else None)
+        except InvalidMetadata as exc:
+            raise RegistryError(422, 422, f"Invalid metadata: {exc}") from None
 
     def _schema_text(self, entry: SchemaVersion, query: dict):
         """GET .../schema: the schema itself, a JSON document for Avro and JSON Schema, the .proto text
@@ -537,7 +682,11 @@ class RegistryApi:
                 raise RegistryError(422, 42201, str(exc)) from None
         return entry.schema
 
-    def _parse_request(self, body, subject: str | None = None, normalize: bool = False) -> tuple[ParsedSchema, list]:
+    async def _parse_request(self, body, subject: str | None = None,
+                             normalize: bool = False) -> tuple[ParsedSchema, list]:
+        """The request's schema, parsed with its references (Avro and JSON Schema over
+        PARSE_IN_THREAD_CHARS in a worker thread: Apache Avro's parser takes seconds on tens of
+        thousands of fields, which would stall the broker's event loop), and its references."""
         if not isinstance(body, dict):
             raise RegistryError(422, 422, "Unrecognized field: the request body must be a JSON object")
         text = body.get("schema")
@@ -547,9 +696,12 @@ class RegistryApi:
         if not isinstance(schema_type, str):
             raise RegistryError(422, 42201, "Invalid schema type")
         references = self._references_arg(body.get("references"), subject)
+        kind = schema_type.upper()
         try:
-            return parse_schema(schema_type.upper(), text, self._resolve(references, 0, subject),
-                                normalize=normalize), references
+            resolved = self._resolve(references, 0, subject)
+            if kind != PROTOBUF and len(text) > PARSE_IN_THREAD_CHARS:  # (protoc: not in a thread, decode.py)
+                return await asyncio.to_thread(parse_schema, kind, text, resolved, normalize=normalize), references
+            return parse_schema(kind, text, resolved, normalize=normalize), references
         except InvalidSchema as exc:
             if schema_type.upper() != PROTOBUF:
                 raise RegistryError(422, 42201, str(exc)) from None
@@ -586,37 +738,75 @@ class RegistryApi:
         subject of the `parent` subject's context."""
         if depth > MAX_REFERENCE_DEPTH:
             raise InvalidSchema(f"Invalid schema: references nest deeper than {MAX_REFERENCE_DEPTH}")
-        resolved = []
-        for ref in references:
-            entry = next((e for e in self.state.versions(with_parent(str(ref.get("subject")), parent),
-                                                         include_deleted=True)
-                          if e.version == ref.get("version")), None)
-            if entry is None:
-                raise InvalidSchema(f"Invalid schema: reference {ref.get('name')} names subject "
-                                    f"'{ref.get('subject')}' version {ref.get('version')}, which is not registered")
-            resolved.append((str(ref.get("name")), self._parsed(entry, depth + 1)))
-        return resolved
+        return [(str(ref.get("name")), self._parsed(self._referenced(ref, parent), depth + 1))
+                for ref in references]
 
     def parsed_by_id(self, schema_id: int) -> ParsedSchema | None:
-        """The schema of an id of the default context, parsed with its references (the console's
-        message browser decodes records with it); None for an id not registered. Raises
-        InvalidSchema for a schema (written by another registry) that does not parse here."""
+        """The schema of an id of the default context, parsed with its references; None for an id
+        not registered. Raises InvalidSchema for a schema (written by another registry) that does
+        not parse here."""
+        plan = self.schema_plan_by_id(schema_id)
+        return None if plan is None else parse_planned(plan)
+
+    def schema_plan_by_id(self, schema_id: int) -> SchemaPlan | None:
+        """What parsing the schema of an id of the default context takes, as plain values (its text
+        and its references' texts, theirs too), so that it can be parsed away from the event loop
+        (the console's message browser, registry/decode.py); None for an id not registered. Raises
+        InvalidSchema for a reference that is not registered or references nested too deep."""
         entries, _ = self.state.id_in_context_of(schema_id, None)
-        return self._parsed(entries[0]) if entries else None
+        return self._plan(entries[0]) if entries else None
+
+    def _plan(self, entry: SchemaVersion, depth: int = 0) -> SchemaPlan:
+        if depth > MAX_REFERENCE_DEPTH:
+            raise InvalidSchema(f"Invalid schema: references nest deeper than {MAX_REFERENCE_DEPTH}")
+        return SchemaPlan(entry.schema_type, entry.schema,
+                          tuple((str(ref.get("name")), self._plan(self._referenced(ref, entry.subject), depth + 1))
+                                for ref in entry.references))
+
+    def _referenced(self, ref: dict, parent: str | None) -> SchemaVersion:
+        entry = next((e for e in self.state.versions(with_parent(str(ref.get("subject")), parent), include_deleted=True)
+                      if e.version == ref.get("version")), None)
+        if entry is None:
+            raise InvalidSchema(f"Invalid schema: reference {ref.get('name')} names subject "
+                                f"'{ref.get('subject')}' version {ref.get('version')}, which is not registered")
+        return entry
 
     def _parsed(self, entry: SchemaVersion, depth: int = 0) -> ParsedSchema:
-        return parse_schema(entry.schema_type, entry.schema, self._resolve(entry.references, depth, entry.subject))
+        """A stored schema parsed with its references; the last PARSED_CACHE are kept (each
+        registration compares with earlier versions, parsed once this way)."""
+        return _parsed_cached(self._plan(entry, depth))
 
-    def _compatibility_errors(self, parsed: ParsedSchema, subject: str, level: str) -> list[str]:
+    async def _compatibility_errors(self, parsed: ParsedSchema, subject: str, level: str) -> list[str]:
         """Against the latest live version, or every live version for a _TRANSITIVE level."""
         live = self.state.versions(subject)
         if level == "NONE" or not live:
             return []
         previous = live if level.endswith("_TRANSITIVE") else live[-1:]
-        errors = []
-        for entry in reversed(previous):
+        return await self._errors_against(parsed, list(reversed(previous)), level.removesuffix("_TRANSITIVE"))
+
+    async def _errors_against(self, parsed: ParsedSchema, entries: list[SchemaVersion], level: str) -> list[str]:
+        """Why `parsed` is not compatible under `level` with each of the stored versions. Avro and JSON
+        Schema over PARSE_IN_THREAD_CHARS are parsed and compared in a worker thread (Apache Avro's
+        parser and compatibility checker take seconds on tens of thousands of fields)."""
+        planned = []
+        for entry in entries:
             try:
-                errors += parsed.compatibility_errors(self._parsed(entry), level.removesuffix("_TRANSITIVE"))
-            except InvalidSchema as exc:  # a record written by another registry we cannot parse
-                errors.append(f"version {entry.version} does not parse here: {exc}")
-        return errors
+                planned.append((entry.version, self._plan(entry), None))
+            except InvalidSchema as exc:
+                planned.append((entry.version, None, exc))
+
+        def compare() -> list[str]:
+            errors = []
+            for version, plan, problem in planned:
+                try:
+                    if problem is not None:
+                        raise problem
+                    errors += parsed.compatibility_errors(_parsed_cached(plan), level)
+                except InvalidSchema as exc:  # a record written by another registry we cannot parse
+                    errors.append(f"version {version} does not parse here: {exc}")
+            return errors
+
+        size = len(parsed.canonical) + sum(plan.size() for _, plan, _ in planned if plan is not None)
+        if parsed.schema_type == PROTOBUF or size <= PARSE_IN_THREAD_CHARS:  # (protoc: not in a thread)
+            return compare()
+        return await asyncio.to_thread(compare)

@@ -12,6 +12,14 @@ election, so the registry that writes is always the one whose broker may append.
   the high watermark covers what the replica holds: an acknowledged write is in every in-sync
   replica's log, and the high watermark reaches a follower with its next fetch, so a read after
   an answered write sees it on any broker. A broker without an in-sync replica forwards its reads.
+- Registries that serve HTTPS (the broker has a key store, registry/server.py) forward over HTTPS,
+  as Confluent's registries do with `inter.instance.protocol=https`: the leader's certificate is
+  checked against this broker's trust store for the registry (`ssl.truststore.location`, or
+  `listener.name.schema_registry.ssl.truststore.location`; the system's CAs without one) and, with
+  `ssl.endpoint.identification.algorithm=https` (Kafka's default), must name the host the leader
+  advertises; where the registries require client certificates (`ssl.client.auth=required`) this
+  broker presents its own key store. A leader that cannot be reached (refused, or a certificate
+  not trusted) is Confluent's 500 with error code 50003; no leader at all is 50004.
 """
 
 from __future__ import annotations
@@ -19,13 +27,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import ssl
 from urllib.parse import urlsplit
 
-from broker.http_client import HttpForwardError, http_request
+from broker.config import ConfigError
+from broker.http_client import HttpForwardError, TlsForwardError, http_request
 from broker.workers.ownership import SCHEMAS_TOPIC
 
 from .api import RawText
 from .store import SchemasLog
+from .tls import forwarding_tls_context
 
 logger = logging.getLogger("kafka_wire.registry")
 
@@ -50,6 +61,12 @@ class RegistryCluster:
     def __init__(self, broker, log: SchemasLog) -> None:
         self.broker = broker
         self.log = log
+        self._tls: ssl.SSLContext | None = None
+
+    def tls(self) -> ssl.SSLContext:
+        if self._tls is None:
+            self._tls = forwarding_tls_context(self.broker.config)
+        return self._tls
 
     async def advertise(self, url: str) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.broker.advertise_registry, url)
@@ -119,6 +136,7 @@ class RegistryCluster:
             if name in headers:
                 sent[name.title()] = headers[name]
         problem = "the leader of _schemas is not known"
+        unreachable = None  # the leader whose registry the last try could not connect to
         while True:
             leader = self._leader()
             if leader == self.broker.node_id and (not write or self.log.leads()):
@@ -129,23 +147,28 @@ class RegistryCluster:
             if leader >= 0 and leader != self.broker.node_id:
                 url = await loop.run_in_executor(None, self.broker.registry_url_of, leader)
                 if url is None:
-                    problem = f"broker {leader} leads _schemas and serves no Schema Registry"
+                    problem, unreachable = f"broker {leader} leads _schemas and serves no Schema Registry", None
             if url is not None:
                 parts = urlsplit(url)
-                if parts.scheme != "http":
+                if parts.scheme not in ("http", "https"):
                     return 500, {"error_code": 50003, "message": f"Error while forwarding the request to the "
-                                                                 f"leader: {url} is not plain HTTP"}, []
+                                                                 f"leader: {url} is neither HTTP nor HTTPS"}, []
                 try:
                     status, answer_headers, data = await http_request(
                         parts.hostname, parts.port, "GET" if method == "HEAD" else method, target, sent, body,
-                        FORWARD_TIMEOUT)
+                        FORWARD_TIMEOUT, tls=self.tls() if parts.scheme == "https" else None)
+                except (TlsForwardError, ConfigError) as exc:  # (a certificate not trusted stays so: no retrying)
+                    logger.warning("schema registry: forwarding %s %s to broker %d failed: %s", method, target,
+                                   leader, exc)
+                    return 500, {"error_code": 50003, "message": f"Error while forwarding the request to the "
+                                                                 f"leader: {exc}"}, []
                 except HttpForwardError as exc:
                     if exc.sent:
                         logger.warning("schema registry: forwarding %s %s to broker %d failed: %s", method, target,
                                        leader, exc)
                         return 500, {"error_code": 50003, "message": "Error while forwarding the request to the "
                                                                      "leader"}, []
-                    problem = str(exc)
+                    problem, unreachable = str(exc), leader
                 else:
                     if not (status == 500 and _error_code(data) == 50004):
                         offset = answer_headers.get(OFFSET_HEADER.lower())
@@ -155,11 +178,14 @@ class RegistryCluster:
                         if "www-authenticate" in answer_headers:  # the leader refused the credentials
                             extra.append(f"WWW-Authenticate: {answer_headers['www-authenticate']}")
                         return status, RawText(data.decode("utf-8", "replace")), extra
-                    problem = f"broker {leader} no longer leads _schemas"
+                    problem, unreachable = f"broker {leader} no longer leads _schemas", None
             if loop.time() >= deadline:
                 if not write and self.broker.partition_log(SCHEMAS_TOPIC, 0) is not None:
                     return None  # no leader to ask: what this replica has
                 logger.warning("schema registry: %s %s not forwarded: %s", method, target, problem)
+                if unreachable is not None:  # a leader known, its registry never reached
+                    return 500, {"error_code": 50003, "message": f"Error while forwarding the request to the "
+                                                                 f"leader: {problem}"}, []
                 return 500, {"error_code": 50004, "message": f"Request failed since the leader is unknown: {problem}"}, []
             await asyncio.sleep(0.2)
 

@@ -12,6 +12,16 @@ schema id (4 bytes, big-endian), then the data, which for
 message browser (console/registry_views.py, through `RegistryServer.decode_records`) as a user
 may: each schema id is read as that user's `GET /schemas/ids/{id}` (the registry's ACL check), and
 whatever does not decode is answered with a note, never an exception.
+
+Schemas and records come from whoever may write `_schemas` and the topic, so what a page costs is
+bounded: a schema (with its references) over MAX_SCHEMA_CHARS is not parsed here (Apache Avro's
+Python parser takes seconds on tens of thousands of fields), the others are parsed in a worker
+thread, never on the broker's event loop (Protobuf ones excepted: protoc points the process's
+stderr at a file while it runs), and kept (PARSED_CACHE of them); a record over
+MAX_RECORD_BYTES is not decoded; an Avro record may nest MAX_DEPTH values deep and hold
+MAX_VALUES values (an array of nulls costs no bytes per item, so its byte count bounds nothing),
+and the Avro records of one page MAX_PAGE_VALUES together. Each limit answers a note that says
+which one it is.
 """
 
 from __future__ import annotations
@@ -26,12 +36,19 @@ import logging
 import struct
 import uuid
 
+from .api import SchemaPlan, parse_planned
 from .schemas import AVRO, JSON, PROTOBUF, InvalidSchema, ParsedSchema
 
 logger = logging.getLogger("kafka_wire.registry")
 
 MAGIC = 0
 HEADER = 5  # the magic byte and the schema id
+MAX_SCHEMA_CHARS = 256 * 1024
+MAX_RECORD_BYTES = 1 << 20
+MAX_DEPTH = 64
+MAX_VALUES = 100_000
+MAX_PAGE_VALUES = 200_000
+PARSED_CACHE = 32
 
 
 class DecodeError(ValueError):
@@ -58,11 +75,22 @@ def prepare(parsed: ParsedSchema) -> None:
             raise DecodeError(f"the schema does not compile with its imports: {exc}") from None
 
 
-def decode(parsed: ParsedSchema, data: bytes) -> tuple[object, str | None]:
+class ValueBudget:
+    """How many more Avro values may be decoded (a page's MAX_PAGE_VALUES)."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+
+def decode(parsed: ParsedSchema, data: bytes, budget: ValueBudget | None = None) -> tuple[object, str | None]:
     """The record `data` (what follows the header) as a JSON value, and the name of its type where
-    the schema gives one (an Avro named type's full name, the Protobuf message, a JSON Schema title)."""
+    the schema gives one (an Avro named type's full name, the Protobuf message, a JSON Schema title).
+    An Avro record's values count against `budget` (at most MAX_VALUES of them either way)."""
+    if len(data) > MAX_RECORD_BYTES:
+        raise DecodeError(f"the record is {len(data)} bytes; records over {MAX_RECORD_BYTES} bytes are not decoded "
+                          "here")
     if parsed.schema_type == AVRO:
-        return _avro(parsed, data), getattr(parsed.parsed, "fullname", None)
+        return _avro(parsed, data, budget or ValueBudget(MAX_VALUES)), getattr(parsed.parsed, "fullname", None)
     if parsed.schema_type == JSON:
         try:
             value = json.loads(data.decode("utf-8"))
@@ -82,7 +110,7 @@ async def decode_records(registry, principal: str, peer: str, topic: str,
     """For each ("key" or "value", bytes in the wire format) of `topic`: {id, subject, version,
     type, name, value} where it decodes, {id, subject, version, type, error, message} where it does
     not (SCHEMA_NOT_FOUND, SCHEMA_REGISTRY_AUTHORIZATION_FAILED, SCHEMA_NOT_READABLE,
-    SCHEMA_REGISTRY_UNAVAILABLE, UNDECODABLE). The subject named is the topic's own
+    SCHEMA_REGISTRY_UNAVAILABLE, SCHEMA_TOO_LARGE, UNDECODABLE). The subject named is the topic's own
     (TopicNameStrategy) where the id is registered under it. `registry` is the RegistryServer."""
     schemas: dict[int, dict] = {}
     for _, raw in records:
@@ -91,12 +119,13 @@ async def decode_records(registry, principal: str, peer: str, topic: str,
             schemas[schema_id] = await _schema_for_decoding(registry, principal, peer, schema_id)
 
     def decode_all() -> list[dict]:
-        return [_decoded(schemas, topic, kind, raw) for kind, raw in records]
+        budget = ValueBudget(MAX_PAGE_VALUES)
+        return [_decoded(schemas, topic, kind, raw, budget) for kind, raw in records]
 
     return await asyncio.to_thread(decode_all)
 
 
-def _decoded(schemas: dict[int, dict], topic: str, kind: str, raw: bytes) -> dict:
+def _decoded(schemas: dict[int, dict], topic: str, kind: str, raw: bytes, budget: ValueBudget) -> dict:
     schema_id, data = split(raw)
     known = schemas[schema_id]
     subjects = known.get("subjects", [])
@@ -107,7 +136,7 @@ def _decoded(schemas: dict[int, dict], topic: str, kind: str, raw: bytes) -> dic
     if "error" in known:
         return {**shown, "error": known["error"], "message": known["message"]}
     try:
-        value, name = decode(known["parsed"], data)
+        value, name = decode(known["parsed"], data, budget)
     except DecodeError as exc:
         why = str(exc)
     except Exception as exc:  # what a schema library raises on bytes it did not expect
@@ -139,13 +168,24 @@ async def _schema_for_decoding(registry, principal: str, peer: str, schema_id: i
     known = {"type": answer.get("schemaType", AVRO), "subjects": [v["subject"] for v in versions],
              "versions": {v["subject"]: v["version"] for v in versions}}
     try:
-        parsed = registry.api.parsed_by_id(schema_id)
+        plan = registry.api.schema_plan_by_id(schema_id)
     except InvalidSchema as exc:
         return {**known, "error": "SCHEMA_NOT_READABLE",
                 "message": f"Schema id {schema_id} does not parse on this broker: {exc}"}
-    if parsed is None:  # a cluster's replica of _schemas behind the leader's answer
+    if plan is None:  # a cluster's replica of _schemas behind the leader's answer
         return {**known, "error": "SCHEMA_NOT_FOUND",
                 "message": f"Schema id {schema_id} is not yet in this broker's copy of _schemas"}
+    if plan.size() > MAX_SCHEMA_CHARS:
+        return {**known, "error": "SCHEMA_TOO_LARGE",
+                "message": f"Schema id {schema_id} is {plan.size()} characters with its references; schemas over "
+                           f"{MAX_SCHEMA_CHARS} are not decoded here"}
+    if plan.schema_type == PROTOBUF:  # (protoc redirects the process's stderr while it runs: not in a thread)
+        parsed, problem = _parse_for_decoding(plan)
+    else:
+        parsed, problem = await asyncio.to_thread(_parse_for_decoding, plan)
+    if parsed is None:
+        return {**known, "error": "SCHEMA_NOT_READABLE",
+                "message": f"Schema id {schema_id} does not parse on this broker: {problem}"}
     try:
         prepare(parsed)
     except DecodeError as exc:
@@ -153,15 +193,61 @@ async def _schema_for_decoding(registry, principal: str, peer: str, schema_id: i
     return {**known, "parsed": parsed}
 
 
+@functools.lru_cache(maxsize=PARSED_CACHE)
+def _parse_for_decoding(plan: SchemaPlan) -> tuple[ParsedSchema | None, str | None]:
+    """(the parsed schema, None) or (None, why not); kept either way, so a schema that takes long
+    to parse, or to fail, costs that once."""
+    try:
+        return parse_planned(plan), None
+    except InvalidSchema as exc:
+        return None, str(exc)
+
+
 # -- Avro ------------------------------------------------------------------------------------------
 
-def _avro(parsed: ParsedSchema, data: bytes):
+class DecodeLimit(DecodeError):
+    """The record goes past one of the limits on what is decoded here."""
+
+
+@functools.cache
+def _bounded_reader_class():
+    """avro's DatumReader counting what it reads (Avro is imported only when a record is read)."""
+    import avro.io
+
+    class BoundedDatumReader(avro.io.DatumReader):
+        def __init__(self, schema, budget: ValueBudget) -> None:
+            super().__init__(schema)
+            self.budget = budget
+            self.depth = self.values = 0
+
+        def read_data(self, writers_schema, readers_schema, decoder):
+            self.values += 1
+            if self.values > MAX_VALUES:
+                raise DecodeLimit(f"the record holds more than {MAX_VALUES} values; larger ones are not decoded here")
+            self.budget.left -= 1
+            if self.budget.left < 0:
+                raise DecodeLimit(f"the records before it on this page held {MAX_PAGE_VALUES} values, as many as "
+                                  "one page decodes; read it on a page of its own")
+            if self.depth >= MAX_DEPTH:
+                raise DecodeLimit(f"the record nests deeper than {MAX_DEPTH} values; deeper ones are not decoded here")
+            self.depth += 1
+            try:
+                return super().read_data(writers_schema, readers_schema, decoder)
+            finally:
+                self.depth -= 1
+
+    return BoundedDatumReader
+
+
+def _avro(parsed: ParsedSchema, data: bytes, budget: ValueBudget):
     import avro.errors
     import avro.io
 
     stream = io.BytesIO(data)
     try:
-        value = avro.io.DatumReader(parsed.parsed).read(avro.io.BinaryDecoder(stream))
+        value = _bounded_reader_class()(parsed.parsed, budget).read(avro.io.BinaryDecoder(stream))
+    except DecodeLimit:
+        raise
     except (avro.errors.AvroException, ValueError, TypeError, KeyError, IndexError, EOFError, struct.error,
             UnicodeDecodeError, OverflowError, MemoryError, RecursionError) as exc:
         raise DecodeError(f"not Avro binary of this schema: {exc or type(exc).__name__}") from None

@@ -12,14 +12,14 @@ import logging
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from broker.http_listener import HttpRequestError, close_server, read_http_request, start_http
-from broker.security.tls import listener_setting, server_context
 
-from .api import RawText, RegistryApi, RegistryError
+from .api import NoContent, Query, RawText, RegistryApi, RegistryError
 from .acls import RegistryAcls
 from .auth import CHALLENGE, BasicAuth
 from .contexts import base_context_path
 from .decode import decode_records
 from .store import SchemasLog
+from .tls import registry_tls_context
 
 logger = logging.getLogger("kafka_wire.registry")
 
@@ -35,20 +35,9 @@ IDLE_TIMEOUT = 30.0
 DISCARD_BYTES = 64 << 20
 DISCARD_SECONDS = 5.0
 MAX_CONNECTIONS = 256
-REGISTRY_LISTENER = "SCHEMA_REGISTRY"  # the listener name its listener.name.<name>.ssl.* settings use
-REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
            409: "Conflict", 411: "Length Required", 413: "Payload Too Large", 422: "Unprocessable Entity",
            431: "Request Header Fields Too Large", 500: "Internal Server Error"}
-
-
-def registry_tls_context(config):
-    """HTTPS when the broker has a key store (ssl.keystore.location, or the registry's own
-    listener.name.schema_registry.ssl.keystore.location): the broker's TLS settings, as its SSL
-    listeners use them (protocols, ciphers, trust store, ssl.client.auth), read under the listener
-    name SCHEMA_REGISTRY; None: plain HTTP."""
-    if listener_setting(config, REGISTRY_LISTENER, "ssl.keystore.location") is None:
-        return None
-    return server_context(config, REGISTRY_LISTENER, "SSL")
 
 
 class RegistryServer:
@@ -194,7 +183,7 @@ class RegistryServer:
     async def _answer(self, method: str, target: str, body: bytes) -> tuple[int, object]:
         parts = urlsplit(target)
         segments = [unquote(s) for s in parts.path.split("/") if s != ""]
-        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        query = Query(parts.query)
         try:
             value = None
             if body:
@@ -211,9 +200,12 @@ class RegistryServer:
 
     async def _send(self, writer: asyncio.StreamWriter, status: int, answer: object, close: bool, *,
                     head_only: bool = False, extra: list[str] = ()) -> None:
-        body = answer.encode() if isinstance(answer, RawText) else json.dumps(answer, separators=(",", ":")).encode()
-        head = [f"HTTP/1.1 {status} {REASONS.get(status, '')}", f"Content-Type: {CONTENT_TYPE}",
-                f"Content-Length: {len(body)}", *extra]
+        if isinstance(answer, NoContent) or status == 204:
+            body, head = b"", [f"HTTP/1.1 {status} {REASONS.get(status, '')}", *extra]
+        else:
+            body = answer.encode() if isinstance(answer, RawText) else json.dumps(answer, separators=(",", ":")).encode()
+            head = [f"HTTP/1.1 {status} {REASONS.get(status, '')}", f"Content-Type: {CONTENT_TYPE}",
+                    f"Content-Length: {len(body)}", *extra]
         if close:
             head.append("Connection: close")
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (b"" if head_only else body))

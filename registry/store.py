@@ -10,7 +10,14 @@ reads as is. Keys are JSON objects in Confluent's key order:
     {"keytype":"MODE","subject":s|null,"magic":0}            -> {"mode": m}; null: unset
     {"keytype":"DELETE_SUBJECT","subject":s,"magic":0}       -> {"subject": s, "version": v}: versions
                                                                up to v soft-deleted
+    {"keytype":"CONTEXT","tenant":"default","context":".ctx","magic":0}
+                                                            -> {"tenant","context"}: the context exists
+                                                               (written with its first subject);
+                                                               null: deleted (DELETE /contexts/{c})
     {"keytype":"NOOP","magic":0}                             -> (Confluent's leader election marker)
+
+A SCHEMA value may carry Confluent's `metadata` ({"tags", "properties", "sensitive"}) and `md5`
+(base64 of the MD5 its guid is made of, registry/guids.py); both are read as written.
 
 A subject of a context other than the default one is stored under its qualified name
 (`:.staging:orders-value`, contexts.py), and a context's own settings under `:.staging:`.
@@ -22,6 +29,7 @@ one truth and ids survive restarts.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import time
@@ -31,12 +39,14 @@ from broker.workers.ownership import SCHEMAS_TOPIC
 from coordinator.offsets_store import AppendFailed, append_internal_batch, read_internal_batches
 from kafka_wire.record_codec import Record, build_batch
 
+from .guids import guid_of, stored_metadata
 from .contexts import DEFAULT_CONTEXT, EVERY_CONTEXT, context_key, context_of, matches_prefix, normalized, qualify
 
 logger = logging.getLogger("kafka_wire.registry")
 
 DEFAULT_COMPATIBILITY = "BACKWARD"
 DEFAULT_MODE = "READWRITE"
+DEFAULT_TENANT = "default"  # (Confluent's tenant of a registry that is not multi-tenant)
 
 
 @dataclass
@@ -48,6 +58,15 @@ class SchemaVersion:
     schema_type: str
     references: list = field(default_factory=list)
     deleted: bool = False
+    metadata: dict | None = None
+    md5: bytes | None = None  # as another registry wrote it; None: computed (guids.py)
+    _guid: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def guid(self) -> str:
+        if self._guid is None:
+            self._guid = guid_of(self)
+        return self._guid
 
 
 def schema_key(subject: str, version: int) -> bytes:
@@ -58,6 +77,10 @@ def schema_value(entry: SchemaVersion) -> bytes:
     value = {"subject": entry.subject, "version": entry.version, "id": entry.schema_id, "schema": entry.schema}
     if entry.references:
         value["references"] = entry.references
+    if entry.metadata is not None:
+        value["metadata"] = entry.metadata
+    if entry.md5 is not None:  # (another registry's, kept as it wrote it)
+        value["md5"] = base64.b64encode(entry.md5).decode()
     if entry.schema_type != "AVRO":
         value["schemaType"] = entry.schema_type
     value["deleted"] = entry.deleted
@@ -83,6 +106,15 @@ def mode_value(mode: str) -> bytes:
     return _json({"mode": mode})
 
 
+def context_key_record(context: str) -> bytes:
+    """The key of a context's own record (`.staging`, as Confluent names it there)."""
+    return _json({"keytype": "CONTEXT", "tenant": DEFAULT_TENANT, "context": context, "magic": 0})
+
+
+def context_value(context: str) -> bytes:
+    return _json({"tenant": DEFAULT_TENANT, "context": context})
+
+
 def delete_subject_key(subject: str) -> bytes:
     return _json({"keytype": "DELETE_SUBJECT", "subject": subject, "magic": 0})
 
@@ -105,6 +137,7 @@ class RegistryState:
         self.normalizes: dict[str | None, bool] = {}  # the config's `normalize`, where it is set
         self.modes: dict[str | None, str] = {}
         self.max_ids: dict[str, int] = {}  # the highest schema id of each context
+        self.declared_contexts: set[str] = set()  # contexts with a CONTEXT record
 
     def apply(self, key: bytes | None, value: bytes | None) -> None:
         """One record of `_schemas`; a record this registry does not understand is skipped."""
@@ -135,6 +168,13 @@ class RegistryState:
                     self.modes.pop(subject, None)
                 elif v.get("mode"):
                     self.modes[subject] = str(v["mode"]).upper()
+            elif keytype == "CONTEXT":
+                context = k.get("context")
+                if isinstance(context, str) and context.startswith(".") and context != DEFAULT_CONTEXT:
+                    if v is None:
+                        self.declared_contexts.discard(context)
+                    else:
+                        self.declared_contexts.add(context)
             elif keytype == "DELETE_SUBJECT" and v is not None:
                 upto = int(v["version"])
                 for entry in self.subjects.get(subject, {}).values():
@@ -151,10 +191,17 @@ class RegistryState:
                 del self.subjects[subject]
             return
         schema_id = int(v["id"])
+        md5 = None
+        if isinstance(v.get("md5"), str):
+            try:
+                md5 = base64.b64decode(v["md5"], validate=True)
+            except ValueError:
+                md5 = None
         versions[version] = SchemaVersion(subject, version, schema_id, str(v["schema"]),
                                           str(v.get("schemaType") or "AVRO").upper(),
                                           [ref for ref in v.get("references") or [] if isinstance(ref, dict)],
-                                          bool(v.get("deleted", False)))
+                                          bool(v.get("deleted", False)), stored_metadata(v.get("metadata")),
+                                          md5 if md5 is not None and len(md5) == 16 else None)
         context = context_of(subject)
         self.max_ids[context] = max(self.max_ids.get(context, 0), schema_id)
 
@@ -177,8 +224,15 @@ class RegistryState:
         return self.max_ids.get(context, 0) + 1
 
     def contexts(self) -> list[str]:
-        """The default context, then every context a subject is registered in (soft-deleted too)."""
-        return [DEFAULT_CONTEXT, *sorted({context_of(s) for s in self.subjects} - {DEFAULT_CONTEXT})]
+        """The default context, then every other context: those with a CONTEXT record (Confluent
+        writes one with a context's first subject and keeps it until the context is deleted) and
+        those a subject is registered in (soft-deleted too)."""
+        found = {context_of(s) for s in self.subjects} | self.declared_contexts
+        return [DEFAULT_CONTEXT, *sorted(found - {DEFAULT_CONTEXT})]
+
+    def context_has_subjects(self, context: str) -> bool:
+        """Whether any subject of the context has a version, soft-deleted ones too."""
+        return any(context_of(s) == context and versions for s, versions in self.subjects.items())
 
     def by_id(self, schema_id: int, context: str = DEFAULT_CONTEXT) -> list[SchemaVersion]:
         """Every subject version (soft-deleted ones too) of the context registered with this id."""
@@ -200,16 +254,29 @@ class RegistryState:
         return entries, qualified
 
     def id_of(self, schema_type: str, canonical: str, references: list,
-              context: str = DEFAULT_CONTEXT) -> int | None:
-        """The id this schema already has in any subject of the context (ids are the context's)."""
+              context: str = DEFAULT_CONTEXT, metadata: dict | None = None) -> int | None:
+        """The id this schema (with its metadata) already has in any subject of the context (ids
+        are the context's)."""
         for subject, versions in self.subjects.items():
             if context_of(subject) != context:
                 continue
             for entry in versions.values():
                 if (entry.schema == canonical and entry.schema_type == schema_type
-                        and entry.references == references):
+                        and entry.references == references and entry.metadata == metadata):
                     return entry.schema_id
         return None
+
+    def ids_by_guid(self, guid: str) -> list[tuple[str, int]]:
+        """(context, schema id) of each context where a subject version (soft-deleted ones too) has
+        this guid, the default context first, then by context name; of several ids in a context
+        the highest (as Confluent's cache keeps the last one it read)."""
+        found: dict[str, int] = {}
+        for subject, versions in self.subjects.items():
+            for entry in versions.values():
+                if entry.guid == guid:
+                    context = context_of(subject)
+                    found[context] = max(found.get(context, 0), entry.schema_id)
+        return sorted(found.items(), key=lambda item: (item[0] != DEFAULT_CONTEXT, item[0]))
 
     def _setting(self, settings: dict, subject: str | None, default):
         """The subject's own, else its context's (`:.ctx:`), else the global one."""

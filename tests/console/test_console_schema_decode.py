@@ -114,6 +114,45 @@ def test_avro_json_and_protobuf_records_are_decoded(registry_console, tmp_path):
                                "status": "PAID"}
 
 
+def zigzag_varint(n: int) -> bytes:
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    return bytes(out + bytes([n]))
+
+
+def test_hostile_avro_gets_a_note_and_the_broker_keeps_serving(registry_console):  # noqa: F811 (the fixture)
+    """Records and schemas anyone with WRITE on a topic and `_schemas` can make: a record nested
+    thousands of values deep (a recursive schema), an array of five million nulls (no bytes per
+    item), a schema over 256 KiB. Each is shown as its bytes with a note naming the limit; the page
+    comes back, and the broker goes on serving Kafka clients and the registry."""
+    console, client = registry_console, registry_console.registry
+    create_topic(AdminClient({"bootstrap.servers": console.bootstrap}), "decode-hostile", 1)
+    linked = client.register_schema("decode-hostile-value", Schema(json.dumps({
+        "type": "record", "name": "Link", "fields": [{"name": "next", "type": ["null", "Link"]}]}), "AVRO"))
+    nulls = client.register_schema("nulls-value", Schema(json.dumps({"type": "array", "items": "null"}), "AVRO"))
+    padded = json.dumps({"type": "record", "name": "Padded", "doc": "x" * (300 * 1024),
+                         "fields": [{"name": "id", "type": "long"}]})
+    large = client.register_schema("padded-value", Schema(padded, "AVRO"))
+    write({"bootstrap.servers": console.bootstrap}, "decode-hostile", [
+        (None, wire(linked, b"\x02" * 5000 + b"\x00")),  # 5000 links, one byte each
+        (None, wire(linked, b"\x02" * 3 + b"\x00")),  # a short list decodes
+        (None, wire(nulls, zigzag_varint(5_000_000) + b"\x00")),
+        (None, wire(large, b"\x02")),
+    ])
+    deep, short, many, too_large = (message["value"]["schema"] for message in page_of(console, "decode-hostile"))
+    assert deep["error"] == "UNDECODABLE" and "nests deeper than 64 values" in deep["message"], deep
+    assert short["value"] == {"next": {"next": {"next": {"next": None}}}}  # three links, four records
+    assert many["error"] == "UNDECODABLE" and "more than 100000 values" in many["message"], many
+    assert too_large["error"] == "SCHEMA_TOO_LARGE" and "over 262144" in too_large["message"], too_large
+    # Still serving: the registry and a Kafka client
+    assert client.get_schema(linked).schema_str
+    write({"bootstrap.servers": console.bootstrap}, "decode-hostile", [(b"k", b"after")])
+    assert page_of(console, "decode-hostile")[-1]["value"]["text"] == "after"
+
+
 def test_a_user_who_may_not_read_the_schema_sees_the_bytes(secure_registry_console):  # noqa: F811 (the fixture)
     console = secure_registry_console
     client = console.registry

@@ -9,7 +9,9 @@ KAFKA_WIRE_TEST_WORKERS=2 runs the brokers with two worker processes.
 
 from __future__ import annotations
 
+import http.client
 import json
+import ssl
 import time
 import urllib.request
 
@@ -239,3 +241,73 @@ def test_registration_goes_on_after_the_leader_is_killed(cluster):
     for node_id in survivors:
         for subject, schema_id in {**acknowledged, **after}.items():
             assert registries[node_id].ok("GET", f"/subjects/{subject}/versions/1")["id"] == schema_id, (node_id, subject)
+
+
+class HttpsRegistry(Registry):
+    """A broker's registry served over HTTPS, its certificate checked against the test CA."""
+
+    def __init__(self, process, port: int, ca: str) -> None:
+        super().__init__(process, port)
+        self.url = f"https://127.0.0.1:{port}"
+        self.tls = ssl.create_default_context(cafile=ca)
+
+    def raw(self, method: str, path: str, body: bytes | None = None,
+            headers: dict | None = None) -> tuple[int, bytes, dict]:
+        connection = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=30, context=self.tls)
+        try:
+            sent = {"Content-Type": "application/vnd.schemaregistry.v1+json", **(headers or {})}
+            connection.request(method, path, body=body, headers=sent)
+            response = connection.getresponse()
+            return response.status, response.read(), dict(response.getheaders())
+        finally:
+            connection.close()
+
+
+def test_registries_serving_https_forward_over_https(zookeeper_installed, tmp_path):
+    """Every broker has a key store, so every registry serves HTTPS and advertises an https URL; a
+    follower forwards writes (a registration, a context's deletion) to the leader over HTTPS,
+    checking its certificate against the trust store; confluent-kafka's client takes the https
+    URLs. A broker whose trust store does not vouch for the leader answers a write with 50003."""
+    from test_security import make_certificates
+
+    certificates = make_certificates(tmp_path / "certs")
+    stranger = make_certificates(tmp_path / "stranger")
+    ports = {node_id: free_port() for node_id in (1, 2, 3)}
+    tls = {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(certificates.server),
+           "ssl.truststore.type": "PEM", "ssl.truststore.location": str(certificates.ca)}
+    with running_cluster(3, {"min.insync.replicas": 2}, tmp_path / "cluster",
+                         broker_configs={n: {"schema.registry.port": p, **tls} for n, p in ports.items()}) as secure:
+        registries = {n: HttpsRegistry(secure.brokers[n], p, str(certificates.ca)) for n, p in ports.items()}
+        for registry in registries.values():
+            registry.wait_until_serving()
+        registries[1].ok("GET", "/subjects")  # (creates _schemas)
+        leader = secure.wait_for_leader(SCHEMAS, 0, timeout=30)
+        follower, other = (n for n in registries if n != leader)
+        secure.wait_for_isr(SCHEMAS, 0, {1, 2, 3}, timeout=30)
+        answer = registries[follower].ok("POST", "/subjects/tls-value/versions", {"schema": USER_V1})
+        assert answer["version"] == 1
+        for node_id in registries:
+            assert registries[node_id].ok("GET", "/subjects/tls-value/versions/1")["id"] == answer["id"]
+        # A context deleted through a follower: the leader's 204 relayed as it is
+        registries[follower].register(":.tmp:tls-value", USER_V1)
+        registries[follower].ok("DELETE", f"/subjects/{quote(':.tmp:tls-value')}")
+        registries[follower].ok("DELETE", f"/subjects/{quote(':.tmp:tls-value')}?permanent=true")
+        assert registries[follower].raw("DELETE", "/contexts/.tmp")[:2] == (204, b"")
+        assert registries[other].ok("GET", "/contexts") == ["."]
+        client = SchemaRegistryClient({"url": ",".join(r.url for r in registries.values()),
+                                       "ssl.ca.location": str(certificates.ca)})
+        schema_id = client.register_schema("tls-client-value", Schema(record("TlsClient", {"name": "x", "type": "int"}),
+                                                                       "AVRO"))
+        assert client.get_latest_version("tls-client-value").schema_id == schema_id
+
+        # The follower restarted trusting another CA only: the leader's certificate is refused
+        secure.brokers[follower].stop()
+        secure.brokers[follower].config["ssl.truststore.location"] = str(stranger.ca)
+        secure.brokers[follower].start()
+        registries[follower].wait_until_serving()
+        if secure.wait_for_leader(SCHEMAS, 0, timeout=30) != follower:
+            status, refused = registries[follower].call("POST", "/subjects/tls-value/versions", {"schema": USER_V2})
+            assert (status, refused["error_code"]) == (500, 50003), refused
+            assert "certificate verify failed" in refused["message"]
+            secure.wait_for_isr(SCHEMAS, 0, {1, 2, 3}, timeout=30)
+            assert registries[follower].ok("GET", "/subjects/tls-value/versions") == [1]  # its replica reads on

@@ -143,7 +143,8 @@ def test_register_read_back_and_look_up(registry):
     assert "reg-value" in registry.ok("GET", "/subjects")
 
     latest = registry.ok("GET", "/subjects/reg-value/versions/latest")
-    assert latest == {"subject": "reg-value", "version": 2, "id": second, "schema": latest["schema"]}
+    assert latest == {"subject": "reg-value", "version": 2, "id": second, "guid": latest["guid"],
+                      "schema": latest["schema"]}
     assert json.loads(latest["schema"]) == json.loads(USER_V2)
     assert registry.ok("GET", "/subjects/reg-value/versions/-1") == latest
     assert registry.ok("GET", "/subjects/reg-value/versions/1")["id"] == first
@@ -162,7 +163,7 @@ def test_register_read_back_and_look_up(registry):
     assert registry.ok("GET", f"/schemas/ids/{first}?subject=no-such-subject")["schema"]
 
     found = registry.ok("POST", "/subjects/reg-value", {"schema": USER_V1})
-    assert found == {"subject": "reg-value", "version": 1, "id": first, "schema": found["schema"]}
+    assert found == {"subject": "reg-value", "version": 1, "id": first, "guid": found["guid"], "schema": found["schema"]}
     # The same schema written differently (other spacing, a type as an object) is the same schema.
     assert registry.register("reg-prim", '"string"') == registry.register("reg-prim", '{ "type" : "string" }')
 
@@ -430,13 +431,14 @@ def test_import_mode_registers_with_the_given_id_and_version():
         assert registry.error("POST", "/subjects/imp-value/versions", {"schema": USER_V1}) == (422, 42205)
 
         body = {"schema": USER_NO_DEFAULT, "id": 100, "version": 3}
-        assert registry.ok("POST", "/subjects/imp-value/versions", body) == {"id": 100}
-        assert registry.ok("POST", "/subjects/imp-value/versions", body) == {"id": 100}  # the same again
+        imported = registry.ok("POST", "/subjects/imp-value/versions", body)
+        assert (imported["id"], imported["version"]) == (100, 3)
+        assert registry.ok("POST", "/subjects/imp-value/versions", body) == imported  # the same again
         got = registry.ok("GET", "/subjects/imp-value/versions/3")
         assert (got["id"], got["version"]) == (100, 3)
         assert registry.ok("GET", "/subjects/imp-value/versions") == [3]
         # Compatibility is not checked; the next version follows the highest.
-        assert registry.ok("POST", "/subjects/imp-value/versions", {"schema": USER_V1, "id": 101}) == {"id": 101}
+        assert registry.ok("POST", "/subjects/imp-value/versions", {"schema": USER_V1, "id": 101})["id"] == 101
         assert registry.ok("GET", "/subjects/imp-value/versions") == [3, 4]
         # An id that is another schema's, or a version that holds another schema, is not overwritten.
         assert registry.error("POST", "/subjects/imp-value/versions", {"schema": USER_V2, "id": 100}) == (422, 42205)
@@ -729,7 +731,7 @@ def test_get_schemas_lists_subject_versions_with_prefix_latest_deleted_and_pagin
     assert listed("subjectPrefix=gs-&offset=2&limit=0") == [("gs-json-value", 1, j1, "JSON")]  # limit <= 0: no limit
     assert listed("subjectPrefix=gs-nothing") == []
     first = registry.ok("GET", "/schemas?subjectPrefix=gs-alpha")[0]
-    assert set(first) == {"subject", "version", "id", "schema"}  # schemaType and references left out for Avro
+    assert set(first) == {"subject", "version", "id", "guid", "schema"}  # schemaType and references left out for Avro
     assert json.loads(first["schema"]) == json.loads(record("GsA", {"name": "a", "type": "string"}))
     everything = [(s["subject"], s["version"]) for s in registry.ok("GET", "/schemas")]
     assert everything == sorted(everything) and ("gs-alpha-value", 2) in everything

@@ -174,6 +174,15 @@ def test_subjects_follow_their_topics_acls(guarded):
     assert as_user(guarded, "bob", "GET", f"/schemas/ids/{schema_id}")[0] == 200  # READ on one of its topics
     assert as_user(guarded, "carol", "GET", f"/schemas/ids/{schema_id}")[0] == 403
     assert as_user(guarded, "carol", "GET", "/subjects/orders-value/versions/1")[0] == 403
+    guid = answer["guid"]  # by guid as by id: READ on a topic of one of its subjects
+    assert as_user(guarded, "bob", "GET", f"/schemas/guids/{guid}")[0] == 200
+    assert as_user(guarded, "carol", "GET", f"/schemas/guids/{guid}")[0] == 403
+    assert as_user(guarded, "carol", "GET", f"/schemas/guids/{guid}/ids")[0] == 403
+    assert as_user(guarded, "carol", "GET", "/subjects/orders-value/metadata?key=a&value=b")[0] == 403
+    assert as_user(guarded, "bob", "GET", "/subjects/orders-value/metadata?key=a&value=b")[0] == 404
+    status, _, _ = guarded.raw("DELETE", "/contexts/.unused", headers=basic("alice", PASSWORD))
+    assert status == 403  # a super user's
+    assert guarded.raw("DELETE", "/contexts/.unused", headers=basic("admin", PASSWORD))[0] == 204
     assert as_user(guarded, "bob", "GET", "/config/orders-value")[0] in (200, 404)  # SUBJECT_COMPATIBILITY_READ
     assert as_user(guarded, "bob", "PUT", "/config/orders-value", {"compatibility": "NONE"})[0] == 403
     assert as_user(guarded, "alice", "PUT", "/config/orders-value", {"compatibility": "NONE"})[0] == 200

@@ -29,6 +29,8 @@ R, W = AclOperation.READ, AclOperation.WRITE
     ("GET", "config/t-value", "SUBJECT_COMPATIBILITY_READ", R, "t-value"),
     ("DELETE", "mode/t-value", "SUBJECT_COMPATIBILITY_WRITE", W, "t-value"),
     ("PUT", "config/t-value", "SUBJECT_COMPATIBILITY_WRITE", W, "t-value"),
+    ("GET", "subjects/t-value/metadata", "SUBJECT_READ", R, "t-value"),
+    ("DELETE", "contexts/.staging", "CONTEXT_DELETE", None, None),
 ])
 def test_each_endpoint_needs_confluents_operation(method, path, operation, acl, subject):
     need = needed(method, path.split("/"))
@@ -38,6 +40,9 @@ def test_each_endpoint_needs_confluents_operation(method, path, operation, acl, 
 def test_schema_ids_and_what_names_nothing():
     need = needed("GET", ["schemas", "ids", "7", "subjects"])
     assert (need.operation, need.schema_id) == ("SCHEMA_READ", "7")
+    for path in (["schemas", "guids", "g"], ["schemas", "guids", "g", "ids"]):
+        need = needed("GET", path)
+        assert (need.operation, need.guid, need.acl) == ("SCHEMA_READ", "g", R)
     assert needed("GET", []) is None
     assert needed("GET", ["schemas", "types"]) is None
 

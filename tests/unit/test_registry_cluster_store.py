@@ -211,3 +211,74 @@ def test_an_in_sync_follower_reads_here_and_one_out_of_sync_forwards(plog):
     assert asyncio.run(run([1, 2])) == (None, [])
     (status, body, _), seen = asyncio.run(run([2]))
     assert (status, str(body), len(seen)) == (200, '["from-leader"]', 1)
+
+
+# -- forwarding over HTTPS, and a leader that cannot be reached ----------------------------------
+
+
+async def stand_in_tls_leader(answer: tuple[int, bytes], keystore: str):
+    """A registry on loopback serving HTTPS with `keystore`; returns (server, url, requests seen)."""
+    import ssl
+
+    seen = []
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(keystore)
+
+    async def serve(reader, writer):
+        from broker.http_listener import read_http_request
+
+        seen.append(await read_http_request(reader, 1 << 20, 5.0))
+        status, body = answer
+        writer.write(f"HTTP/1.1 {status} X\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=tls)
+    return server, f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}", seen
+
+
+def _forward_write(plog, url: str, config: dict):
+    from broker.config import BrokerConfig
+    from registry.cluster import RegistryCluster
+
+    broker = FakeClusterBroker(plog, url, FakeState(2, [1, 2]))
+    broker.config = BrokerConfig(config)
+    cluster = RegistryCluster(broker, SchemasLog(broker))
+    return cluster.route("POST", "/subjects/s/versions", ["subjects", "s", "versions"], {}, b'{"schema":"\\"int\\""}')
+
+
+def test_a_write_is_forwarded_over_https_to_a_leader_whose_certificate_is_trusted(plog, tmp_path):
+    from tests.integration.test_security import make_certificates
+
+    certificates = make_certificates(tmp_path / "certs")
+    other_ca = make_certificates(tmp_path / "other")
+
+    async def run(config: dict):
+        server, url, seen = await stand_in_tls_leader((200, b'{"id":9}'), str(certificates.server))
+        try:
+            return await _forward_write(plog, url, config), seen
+        finally:
+            server.close()
+
+    trusting = {"ssl.keystore.location": str(certificates.server), "ssl.truststore.location": str(certificates.ca)}
+    (status, body, _), seen = asyncio.run(run(trusting))
+    assert (status, str(body), len(seen)) == (200, '{"id":9}', 1)
+    assert seen[0][:2] == ("POST", "/subjects/s/versions")
+    # A leader whose certificate this broker's trust store does not vouch for: 50003 at once
+    (status, body, _), seen = asyncio.run(run({**trusting, "ssl.truststore.location": str(other_ca.ca)}))
+    assert (status, body["error_code"], seen) == (500, 50003, [])
+    assert "certificate verify failed" in body["message"]
+
+
+def test_a_leader_that_cannot_be_reached_is_50003(plog, monkeypatch):
+    import socket
+
+    import registry.cluster
+
+    monkeypatch.setattr(registry.cluster, "LEADER_WAIT", 0.5)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # (nothing listens there now)
+    status, body, _ = asyncio.run(_forward_write(plog, f"http://127.0.0.1:{port}", {}))
+    assert (status, body["error_code"]) == (500, 50003) and "cannot connect" in body["message"]

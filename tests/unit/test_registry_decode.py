@@ -82,3 +82,34 @@ def test_protobuf_records_by_their_message_indexes():
         decode(parsed, b"\x02\x06" + First(a="x").SerializeToString())
     with pytest.raises(DecodeError):
         decode(parsed, b"\x00\x0a\x05ab")  # a string field cut short
+
+
+def _zigzag(n: int) -> bytes:
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    return bytes(out + bytes([n]))
+
+
+def test_hostile_avro_records_stop_at_a_limit_with_a_note():
+    from registry.decode import MAX_DEPTH, MAX_PAGE_VALUES, MAX_RECORD_BYTES, MAX_VALUES, DecodeLimit, ValueBudget
+
+    linked = parse_schema("AVRO", json.dumps({"type": "record", "name": "Link",
+                                              "fields": [{"name": "next", "type": ["null", "Link"]}]}))
+    assert decode(linked, b"\x02\x00")[0] == {"next": {"next": None}}
+    with pytest.raises(DecodeLimit, match=f"nests deeper than {MAX_DEPTH}"):
+        decode(linked, b"\x02" * 10_000 + b"\x00")
+    nulls = parse_schema("AVRO", json.dumps({"type": "array", "items": "null"}))
+    assert decode(nulls, _zigzag(1000) + b"\x00")[0] == [None] * 1000
+    with pytest.raises(DecodeLimit, match=f"more than {MAX_VALUES} values"):
+        decode(nulls, _zigzag(MAX_VALUES + 1) + b"\x00")
+    # A page's records share one budget
+    budget = ValueBudget(MAX_PAGE_VALUES)
+    for _ in range(MAX_PAGE_VALUES // MAX_VALUES):
+        decode(nulls, _zigzag(MAX_VALUES - 1) + b"\x00", budget)
+    with pytest.raises(DecodeLimit, match="on this page"):
+        decode(nulls, _zigzag(MAX_PAGE_VALUES // MAX_VALUES + 1) + b"\x00", budget)
+    with pytest.raises(DecodeError, match="not decoded here"):
+        decode(parse_schema("AVRO", '"bytes"'), _zigzag(MAX_RECORD_BYTES) + bytes(MAX_RECORD_BYTES))
