@@ -276,9 +276,13 @@ def test_a_new_groups_first_assignment_waits_for_the_initial_rebalance_delay(tmp
 
 def test_a_target_assignment_waits_for_the_assignment_interval(tmp_path):
     """Kafka 4.3 (KIP-1263): a group computes its target assignment at most once per
-    group.streams.assignment.interval.ms; meanwhile members stay on the last one, told why."""
+    streams.assignment.interval.ms (the group's config, else group.streams.assignment.interval.ms);
+    meanwhile members stay on the last one, told why."""
+    from broker import group_configs
+
     async def scenario():
-        async with running(tmp_path, **{"group.streams.assignment.interval.ms": "60000"}) as (broker, coordinator):
+        async with running(tmp_path) as (broker, coordinator):
+            assert group_configs.store(broker, "app", {"streams.assignment.interval.ms": "15000"}, False)[0] == 0
             broker.create_topic("app-store-changelog", 4, 1, {})
             a, _ = join(coordinator, "a")
             assert a["member_epoch"] == 2 and len(tasks(a)) == 4 and a["status"] == []  # the first: at once
@@ -289,7 +293,7 @@ def test_a_target_assignment_waits_for_the_assignment_interval(tmp_path):
                                     "Assignment delayed due to the configured assignment interval."}]
             group = coordinator.groups["app"]
             assert (group.group_epoch, group.assignment_epoch, group.state) == (3, 2, "Assigning")
-            group.assignment_timestamp -= 60000  # the interval is over
+            group.assignment_timestamp -= 15000  # the interval is over
             b = beat(coordinator, "b", 2)
             assert b["member_epoch"] == 3 and b["status"] == [] and group.assignment_epoch == 3
 
