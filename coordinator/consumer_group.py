@@ -30,15 +30,11 @@ from dataclasses import dataclass, field, replace
 from enum import IntEnum
 
 from .group import CommittedOffset
+from .modern_group import ModernGroup, ModernGroupMember
 
 TopicId = uuid.UUID
 Assignment = dict[TopicId, frozenset[int]]
 AssignmentEpochs = dict[tuple[TopicId, int], int]  # (topic id, partition) -> epoch it was assigned at
-
-# Member epochs with a meaning (ConsumerGroupHeartbeatRequest).
-JOIN_GROUP_MEMBER_EPOCH = 0
-LEAVE_GROUP_MEMBER_EPOCH = -1
-LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 
 CONSUMER_GROUP_TYPE = "consumer"
 
@@ -98,17 +94,11 @@ class ClassicMemberMetadata:
 
 
 @dataclass
-class ConsumerGroupMember:
+class ConsumerGroupMember(ModernGroupMember):
     """One member (Kafka's ConsumerGroupMember): its metadata, epochs and current assignment."""
 
-    member_id: str
-    instance_id: str | None = None
-    rack_id: str | None = None
-    client_id: str = ""
-    client_host: str = ""
     subscribed_topic_names: tuple[str, ...] = ()
     subscribed_topic_regex: str | None = None
-    rebalance_timeout_ms: int = -1
     server_assignor: str | None = None
     member_epoch: int = 0
     previous_member_epoch: int = -1
@@ -159,17 +149,13 @@ class TopicMetadata:
     num_partitions: int
 
 
-class ConsumerGroup:
+class ConsumerGroup(ModernGroup):
     """A consumer group's members, epochs, target assignment and committed offsets."""
 
     group_type = CONSUMER_GROUP_TYPE
 
     def __init__(self, group_id: str, now_ms: int) -> None:
-        self.group_id = group_id
-        # Kafka 4.3 starts both at 1 (ModernGroup, TargetAssignmentMetadata.INITIAL): a new group's
-        # first join bumps it to epoch 2.
-        self.group_epoch = 1
-        self.assignment_epoch = 1
+        super().__init__(group_id, now_ms)
         self.members: dict[str, ConsumerGroupMember] = {}
         self.static_members: dict[str, str] = {}  # instance id -> member id
         self.target: dict[str, Assignment] = {}  # member id -> target assignment
@@ -184,52 +170,20 @@ class ConsumerGroup:
         self.legacy_partition_metadata = False
         # Subscribed regular expression -> the topic names it matched when last resolved.
         self.resolved_regexes: dict[str, frozenset[str]] = {}
-        self.dead = False
-        self.state_timestamp = now_ms
         self.offsets: dict[tuple[str, int], CommittedOffset] = {}
         self.pending_txn_offsets: dict[int, dict[tuple[str, int], CommittedOffset]] = {}
 
-    def __repr__(self) -> str:
-        return (f"ConsumerGroup({self.group_id!r}, {self.state}, epoch={self.group_epoch}, "
-                f"assignment_epoch={self.assignment_epoch}, members={list(self.members)})")
-
     # -- state --------------------------------------------------------------------------------
 
-    @property
-    def state(self) -> str:
-        if self.dead:
-            return ConsumerGroupState.DEAD
-        if not self.members:
-            return ConsumerGroupState.EMPTY
+    def state_with_members(self) -> str:
         if self.group_epoch > self.assignment_epoch:
             return ConsumerGroupState.ASSIGNING
         if any(not m.is_reconciled_to(self.assignment_epoch) for m in self.members.values()):
             return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
 
-    def is_empty(self) -> bool:
-        return not self.members
-
     def uses_consumer_protocol(self) -> bool:
         return True
-
-    # What the offset paths of the group coordinator ask any group.
-    def is_in(self, *states) -> bool:
-        names = {str(s) for s in states}
-        return self.state in names
-
-    def complete_join(self, member, response) -> bool:
-        """Nobody waits in JoinGroup or SyncGroup in a consumer group: what unloading a
-        coordinator partition tells waiting classic members, it tells nobody here."""
-        return False
-
-    complete_sync = complete_join
-
-    def has_pending_txn_offset(self, topic: str, partition: int) -> bool:
-        return any((topic, partition) in offsets for offsets in self.pending_txn_offsets.values())
-
-    def has_offsets(self) -> bool:
-        return bool(self.offsets) or bool(self.pending_txn_offsets)
 
     def member_topic_names(self, member: ConsumerGroupMember) -> set[str]:
         """The topics a member subscribes to: by name, and those its regular expression matched."""

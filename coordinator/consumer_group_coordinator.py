@@ -8,7 +8,8 @@ Kafka's schemas (key versions 3-8), appended before the answer; the same records
 the groups when the coordinator loads.
 
 `ConsumerGroupProtocol` is a mixin of GroupCoordinator: it shares its group map (a group id is
-either a classic or a consumer group), timers, configuration and log.
+either a classic or a consumer group), timers, configuration and log. Member timers, epoch fencing
+and the group's base are what streams groups use too (coordinator/modern_group.py).
 """
 
 from __future__ import annotations
@@ -46,9 +47,7 @@ from kafka_wire.internal_records import (
 from . import assignors
 from .metadata_hash import group_hash, topic_hash
 from .consumer_group import (
-    JOIN_GROUP_MEMBER_EPOCH,
-    LEAVE_GROUP_MEMBER_EPOCH,
-    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    CONSUMER_GROUP_TYPE,
     ClassicMemberMetadata,
     ConsumerGroup,
     ConsumerGroupMember,
@@ -61,28 +60,21 @@ from .consumer_group import (
     next_member_assignment,
     partitions_of,
 )
-from .offsets_store import AppendFailed, group_metadata_append_error, group_tombstone
+from .modern_group import (
+    JOIN_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    HeartbeatError,
+    check_member_epoch,
+    revocation_key,
+)
+from .offsets_store import AppendFailed, group_metadata_append_error
 
 logger = logging.getLogger("kafka_wire.coordinator")
 
 # ConsumerGroupMember's MemberType in ConsumerGroupDescribe v1 (KIP-1099).
 MEMBER_TYPE_CLASSIC = 0
 MEMBER_TYPE_CONSUMER = 1
-
-
-class HeartbeatError(Exception):
-    def __init__(self, error: ErrorCode, message: str | None = None) -> None:
-        super().__init__(message or error.name)
-        self.error = error
-        self.message = message
-
-
-def _session_key(group_id: str, member_id: str) -> tuple:
-    return ("consumer-session", group_id, member_id)
-
-
-def _rebalance_key(group_id: str, member_id: str) -> tuple:
-    return ("consumer-revocation", group_id, member_id)
 
 
 def _topic_partitions(assignment) -> list[dict]:
@@ -232,13 +224,8 @@ class ConsumerGroupProtocol:
                                          f"Cannot upgrade classic group {group_id} to consumer group because "
                                          f"the embedded consumer protocol is malformed.") from None
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
-        records = []
         consumer_group = ConsumerGroup(group_id, self.clock_ms())
-        if group is not None:
-            # An empty classic group becomes a consumer group; its offsets stay.
-            if group.protocol_type is not None or group.generation_id > 0:
-                records.append(group_tombstone(group_id))
-            consumer_group.offsets, consumer_group.pending_txn_offsets = group.offsets, group.pending_txn_offsets
+        records = [] if group is None else self._take_over_classic(group, consumer_group)
         return consumer_group, records
 
     def _update_member(self, group, writer: RecordWriter, member, updated, is_new: bool):
@@ -416,7 +403,7 @@ class ConsumerGroupProtocol:
                                                   if member.member_epoch >= 0 else member.previous_member_epoch,
                                                   assignment_epochs=reset))
                 writer.flush()
-                self.timer.cancel(_rebalance_key(group_id, member.member_id))
+                self.timer.cancel(revocation_key(CONSUMER_GROUP_TYPE, group_id, member.member_id))
                 logger.info("static member %s (instance %s) of consumer group %s left temporarily",
                          member.member_id, instance_id, group_id)
             elif self.maybe_downgrade(group, [member.member_id]):
@@ -438,54 +425,31 @@ class ConsumerGroupProtocol:
         # A classic member keeps the session timeout of its JoinGroup.
         timeout = (member.classic.session_timeout_ms if member is not None and member.classic is not None
                    else self._session_timeout_ms(group.group_id))
-        self.timer.schedule(_session_key(group.group_id, member_id), timeout,
-                            lambda: self._fence_consumer_member(group, member_id, "session timeout expired"))
+        self._schedule_member_session(group, member_id, timeout, self._fence_consumer_member)
 
     def _maybe_schedule_revocation_timeout(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
-        key = _rebalance_key(group.group_id, member.member_id)
         # Classic members have their join and sync timeouts instead (group_migration.py).
-        if member.state != MemberState.UNREVOKED_PARTITIONS or member.uses_classic_protocol:
-            self.timer.cancel(key)
-            return
-        if self.timer.is_scheduled(key):
-            return
-        epoch = member.member_epoch
-        timeout = (member.rebalance_timeout_ms if member.rebalance_timeout_ms > 0
-                   else self._session_timeout_ms(group.group_id))
-
-        def expire() -> None:
-            current = group.members.get(member.member_id)
-            if current is not None and current.state == MemberState.UNREVOKED_PARTITIONS \
-                    and current.member_epoch == epoch:
-                self._fence_consumer_member(group, member.member_id, "it did not revoke its partitions in time")
-
-        self.timer.schedule(key, timeout, expire)
+        unrevoked = MemberState.UNREVOKED_PARTITIONS
+        self._maybe_schedule_member_revocation(
+            group, member, revoking=member.state == unrevoked and not member.uses_classic_protocol,
+            unrevoked_state=unrevoked, fallback_timeout_ms=self._session_timeout_ms(group.group_id),
+            what="partitions", fence=self._fence_consumer_member)
 
     def _cancel_consumer_timers(self, group_id: str, member_id: str) -> None:
-        self.timer.cancel(_session_key(group_id, member_id))
-        self.timer.cancel(_rebalance_key(group_id, member_id))
+        self._cancel_member_timers(CONSUMER_GROUP_TYPE, group_id, member_id)
         self._cancel_classic_timers(group_id, member_id)
 
     def _fence_consumer_member(self, group: ConsumerGroup, member_id: str, reason: str) -> None:
-        if not self.active or self.groups.get(group.group_id) is not group or member_id not in group.members:
-            return
-        writer = RecordWriter(self, group, [])
-        try:
+        def remove() -> str | None:
             if self.maybe_downgrade(group, [member_id]):
-                logger.info("member %s of consumer group %s removed (%s), now a classic group", member_id,
-                         group.group_id, reason)
-                return
+                return "now a classic group"
+            writer = RecordWriter(self, group, [])
             writer.remove_member(member_id)
             writer.flush()
-        except HeartbeatError as exc:
-            logger.warning("could not remove member %s of consumer group %s: %s", member_id, group.group_id, exc)
-            return
-        except AppendFailed as exc:
-            logger.warning("could not remove member %s of consumer group %s: %s", member_id, group.group_id,
-                        exc.error.name)
-            return
-        self._cancel_consumer_timers(group.group_id, member_id)
-        logger.info("member %s of consumer group %s removed: %s", member_id, group.group_id, reason)
+            return None
+
+        self._fence_member(group, member_id, reason, remove,
+                           lambda: self._cancel_consumer_timers(group.group_id, member_id))
 
     def _on_consumer_groups_loaded(self) -> None:
         """Loaded members must heartbeat within the session timeout, or they are removed."""
@@ -561,18 +525,6 @@ class ConsumerGroupProtocol:
             return ErrorCode.ILLEGAL_GENERATION if transactional else ErrorCode.STALE_MEMBER_EPOCH
         return None
 
-    def _consumer_offset_fetch_error(self, group: ConsumerGroup, member_id: str | None,
-                                     member_epoch: int) -> ErrorCode | None:
-        """Kafka's ConsumerGroup.validateOffsetFetch: only OffsetFetch v9 carries a member."""
-        if member_id is None and member_epoch < 0:
-            return None
-        member = group.members.get(member_id or "")
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return None
-
     def _classic_group_replacing(self, group: ConsumerGroup):
         """A classic member joins an empty consumer (or streams) group with JoinGroup: it becomes a classic group
         (its offsets stay); None when the tombstones cannot be written. (A non-empty consumer group
@@ -581,8 +533,7 @@ class ConsumerGroupProtocol:
 
         if not group.is_empty():
             return None
-        tombstones = (self.streams_group_tombstones(group) if group.group_type == "streams"
-                      else self.consumer_group_tombstones(group))
+        tombstones = self.group_tombstones(group)
         try:
             self._append(group, tombstones)
         except AppendFailed:
@@ -650,32 +601,15 @@ class ConsumerGroupProtocol:
     # == replay ======================================================================================
 
     def _replay_consumer_group_record(self, record_type: int, group_id: str, member_id: str | None, value) -> None:
-        group = self.groups.get(group_id)
-        if not isinstance(group, ConsumerGroup):
-            if value is None:
-                return
-            consumer_group = ConsumerGroup(group_id, self.clock_ms())
-            if group is not None:
-                consumer_group.offsets, consumer_group.pending_txn_offsets = group.offsets, group.pending_txn_offsets
-            group = self.groups[group_id] = consumer_group
+        group = self._group_for_replay(group_id, ConsumerGroup, value)
+        if group is None:
+            return
         try:
             apply_consumer_group_record(group, record_type, member_id, value, strict=False)
         except PartitionOwnedError as exc:
             logger.warning("replaying %s: %s", group.group_id, exc)
         if record_type == GROUP_METADATA and value is None:
-            self._drop_consumer_group(group)
-
-    def _drop_consumer_group(self, group: ConsumerGroup) -> None:
-        """The group is gone; offsets it still has stay, in an offsets-only classic group."""
-        from .group import ClassicGroup
-
-        group.dead = True
-        if group.has_offsets():
-            holder = ClassicGroup(group.group_id, self.clock_ms())
-            holder.offsets, holder.pending_txn_offsets = group.offsets, group.pending_txn_offsets
-            self.groups[group.group_id] = holder
-        else:
-            self.groups.pop(group.group_id, None)
+            self._drop_modern_group(group)
 
     def consumer_group_tombstones(self, group: ConsumerGroup) -> list:
         """The records deleting an empty consumer group (Kafka's order: target assignment metadata,
@@ -837,20 +771,8 @@ class RecordWriter:
 
 
 def _check_member_epoch(member: ConsumerGroupMember, received: int, owned) -> None:
-    """Kafka's throwIfMemberEpochIsInvalid: a member may come back with its previous epoch when it
-    lost the answer that bumped it (it then owns a subset of its assignment)."""
-    if received > member.member_epoch:
-        raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH,
-                             f"The consumer group member has a greater member epoch ({received}) than the one "
-                             f"known by the group coordinator ({member.member_epoch}). The member must abandon "
-                             f"all its partitions and rejoin.")
-    if received < member.member_epoch:
-        if received != member.previous_member_epoch or owned is None \
-                or not owned <= partitions_of(member.assigned):
-            raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH,
-                                 f"The consumer group member has a smaller member epoch ({received}) than the one "
-                                 f"known by the group coordinator ({member.member_epoch}). The member must abandon "
-                                 f"all its partitions and rejoin.")
+    check_member_epoch(CONSUMER_GROUP_TYPE, member, received,
+                       owned is not None and owned <= partitions_of(member.assigned))
 
 
 def new_member_id() -> str:

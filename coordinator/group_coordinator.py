@@ -26,6 +26,7 @@ from .consumer_group import ConsumerGroup
 from .consumer_group_coordinator import ConsumerGroupProtocol
 from .streams_group import StreamsGroup
 from .streams_group_coordinator import StreamsGroupProtocol
+from .modern_group import ModernGroup, ModernGroupMembers
 from .classic_protocol import UNKNOWN_MEMBER_ID, heartbeat_key, join_key, join_response, sync_key, sync_response
 from .group_migration import GroupMigration
 from .group import (
@@ -68,7 +69,7 @@ def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class GroupCoordinator(ConsumerGroupProtocol, StreamsGroupProtocol, GroupMigration):
+class GroupCoordinator(ConsumerGroupProtocol, StreamsGroupProtocol, ModernGroupMembers, GroupMigration):
     """Every group of this broker (classic, and KIP-848 consumer groups through the mixin) and
     their committed offsets."""
 
@@ -894,12 +895,8 @@ class GroupCoordinator(ConsumerGroupProtocol, StreamsGroupProtocol, GroupMigrati
             return ErrorCode.NONE, [(t, p, -1, -1, "", ErrorCode.NONE) for t, p in partitions]
         if group.is_in(DEAD):
             return ErrorCode.GROUP_ID_NOT_FOUND, []
-        if isinstance(group, ConsumerGroup):
-            error = self._consumer_offset_fetch_error(group, member_id, member_epoch)
-            if error is not None:
-                return error, []
-        if isinstance(group, StreamsGroup):
-            error = self._streams_offset_fetch_error(group, member_id, member_epoch)
+        if isinstance(group, ModernGroup):
+            error = group.offset_fetch_error(member_id, member_epoch)
             if error is not None:
                 return error, []
         if partitions is None:
@@ -998,6 +995,14 @@ class GroupCoordinator(ConsumerGroupProtocol, StreamsGroupProtocol, GroupMigrati
             results.append((group_id, error))
         return results
 
+    def group_tombstones(self, group) -> list:
+        """The records deleting an empty group of any kind (its offsets aside)."""
+        if isinstance(group, ConsumerGroup):
+            return self.consumer_group_tombstones(group)
+        if isinstance(group, StreamsGroup):
+            return self.streams_group_tombstones(group)
+        return [group_tombstone(group.group_id)]
+
     def _delete_group(self, group_id: str) -> ErrorCode:
         group = self.groups.get(group_id)
         if group is None or group.is_in(DEAD):
@@ -1007,12 +1012,7 @@ class GroupCoordinator(ConsumerGroupProtocol, StreamsGroupProtocol, GroupMigrati
         tombstones = [offset_tombstone(group_id, t, p) for t, p in sorted(group.offsets)]
         for pending in group.pending_txn_offsets.values():
             tombstones.extend(offset_tombstone(group_id, t, p) for t, p in sorted(pending) if (t, p) not in group.offsets)
-        if isinstance(group, ConsumerGroup):
-            tombstones.extend(self.consumer_group_tombstones(group))
-        elif isinstance(group, StreamsGroup):
-            tombstones.extend(self.streams_group_tombstones(group))
-        else:
-            tombstones.append(group_tombstone(group_id))
+        tombstones.extend(self.group_tombstones(group))
         try:
             self._append(group, tombstones)
         except AppendFailed as exc:
@@ -1126,9 +1126,7 @@ class GroupCoordinator(ConsumerGroupProtocol, StreamsGroupProtocol, GroupMigrati
                 continue
             records = [offset_tombstone(group.group_id, t, p) for t, p in expired]
             if delete_group:
-                records.extend(self.consumer_group_tombstones(group) if isinstance(group, ConsumerGroup)
-                               else self.streams_group_tombstones(group) if isinstance(group, StreamsGroup)
-                               else [group_tombstone(group.group_id)])
+                records.extend(self.group_tombstones(group))
             try:
                 self._append(group, records)
             except AppendFailed as exc:

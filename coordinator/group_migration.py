@@ -48,7 +48,8 @@ from .consumer_group import (
     next_member_assignment,
 )
 from .classic_protocol import UNKNOWN_MEMBER_ID, heartbeat_key, join_key, join_response, sync_key, sync_response
-from .consumer_group_coordinator import HeartbeatError, RecordWriter, new_member_id
+from .consumer_group_coordinator import RecordWriter, new_member_id
+from .modern_group import HeartbeatError
 from kafka_wire.consumer_protocol import (
     CONSUMER_PROTOCOL_TYPE,
     assigned_partitions,

@@ -23,6 +23,7 @@ from kafka_wire import internal_records as ir
 from kafka_wire.errors import ErrorCode
 
 from .consumer_group import described_assignment
+from .modern_group import can_compute_assignment
 
 # Defaults of the broker configs (Kafka 4.3).
 DEFAULT_SESSION_TIMEOUT_MS = 45000  # group.share.session.timeout.ms
@@ -420,11 +421,8 @@ class ShareGroupCoordinator:
         return metadata
 
     def _can_compute_assignment(self, group: ShareGroup, now_ms: int) -> bool:
-        """Kafka 4.3 computes a group's target assignment at most once per
-        group.share.assignment.interval.ms (0: every time); until then members stay on the last
-        one, at its assignment epoch."""
-        return (group.assignment_timestamp_ms == 0 or self.assignment_interval_ms == 0
-                or now_ms >= group.assignment_timestamp_ms + self.assignment_interval_ms)
+        """At most once per group.share.assignment.interval.ms (modern_group.can_compute_assignment)."""
+        return can_compute_assignment(group.assignment_timestamp_ms, self.assignment_interval_ms, now_ms)
 
     def _update_target_assignment(self, group: ShareGroup, now_ms: int, records) -> None:
         assignable = None

@@ -7,7 +7,8 @@ and each member's way to its target assignment: an active task moves only after 
 has revoked it, as Kafka's streams CurrentAssignmentBuilder does.
 
 Sans-io: topic metadata comes from functions given by the caller; nothing here writes records
-(coordinator/streams_group_coordinator.py does).
+(coordinator/streams_group_coordinator.py does). What streams groups share with consumer groups
+(epochs, members, offsets) is coordinator/modern_group.py's ModernGroup.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import re
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Callable
+
+from .modern_group import ModernGroup, ModernGroupMember
 
 STREAMS_GROUP_TYPE = "streams"
 
@@ -28,6 +31,7 @@ SHUTDOWN_APPLICATION = 4
 ASSIGNMENT_DELAYED = 5
 
 ASSIGNMENT_DELAYED_DETAIL = "Assignment delayed due to the configured initial rebalance delay."
+ASSIGNMENT_INTERVAL_DETAIL = "Assignment delayed due to the configured assignment interval."
 
 SHUTDOWN_DETAIL = ("Streams group member {member} encountered a fatal error and requested a shutdown for the "
                    "entire application.")
@@ -68,13 +72,7 @@ EMPTY_ASSIGNMENT = Assignment()
 
 
 @dataclass
-class StreamsGroupMember:
-    member_id: str
-    instance_id: str | None = None
-    rack_id: str | None = None
-    client_id: str = ""
-    client_host: str = ""
-    rebalance_timeout_ms: int = -1
+class StreamsGroupMember(ModernGroupMember):
     topology_epoch: int = 0
     process_id: str = ""
     user_endpoint: tuple[str, int] | None = None
@@ -314,8 +312,8 @@ def sticky_assign(members: dict[str, StreamsGroupMember], task_counts: dict[str,
     """Kafka's StickyTaskAssignor in its shape: active tasks spread so that members' counts differ
     by at most one, each kept by the member that had it (current owner first, then previous target)
     while that member is under its share; then up to `num_standby` standby replicas of each
-    stateful task on the least loaded members of other processes. Deterministic: members and tasks
-    are walked in sorted order."""
+    stateful task on the least loaded members of other processes; no warm-up tasks, as Kafka 4.3's
+    assignor gives none. Deterministic: members and tasks are walked in sorted order."""
     member_ids = sorted(members)
     if not member_ids:
         return {}
@@ -414,16 +412,13 @@ def next_member_assignment(member: StreamsGroupMember, target_epoch: int, target
 # -- the group ----------------------------------------------------------------------------------------
 
 
-class StreamsGroup:
+class StreamsGroup(ModernGroup):
     """A streams group's topology, members, epochs, target assignment and committed offsets."""
 
     group_type = STREAMS_GROUP_TYPE
 
     def __init__(self, group_id: str, now_ms: int) -> None:
-        self.group_id = group_id
-        # Kafka 4.3 starts both at 1 (ModernGroup): a new group's first join bumps it to epoch 2.
-        self.group_epoch = 1
-        self.assignment_epoch = 1
+        super().__init__(group_id, now_ms)
         self.topology: Topology | None = None
         self.configured: ConfiguredTopology | None = None
         self.validated_task_counts: dict[str, int] | None = None  # what the group epoch was bumped for
@@ -434,21 +429,16 @@ class StreamsGroup:
         # may join); until then (a wall-clock ms deadline) members stay at the initial epoch.
         self.initial_assignment_at: int | None = None
         self.endpoint_information_epoch = 0
-        self.dead = False
-        self.state_timestamp = now_ms
-        self.offsets: dict = {}
-        self.pending_txn_offsets: dict = {}
+        # Kafka 4.1+ (KIP-1101): the hash of the required topics' metadata the group epoch was last
+        # bumped for (StreamsGroupMetadataValue.metadataHash, coordinator/metadata_hash.py), and the
+        # assignment configs (num.standby.replicas) it was bumped with (LastAssignmentConfigs).
+        self.metadata_hash = 0
+        self.last_assignment_configs: dict[str, str] = {}
+        # When the target assignment was last computed (ms; 0: never): the next waits for
+        # streams.assignment.interval.ms after it (KIP-1263, Kafka 4.3).
+        self.assignment_timestamp = 0
 
-    def __repr__(self) -> str:
-        return (f"StreamsGroup({self.group_id!r}, {self.state}, epoch={self.group_epoch}, "
-                f"assignment_epoch={self.assignment_epoch}, members={list(self.members)})")
-
-    @property
-    def state(self) -> str:
-        if self.dead:
-            return StreamsGroupState.DEAD
-        if not self.members:
-            return StreamsGroupState.EMPTY
+    def state_with_members(self) -> str:
         if self.configured is None or not self.configured.ready:
             return StreamsGroupState.NOT_READY
         if self.group_epoch > self.assignment_epoch:
@@ -458,26 +448,8 @@ class StreamsGroup:
             return StreamsGroupState.RECONCILING
         return StreamsGroupState.STABLE
 
-    # What the offset paths of the group coordinator ask any group.
-    def is_empty(self) -> bool:
-        return not self.members
-
     def uses_consumer_protocol(self) -> bool:
         return False
-
-    def is_in(self, *states) -> bool:
-        return self.state in {str(s) for s in states}
-
-    def complete_join(self, member, response) -> bool:
-        return False
-
-    complete_sync = complete_join
-
-    def has_pending_txn_offset(self, topic: str, partition: int) -> bool:
-        return any((topic, partition) in offsets for offsets in self.pending_txn_offsets.values())
-
-    def has_offsets(self) -> bool:
-        return bool(self.offsets) or bool(self.pending_txn_offsets)
 
     def subscribed_topic_names(self) -> set[str]:
         """Source and repartition source topics of the topology (offsets of those do not expire
@@ -489,6 +461,16 @@ class StreamsGroup:
             names |= {n for sources in self.configured.source_topics.values() for n in sources}
         names |= {n for s in self.topology.subtopologies for n in s.source_topics}
         return names
+
+    def required_topics(self) -> set[str]:
+        """Kafka's StreamsTopology.requiredTopics, what the metadata hash covers: the source topics
+        the topology names (not those its regexes match), its repartition source topics and its
+        changelog topics."""
+        if self.topology is None:
+            return set()
+        return {name for s in self.topology.subtopologies
+                for name in (*s.source_topics, *(t.name for t in s.repartition_source_topics),
+                             *(t.name for t in s.state_changelog_topics))}
 
     def is_subscribed_to_topic(self, topic: str) -> bool:
         """An empty group reads nothing (its offsets may be deleted, as Kafka allows)."""

@@ -9,8 +9,14 @@ assignment. Every change is a record of __consumer_offsets (record types 17 and 
 kafka_wire.internal_records), appended before the answer and replayed when the coordinator loads.
 
 `StreamsGroupProtocol` is a mixin of GroupCoordinator: it shares its group map (a group id is a
-classic, consumer or streams group), timers, configuration, offsets and log, so OffsetCommit,
-TxnOffsetCommit and OffsetFetch of streams members are checked against their member epochs here.
+classic, consumer or streams group), timers, configuration, offsets and log, so OffsetCommit and
+TxnOffsetCommit of streams members are checked against their member epochs here. Member timers,
+epoch fencing and the group's base are what consumer groups use too (coordinator/modern_group.py).
+
+As Kafka 4.3: the group epoch is bumped for the hash of the required topics' metadata and for the
+assignment configs (num.standby.replicas), both in StreamsGroupMetadataValue; a target assignment
+is computed at most once per streams.assignment.interval.ms (group config, else
+group.streams.assignment.interval.ms, 1 s), members hearing ASSIGNMENT_DELAYED meanwhile.
 """
 
 from __future__ import annotations
@@ -42,16 +48,20 @@ from kafka_wire.internal_records import (
     encode_streams_group_value,
 )
 
-from .consumer_group_coordinator import HeartbeatError
-from .offsets_store import AppendFailed, group_metadata_append_error, group_tombstone
+from .metadata_hash import group_hash, topic_hash
+from .modern_group import HeartbeatError, can_compute_assignment, check_member_epoch
+from .modern_group import JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
+from .offsets_store import AppendFailed, group_metadata_append_error
 from .streams_group import (
     ASSIGNMENT_DELAYED,
     ASSIGNMENT_DELAYED_DETAIL,
+    ASSIGNMENT_INTERVAL_DETAIL,
     EMPTY_ASSIGNMENT,
     EMPTY_TASKS,
     SHUTDOWN_APPLICATION,
     SHUTDOWN_DETAIL,
     STALE_TOPOLOGY,
+    STREAMS_GROUP_TYPE,
     Assignment,
     InvalidTopology,
     MemberState,
@@ -67,22 +77,11 @@ from .streams_group import (
 
 logger = logging.getLogger("kafka_wire.coordinator")
 
-JOIN_GROUP_MEMBER_EPOCH = 0
-LEAVE_GROUP_MEMBER_EPOCH = -1
-LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
-
-# What Kafka 4.3.0's heartbeat answers tell Kafka Streams of warm-up tasks (not used by the streams
-# protocol yet): 0 and 0, as seen on the wire.
+# What Kafka 4.3.0's heartbeat answers tell Kafka Streams of warm-up tasks: 0 and 0, as seen on the
+# wire. Its broker-side StickyTaskAssignor assigns no warm-up tasks (Kafka 4.3 has no
+# num.warmup.replicas for streams groups), nor does sticky_assign.
 ACCEPTABLE_RECOVERY_LAG = 0
 TASK_OFFSET_INTERVAL_MS = 0
-
-
-def _session_key(group_id: str, member_id: str) -> tuple:
-    return ("streams-session", group_id, member_id)
-
-
-def _rebalance_key(group_id: str, member_id: str) -> tuple:
-    return ("streams-revocation", group_id, member_id)
 
 
 def task_ids(tasks) -> list[dict]:
@@ -180,12 +179,8 @@ class StreamsGroupProtocol:
         if not create or not isinstance(group, ClassicGroup) or group.members \
                 or getattr(group, "pending_join_members", None):
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
-        records = []
-        if group.protocol_type is not None or group.generation_id > 0:
-            records.append(group_tombstone(group_id))
         streams = self._new_streams_group(group_id)
-        streams.offsets, streams.pending_txn_offsets = group.offsets, group.pending_txn_offsets
-        return streams, records
+        return streams, self._take_over_classic(group, streams)
 
     def _new_streams_group(self, group_id: str) -> StreamsGroup:
         group = StreamsGroup(group_id, self.clock_ms())
@@ -211,7 +206,8 @@ class StreamsGroupProtocol:
                                             f"members.")
             member = StreamsGroupMember(member_id)
         else:
-            self._check_streams_member_epoch(member, epoch, reported_active)
+            check_member_epoch(STREAMS_GROUP_TYPE, member, epoch,
+                               reported_active is not None and reported_active <= member.assigned.active)
         is_new = member_id not in group.members
         bump = is_new
 
@@ -271,13 +267,27 @@ class StreamsGroupProtocol:
         if configured is not None and configured.task_counts != group.validated_task_counts:
             group.validated_task_counts = configured.task_counts
             bump = True
+        # As Kafka 4.3: the required topics' metadata changed (a topic created, deleted or given
+        # partitions), or the assignment configs did.
+        metadata_hash = self._streams_metadata_hash(group)
+        if metadata_hash != group.metadata_hash:
+            group.metadata_hash = metadata_hash
+            bump = True
+        assignment_configs = self._streams_assignment_configs(group_id)
+        if assignment_configs != group.last_assignment_configs:
+            group.last_assignment_configs = assignment_configs
+            bump = True
         if bump:
             group.group_epoch += 1
             records.append(self._group_metadata_record(group))
-        delayed = False
+        delayed = None
         if group.group_epoch > group.assignment_epoch:
-            if group.initial_assignment_at is not None and self.clock_ms() < group.initial_assignment_at:
-                delayed = True
+            now = self.clock_ms()
+            interval = self._streams_cfg(group_id, "assignment.interval.ms", 1000)
+            if group.initial_assignment_at is not None and now < group.initial_assignment_at:
+                delayed = ASSIGNMENT_DELAYED_DETAIL
+            elif not can_compute_assignment(group.assignment_timestamp, interval, now):
+                delayed = ASSIGNMENT_INTERVAL_DETAIL  # members go on towards the last target meanwhile
             else:
                 group.initial_assignment_at = None
                 self._compute_streams_target(group, records)
@@ -303,8 +313,8 @@ class StreamsGroupProtocol:
         self._schedule_streams_session(group, member_id)
         self._maybe_schedule_streams_revocation(group, member)
 
-        if delayed:
-            statuses.append((ASSIGNMENT_DELAYED, ASSIGNMENT_DELAYED_DETAIL))
+        if delayed is not None:
+            statuses.append((ASSIGNMENT_DELAYED, delayed))
         if configured is not None:
             statuses.extend(configured.statuses)
         if group.shutdown_requested is not None:
@@ -330,23 +340,6 @@ class StreamsGroupProtocol:
         to_create = configured.to_create if configured is not None else {}
         return response, to_create
 
-    def _check_streams_member_epoch(self, member: StreamsGroupMember, received: int, reported_active) -> None:
-        """Kafka's throwIfStreamsGroupMemberEpochIsInvalid: a member may come back with its previous
-        epoch when it lost the answer that bumped it (it then owns a subset of its tasks)."""
-        if received > member.member_epoch:
-            raise HeartbeatError(
-                ErrorCode.FENCED_MEMBER_EPOCH,
-                f"The streams group member has a greater member epoch ({received}) than the one known by the "
-                f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and rejoin.")
-        if received < member.member_epoch:
-            if received != member.previous_member_epoch or reported_active is None \
-                    or not reported_active <= member.assigned.active:
-                raise HeartbeatError(
-                    ErrorCode.FENCED_MEMBER_EPOCH,
-                    f"The streams group member has a smaller member epoch ({received}) than the one known by the "
-                    f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and "
-                    f"rejoin.")
-
     def _configure_streams_group(self, group: StreamsGroup):
         if group.topology is None:
             group.configured = None
@@ -368,7 +361,7 @@ class StreamsGroupProtocol:
         if configured is not None and configured.ready:
             stateful = {s.subtopology_id for s in group.topology.subtopologies if s.state_changelog_topics}
             target = sticky_assign(group.members, configured.task_counts,
-                                   self._streams_cfg(group.group_id, "num.standby.replicas", 0),
+                                   int(group.last_assignment_configs.get("num.standby.replicas", 0)),
                                    group.target, stateful)
         else:
             target = {mid: EMPTY_ASSIGNMENT for mid in group.members}
@@ -379,8 +372,22 @@ class StreamsGroupProtocol:
                     "warmup_tasks": task_ids(assignment.warmup)}))
         group.target = target
         group.assignment_epoch = group.group_epoch
+        group.assignment_timestamp = self.clock_ms()
         records.append(self._streams_record(group, TARGET_METADATA, None, {
-            "assignment_epoch": group.assignment_epoch, "assignment_timestamp": self.clock_ms()}))
+            "assignment_epoch": group.assignment_epoch, "assignment_timestamp": group.assignment_timestamp}))
+
+    def _streams_metadata_hash(self, group: StreamsGroup) -> int:
+        """Kafka's StreamsGroup.computeMetadataHash: the group hash of the required topics that exist."""
+        hashes = {}
+        for name in sorted(group.required_topics()):
+            meta = self._topic_metadata(name)
+            if meta is not None:
+                hashes[name] = topic_hash(meta.topic_id, name, self._partition_racks(name, meta.partitions))
+        return group_hash(hashes)
+
+    def _streams_assignment_configs(self, group_id: str) -> dict[str, str]:
+        """What Kafka 4.3 records as the group's LastAssignmentConfigs; a change rebalances."""
+        return {"num.standby.replicas": str(self._streams_cfg(group_id, "num.standby.replicas", 0))}
 
     def _partitions_by_endpoint(self, group: StreamsGroup) -> list[dict]:
         """Interactive Queries: the partitions each endpoint's active and standby tasks read."""
@@ -420,7 +427,7 @@ class StreamsGroupProtocol:
             self._append(group, records)
         except AppendFailed as exc:
             raise HeartbeatError(group_metadata_append_error(exc.error)) from None
-        self._cancel_streams_timers(group_id, member_id)
+        self._cancel_member_timers(STREAMS_GROUP_TYPE, group_id, member_id)
         logger.info("member %s left streams group %s", member_id, group_id)
         return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "member_id": member_id,
                 "member_epoch": request.member_epoch, "heartbeat_interval_ms": 0, "acceptable_recovery_lag": 0,
@@ -444,44 +451,22 @@ class StreamsGroupProtocol:
     # == timers ======================================================================================
 
     def _schedule_streams_session(self, group: StreamsGroup, member_id: str) -> None:
-        self.timer.schedule(_session_key(group.group_id, member_id),
-                            self._streams_cfg(group.group_id, "session.timeout.ms", 45000),
-                            lambda: self._fence_streams_member(group, member_id, "session timeout expired"))
+        self._schedule_member_session(group, member_id, self._streams_cfg(group.group_id, "session.timeout.ms", 45000),
+                                      self._fence_streams_member)
 
     def _maybe_schedule_streams_revocation(self, group: StreamsGroup, member: StreamsGroupMember) -> None:
-        key = _rebalance_key(group.group_id, member.member_id)
-        if member.state != MemberState.UNREVOKED_TASKS:
-            self.timer.cancel(key)
-            return
-        if self.timer.is_scheduled(key):
-            return
-        epoch = member.member_epoch
-        timeout = member.rebalance_timeout_ms if member.rebalance_timeout_ms > 0 else \
-            self._streams_cfg(group.group_id, "session.timeout.ms", 45000)
-
-        def expire() -> None:
-            current = group.members.get(member.member_id)
-            if current is not None and current.state == MemberState.UNREVOKED_TASKS and current.member_epoch == epoch:
-                self._fence_streams_member(group, member.member_id, "it did not revoke its tasks in time")
-
-        self.timer.schedule(key, timeout, expire)
-
-    def _cancel_streams_timers(self, group_id: str, member_id: str) -> None:
-        self.timer.cancel(_session_key(group_id, member_id))
-        self.timer.cancel(_rebalance_key(group_id, member_id))
+        self._maybe_schedule_member_revocation(
+            group, member, revoking=member.state == MemberState.UNREVOKED_TASKS,
+            unrevoked_state=MemberState.UNREVOKED_TASKS,
+            fallback_timeout_ms=self._streams_cfg(group.group_id, "session.timeout.ms", 45000),
+            what="tasks", fence=self._fence_streams_member)
 
     def _fence_streams_member(self, group: StreamsGroup, member_id: str, reason: str) -> None:
-        if not self.active or self.groups.get(group.group_id) is not group or member_id not in group.members:
-            return
-        records = self._remove_streams_member(group, member_id)
-        try:
-            self._append(group, records)
-        except AppendFailed as exc:
-            logger.warning("could not remove member %s of streams group %s: %s", member_id, group.group_id,
-                           exc.error.name)
-            return
-        self._cancel_streams_timers(group.group_id, member_id)
-        logger.info("member %s of streams group %s removed: %s", member_id, group.group_id, reason)
+        def remove() -> None:
+            self._append(group, self._remove_streams_member(group, member_id))
+
+        self._fence_member(group, member_id, reason, remove,
+                           lambda: self._cancel_member_timers(STREAMS_GROUP_TYPE, group.group_id, member_id))
 
     # == StreamsGroupDescribe ========================================================================
 
@@ -569,17 +554,6 @@ class StreamsGroupProtocol:
             return ErrorCode.ILLEGAL_GENERATION if transactional else ErrorCode.STALE_MEMBER_EPOCH
         return None
 
-    def _streams_offset_fetch_error(self, group: StreamsGroup, member_id: str | None,
-                                    member_epoch: int) -> ErrorCode | None:
-        if member_id is None and member_epoch < 0:
-            return None
-        member = group.members.get(member_id or "")
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return None
-
     # == records =====================================================================================
 
     @staticmethod
@@ -591,7 +565,9 @@ class StreamsGroupProtocol:
         validated = group.topology.epoch if group.topology is not None and group.validated_task_counts is not None \
             else -1
         return self._streams_record(group, GROUP_METADATA, None, {
-            "epoch": group.group_epoch, "metadata_hash": 0, "validated_topology_epoch": validated})
+            "epoch": group.group_epoch, "metadata_hash": group.metadata_hash, "validated_topology_epoch": validated,
+            "last_assignment_configs": [{"key": k, "value": v}
+                                        for k, v in sorted(group.last_assignment_configs.items())]})
 
     def _member_metadata_record(self, group: StreamsGroup, m: StreamsGroupMember):
         return self._streams_record(group, MEMBER_METADATA, m.member_id, {
@@ -618,19 +594,16 @@ class StreamsGroupProtocol:
     # == replay ======================================================================================
 
     def _replay_streams_group_record(self, record_type: int, group_id: str, member_id: str | None, value) -> None:
-        group = self.groups.get(group_id)
-        if not isinstance(group, StreamsGroup):
-            if value is None:
-                return
-            streams = StreamsGroup(group_id, self.clock_ms())
-            if group is not None:
-                streams.offsets, streams.pending_txn_offsets = group.offsets, group.pending_txn_offsets
-            group = self.groups[group_id] = streams
+        group = self._group_for_replay(group_id, StreamsGroup, value)
+        if group is None:
+            return
         if record_type == GROUP_METADATA:
             if value is None:
-                self._drop_streams_group(group)
+                self._drop_modern_group(group)
             else:
                 group.group_epoch = value.epoch
+                group.metadata_hash = value.metadata_hash
+                group.last_assignment_configs = {kv.key: kv.value for kv in value.last_assignment_configs or ()}
         elif record_type == TOPOLOGY:
             group.topology = None if value is None else topology_from_wire(value)
         elif record_type == MEMBER_METADATA:
@@ -647,6 +620,7 @@ class StreamsGroupProtocol:
                 client_tags=tuple((kv.key, kv.value) for kv in value.client_tags))
         elif record_type == TARGET_METADATA:
             group.assignment_epoch = -1 if value is None else value.assignment_epoch
+            group.assignment_timestamp = 0 if value is None else value.assignment_timestamp
         elif record_type == TARGET_MEMBER:
             if value is None:
                 group.target.pop(member_id, None)
@@ -666,17 +640,6 @@ class StreamsGroupProtocol:
                                                previous_member_epoch=value.previous_member_epoch,
                                                state=MemberState(state), assigned=assigned,
                                                pending_revocation=pending)
-
-    def _drop_streams_group(self, group: StreamsGroup) -> None:
-        from .group import ClassicGroup
-
-        group.dead = True
-        if group.has_offsets():
-            holder = ClassicGroup(group.group_id, self.clock_ms())
-            holder.offsets, holder.pending_txn_offsets = group.offsets, group.pending_txn_offsets
-            self.groups[group.group_id] = holder
-        else:
-            self.groups.pop(group.group_id, None)
 
     def _on_streams_groups_loaded(self) -> None:
         """Loaded members must heartbeat within the session timeout, or they are removed; the

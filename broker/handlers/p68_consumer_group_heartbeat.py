@@ -9,13 +9,12 @@ as Kafka answers.
 
 from __future__ import annotations
 
-from coordinator.offsets_store import OFFSETS_TOPIC
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from ..features import GROUP_VERSION
 from ..handler_view import BrokerView
-from ..security.authorizer import AclOperation, ResourceType
+from .group_heartbeat import refused, replicated
 from .p11_join_group import client_host
 
 API = APIS_BY_NAME["ConsumerGroupHeartbeat"]
@@ -28,15 +27,10 @@ def _error(error: ErrorCode, message: str | None = None) -> dict:
 
 async def handle(broker: BrokerView, ctx, request):
     groups = getattr(broker, "groups", None)
-    if broker.feature_level(GROUP_VERSION) < 1:
-        return _error(ErrorCode.UNSUPPORTED_VERSION)
-    if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    if request.subscribed_topic_names:
-        readable = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
-                                                       request.subscribed_topic_names)
-        if len(readable) != len(set(request.subscribed_topic_names)):
-            return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    error = refused(broker, ctx, feature=GROUP_VERSION, group_id=request.group_id,
+                    topics=request.subscribed_topic_names)
+    if error is not None:
+        return _error(error)
     if groups is None:
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     response = groups.consumer_group_heartbeat(
@@ -54,11 +48,6 @@ async def handle(broker: BrokerView, ctx, request):
         client_id=ctx.client_id or "",
         client_host=client_host(ctx),
     )
-    if response["error_code"] == 0 and broker.waits_for_replicas:
-        # In a cluster the group's records count once the in-sync replicas have them.
-        partition = groups.partition_for(request.group_id)
-        timeout_ms = int(broker.config["offsets.commit.timeout.ms"])
-        error = (await broker.await_replication([(OFFSETS_TOPIC, partition)], timeout_ms))[(OFFSETS_TOPIC, partition)]
-        if error != ErrorCode.NONE:
-            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    if response["error_code"] == 0 and not await replicated(broker, groups, request.group_id):
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     return response

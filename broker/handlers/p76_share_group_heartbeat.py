@@ -16,8 +16,8 @@ from kafka_wire.messages import APIS_BY_NAME
 from .. import share_groups
 from ..features import SHARE_VERSION
 from ..handler_view import BrokerView
-from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import now_ms, service_of
+from .group_heartbeat import refused
 from .p11_join_group import client_host
 
 API = APIS_BY_NAME["ShareGroupHeartbeat"]
@@ -33,15 +33,10 @@ def _error(error: ErrorCode, message: str | None = None) -> dict:
 
 
 async def handle(broker: BrokerView, ctx, request):
-    if broker.feature_level(SHARE_VERSION) < 1:
-        return _error(ErrorCode.UNSUPPORTED_VERSION)
-    if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    if request.subscribed_topic_names:
-        readable = broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
-                                                       request.subscribed_topic_names)
-        if len(readable) != len(set(request.subscribed_topic_names)):
-            return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    error = refused(broker, ctx, feature=SHARE_VERSION, group_id=request.group_id,
+                    topics=request.subscribed_topic_names)
+    if error is not None:
+        return _error(error)
     service = service_of(broker)
     error = service.ready()
     if error is not None:

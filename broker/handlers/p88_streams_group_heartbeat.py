@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 
-from coordinator.offsets_store import OFFSETS_TOPIC
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
@@ -21,6 +20,7 @@ from ..config import ConfigError, parse_topic_configs
 from ..features import STREAMS_VERSION
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
+from .group_heartbeat import refused, replicated
 from .p11_join_group import client_host
 
 API = APIS_BY_NAME["StreamsGroupHeartbeat"]
@@ -84,16 +84,10 @@ async def create_internal_topics(broker: BrokerView, ctx, to_create: dict) -> st
 
 async def handle(broker: BrokerView, ctx, request):
     groups = getattr(broker, "groups", None)
-    if broker.feature_level(STREAMS_VERSION) < 1:
-        return _error(ErrorCode.UNSUPPORTED_VERSION)
-    if not broker.authorizer.authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    if request.topology is not None:
-        names = topology_topics(request.topology)
-        readable = set(broker.authorizer.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, names))
-        unauthorized = [n for n in names if n not in readable]
-        if unauthorized:
-            return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    error = refused(broker, ctx, feature=STREAMS_VERSION, group_id=request.group_id,
+                    topics=None if request.topology is None else topology_topics(request.topology))
+    if error is not None:
+        return _error(error)
     if groups is None:
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     response, to_create = groups.streams_group_heartbeat(request, client_id=ctx.client_id or "",
@@ -104,11 +98,6 @@ async def handle(broker: BrokerView, ctx, request):
             for status in response["status"]:
                 if status["status_code"] == MISSING_INTERNAL_TOPICS:
                     status["status_detail"] += detail
-    if response["error_code"] == 0 and broker.waits_for_replicas:
-        # In a cluster the group's records count once the in-sync replicas have them.
-        partition = groups.partition_for(request.group_id)
-        timeout_ms = int(broker.config["offsets.commit.timeout.ms"])
-        error = (await broker.await_replication([(OFFSETS_TOPIC, partition)], timeout_ms))[(OFFSETS_TOPIC, partition)]
-        if error != ErrorCode.NONE:
-            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    if response["error_code"] == 0 and not await replicated(broker, groups, request.group_id):
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     return response

@@ -75,14 +75,14 @@ PROFILES: dict[str, Profile] = {
                                doc="Kafka 4.3 computes a KIP-848 group's new target assignment at most once per "
                                    "group.consumer.assignment.interval.ms (1 s) after the heartbeat that changed "
                                    "the group; kafka-wire computes it in that heartbeat, which is Kafka with 0"),
-    "streams-groups": Profile("streams-groups", dict(COMMON, **{"group.streams.initial.rebalance.delay.ms": 0}),
-                              kafka_only={"group.streams.assignment.interval.ms": 0},
+    "streams-groups": Profile("streams-groups", dict(COMMON, **{"group.streams.initial.rebalance.delay.ms": 0,
+                                                                "group.streams.assignment.interval.ms": 0}),
                               doc="no initial rebalance delay for new streams groups (both brokers delay the "
                                   "first assignment by group.streams.initial.rebalance.delay.ms, 3 s, by "
-                                  "default: the secure profile's scenario shows it); Kafka 4.3 computes a new "
-                                  "target assignment at most once per group.streams.assignment.interval.ms (1 s) "
-                                  "after the heartbeat that changed the group, kafka-wire in that heartbeat, "
-                                  "which is Kafka with 0"),
+                                  "default: the secure profile's scenario shows it), and no assignment interval "
+                                  "(both compute a new target assignment at most once per "
+                                  "group.streams.assignment.interval.ms, 1 s, by default: a scenario's "
+                                  "heartbeats come faster)"),
 }
 
 

@@ -143,7 +143,8 @@ def test_streams_group_records_round_trip():
 # -- through the coordinator ----------------------------------------------------------------------------
 
 BASE_CONFIG = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",
-               "offsets.retention.check.interval.ms": "3600000", "group.streams.initial.rebalance.delay.ms": "0"}
+               "offsets.retention.check.interval.ms": "3600000", "group.streams.initial.rebalance.delay.ms": "0",
+               "group.streams.assignment.interval.ms": "0"}
 TOPOLOGY = {"epoch": 0, "subtopologies": [{
     "subtopology_id": "0", "source_topics": ["in"], "source_topic_regex": [],
     "state_changelog_topics": [{"name": "app-store-changelog", "partitions": 0, "replication_factor": 0,
@@ -271,3 +272,74 @@ def test_a_new_groups_first_assignment_waits_for_the_initial_rebalance_delay(tmp
             assert response["member_epoch"] == 2 and len(tasks(response)) == 4 and response["status"] == []
 
     asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_a_target_assignment_waits_for_the_assignment_interval(tmp_path):
+    """Kafka 4.3 (KIP-1263): a group computes its target assignment at most once per
+    streams.assignment.interval.ms (the group's config, else group.streams.assignment.interval.ms);
+    meanwhile members stay on the last one, told why."""
+    from broker import group_configs
+
+    async def scenario():
+        async with running(tmp_path) as (broker, coordinator):
+            assert group_configs.store(broker, "app", {"streams.assignment.interval.ms": "15000"}, False)[0] == 0
+            broker.create_topic("app-store-changelog", 4, 1, {})
+            a, _ = join(coordinator, "a")
+            assert a["member_epoch"] == 2 and len(tasks(a)) == 4 and a["status"] == []  # the first: at once
+            beat(coordinator, "a", 2, tasks(a))
+            b, _ = join(coordinator, "b")
+            assert b["member_epoch"] == 2 and tasks(b) == set()
+            assert b["status"] == [{"status_code": 5, "status_detail":
+                                    "Assignment delayed due to the configured assignment interval."}]
+            group = coordinator.groups["app"]
+            assert (group.group_epoch, group.assignment_epoch, group.state) == (3, 2, "Assigning")
+            group.assignment_timestamp -= 15000  # the interval is over
+            b = beat(coordinator, "b", 2)
+            assert b["member_epoch"] == 3 and b["status"] == [] and group.assignment_epoch == 3
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_the_group_metadata_record_carries_the_required_topics_hash_and_assignment_configs(tmp_path):
+    """StreamsGroupMetadataValue as Kafka 4.3 writes it: the metadata hash of the topics the topology
+    requires (source, repartition source and changelog topics that exist) and the assignment configs;
+    a required topic changing (here: deleted and created again, same partitions) or
+    streams.num.standby.replicas changing bumps the group epoch."""
+    from broker import group_configs
+    from coordinator.metadata_hash import group_hash, topic_hash
+
+    def expected(broker) -> int:
+        return group_hash({name: topic_hash(broker.metadata.topic(name).topic_id, name, [[] for _ in range(4)])
+                           for name in ("app-store-changelog", "in")})
+
+    async def scenario():
+        async with running(tmp_path) as (broker, coordinator):
+            broker.create_topic("app-store-changelog", 4, 1, {})
+            a, _ = join(coordinator, "a")
+            group = coordinator.groups["app"]
+            assert a["member_epoch"] == 2 and group.metadata_hash == expected(broker) != 0
+            assert group.last_assignment_configs == {"num.standby.replicas": "0"}
+            assert beat(coordinator, "a", 2, tasks(a))["member_epoch"] == 2  # nothing changed: no bump
+            broker.delete_topic("app-store-changelog")
+            broker.create_topic("app-store-changelog", 4, 1, {})
+            assert beat(coordinator, "a", 2, tasks(a))["member_epoch"] == 3
+            assert group.metadata_hash == expected(broker)
+            assert group_configs.store(broker, "app", {"streams.num.standby.replicas": "1"}, False)[0] == 0
+            assert beat(coordinator, "a", 3, tasks(a))["member_epoch"] == 4
+            assert group.last_assignment_configs == {"num.standby.replicas": "1"}
+            hashed = group.metadata_hash
+        async with running(tmp_path) as (broker, coordinator):
+            group = coordinator.groups["app"]
+            assert (group.group_epoch, group.metadata_hash) == (4, hashed)
+            assert group.last_assignment_configs == {"num.standby.replicas": "1"}
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_the_assignor_gives_no_warmup_tasks_as_kafka_4_3s_sticky_assignor():
+    """Kafka 4.3's broker-side StickyTaskAssignor assigns active and standby tasks only (there is no
+    group.streams.num.warmup.replicas; warm-up tasks stay empty in every assignment it makes)."""
+    members = {m: StreamsGroupMember(m, process_id=f"p-{m}") for m in ("a", "b", "c")}
+    assigned = sticky_assign(members, {"0": 4, "1": 2}, 2, {}, {"0", "1"})
+    assert all(a.warmup == frozenset() for a in assigned.values())
+    assert sum(len(a.standby) for a in assigned.values()) == 12

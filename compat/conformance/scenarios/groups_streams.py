@@ -308,3 +308,28 @@ def streams_heartbeat_static_member(s: Session, v: int):
                   warmup=[] if epoch == 0 else None, process_id="process-static", rebalance_ms=REBALANCE_MS,
                   instance_id=instance_id)
     describe(s, [group], "StreamsGroupDescribe: no group")
+
+
+@scenario("StreamsGroupHeartbeat", versions=ALL, profile=PROFILE)
+def streams_heartbeat_assignment_interval(s: Session, v: int):
+    """streams.assignment.interval.ms=15000 set on the group (Kafka 4.3, KIP-1263): the first target
+    assignment comes at once, the next waits out the interval; meanwhile B's join and A's heartbeat
+    hear ASSIGNMENT_DELAYED ('...the configured assignment interval.') and stay at the last
+    assignment epoch, and the group is Assigning."""
+    from .group_configs import GROUP, _settled
+
+    group, topic = s.group(), s.topic()
+    ready(s, topic, 2, group)
+    s.setup("IncrementalAlterConfigs", 1, {"resources": [{"resource_type": GROUP, "resource_name": group, "configs": [
+        {"name": "streams.assignment.interval.ms", "config_operation": 0, "value": "15000"}]}], "validate_only": False})
+    _settled(s, group, "streams.assignment.interval.ms", "15000")
+    topo = topology(group, topic, stateful=False)
+    a = join(s, group, "a", topo)
+    if a is None or a.error_code != 0:
+        return
+    heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: owns its tasks", active=tasks(a),
+              standby=[], warmup=[])
+    join(s, group, "b", topo, label="b: joins within the interval")
+    heartbeat(s, group, a.member_id, a.member_epoch, conn="a", label="a: heartbeat within the interval",
+              active=tasks(a), standby=[], warmup=[])
+    describe(s, [group], "StreamsGroupDescribe while the assignment waits")
