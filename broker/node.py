@@ -406,9 +406,10 @@ class Broker:
 
     def supported_features(self) -> dict[str, tuple[int, int]]:
         if self._supported_features is None:
-            # share.version where share groups are served: a single node, not a ZooKeeper-mode
-            # cluster (broker/share_groups.py `served`).
-            self._supported_features = supported_features(share_groups=self.metadata.metadata_quorum() is not None)
+            # share.version where share groups are served (broker/share_groups.py `served`).
+            from .share_groups import served
+
+            self._supported_features = supported_features(share_groups=served(self))
         return self._supported_features
 
     def finalized_features(self) -> tuple[dict[str, int], int]:

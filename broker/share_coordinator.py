@@ -373,6 +373,14 @@ class SharePersister:
 
     async def _call(self, leader: int, api: str, version: int, body: dict):
         """One state request to another broker; its single partition result."""
+        response = await self._request(leader, api, version, body)
+        result = response.results[0].partitions[0]
+        if result.error_code != 0:
+            raise ShareStateError(ErrorCode.from_code(result.error_code), result.error_message)
+        return result
+
+    async def _request(self, leader: int, api: str, version: int, body: dict):
+        """One state request to another broker; its response."""
         import asyncio
 
         from .cluster.replica_fetcher import BrokerConnection
@@ -395,10 +403,7 @@ class SharePersister:
                 if connection is not None:
                     connection.close()
                 raise ShareStateError(ErrorCode.COORDINATOR_NOT_AVAILABLE, str(exc)) from None
-        result = response.results[0].partitions[0]
-        if result.error_code != 0:
-            raise ShareStateError(ErrorCode.from_code(result.error_code), result.error_message)
-        return result
+        return response
 
     @staticmethod
     def _body(group_id: str, topic_id, fields: dict) -> dict:
@@ -418,6 +423,48 @@ class SharePersister:
             state.batches = [StateBatch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
                              for b in result.state_batches]
         return state
+
+    async def summaries(self, group_id: str, keys) -> dict:
+        """ReadShareGroupStateSummary of the group's share-partitions `keys` [(topic id,
+        partition)], one request per share coordinator (Kafka's group coordinator describes share
+        group offsets so): {(topic id, partition): (start offset, leader epoch, delivery complete
+        count)} for those with state, or the ErrorCode their coordinator answered."""
+        found: dict = {}
+        by_leader: dict = {}
+        for key in keys:
+            try:
+                by_leader.setdefault(self._leader(group_id, *key), []).append(key)
+            except ShareStateError as e:
+                found[key] = e.error
+        for leader, leader_keys in by_leader.items():
+            if leader is None:
+                for key in leader_keys:
+                    try:
+                        state = self.coordinator.read(group_id, *key)
+                    except ShareStateError as e:
+                        found[key] = e.error
+                        continue
+                    if state.found and state.start_offset >= 0:
+                        found[key] = (state.start_offset, state.leader_epoch, state.delivery_complete_count())
+                continue
+            by_topic: dict = {}
+            for topic_id, partition in leader_keys:
+                by_topic.setdefault(topic_id, []).append({"partition": partition, "leader_epoch": -1})
+            try:
+                response = await self._request(leader, "ReadShareGroupStateSummary", 1, {
+                    "group_id": group_id,
+                    "topics": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()]})
+            except ShareStateError as e:
+                found.update(dict.fromkeys(leader_keys, e.error))
+                continue
+            for result in response.results:
+                for part in result.partitions:
+                    key = (result.topic_id, part.partition)
+                    if part.error_code:
+                        found[key] = ErrorCode.from_code(part.error_code)
+                    elif part.start_offset >= 0:
+                        found[key] = (part.start_offset, part.leader_epoch, max(0, part.delivery_complete_count))
+        return found
 
     async def write(self, group_id: str, topic_id, partition: int, update: StateUpdate, *,
                     snapshot: bool = False) -> None:

@@ -21,7 +21,7 @@ from ..share_groups import now_ms, service_of
 from .p11_join_group import client_host
 
 API = APIS_BY_NAME["ShareGroupHeartbeat"]
-# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+# Not by a cluster's broker of several workers (broker/share_groups.py).
 served = share_groups.served
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -43,7 +43,7 @@ async def handle(broker: BrokerView, ctx, request):
         if len(readable) != len(set(request.subscribed_topic_names)):
             return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     service = service_of(broker)
-    error = service.ready()
+    error = service.ready() or service.group_error(request.group_id)
     if error is not None:
         return _error(error)
     service.use_group_settings(request.group_id)
