@@ -260,6 +260,18 @@ class ShareGroups:
         self.sessions.remove_member(group_id, member_id)
         await self.release_member(group_id, member_id)
 
+    def forget_idle_group(self, group_id: str) -> None:
+        """Cluster mode, as Kafka's SharePartitionManager when a group has no share session left
+        at a broker: the group's share-partitions holding no acquisition lock are dropped from
+        memory (their state is all in their share coordinator), so the next member to fetch loads
+        what the group coordinator may have written meanwhile (AlterShareGroupOffsets,
+        DeleteShareGroupOffsets on the empty group)."""
+        if not self.in_cluster() or any(g == group_id for g, _ in self.sessions.sessions):
+            return
+        for key, sp in list(self.partitions.items()):
+            if key[0] == group_id and sp.next_lock_deadline() is None:
+                del self.partitions[key]
+
     async def release_member(self, group_id: str, member_id: str) -> None:
         for key, sp in list(self.partitions.items()):
             if key[0] == group_id:

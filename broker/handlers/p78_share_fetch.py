@@ -146,6 +146,7 @@ async def handle(broker: BrokerView, ctx, request):
     lock_ms = service.lock_duration_ms(group_id)
     if context.final:
         await service.release_member(group_id, member_id)
+        service.forget_idle_group(group_id)
         return _respond(broker, ctx, names, answers, listed, lock_ms)
 
     to_read = []

@@ -59,6 +59,7 @@ async def handle(broker: BrokerView, ctx, request):
         responses.append({"topic_id": t.topic_id, "partitions": parts})
     if final:
         await service.release_member(group_id, member_id)
+        service.forget_idle_group(group_id)
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "acquisition_lock_timeout_ms": service.lock_duration_ms(group_id), "responses": responses,
             "node_endpoints": hints.node_endpoints()}

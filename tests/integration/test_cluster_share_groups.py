@@ -253,3 +253,81 @@ def test_share_consumers_survive_leader_and_coordinator_kills(cluster):
     assert (start, lag) == (records, 0), (start, lag, killed)
     print(f"kills: {killed}; deliveries {len(log.deliveries)}, confirmed {len(log.confirmed)}, "
           f"unconfirmed commits {len(log.unconfirmed_offsets)}: {log.errors[:5]}")
+
+
+def produce(bootstrap: str, topic: str, count: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    for i in range(count):
+        producer.produce(topic, value=str(i).encode(), partition=0)
+    assert producer.flush(60) == 0
+
+
+def poll_until(c: ShareConsumer, want: int, timeout: float = 40.0) -> list:
+    got = []
+    deadline = time.monotonic() + timeout
+    while len(got) < want and time.monotonic() < deadline:
+        for m in c.poll(0.5):
+            assert m.error() is None, m.error()
+            got.append(m)
+    return got
+
+
+def test_share_group_admin_at_its_coordinator_reaches_state_led_elsewhere(cluster):
+    """The group's coordinator is not the partition's leader: DescribeShareGroupOffsets,
+    AlterShareGroupOffsets and DeleteShareGroupOffsets answer there (other brokers:
+    NOT_COORDINATOR) from the share coordinator's state, and a consumer of the altered group
+    starts where the alter put it (the leader loads the new state)."""
+    topic = f"share-admin-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 1, 3)
+    produce(cluster.bootstrap, topic, 10)
+    leader = cluster.leader_of(topic, 0)
+    while True:  # a group whose coordinator is another broker than the partition's leader
+        group = new_group(cluster.bootstrap)
+        coordinator = find_coordinator(cluster, 0, group)
+        if coordinator != leader:
+            break
+    c = ShareConsumer({"bootstrap.servers": cluster.bootstrap, "group.id": group,
+                       "share.acknowledgement.mode": "explicit"})
+    c.subscribe([topic])
+    got = poll_until(c, 10)
+    assert sorted(m.offset() for m in got) == list(range(10))
+    for m in got:
+        c.acknowledge(m, AcknowledgeType.ACCEPT if m.offset() < 4 else AcknowledgeType.RELEASE)
+    c.commit_sync(30)
+    c.close()
+
+    def call(node: int, api: str, version: int, body: dict):
+        with WireClient(cluster.brokers[node].bootstrap, timeout=10) as client:
+            return client.call(api, version, body)
+
+    assert describe_offsets(cluster, group, topic) == (4, 6)
+    elsewhere = next(n for n in cluster.brokers if n != coordinator)
+    refused = call(elsewhere, "DescribeShareGroupOffsets", 1, {"groups": [
+        {"group_id": group, "topics": [{"topic_name": topic, "partitions": [0]}]}]}).groups[0]
+    assert refused.error_code == 16, refused  # NOT_COORDINATOR
+    described = call(elsewhere, "ShareGroupDescribe", 1, {"group_ids": [group],
+                                                          "include_authorized_operations": False}).groups[0]
+    assert described.error_code == 16, described
+    assert call(coordinator, "ShareGroupDescribe", 1, {"group_ids": [group], "include_authorized_operations": False}
+                ).groups[0].group_state == "Empty"
+
+    altered = call(coordinator, "AlterShareGroupOffsets", 0, {"group_id": group, "topics": [
+        {"topic_name": topic, "partitions": [{"partition_index": 0, "start_offset": 2}]}]})
+    assert altered.error_code == 0 and altered.responses[0].partitions[0].error_code == 0, altered
+    assert describe_offsets(cluster, group, topic) == (2, 8)
+    again = ShareConsumer({"bootstrap.servers": cluster.bootstrap, "group.id": group})
+    again.subscribe([topic])
+    try:
+        assert sorted(m.offset() for m in poll_until(again, 8)) == list(range(2, 10))
+        assert poll_until(again, 1, timeout=3) == []
+    finally:
+        again.close()  # accepts them (implicit acknowledgement)
+    assert describe_offsets(cluster, group, topic) == (10, 0)
+
+    deleted = call(coordinator, "DeleteShareGroupOffsets", 0, {"group_id": group, "topics": [{"topic_name": topic}]})
+    assert deleted.error_code == 0 and deleted.responses[0].error_code == 0, deleted
+    [p] = call(coordinator, "DescribeShareGroupOffsets", 1, {"groups": [
+        {"group_id": group, "topics": [{"topic_name": topic, "partitions": [0]}]}]}).groups[0].topics[0].partitions
+    assert (p.error_code, p.start_offset) == (0, -1), p
+    gone = call(coordinator, "DeleteGroups", 2, {"groups_names": [group]}).results[0]
+    assert gone.error_code == 0, gone
