@@ -62,7 +62,8 @@ def serves_transaction_version_2(handlers) -> bool:
 
 def supported_features(handlers=None, share_groups: bool = True) -> dict[str, tuple[int, int]]:
     """{feature: (min level, max level)} this broker's software supports; share.version only where
-    share groups are served (`share_groups`: not by a ZooKeeper-mode cluster, broker/share_groups.py)."""
+    share groups are served (`share_groups`: not by a cluster's broker of several workers,
+    broker/share_groups.py `served`)."""
     if handlers is None:
         from .handlers import HANDLERS as handlers
     supported = {

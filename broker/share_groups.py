@@ -21,6 +21,16 @@ Persistence, as Kafka's group and share coordinators keep it:
   answered and read back when the share-partition is first used, so an accepted record is never
   delivered again and an unacknowledged one is redelivered.
 
+In a ZooKeeper-mode cluster (brokers of one worker process; `served`), as Kafka 4.3 splits the
+work: a share group is served by its group coordinator, the leader of its __consumer_offsets
+partition, which replays that partition's share group records when it becomes its leader and drops
+them when it stops (`_sync_cluster_groups`, `group_error`: NOT_COORDINATOR elsewhere); a
+share-partition lives at its data partition's leader (`share_partition`: NOT_LEADER_OR_FOLLOWER
+elsewhere), loaded from its share coordinator in the leader epoch it serves and loaded again in a
+new one, so a leader that lost the partition and got it back does not act on stale state; the
+group coordinator reaches share-partition state only through the share coordinators
+(`share_group_summaries`, `reset_start_offset`).
+
 Lock expiry runs on a timer of the event loop (`_tick`), as do share group session timeouts.
 """
 
