@@ -57,7 +57,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.records import iter_batch_headers
 
 from . import group_configs
-from .features import SHARE_VERSION
+from .features import SHARE_VERSION, share_groups_served
 from .security.authorizer import ResourceType
 from .share_coordinator import SharePersister, ShareStateError, decoded_records, share_coordinator_of
 
@@ -662,13 +662,8 @@ def open_share_request(broker, ctx, group_id: str, operation, invalid: tuple | N
     return service
 
 
-def served(broker) -> bool:
-    """Whether this broker serves share groups: a single node (any number of workers), or a
-    broker of a ZooKeeper-mode cluster running one worker process (its group coordinator, its
-    share-partitions and its share coordinator then live in the one process that leads their
-    partitions; with several workers the partitions it leads are spread over processes that the
-    share groups' worker does not lead for)."""
-    return broker.metadata.metadata_quorum() is not None or getattr(broker, "workers", None) is None
+# Whether a broker serves share groups (broker/features.py says which do).
+served = share_groups_served
 
 
 def loaded_service(broker) -> "ShareGroups | None":

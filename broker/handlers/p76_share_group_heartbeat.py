@@ -52,8 +52,10 @@ async def handle(broker: BrokerView, ctx, request):
     try:
         service.append_group_records(request.group_id, result.records)
     except AppendFailed as e:
-        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE if e.error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                      else e.error)
+        if e.error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        # A cluster's coordinator that lost its __consumer_offsets partition meanwhile.
+        return _error(ErrorCode.NOT_COORDINATOR if e.error == ErrorCode.NOT_LEADER_OR_FOLLOWER else e.error)
     response = dict(result.response)
     response["throttle_time_ms"] = 0
     if response["error_code"] == 0 and request.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:

@@ -254,7 +254,7 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
     return found
 
 
-def _respond(broker, ctx, names: dict, answers: dict, listed: set, lock_ms: int) -> dict:
+def _respond(broker: BrokerView, ctx, names: dict, answers: dict, listed: set, lock_ms: int) -> dict:
     # A partition led elsewhere (a cluster's leader moved): its current leader and that broker's
     # endpoint, as Kafka's ShareFetch answers (KIP-951 hints, broker/leader_hints.py).
     hints = LeaderHints(broker, ctx.listener)
