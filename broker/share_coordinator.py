@@ -337,6 +337,10 @@ async def answer_state_request(broker, ctx, request, per_partition, defaults: di
 
 # How long a state request to another broker's share coordinator may take.
 STATE_REQUEST_TIMEOUT_S = 30.0
+# How long a share-partition leader retries a state request while its share coordinator is moving.
+STATE_RETRY_S = 5.0
+RETRIABLE_STATE_ERRORS = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                                    ErrorCode.NOT_COORDINATOR})
 
 
 class SharePersister:
@@ -380,7 +384,8 @@ class SharePersister:
         return result
 
     async def _request(self, leader: int, api: str, version: int, body: dict):
-        """One state request to another broker; its response."""
+        """One request to another broker (a state request; ListOffsets for a share group's lag);
+        its response. ShareStateError COORDINATOR_NOT_AVAILABLE when the broker cannot be asked."""
         import asyncio
 
         from .cluster.replica_fetcher import BrokerConnection
@@ -409,7 +414,7 @@ class SharePersister:
     def _body(group_id: str, topic_id, fields: dict) -> dict:
         return {"group_id": group_id, "topics": [{"topic_id": topic_id, "partitions": [fields]}]}
 
-    async def read(self, group_id: str, topic_id, partition: int, leader_epoch: int = -1) -> PersistedShareState:
+    async def _read_once(self, group_id: str, topic_id, partition: int, leader_epoch: int = -1) -> PersistedShareState:
         leader = self._leader(group_id, topic_id, partition)
         if leader is None:
             return self.coordinator.read(group_id, topic_id, partition, leader_epoch)
@@ -466,7 +471,7 @@ class SharePersister:
                         found[key] = (part.start_offset, part.leader_epoch, max(0, part.delivery_complete_count))
         return found
 
-    async def write(self, group_id: str, topic_id, partition: int, update: StateUpdate, *,
+    async def _write_once(self, group_id: str, topic_id, partition: int, update: StateUpdate, *,
                     snapshot: bool = False) -> None:
         leader = self._leader(group_id, topic_id, partition)
         if leader is None:
@@ -480,7 +485,7 @@ class SharePersister:
                                "delivery_state": b.delivery_state, "delivery_count": b.delivery_count}
                               for b in update.state_batches]}))
 
-    async def initialize(self, group_id: str, topic_id, partition: int, state_epoch: int, start_offset: int) -> None:
+    async def _initialize_once(self, group_id: str, topic_id, partition: int, state_epoch: int, start_offset: int) -> None:
         leader = self._leader(group_id, topic_id, partition)
         if leader is None:
             self.coordinator.initialize(group_id, topic_id, partition, state_epoch, start_offset)
@@ -489,10 +494,43 @@ class SharePersister:
         await self._call(leader, "InitializeShareGroupState", 0, self._body(group_id, topic_id, {
             "partition": partition, "state_epoch": state_epoch, "start_offset": start_offset}))
 
-    async def delete(self, group_id: str, topic_id, partition: int) -> None:
+    async def _delete_once(self, group_id: str, topic_id, partition: int) -> None:
         leader = self._leader(group_id, topic_id, partition)
         if leader is None:
             self.coordinator.delete(group_id, topic_id, partition)
             await self._durable(group_id, topic_id, partition)
             return
         await self._call(leader, "DeleteShareGroupState", 0, self._body(group_id, topic_id, {"partition": partition}))
+
+    # -- retries, as Kafka's PersisterStateManager retries a share coordinator that is moving ----------
+
+    async def _retrying(self, attempt):
+        """`attempt()` again, with a growing backoff for up to STATE_RETRY_S, while the share
+        coordinator is not there (not elected yet, loading, moved or unreachable); other errors,
+        and the last transient one, are raised."""
+        import asyncio
+
+        deadline = time.monotonic() + STATE_RETRY_S
+        backoff = 0.1
+        while True:
+            try:
+                return await attempt()
+            except ShareStateError as e:
+                if e.error not in RETRIABLE_STATE_ERRORS or time.monotonic() + backoff > deadline:
+                    raise
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 1.0)
+
+    async def read(self, group_id: str, topic_id, partition: int, leader_epoch: int = -1) -> PersistedShareState:
+        return await self._retrying(lambda: self._read_once(group_id, topic_id, partition, leader_epoch))
+
+    async def write(self, group_id: str, topic_id, partition: int, update: StateUpdate, *,
+                    snapshot: bool = False) -> None:
+        # Writing an update again is harmless: it lays the same states over the stored ones.
+        await self._retrying(lambda: self._write_once(group_id, topic_id, partition, update, snapshot=snapshot))
+
+    async def initialize(self, group_id: str, topic_id, partition: int, state_epoch: int, start_offset: int) -> None:
+        await self._retrying(lambda: self._initialize_once(group_id, topic_id, partition, state_epoch, start_offset))
+
+    async def delete(self, group_id: str, topic_id, partition: int) -> None:
+        await self._retrying(lambda: self._delete_once(group_id, topic_id, partition))

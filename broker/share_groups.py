@@ -428,12 +428,32 @@ class ShareGroups:
 
     async def log_offsets(self, topic: str, partition: int, timestamp: int | None = None) -> tuple:
         """(log start offset, high watermark, the first offset at or after `timestamp` or None) of a
-        partition, here or at its owner."""
+        partition, here or at its owner; in a cluster, where this broker does not lead it, the
+        leader's (ListOffsets, as Kafka's group coordinator asks for a share group's lag).
+        Raises AppendFailed (ShareStateError) when the leader cannot be asked."""
+        if self.in_cluster() and self.broker.leadership.leadership_error(topic, partition) != ErrorCode.NONE:
+            return await self._leader_log_offsets(topic, partition)
         owner = self._owner(topic, partition)
         if owner is None:
             return local_log_offsets(self.broker, topic, partition, timestamp)
         answer, _, _ = await self.broker.workers.links[owner].call("log_offsets", [(topic, partition, timestamp)])
         return tuple(answer[0])
+
+    async def _leader_log_offsets(self, topic: str, partition: int) -> tuple:
+        """(log start offset, high watermark, None) of a partition, from its leader."""
+        state = self.broker.metadata.leader_and_isr(topic, partition)
+        if state is None or state.leader < 0:
+            raise ShareStateError(ErrorCode.LEADER_NOT_AVAILABLE)
+        offsets = []
+        for timestamp in (-2, -1):  # earliest, latest (the high watermark)
+            response = await self.persister._request(state.leader, "ListOffsets", 7, {
+                "replica_id": -1, "isolation_level": 0, "topics": [{"name": topic, "partitions": [
+                    {"partition_index": partition, "current_leader_epoch": -1, "timestamp": timestamp}]}]})
+            answer = response.topics[0].partitions[0]
+            if answer.error_code:
+                raise ShareStateError(ErrorCode.from_code(answer.error_code))
+            offsets.append(answer.offset)
+        return offsets[0], offsets[1], None
 
     async def read(self, topic: str, topic_id, partition: int, offset: int, max_bytes: int,
                    read_committed: bool) -> tuple:

@@ -9,6 +9,7 @@ whose delivery is complete, as Kafka computes it.
 
 from __future__ import annotations
 
+from coordinator.offsets_store import AppendFailed
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
@@ -75,7 +76,11 @@ async def handle(broker: BrokerView, ctx, request):
                     topic["partitions"].append(_partition(partition, summary))
                     continue
                 start, epoch, complete = summary
-                _, high_watermark, _ = await service.log_offsets(name, partition)
+                try:
+                    _, high_watermark, _ = await service.log_offsets(name, partition)
+                except AppendFailed as e:  # a cluster's leader of the partition could not be asked
+                    topic["partitions"].append(_partition(partition, e.error))
+                    continue
                 lag = max(0, high_watermark - start - complete)
                 topic["partitions"].append(_partition(partition, start=start, epoch=epoch, lag=lag))
             if topic["topic_id"] is None:

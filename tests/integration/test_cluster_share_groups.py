@@ -272,11 +272,21 @@ def poll_until(c: ShareConsumer, want: int, timeout: float = 40.0) -> list:
     return got
 
 
+def wait_for_preferred_leaders(cluster: Cluster, timeout: float = 60.0) -> None:
+    """Every partition led by its preferred replica with a full ISR: leadership settled after the
+    restarts of an earlier test (the controller moves leaders back every few seconds)."""
+    def settled():
+        return all(p.leader_id == p.replica_nodes[0] and len(p.isr_nodes) == len(p.replica_nodes)
+                   for t in cluster.metadata().topics for p in t.partitions)
+    cluster.wait_for(settled, timeout, "preferred leaders with full ISRs", interval=0.5)
+
+
 def test_share_group_admin_at_its_coordinator_reaches_state_led_elsewhere(cluster):
     """The group's coordinator is not the partition's leader: DescribeShareGroupOffsets,
     AlterShareGroupOffsets and DeleteShareGroupOffsets answer there (other brokers:
     NOT_COORDINATOR) from the share coordinator's state, and a consumer of the altered group
     starts where the alter put it (the leader loads the new state)."""
+    wait_for_preferred_leaders(cluster)
     topic = f"share-admin-{uuid.uuid4().hex[:8]}"
     cluster.create_topic(topic, 1, 3)
     produce(cluster.bootstrap, topic, 10)
