@@ -29,6 +29,9 @@ from testing.cluster import Cluster, running_cluster  # noqa: E402
 pytestmark = [pytest.mark.clients, pytest.mark.timeout(400)]
 
 SHARE_CLUSTER_CONFIG = {
+    # A cluster's broker serves share groups with one worker process (broker/features.py
+    # share_groups_served), also under KAFKA_WIRE_TEST_WORKERS.
+    "num.worker.processes": 1,
     "share.coordinator.state.topic.num.partitions": 3,
     "group.share.min.record.lock.duration.ms": 1000,
     "group.share.record.lock.duration.ms": 3000,
