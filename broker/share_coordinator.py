@@ -337,6 +337,10 @@ async def answer_state_request(broker, ctx, request, per_partition, defaults: di
 
 # How long a state request to another broker's share coordinator may take.
 STATE_REQUEST_TIMEOUT_S = 30.0
+# How long a share-partition leader retries a state request while its share coordinator is moving.
+STATE_RETRY_S = 5.0
+RETRIABLE_STATE_ERRORS = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                                    ErrorCode.NOT_COORDINATOR})
 
 
 class SharePersister:
@@ -373,6 +377,15 @@ class SharePersister:
 
     async def _call(self, leader: int, api: str, version: int, body: dict):
         """One state request to another broker; its single partition result."""
+        response = await self._request(leader, api, version, body)
+        result = response.results[0].partitions[0]
+        if result.error_code != 0:
+            raise ShareStateError(ErrorCode.from_code(result.error_code), result.error_message)
+        return result
+
+    async def _request(self, leader: int, api: str, version: int, body: dict):
+        """One request to another broker (a state request; ListOffsets for a share group's lag);
+        its response. ShareStateError COORDINATOR_NOT_AVAILABLE when the broker cannot be asked."""
         import asyncio
 
         from .cluster.replica_fetcher import BrokerConnection
@@ -395,16 +408,13 @@ class SharePersister:
                 if connection is not None:
                     connection.close()
                 raise ShareStateError(ErrorCode.COORDINATOR_NOT_AVAILABLE, str(exc)) from None
-        result = response.results[0].partitions[0]
-        if result.error_code != 0:
-            raise ShareStateError(ErrorCode.from_code(result.error_code), result.error_message)
-        return result
+        return response
 
     @staticmethod
     def _body(group_id: str, topic_id, fields: dict) -> dict:
         return {"group_id": group_id, "topics": [{"topic_id": topic_id, "partitions": [fields]}]}
 
-    async def read(self, group_id: str, topic_id, partition: int, leader_epoch: int = -1) -> PersistedShareState:
+    async def _read_once(self, group_id: str, topic_id, partition: int, leader_epoch: int = -1) -> PersistedShareState:
         leader = self._leader(group_id, topic_id, partition)
         if leader is None:
             return self.coordinator.read(group_id, topic_id, partition, leader_epoch)
@@ -419,7 +429,49 @@ class SharePersister:
                              for b in result.state_batches]
         return state
 
-    async def write(self, group_id: str, topic_id, partition: int, update: StateUpdate, *,
+    async def summaries(self, group_id: str, keys) -> dict:
+        """ReadShareGroupStateSummary of the group's share-partitions `keys` [(topic id,
+        partition)], one request per share coordinator (Kafka's group coordinator describes share
+        group offsets so): {(topic id, partition): (start offset, leader epoch, delivery complete
+        count)} for those with state, or the ErrorCode their coordinator answered."""
+        found: dict = {}
+        by_leader: dict = {}
+        for key in keys:
+            try:
+                by_leader.setdefault(self._leader(group_id, *key), []).append(key)
+            except ShareStateError as e:
+                found[key] = e.error
+        for leader, leader_keys in by_leader.items():
+            if leader is None:
+                for key in leader_keys:
+                    try:
+                        state = self.coordinator.read(group_id, *key)
+                    except ShareStateError as e:
+                        found[key] = e.error
+                        continue
+                    if state.found and state.start_offset >= 0:
+                        found[key] = (state.start_offset, state.leader_epoch, state.delivery_complete_count())
+                continue
+            by_topic: dict = {}
+            for topic_id, partition in leader_keys:
+                by_topic.setdefault(topic_id, []).append({"partition": partition, "leader_epoch": -1})
+            try:
+                response = await self._request(leader, "ReadShareGroupStateSummary", 1, {
+                    "group_id": group_id,
+                    "topics": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()]})
+            except ShareStateError as e:
+                found.update(dict.fromkeys(leader_keys, e.error))
+                continue
+            for result in response.results:
+                for part in result.partitions:
+                    key = (result.topic_id, part.partition)
+                    if part.error_code:
+                        found[key] = ErrorCode.from_code(part.error_code)
+                    elif part.start_offset >= 0:
+                        found[key] = (part.start_offset, part.leader_epoch, max(0, part.delivery_complete_count))
+        return found
+
+    async def _write_once(self, group_id: str, topic_id, partition: int, update: StateUpdate, *,
                     snapshot: bool = False) -> None:
         leader = self._leader(group_id, topic_id, partition)
         if leader is None:
@@ -433,7 +485,7 @@ class SharePersister:
                                "delivery_state": b.delivery_state, "delivery_count": b.delivery_count}
                               for b in update.state_batches]}))
 
-    async def initialize(self, group_id: str, topic_id, partition: int, state_epoch: int, start_offset: int) -> None:
+    async def _initialize_once(self, group_id: str, topic_id, partition: int, state_epoch: int, start_offset: int) -> None:
         leader = self._leader(group_id, topic_id, partition)
         if leader is None:
             self.coordinator.initialize(group_id, topic_id, partition, state_epoch, start_offset)
@@ -442,10 +494,43 @@ class SharePersister:
         await self._call(leader, "InitializeShareGroupState", 0, self._body(group_id, topic_id, {
             "partition": partition, "state_epoch": state_epoch, "start_offset": start_offset}))
 
-    async def delete(self, group_id: str, topic_id, partition: int) -> None:
+    async def _delete_once(self, group_id: str, topic_id, partition: int) -> None:
         leader = self._leader(group_id, topic_id, partition)
         if leader is None:
             self.coordinator.delete(group_id, topic_id, partition)
             await self._durable(group_id, topic_id, partition)
             return
         await self._call(leader, "DeleteShareGroupState", 0, self._body(group_id, topic_id, {"partition": partition}))
+
+    # -- retries, as Kafka's PersisterStateManager retries a share coordinator that is moving ----------
+
+    async def _retrying(self, attempt):
+        """`attempt()` again, with a growing backoff for up to STATE_RETRY_S, while the share
+        coordinator is not there (not elected yet, loading, moved or unreachable); other errors,
+        and the last transient one, are raised."""
+        import asyncio
+
+        deadline = time.monotonic() + STATE_RETRY_S
+        backoff = 0.1
+        while True:
+            try:
+                return await attempt()
+            except ShareStateError as e:
+                if e.error not in RETRIABLE_STATE_ERRORS or time.monotonic() + backoff > deadline:
+                    raise
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 1.0)
+
+    async def read(self, group_id: str, topic_id, partition: int, leader_epoch: int = -1) -> PersistedShareState:
+        return await self._retrying(lambda: self._read_once(group_id, topic_id, partition, leader_epoch))
+
+    async def write(self, group_id: str, topic_id, partition: int, update: StateUpdate, *,
+                    snapshot: bool = False) -> None:
+        # Writing an update again is harmless: it lays the same states over the stored ones.
+        await self._retrying(lambda: self._write_once(group_id, topic_id, partition, update, snapshot=snapshot))
+
+    async def initialize(self, group_id: str, topic_id, partition: int, state_epoch: int, start_offset: int) -> None:
+        await self._retrying(lambda: self._initialize_once(group_id, topic_id, partition, state_epoch, start_offset))
+
+    async def delete(self, group_id: str, topic_id, partition: int) -> None:
+        await self._retrying(lambda: self._delete_once(group_id, topic_id, partition))

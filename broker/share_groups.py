@@ -21,6 +21,16 @@ Persistence, as Kafka's group and share coordinators keep it:
   answered and read back when the share-partition is first used, so an accepted record is never
   delivered again and an unacknowledged one is redelivered.
 
+In a ZooKeeper-mode cluster (brokers of one worker process; `served`), as Kafka 4.3 splits the
+work: a share group is served by its group coordinator, the leader of its __consumer_offsets
+partition, which replays that partition's share group records when it becomes its leader and drops
+them when it stops (`_sync_cluster_groups`, `group_error`: NOT_COORDINATOR elsewhere); a
+share-partition lives at its data partition's leader (`share_partition`: NOT_LEADER_OR_FOLLOWER
+elsewhere), loaded from its share coordinator in the leader epoch it serves and loaded again in a
+new one, so a leader that lost the partition and got it back does not act on stale state; the
+group coordinator reaches share-partition state only through the share coordinators
+(`share_group_summaries`, `reset_start_offset`).
+
 Lock expiry runs on a timer of the event loop (`_tick`), as do share group session timeouts.
 """
 
@@ -47,9 +57,9 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.records import iter_batch_headers
 
 from . import group_configs
-from .features import SHARE_VERSION
+from .features import SHARE_VERSION, share_groups_served
 from .security.authorizer import ResourceType
-from .share_coordinator import SharePersister, decoded_records, share_coordinator_of
+from .share_coordinator import SharePersister, ShareStateError, decoded_records, share_coordinator_of
 
 logger = logging.getLogger("kafka_wire.share_groups")
 
@@ -102,6 +112,9 @@ class ShareGroups:
         self.share_coordinator = share_coordinator_of(broker)
         self.persister = SharePersister(broker)
         self._loaded = False
+        # Cluster mode: the __consumer_offsets partitions whose share groups are loaded here, with
+        # the group coordinator's load generation of each when they were.
+        self._synced: dict[int, int] = {}
         self._timer: asyncio.Task | None = None
         # Set (and replaced) whenever records become available again or acquisition locks free up:
         # a share fetch that found nothing to acquire waits on the one current when it looked.
@@ -134,15 +147,23 @@ class ShareGroups:
     def _offsets_partition(self, group_id: str) -> int:
         return self.broker.groups.partition_for(group_id)
 
+    def in_cluster(self) -> bool:
+        """A ZooKeeper-mode cluster: groups live at the leader of their __consumer_offsets
+        partition, share-partitions at the leader of their data partition."""
+        return self.broker.metadata.metadata_quorum() is None
+
     def ready(self) -> ErrorCode | None:
-        """None once the group coordinator serves and the share groups are loaded."""
+        """None once the group coordinator serves and the share groups are loaded (in a cluster,
+        those of the __consumer_offsets partitions this broker leads)."""
         groups = self.broker.groups
         error = groups.coordinator_error() if hasattr(groups, "coordinator_error") else None
         if error is not None:
             return error
         if getattr(groups, "offsets_topic", None) is None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if not self._loaded:
+        if self.in_cluster():
+            self._sync_cluster_groups()
+        elif not self._loaded:
             self._load_groups()
         if self._timer is None or self._timer.done():
             self._timer = asyncio.get_running_loop().create_task(self._tick())
@@ -160,6 +181,43 @@ class ShareGroups:
         if self.coordinator.groups:
             logger.info("loaded %d share groups", len(self.coordinator.groups))
 
+    def _sync_cluster_groups(self) -> None:
+        """Cluster mode, as Kafka's group coordinator loads and unloads a __consumer_offsets
+        partition with its leadership: the share groups of partitions this broker no longer leads
+        (or lost and led again since) are dropped, those of partitions it leads now are replayed."""
+        groups = self.broker.groups
+        generations = getattr(groups, "load_generations", {})
+        owned = {p: generations.get(p, 0) for p in getattr(groups, "owned_partitions", ())}
+        if owned == self._synced and self._loaded:
+            return
+        for partition, generation in list(self._synced.items()):
+            if owned.get(partition) != generation:
+                for group_id in [g for g in self.coordinator.groups if self._offsets_partition(g) == partition]:
+                    del self.coordinator.groups[group_id]
+                del self._synced[partition]
+        now = now_ms()
+        for partition, generation in owned.items():
+            if partition not in self._synced:
+                for decoded in decoded_records(self.broker, OFFSETS_TOPIC, partition, ir.decode_share_group_record):
+                    self.coordinator.replay(*decoded, now)
+                self._synced[partition] = generation
+        self.coordinator.loaded()
+        self._loaded = True
+
+    def group_error(self, group_id: str) -> ErrorCode | None:
+        """Whether this broker coordinates the group now: in a cluster, NOT_COORDINATOR unless it
+        leads the group's __consumer_offsets partition (COORDINATOR_LOAD_IN_PROGRESS while it loads
+        it), as Kafka's GroupCoordinatorService answers share group requests."""
+        if not self.in_cluster() or not group_id:
+            return None
+        groups = self.broker.groups
+        partition = self._offsets_partition(group_id)
+        if partition in getattr(groups, "loading_partitions", ()):
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        if partition < 0 or partition not in getattr(groups, "owned_partitions", ()):
+            return ErrorCode.NOT_COORDINATOR
+        return None
+
     def append_group_records(self, group_id: str, records) -> None:
         if records:
             self.broker.groups.offsets_topic.append(self._offsets_partition(group_id), records, now_ms=now_ms())
@@ -176,6 +234,9 @@ class ShareGroups:
 
     async def expire(self, now: int) -> None:
         """Acquisition locks that ran out, and members whose session timed out."""
+        if self.in_cluster():
+            self._drop_moved_partitions()
+            self._sync_cluster_groups()
         for sp in list(self.partitions.values()):
             deadline = sp.next_lock_deadline()
             if deadline is not None and deadline <= now:
@@ -209,6 +270,18 @@ class ShareGroups:
         self.sessions.remove_member(group_id, member_id)
         await self.release_member(group_id, member_id)
 
+    def forget_idle_group(self, group_id: str) -> None:
+        """Cluster mode, as Kafka's SharePartitionManager when a group has no share session left
+        at a broker: the group's share-partitions holding no acquisition lock are dropped from
+        memory (their state is all in their share coordinator), so the next member to fetch loads
+        what the group coordinator may have written meanwhile (AlterShareGroupOffsets,
+        DeleteShareGroupOffsets on the empty group)."""
+        if not self.in_cluster() or any(g == group_id for g, _ in self.sessions.sessions):
+            return
+        for key, sp in list(self.partitions.items()):
+            if key[0] == group_id and sp.next_lock_deadline() is None:
+                del self.partitions[key]
+
     async def release_member(self, group_id: str, member_id: str) -> None:
         for key, sp in list(self.partitions.items()):
             if key[0] == group_id:
@@ -219,12 +292,47 @@ class ShareGroups:
 
     # -- share-partitions --------------------------------------------------------------------------
 
+    def _leader_epoch(self, topic: str, partition: int) -> int:
+        """This broker's leader epoch of a partition it leads; raises ShareStateError
+        (NOT_LEADER_OR_FOLLOWER, ...) when it does not lead it: a share-partition lives at its
+        partition's leader, as Kafka's SharePartitionManager."""
+        error = self.broker.leadership.leadership_error(topic, partition)
+        if error != ErrorCode.NONE:
+            raise ShareStateError(error)
+        replicas = getattr(self.broker, "replicas", None) if self.in_cluster() else None
+        hosted = replicas.partitions.get((topic, partition)) if replicas is not None else None
+        if hosted is not None:
+            return hosted.leader_epoch
+        current = self.broker.metadata.partition_state(topic, partition)
+        return current.leader_epoch if current is not None else -1
+
+    def _drop_moved_partitions(self) -> None:
+        """Cluster mode: forget the share-partitions of partitions this broker no longer leads, or
+        leads in another leader epoch than when it loaded them (it loads them again, from their
+        share coordinator, when next asked)."""
+        for key, sp in list(self.partitions.items()):
+            meta = self.broker.metadata.topic_by_id(key[1])
+            try:
+                current = None if meta is None else self._leader_epoch(meta.name, key[2])
+            except ShareStateError:
+                current = None
+            if current is None or current != getattr(sp, "loaded_leader_epoch", current):
+                del self.partitions[key]
+                logger.info("share-partition %s %s-%d: no longer led here in epoch %s, unloaded", key[0],
+                            meta.name if meta is not None else key[1], key[2], getattr(sp, "loaded_leader_epoch", "?"))
+
     async def share_partition(self, group_id: str, topic: str, topic_id, partition: int) -> SharePartition:
-        """The share-partition, loaded from __share_group_state or started by share.auto.offset.reset."""
+        """The share-partition, loaded from __share_group_state or started by share.auto.offset.reset.
+        Only at the partition's leader (ShareStateError NOT_LEADER_OR_FOLLOWER elsewhere); a
+        share-partition loaded in an earlier leader epoch is loaded again (its state may have
+        moved on at another leader meanwhile)."""
         key = (group_id, topic_id, partition)
+        current_epoch = self._leader_epoch(topic, partition)
         sp = self.partitions.get(key)
-        if sp is not None:
+        if sp is not None and getattr(sp, "loaded_leader_epoch", current_epoch) == current_epoch:
             return sp
+        if sp is not None:
+            del self.partitions[key]
         limits = {
             "record_lock_duration_ms": int(self.group_config(group_id, "share.record.lock.duration.ms")),
             "delivery_count_limit": int(self.group_config(group_id, "share.delivery.count.limit")),
@@ -232,8 +340,7 @@ class ShareGroups:
         }
         # The partition's leader epoch goes with every read and write, as Kafka's SharePartition
         # sends it: the share coordinator then fences a leader that was deposed (FENCED_LEADER_EPOCH).
-        current = self.broker.metadata.partition_state(topic, partition)
-        leader_epoch = current.leader_epoch if current is not None else -1
+        leader_epoch = current_epoch
         state = await self.persister.read(group_id, topic_id, partition, leader_epoch)
         if state.found and state.start_offset >= 0:
             sp = SharePartition.from_persisted(group_id, topic_id, partition, start_offset=state.start_offset,
@@ -250,8 +357,9 @@ class ShareGroups:
             sp = SharePartition(group_id, topic_id, partition, start_offset=start, leader_epoch=max(leader_epoch, 0),
                                 **limits)
         sp.renew_enabled = bool(self.group_config(group_id, "share.renew.acknowledge.enable"))
+        sp.loaded_leader_epoch = leader_epoch
         again = self.partitions.get(key)  # another request may have made it while this one awaited
-        if again is not None:
+        if again is not None and again.loaded_leader_epoch == leader_epoch:
             return again
         self.partitions[key] = sp
         if not state.found:
@@ -264,7 +372,16 @@ class ShareGroups:
         AppendFailed (ShareStateError) when it is refused or cannot be written."""
         if update is None:
             return
-        await self.persister.write(sp.group_id, sp.topic_id, sp.partition, update, snapshot=snapshot)
+        try:
+            await self.persister.write(sp.group_id, sp.topic_id, sp.partition, update, snapshot=snapshot)
+        except ShareStateError as e:
+            if e.error in (ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.FENCED_STATE_EPOCH):
+                # Another leader (or AlterShareGroupOffsets) wrote since this one loaded: what is in
+                # memory here is stale; the next request loads the stored state again.
+                key = (sp.group_id, sp.topic_id, sp.partition)
+                if self.partitions.get(key) is sp:
+                    del self.partitions[key]
+            raise
 
     async def _persist_or_log(self, sp: SharePartition, update: StateUpdate, what: str) -> None:
         """Persist a change nobody waits on (a timer's, a leaving member's); a failure is logged (the
@@ -274,6 +391,26 @@ class ShareGroups:
         except AppendFailed as e:
             logger.warning("share-partition %s %s-%d: persisting a %s failed: %s", sp.group_id, sp.topic_id,
                            sp.partition, what, e.error.name)
+
+    async def reset_start_offset(self, group_id: str, topic: str, topic_id, partition: int, start_offset: int) -> None:
+        """AlterShareGroupOffsets of one share-partition: its state starts over at `start_offset`
+        in a new state epoch. Where this broker does not hold the share-partition (a cluster's
+        partition led elsewhere), straight at its share coordinator, as Kafka's group coordinator
+        does; the leader's next write is then fenced (FENCED_STATE_EPOCH) and it loads the new
+        state. Raises AppendFailed."""
+        key = (group_id, topic_id, partition)
+        if not self.in_cluster() or (key in self.partitions and
+                                     self.broker.leadership.leadership_error(topic, partition) == ErrorCode.NONE):
+            sp = await self.share_partition(group_id, topic, topic_id, partition)
+            sp.reset_start_offset(start_offset)
+            await self.persist(sp, sp.snapshot(), snapshot=True)
+            return
+        state = await self.persister.read(group_id, topic_id, partition)
+        if not state.found:
+            await self.persister.initialize(group_id, topic_id, partition, 0, start_offset)
+            return
+        await self.persister.write(group_id, topic_id, partition,
+                                   StateUpdate(state.state_epoch + 1, -1, start_offset, 0, ()), snapshot=True)
 
     async def delete_state(self, key: tuple) -> None:
         """Forget a share-partition and delete its state at its share coordinator."""
@@ -291,12 +428,32 @@ class ShareGroups:
 
     async def log_offsets(self, topic: str, partition: int, timestamp: int | None = None) -> tuple:
         """(log start offset, high watermark, the first offset at or after `timestamp` or None) of a
-        partition, here or at its owner."""
+        partition, here or at its owner; in a cluster, where this broker does not lead it, the
+        leader's (ListOffsets, as Kafka's group coordinator asks for a share group's lag).
+        Raises AppendFailed (ShareStateError) when the leader cannot be asked."""
+        if self.in_cluster() and self.broker.leadership.leadership_error(topic, partition) != ErrorCode.NONE:
+            return await self._leader_log_offsets(topic, partition)
         owner = self._owner(topic, partition)
         if owner is None:
             return local_log_offsets(self.broker, topic, partition, timestamp)
         answer, _, _ = await self.broker.workers.links[owner].call("log_offsets", [(topic, partition, timestamp)])
         return tuple(answer[0])
+
+    async def _leader_log_offsets(self, topic: str, partition: int) -> tuple:
+        """(log start offset, high watermark, None) of a partition, from its leader."""
+        state = self.broker.metadata.leader_and_isr(topic, partition)
+        if state is None or state.leader < 0:
+            raise ShareStateError(ErrorCode.LEADER_NOT_AVAILABLE)
+        offsets = []
+        for timestamp in (-2, -1):  # earliest, latest (the high watermark)
+            response = await self.persister._request(state.leader, "ListOffsets", 7, {
+                "replica_id": -1, "isolation_level": 0, "topics": [{"name": topic, "partitions": [
+                    {"partition_index": partition, "current_leader_epoch": -1, "timestamp": timestamp}]}]})
+            answer = response.topics[0].partitions[0]
+            if answer.error_code:
+                raise ShareStateError(ErrorCode.from_code(answer.error_code))
+            offsets.append(answer.offset)
+        return offsets[0], offsets[1], None
 
     async def read(self, topic: str, topic_id, partition: int, offset: int, max_bytes: int,
                    read_committed: bool) -> tuple:
@@ -438,7 +595,12 @@ async def delete_share_group(broker, group_id: str) -> ErrorCode:
         return e.error
     try:
         service.append_group_records(group_id, records)
-        for key in [k for k in service.partitions if k[0] == group_id]:
+        if service.in_cluster():  # the share-partitions' state is at their share coordinators
+            keys = [k for k, summary in (await share_group_summaries(service, group_id)).items()
+                    if not isinstance(summary, ErrorCode)]
+        else:
+            keys = [k for k in service.partitions if k[0] == group_id]
+        for key in keys:
             await service.delete_state(key)
     except AppendFailed as e:
         return e.error
@@ -465,6 +627,33 @@ def share_partition_summary(service: ShareGroups, key: tuple, persisted: dict) -
     return state.start_offset, state.leader_epoch, state.delivery_complete_count()
 
 
+async def share_group_summaries(service: ShareGroups, group_id: str, topic_names=None) -> dict:
+    """{(group, topic id, partition): (start offset, leader epoch, delivery complete count), or
+    the ErrorCode its share coordinator answered} of the group's share-partitions with state (of
+    the named topics, else of every topic). On a single node from the state here; in a cluster
+    from each share coordinator (ReadShareGroupStateSummary, as Kafka's group coordinator asks
+    them), what this broker holds in memory of partitions it leads laid over it."""
+    if not service.in_cluster():
+        persisted = group_state_keys(service, group_id)
+        keys = set(persisted) | {k for k in service.partitions if k[0] == group_id}
+        return {k: summary for k in keys if (summary := share_partition_summary(service, k, persisted)) is not None}
+    metadata = service.broker.metadata
+    if topic_names is None:
+        metas = [m for m in list(metadata.topics.values()) if not m.internal]
+    else:
+        metas = [m for name in topic_names if (m := metadata.topic(name)) is not None]
+    keys = [(m.topic_id, p) for m in metas for p in range(m.partitions)]
+    found = await service.persister.summaries(group_id, keys) if keys else {}
+    summaries = {}
+    for (topic_id, partition), summary in found.items():
+        key = (group_id, topic_id, partition)
+        sp = service.partitions.get(key)
+        if sp is not None and not isinstance(summary, ErrorCode):
+            summary = (sp.start_offset, sp.leader_epoch, sp.delivery_complete_count())
+        summaries[key] = summary
+    return summaries
+
+
 class ShareRequestRefused(Exception):
     """A share group request answered with an error before any work: its error code and message."""
 
@@ -474,7 +663,8 @@ class ShareRequestRefused(Exception):
         self.message = message
 
 
-def open_share_request(broker, ctx, group_id: str, operation, invalid: tuple | None = None) -> ShareGroups:
+def open_share_request(broker, ctx, group_id: str, operation, invalid: tuple | None = None, *,
+                       at_coordinator: bool = True) -> ShareGroups:
     """The checks every request on one share group passes first, in Kafka's order: share.version
     finalized at 1 or more (else UNSUPPORTED_VERSION), the principal allowed `operation` on the
     group (else GROUP_AUTHORIZATION_FAILED), the request's own `invalid` (error, message) if the
@@ -486,17 +676,14 @@ def open_share_request(broker, ctx, group_id: str, operation, invalid: tuple | N
     if invalid is not None:
         raise ShareRequestRefused(*invalid)
     service = service_of(broker)
-    error = service.ready()
+    error = service.ready() or (service.group_error(group_id) if at_coordinator else None)
     if error is not None:
         raise ShareRequestRefused(error)
     return service
 
 
-def served(broker) -> bool:
-    """Whether this broker serves share groups: a single node, not a ZooKeeper-mode cluster (whose
-    share-partitions' leaders and state partitions would be on several brokers; Kafka's
-    ZooKeeper-mode brokers never served share groups either)."""
-    return broker.metadata.metadata_quorum() is not None
+# Whether a broker serves share groups (broker/features.py says which do).
+served = share_groups_served
 
 
 def loaded_service(broker) -> "ShareGroups | None":

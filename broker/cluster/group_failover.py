@@ -42,6 +42,9 @@ class ReplicatedGroupCoordinator(GroupCoordinator):
         super().__init__(**kwargs)
         self.owned_partitions: set[int] = set()
         self.loading_partitions: set[int] = set()
+        # How many times each partition was loaded here: the share groups (broker/share_groups.py)
+        # replay a partition again when this moved since they last did (leadership went and came back).
+        self.load_generations: dict[int, int] = {}
 
     async def start(self, broker) -> None:
         """Nothing to replay yet: partitions load as this broker becomes their leader."""
@@ -90,6 +93,7 @@ class ReplicatedGroupCoordinator(GroupCoordinator):
         finally:
             self.loading_partitions.discard(partition)
         self.owned_partitions.add(partition)
+        self.load_generations[partition] = self.load_generations.get(partition, 0) + 1
         logger.info("group coordinator: loaded %s-%d (%d groups served)", OFFSETS_TOPIC, partition, len(self.groups))
 
     def unload_partition(self, partition: int) -> None:

@@ -21,7 +21,7 @@ from .group_heartbeat import refused
 from .p11_join_group import client_host
 
 API = APIS_BY_NAME["ShareGroupHeartbeat"]
-# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+# Not by a cluster's broker of several workers (broker/share_groups.py).
 served = share_groups.served
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -38,7 +38,7 @@ async def handle(broker: BrokerView, ctx, request):
     if error is not None:
         return _error(error)
     service = service_of(broker)
-    error = service.ready()
+    error = service.ready() or service.group_error(request.group_id)
     if error is not None:
         return _error(error)
     service.use_group_settings(request.group_id)
@@ -47,8 +47,10 @@ async def handle(broker: BrokerView, ctx, request):
     try:
         service.append_group_records(request.group_id, result.records)
     except AppendFailed as e:
-        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE if e.error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                      else e.error)
+        if e.error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        # A cluster's coordinator that lost its __consumer_offsets partition meanwhile.
+        return _error(ErrorCode.NOT_COORDINATOR if e.error == ErrorCode.NOT_LEADER_OR_FOLLOWER else e.error)
     response = dict(result.response)
     response["throttle_time_ms"] = 0
     if response["error_code"] == 0 and request.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:

@@ -15,7 +15,7 @@ from ..share_groups import service_of
 from .p69_consumer_group_describe import describe_groups
 
 API = APIS_BY_NAME["ShareGroupDescribe"]
-# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+# Not by a cluster's broker of several workers (broker/share_groups.py).
 served = share_groups.served
 
 async def handle(broker: BrokerView, ctx, request):
@@ -26,6 +26,13 @@ async def handle(broker: BrokerView, ctx, request):
             meta = broker.metadata.topic_by_id(topic_id)
             return None if meta is None else meta.name
 
-        return (lambda group_id: service.coordinator.describe(group_id, topic_name)), service.ready()
+        def describe(group_id):
+            # In a cluster, only the group's coordinator describes it (the others: NOT_COORDINATOR).
+            error = service.group_error(group_id)
+            if error is not None:
+                return {"error_code": int(error), "error_message": None, "group_id": group_id}
+            return service.coordinator.describe(group_id, topic_name)
+
+        return describe, service.ready()
 
     return describe_groups(broker, ctx, request, SHARE_VERSION, coordinator)

@@ -38,14 +38,16 @@ from coordinator.share_sessions import ShareSessionError
 
 from .. import share_groups
 from ..handler_view import BrokerView
+from ..leader_hints import LeaderHints
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import ShareRequestRefused, batch_ranges, now_ms, open_share_request
 
 API = APIS_BY_NAME["ShareFetch"]
-# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+# Not by a cluster's broker of several workers (broker/share_groups.py).
 served = share_groups.served
 
 NO_LEADER = {"leader_id": -1, "leader_epoch": -1}
+LEADER_HINTED_ERRORS = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
 DEFAULT_MAX_RECORDS = 500
 
 
@@ -94,7 +96,8 @@ async def handle(broker: BrokerView, ctx, request):
     version = ctx.api_version
     group_id, member_id = request.group_id, request.member_id
     try:
-        service = open_share_request(broker, ctx, group_id, AclOperation.READ, invalid_member(group_id, member_id))
+        service = open_share_request(broker, ctx, group_id, AclOperation.READ, invalid_member(group_id, member_id),
+                                     at_coordinator=False)
     except ShareRequestRefused as e:
         return _top_error(e.error, e.message)
     asked = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
@@ -143,7 +146,8 @@ async def handle(broker: BrokerView, ctx, request):
     lock_ms = service.lock_duration_ms(group_id)
     if context.final:
         await service.release_member(group_id, member_id)
-        return _respond(request, answers, listed, lock_ms)
+        service.forget_idle_group(group_id)
+        return _respond(broker, ctx, names, answers, listed, lock_ms)
 
     to_read = []
     for tp in context.partitions:
@@ -176,7 +180,7 @@ async def handle(broker: BrokerView, ctx, request):
             # As Kafka's delayed share fetch: wait for new data on the partitions read to their end,
             # or for records or acquisition locks to free up on the others, or the max wait.
             await service.wait_for_data(outcome.waiting, remaining, read_committed=read_committed, released=released)
-    return _respond(request, answers, listed, lock_ms)
+    return _respond(broker, ctx, names, answers, listed, lock_ms)
 
 
 @dataclass
@@ -250,11 +254,16 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
     return found
 
 
-def _respond(request, answers: dict, listed: set, lock_ms: int) -> dict:
+def _respond(broker: BrokerView, ctx, names: dict, answers: dict, listed: set, lock_ms: int) -> dict:
+    # A partition led elsewhere (a cluster's leader moved): its current leader and that broker's
+    # endpoint, as Kafka's ShareFetch answers (KIP-951 hints, broker/leader_hints.py).
+    hints = LeaderHints(broker, ctx.listener)
     by_topic: dict = {}
     for tp, entry in answers.items():
         if tp in listed:
             by_topic.setdefault(tp[0], []).append(entry)
+            if tp[0] in names:
+                hints.annotate(names[tp[0]], tp[1], entry, LEADER_HINTED_ERRORS)
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "acquisition_lock_timeout_ms": lock_ms,
             "responses": [{"topic_id": topic_id, "partitions": parts} for topic_id, parts in by_topic.items()],
-            "node_endpoints": []}
+            "node_endpoints": hints.node_endpoints()}

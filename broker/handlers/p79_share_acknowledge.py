@@ -16,10 +16,11 @@ from .. import share_groups
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import ShareRequestRefused, open_share_request
-from .p78_share_fetch import NO_LEADER, _refusal, _top_error, invalid_member
+from ..leader_hints import LeaderHints
+from .p78_share_fetch import LEADER_HINTED_ERRORS, NO_LEADER, _refusal, _top_error, invalid_member
 
 API = APIS_BY_NAME["ShareAcknowledge"]
-# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+# Not by a cluster's broker of several workers (broker/share_groups.py).
 served = share_groups.served
 
 
@@ -27,7 +28,8 @@ async def handle(broker: BrokerView, ctx, request):
     version = ctx.api_version
     group_id, member_id = request.group_id, request.member_id
     try:
-        service = open_share_request(broker, ctx, group_id, AclOperation.READ, invalid_member(group_id, member_id))
+        service = open_share_request(broker, ctx, group_id, AclOperation.READ, invalid_member(group_id, member_id),
+                                     at_coordinator=False)
     except ShareRequestRefused as e:
         return _top_error(e.error, e.message)
     try:
@@ -38,6 +40,7 @@ async def handle(broker: BrokerView, ctx, request):
              if (meta := broker.metadata.topic_by_id(t.topic_id)) is not None}
     readable = broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, set(names.values()))
     is_renew = version >= 2 and request.is_renew_ack
+    hints = LeaderHints(broker, ctx.listener)
     responses = []
     for t in request.topics:
         parts = []
@@ -48,11 +51,15 @@ async def handle(broker: BrokerView, ctx, request):
             else:
                 code, message = await service.acknowledge(group_id, member_id, topic, t.topic_id, p.partition_index,
                                                           p.acknowledgement_batches, is_renew)
-            parts.append({"partition_index": p.partition_index, "error_code": int(code), "error_message": message,
-                          "current_leader": dict(NO_LEADER)})
+            entry = {"partition_index": p.partition_index, "error_code": int(code), "error_message": message,
+                     "current_leader": dict(NO_LEADER)}
+            if topic is not None:
+                hints.annotate(topic, p.partition_index, entry, LEADER_HINTED_ERRORS)
+            parts.append(entry)
         responses.append({"topic_id": t.topic_id, "partitions": parts})
     if final:
         await service.release_member(group_id, member_id)
+        service.forget_idle_group(group_id)
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "acquisition_lock_timeout_ms": service.lock_duration_ms(group_id), "responses": responses,
-            "node_endpoints": []}
+            "node_endpoints": hints.node_endpoints()}

@@ -9,16 +9,17 @@ whose delivery is complete, as Kafka computes it.
 
 from __future__ import annotations
 
+from coordinator.offsets_store import AppendFailed
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
 from .. import share_groups
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
-from ..share_groups import ShareRequestRefused, group_state_keys, open_share_request, share_partition_summary
+from ..share_groups import ShareRequestRefused, open_share_request, share_group_summaries
 
 API = APIS_BY_NAME["DescribeShareGroupOffsets"]
-# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+# Not by a cluster's broker of several workers (broker/share_groups.py).
 served = share_groups.served
 
 
@@ -38,8 +39,9 @@ async def handle(broker: BrokerView, ctx, request):
         except ShareRequestRefused as e:
             entry["error_code"] = int(e.error)
             continue
-        persisted = group_state_keys(service, group_id)
-        keys = set(persisted) | {k for k in service.partitions if k[0] == group_id}
+        summaries = await share_group_summaries(
+            service, group_id, None if group.topics is None else [t.topic_name for t in group.topics])
+        keys = {k for k, summary in summaries.items() if not isinstance(summary, ErrorCode)}
         if group.topics is None:
             if not keys and group_id not in service.coordinator.groups:
                 entry["error_code"] = int(ErrorCode.GROUP_ID_NOT_FOUND)
@@ -66,12 +68,19 @@ async def handle(broker: BrokerView, ctx, request):
                 if meta is None or not 0 <= partition < meta.partitions:
                     topic["partitions"].append(_partition(partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                     continue
-                summary = share_partition_summary(service, (group_id, meta.topic_id, partition), persisted)
+                summary = summaries.get((group_id, meta.topic_id, partition))
                 if summary is None:
                     topic["partitions"].append(_partition(partition))
                     continue
+                if isinstance(summary, ErrorCode):  # its share coordinator could not answer
+                    topic["partitions"].append(_partition(partition, summary))
+                    continue
                 start, epoch, complete = summary
-                _, high_watermark, _ = await service.log_offsets(name, partition)
+                try:
+                    _, high_watermark, _ = await service.log_offsets(name, partition)
+                except AppendFailed as e:  # a cluster's leader of the partition could not be asked
+                    topic["partitions"].append(_partition(partition, e.error))
+                    continue
                 lag = max(0, high_watermark - start - complete)
                 topic["partitions"].append(_partition(partition, start=start, epoch=epoch, lag=lag))
             if topic["topic_id"] is None:

@@ -18,7 +18,7 @@ from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import ShareRequestRefused, open_share_request
 
 API = APIS_BY_NAME["AlterShareGroupOffsets"]
-# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+# Not by a cluster's broker of several workers (broker/share_groups.py).
 served = share_groups.served
 
 
@@ -63,9 +63,8 @@ async def handle(broker: BrokerView, ctx, request):
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 try:
-                    sp = await service.share_partition(group_id, t.topic_name, meta.topic_id, p.partition_index)
-                    sp.reset_start_offset(p.start_offset)
-                    await service.persist(sp, sp.snapshot(), snapshot=True)
+                    await service.reset_start_offset(group_id, t.topic_name, meta.topic_id, p.partition_index,
+                                                     p.start_offset)
                 except AppendFailed as e:
                     code = e.error
             topic["partitions"].append({"partition_index": p.partition_index, "error_code": int(code),

@@ -15,11 +15,11 @@ from kafka_wire.messages import APIS_BY_NAME
 from .. import share_groups
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
-from ..share_groups import ShareRequestRefused, group_state_keys, open_share_request
+from ..share_groups import ShareRequestRefused, open_share_request, share_group_summaries
 from .p91_alter_share_group_offsets import _error, missing_group_id
 
 API = APIS_BY_NAME["DeleteShareGroupOffsets"]
-# Not by a ZooKeeper-mode cluster (broker/share_groups.py).
+# Not by a cluster's broker of several workers (broker/share_groups.py).
 served = share_groups.served
 
 
@@ -36,8 +36,8 @@ async def handle(broker: BrokerView, ctx, request):
         return _error(ErrorCode.NON_EMPTY_GROUP, "The group is not empty.")
     readable = broker.authorizer.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC,
                                                    {t.topic_name for t in request.topics})
-    persisted = group_state_keys(service, group_id)
-    keys = set(persisted) | {k for k in service.partitions if k[0] == group_id}
+    summaries = await share_group_summaries(service, group_id, [t.topic_name for t in request.topics])
+    keys = {k for k, summary in summaries.items() if not isinstance(summary, ErrorCode)}
     responses = []
     for t in request.topics:
         meta = broker.metadata.topic(t.topic_name)

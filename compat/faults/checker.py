@@ -20,6 +20,13 @@ The anomaly classes, each a key of `Report.anomalies` with a list of examples:
     uncommitted-read  a read_committed reader saw a transaction's write before its commit was invoked.
     partial-txn       some but not all writes of a committed transaction are visible to read_committed
                       readers after a full drain.
+    share-redelivered a share group (KIP-932) delivered a record again after a share consumer's
+                      acceptance of it was confirmed (its commit answered without error), or two
+                      consumers' acceptances of one record were both confirmed.
+    share-lost        a record the final read found that no share consumer of the group was ever
+                      given, or a partition whose share-partition, after the faults and after the
+                      consumers had time to accept everything, still has records in flight (its
+                      start offset short of the high watermark the final read reached, or a lag).
     unclean-election  a partition's leader for epoch e+1 was not in the ISR last observed in epoch e,
                       where no write of the state came between the two observations (`version`, the
                       state znode's version, rose by one; histories without versions: epochs only).
@@ -38,7 +45,8 @@ from collections.abc import Iterable
 from .history import records_of
 
 ANOMALY_CLASSES = ("lost", "duplicate", "reorder", "divergent", "nonmonotonic-poll", "commit-regress",
-                   "aborted-read", "uncommitted-read", "partial-txn", "unclean-election")
+                   "aborted-read", "uncommitted-read", "partial-txn", "unclean-election", "share-redelivered",
+                   "share-lost")
 EXAMPLES_KEPT = 20
 
 
@@ -233,6 +241,8 @@ def check(operations: Iterable[dict]) -> Report:
                                              "committed": floor[key][0], "committed_at": floor[key][1],
                                              "read_back": offset, "read_at": op["time"]})
 
+    _check_share_groups(operations, found, drainers)
+
     # -- leaders ---------------------------------------------------------------------------------------
     # An ISR that grew and a leader elected from it between two observations look like an unclean
     # election; the state znode's version says whether a write was missed in between.
@@ -254,3 +264,49 @@ def check(operations: Iterable[dict]) -> Report:
     return Report(operations=len(operations), acknowledged=acknowledged, read=len(value_places),
                   unknown=unknown, unchecked=unchecked,
                   anomalies={k: v for k, v in found.examples.items() if v}, counts=found.counts)
+
+
+def _check_share_groups(operations: list[dict], found: _Found, drainers: set) -> None:
+    """share-redelivered and share-lost, from what share consumers were given (`share-deliver`),
+    which acceptances were confirmed (`share-accept` ok; info is an acceptance whose outcome is
+    unknown), the final read, and the share-partitions' state read after the run (`share-final`)."""
+    accepted: dict[tuple, tuple[float, str]] = {}
+    for op in operations:
+        if op["f"] == "share-accept" and op["status"] == "ok":
+            for topic, partition, offset, value in op["records"]:
+                key = (topic, partition, offset)
+                if key in accepted:
+                    found.add("share-redelivered", {"record": [topic, partition, offset, value],
+                                                    "accepted_by": accepted[key][1], "accepted_at": accepted[key][0],
+                                                    "accepted_again_by": op["process"], "at": op["end"]})
+                else:
+                    accepted[key] = (op["end"], op["process"])
+    delivered: set[tuple] = set()
+    for op in operations:
+        if op["f"] != "share-deliver":
+            continue
+        for topic, partition, offset, value in op["records"]:
+            key = (topic, partition, offset)
+            delivered.add(key)
+            # A poll invoked after the acceptance was confirmed: the broker handed the record out again.
+            if key in accepted and op["time"] > accepted[key][0]:
+                found.add("share-redelivered", {"record": [topic, partition, offset, value],
+                                                "accepted_by": accepted[key][1], "accepted_at": accepted[key][0],
+                                                "delivered_to": op["process"], "poll_invoked_at": op["time"]})
+    finals = [op for op in operations if op["f"] == "share-final"]
+    if not finals:
+        return
+    shared_topics = {topic for op in finals for topic, *_ in op["offsets"]}
+    reached: dict[tuple, int] = {}
+    for op in operations:
+        if op["f"] == "final":
+            for topic, partition, high_watermark in op["reached"]:
+                reached[(topic, partition)] = high_watermark
+    for op, (topic, partition, offset, value) in records_of(operations):
+        if op["process"] in drainers and topic in shared_topics and (topic, partition, offset) not in delivered:
+            found.add("share-lost", {"record": [topic, partition, offset, value], "never": "delivered"})
+    for topic, partition, start_offset, lag in finals[-1]["offsets"]:
+        high_watermark = reached.get((topic, partition))
+        if high_watermark is not None and (max(start_offset, 0) < high_watermark or lag > 0):
+            found.add("share-lost", {"topic": topic, "partition": partition, "start_offset": start_offset,
+                                     "lag": lag, "high_watermark": high_watermark, "never": "accepted"})

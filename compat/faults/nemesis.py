@@ -351,4 +351,4 @@ NEMESES: dict[str, type[Nemesis]] = {n.name: n for n in [
 
 # The CI form, (nemesis, workload): the leader cut from ZooKeeper and a crash under the queue,
 # packet loss under transactions.
-QUICK = [("partition-leader-zk", "queue"), ("kill-leader", "queue"), ("loss", "txn")]
+QUICK = [("partition-leader-zk", "queue"), ("kill-leader", "queue"), ("loss", "txn"), ("kill-leader", "share")]

@@ -98,7 +98,8 @@ def run_one(nemesis_name: str, workload_name: str, seconds: float, out_dir: Path
         result.skipped = str(why)
         history.close()
         return result
-    config = {"min.insync.replicas": 2, "unclean.leader.election.enable": False, **kind.broker_config}
+    config = {"min.insync.replicas": 2, "unclean.leader.election.enable": False, **kind.broker_config,
+              **WORKLOADS[workload_name].broker_config}
     try:
         with fault_cluster(3, config, keep_dir=cluster_dir, lazyfs=kind.needs_lazyfs) as cluster:
             workload = WORKLOADS[workload_name](cluster, history)

@@ -11,6 +11,13 @@ txn: read-process-write. Transactional producers consume from `txn-in` (fed by a
 idempotent producer) in a group, write each input record's value to two partitions of `txn-out`
 and commit the input offsets in the same transaction (send_offsets_to_transaction); about one
 transaction in five is aborted on purpose. read_committed readers follow `txn-out`.
+
+share: a share group (KIP-932): three confluent-kafka ShareConsumers in explicit mode share the
+partitions of `shared` (fed by an idempotent acks=all producer), accept every record they are given
+and commit each poll's acknowledgements synchronously (`share-deliver`, `share-accept`). After the
+faults heal and the final read, they go on until the group's share-partitions have every record
+accepted (DescribeShareGroupOffsets at the group's coordinator: start offset at the high watermark,
+no lag) or a minute passed, and that state is recorded (`share-final`).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import threading
 import time
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
 from coordinator.offsets_store import partition_for
 
@@ -114,6 +121,8 @@ class Workload:
     topics: dict[str, dict] = {}
     group = "fault-group"
     watched_topic = "queue"
+    # Broker settings the workload needs, beside the nemesis's (run.py).
+    broker_config: dict = {}
 
     def __init__(self, cluster: FaultCluster, history: HistoryRecorder, rate: float = 50.0) -> None:
         self.cluster = cluster
@@ -523,5 +532,121 @@ class TransactionsWorkload(Workload):
         return self.drain(["txn-in", "txn-out"], "read_committed", timeout=120.0) and healthy
 
 
-WORKLOADS = {"queue": QueueWorkload, "txn": TransactionsWorkload}
+class ShareWorkload(Workload):
+    name = "share"
+    topics = {"shared": {"min.insync.replicas": "2"}}
+    group = "fault-share"
+    watched_topic = "shared"
+    # Short acquisition locks: the records a consumer held when its commit failed come back within
+    # seconds; a few state partitions, as the fault cluster has a few offsets partitions.
+    broker_config = {"group.share.min.record.lock.duration.ms": 1000, "group.share.record.lock.duration.ms": 3000,
+                     "share.coordinator.state.topic.num.partitions": 3}
+    share_consumers = 3
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # The share consumers outlive stop(): they accept what the final read found.
+        self.share_stopping = threading.Event()
+        self.share_threads: list[threading.Thread] = []
+
+    def setup(self, timeout: float = 60.0) -> None:
+        super().setup(timeout)
+        admin = AdminClient(self.client_config())
+        resource = ConfigResource("GROUP", self.group, incremental_configs=[
+            ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+        for future in admin.incremental_alter_configs([resource]).values():
+            future.result(timeout)
+
+    def start(self) -> None:
+        super().start()
+        self.spawn(self.produce_loop, "p0", "shared")
+        for i in range(self.share_consumers):
+            thread = threading.Thread(target=self._guarded, args=(self.share_loop, f"s{i}"), daemon=True,
+                                      name=f"{self.name}-share_loop-{i}")
+            self.share_threads.append(thread)
+            thread.start()
+
+    def share_loop(self, name: str) -> None:
+        from confluent_kafka import AcknowledgeType, ShareConsumer
+
+        consumer = ShareConsumer(self.client_config(**{"group.id": self.group,
+                                                       "share.acknowledgement.mode": "explicit"}))
+        consumer.subscribe(["shared"])
+        try:
+            while not self.share_stopping.is_set():
+                invoked = self.history.now()
+                messages = [m for m in consumer.poll(0.5) if m.error() is None]
+                if not messages:
+                    continue
+                records = [[m.topic(), m.partition(), m.offset(), m.value().decode()] for m in messages]
+                self.history.record("share-deliver", name, invoked, group=self.group, records=records)
+                for m in messages:
+                    consumer.acknowledge(m, AcknowledgeType.ACCEPT)
+                invoked = self.history.now()
+                try:
+                    results = consumer.commit_sync(10) or {}
+                except KafkaException:
+                    results = {}
+                done = {(tp.topic, tp.partition) for tp, error in results.items() if error is None}
+                for status, part in (("ok", [r for r in records if (r[0], r[1]) in done]),
+                                     ("info", [r for r in records if (r[0], r[1]) not in done])):
+                    if part:
+                        self.history.record("share-accept", name, invoked, group=self.group, status=status,
+                                            records=part)
+        finally:
+            with contextlib.suppress(KafkaException, RuntimeError):
+                consumer.close()
+
+    def share_offsets(self) -> dict[tuple, tuple[int, int]] | None:
+        """{(topic, partition): (start offset, lag)} of the group's share-partitions of `shared`,
+        from the broker coordinating the group (the others answer NOT_COORDINATOR); None when none
+        answered."""
+        from client import WireClient
+
+        request = {"groups": [{"group_id": self.group, "topics": [
+            {"topic_name": "shared", "partitions": list(range(PARTITIONS))}]}]}
+        for broker in self.cluster.brokers.values():
+            try:
+                with WireClient(broker.bootstrap, timeout=5) as client:
+                    [group] = client.call("DescribeShareGroupOffsets", 1, request).groups
+            except (OSError, ConnectionError, TimeoutError):
+                continue
+            if group.error_code or not group.topics:
+                continue
+            parts = group.topics[0].partitions
+            if any(p.error_code for p in parts):
+                continue
+            return {("shared", p.partition_index): (p.start_offset, p.lag) for p in parts}
+        return None
+
+    def finish(self) -> bool:
+        healthy = self.wait_until_healthy()
+        drained = self.drain(["shared"], "read_uncommitted")
+        ends = {}
+        for op in self.history.operations:
+            if op["f"] == "final":
+                ends.update({(t, p): high for t, p, high in op["reached"]})
+        deadline = time.monotonic() + 60.0
+        offsets = None
+        while time.monotonic() < deadline:
+            offsets = self.share_offsets()
+            if offsets is not None and all(max(start, 0) >= ends.get(tp, 0) and lag <= 0
+                                           for tp, (start, lag) in offsets.items()):
+                break
+            time.sleep(1.0)
+        self.share_stopping.set()
+        for thread in self.share_threads:
+            thread.join(20.0)
+        offsets = self.share_offsets() or offsets
+        if offsets is not None:
+            self.history.record("share-final", "share-monitor", group=self.group,
+                                offsets=[[t, p, start, lag] for (t, p), (start, lag) in sorted(offsets.items())])
+        return drained and healthy and offsets is not None
+
+    def close(self) -> None:
+        self.share_stopping.set()
+        super().close()
+
+
+WORKLOADS = {"queue": QueueWorkload, "txn": TransactionsWorkload, "share": ShareWorkload}
 

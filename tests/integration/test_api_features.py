@@ -189,7 +189,8 @@ def test_cluster_keeps_features_in_zookeeper(zookeeper_installed, tmp_path, kafk
         done = kafka_features(bootstrap[other], "disable", "--feature", "group.version")
         assert done.returncode == 0 and "group.version was disabled." in done.stdout, done.stdout + done.stderr
         for node_id in bootstrap:
-            cluster.wait_for(lambda n=node_id: features(bootstrap[n])[1:] == ({"transaction.version": tv, "streams.version": 1}, 1),
+            cluster.wait_for(lambda n=node_id: features(bootstrap[n])[1:] == (
+                                 {"transaction.version": tv, "share.version": 1, "streams.version": 1}, 1),
                              what=f"broker {node_id} to see group.version disabled")
 
         zk = KazooClient(hosts=cluster.zookeeper.connect)
@@ -201,11 +202,12 @@ def test_cluster_keeps_features_in_zookeeper(zookeeper_installed, tmp_path, kafk
             zk.close()
         assert stat.version == 1
         assert json.loads(data) == {"version": 2, "status": 1,
-                                    "features": {"streams.version": {"max_version_level": 1},
+                                    "features": {"share.version": {"max_version_level": 1},
+                                                 "streams.version": {"max_version_level": 1},
                                                  "transaction.version": {"max_version_level": tv}}}
 
         cluster.brokers[other].restart()
-        assert features(bootstrap[other])[1:] == ({"transaction.version": tv, "streams.version": 1}, 1)
+        assert features(bootstrap[other])[1:] == ({"transaction.version": tv, "share.version": 1, "streams.version": 1}, 1)
 
 
 # == transaction.version drives the Java client's transaction protocol ============================

@@ -70,9 +70,9 @@ def test_quick_form_finds_no_anomaly_and_its_faults_bite(tmp_path):
                                cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output, _ = process.communicate(timeout=600)
     assert process.returncode == 0, output
-    assert output.strip().splitlines()[-1] == "faults: 3 runs, 0 anomalies", output
+    assert output.strip().splitlines()[-1] == f"faults: {len(QUICK)} runs, 0 anomalies", output
     table = report.read_text()
-    assert table.strip().splitlines()[-1] == "faults: 3 runs, 0 anomalies"
+    assert table.strip().splitlines()[-1] == f"faults: {len(QUICK)} runs, 0 anomalies"
     for nemesis, workload in QUICK:
         row = next(line for line in table.splitlines() if line.startswith(f"| {nemesis} | {workload} |"))
         cells = [c.strip() for c in row.split("|")]
@@ -80,6 +80,11 @@ def test_quick_form_finds_no_anomaly_and_its_faults_bite(tmp_path):
     # Cutting the leader from ZooKeeper and killing it both move leadership: new leader epochs.
     for nemesis in ("partition-leader-zk", "kill-leader"):
         assert max(leader_epochs(tmp_path / "runs" / f"{nemesis}-queue.jsonl")) >= 1, nemesis
+    # The share workload's consumers accepted records, and the group's state was read at the end.
+    share_ops = [json.loads(line) for line in (tmp_path / "runs" / "kill-leader-share.jsonl").read_text().splitlines()]
+    assert any(op["f"] == "share-accept" and op["status"] == "ok" for op in share_ops)
+    assert any(op["f"] == "share-final" for op in share_ops)
+    assert max(leader_epochs(tmp_path / "runs" / "kill-leader-share.jsonl", "shared")) >= 1
     assert leftovers(process.pid) == []
 
 

@@ -205,7 +205,7 @@ def test_an_isr_expansion_the_monitor_missed_is_no_unclean_election():
 
 def test_every_class_has_a_test():
     tested = {"lost", "duplicate", "reorder", "divergent", "nonmonotonic-poll", "commit-regress", "aborted-read",
-              "uncommitted-read", "partial-txn", "unclean-election"}
+              "uncommitted-read", "partial-txn", "unclean-election", "share-redelivered", "share-lost"}
     assert tested == set(ANOMALY_CLASSES)
 
 
@@ -223,3 +223,62 @@ def test_a_recorded_history_round_trips_through_its_file(tmp_path):
     assert again[0]["value"] == "p0:0" and again[0]["time"] <= again[0]["end"]
     write_history(tmp_path / "copy.jsonl", again)
     assert read_history(tmp_path / "copy.jsonl") == again
+
+
+# -- share groups (the share workload) -------------------------------------------------------------------
+
+
+def share_deliver(process, records, at):
+    return {"f": "share-deliver", "process": process, "time": at - 0.1, "end": at, "group": "s",
+            "records": [[T, p, o, v] for p, o, v in records]}
+
+
+def share_accept(process, records, at, status="ok"):
+    return {"f": "share-accept", "process": process, "time": at - 0.1, "end": at, "group": "s", "status": status,
+            "records": [[T, p, o, v] for p, o, v in records]}
+
+
+def share_final(start, lag, at=12.0):
+    return {"f": "share-final", "process": "share-monitor", "time": at, "end": at, "group": "s",
+            "offsets": [[T, 0, start, lag]]}
+
+
+def clean_share_history():
+    records = [(0, 0, "p0:0"), (0, 1, "p0:1"), (0, 2, "p0:2")]
+    return [*clean_queue_history(), share_deliver("s0", records[:2], 3.0), share_accept("s0", records[:2], 3.5),
+            share_deliver("s1", records[2:], 3.2), share_accept("s1", records[2:], 4.0, status="info"),
+            share_final(3, 0)]
+
+
+def test_a_clean_share_history_has_no_anomaly():
+    report = check(clean_share_history())
+    assert report.valid, report.summary()
+
+
+def test_a_record_delivered_after_its_acceptance_was_confirmed():
+    history = clean_share_history() + [share_deliver("s1", [(0, 1, "p0:1")], 5.0)]
+    [example] = only(check(history), "share-redelivered")
+    assert example["delivered_to"] == "s1" and example["record"] == [T, 0, 1, "p0:1"]
+
+
+def test_a_record_delivered_again_before_the_acceptance_completed_is_no_anomaly():
+    # A lock ran out and the record went to s1 while s0's commit was under way (it then fails: info).
+    history = clean_share_history() + [share_deliver("s1", [(0, 0, "p0:0")], 3.45)]
+    assert check(history).valid
+
+
+def test_two_confirmed_acceptances_of_one_record():
+    history = clean_share_history() + [share_accept("s1", [(0, 0, "p0:0")], 6.0)]
+    assert only(check(history), "share-redelivered")[0]["accepted_again_by"] == "s1"
+
+
+def test_a_record_never_delivered_to_the_share_group_is_lost():
+    history = [op for op in clean_share_history() if not (op["f"] == "share-deliver" and op["process"] == "s1")]
+    [example] = only(check(history), "share-lost")
+    assert example["record"] == [T, 0, 2, "p0:2"]
+
+
+def test_a_share_partition_left_with_records_in_flight_is_lost():
+    history = clean_share_history()[:-1] + [share_final(2, 1)]
+    [example] = only(check(history), "share-lost")
+    assert (example["start_offset"], example["lag"], example["high_watermark"]) == (2, 1, 3)

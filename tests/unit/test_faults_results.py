@@ -64,7 +64,7 @@ def test_the_table_is_rendered_from_all_stored_results(tmp_path):
     assert "lost 7 (documented Kafka behaviour)" in text and '"p0:1"' in text
     assert "| delay | queue | skipped: no way to delay here |" in text
     assert "2 of them of at least 300 s" in text
-    assert "Not run yet (42):" in text and "kill-leader x txn" in text
+    assert "Not run yet (65):" in text and "kill-leader x txn" in text
     assert "A diagnosis." in text
 
 

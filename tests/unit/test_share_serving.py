@@ -174,3 +174,18 @@ def test_batch_ranges_of_fetched_bytes():
     data = bytes(one) + bytes(two)
     assert batch_ranges(data) == [(0, 2), (3, 3)]
     assert batch_ranges(data[:-1]) == [(0, 2)]  # a partial batch at the end is left out
+
+
+def test_share_groups_are_served_by_single_nodes_and_single_worker_cluster_brokers():
+    from broker.features import SHARE_VERSION, supported_features
+    from broker.share_groups import served
+
+    def broker(cluster: bool, workers):
+        quorum = None if cluster else object()
+        return SimpleNamespace(metadata=SimpleNamespace(metadata_quorum=lambda: quorum), workers=workers)
+
+    assert served(broker(False, None)) and served(broker(False, object()))
+    assert served(broker(True, None))
+    assert not served(broker(True, object()))  # a cluster's broker of several worker processes
+    assert SHARE_VERSION in supported_features(share_groups=True)
+    assert SHARE_VERSION not in supported_features(share_groups=False)

@@ -1,0 +1,346 @@
+"""Share groups (KIP-932) in a ZooKeeper-mode cluster, with real share consumers (confluent-kafka's
+ShareConsumer, librdkafka 2.16): three consumers of one share group share a partition replicated
+on three brokers; the partition's leader is SIGKILLed mid-run, then the group's coordinator (the
+leader of its __consumer_offsets partition) and the share-partition's share coordinator (the
+leader of its __share_group_state partition). After recovery every record was accepted, none
+twice: no record whose acceptance the broker confirmed is delivered again, and none is lost.
+Three brokers and a ZooKeeper on loopback."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+import uuid
+
+import pytest
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+if not hasattr(confluent_kafka, "ShareConsumer"):
+    pytest.skip("confluent-kafka without ShareConsumer (needs 2.16+)", allow_module_level=True)
+
+from confluent_kafka import AcknowledgeType, Producer, ShareConsumer  # noqa: E402
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource  # noqa: E402
+
+from client import WireClient  # noqa: E402
+from coordinator.share_state import kafka_uuid_string  # noqa: E402
+from testing.cluster import Cluster, running_cluster  # noqa: E402
+
+pytestmark = [pytest.mark.clients, pytest.mark.timeout(400)]
+
+SHARE_CLUSTER_CONFIG = {
+    # A cluster's broker serves share groups with one worker process (broker/features.py
+    # share_groups_served), also under KAFKA_WIRE_TEST_WORKERS.
+    "num.worker.processes": 1,
+    "share.coordinator.state.topic.num.partitions": 3,
+    "group.share.min.record.lock.duration.ms": 1000,
+    "group.share.record.lock.duration.ms": 3000,
+    "min.insync.replicas": 2,
+}
+
+
+@pytest.fixture(scope="module")
+def cluster(zookeeper_installed):
+    with running_cluster(3, config=SHARE_CLUSTER_CONFIG) as started:
+        yield started
+
+
+class SteadyProducer(threading.Thread):
+    """Produces to partition 0 (idempotent, acks=all), `per_tick` records every 0.1 s, until told
+    to stop; `produced` counts the records written (offsets 0..produced-1 of a fresh topic)."""
+
+    def __init__(self, bootstrap: str, topic: str, per_tick: int = 20) -> None:
+        super().__init__(name="producer", daemon=True)
+        self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
+        self.topic, self.per_tick = topic, per_tick
+        self.stop = threading.Event()
+        self.produced = 0
+        self.failure: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            while not self.stop.is_set():
+                for _ in range(self.per_tick):
+                    self.producer.produce(self.topic, value=str(self.produced).encode(), partition=0)
+                    self.produced += 1
+                self.producer.poll(0)
+                time.sleep(0.1)
+            left = self.producer.flush(60)
+            if left:
+                raise AssertionError(f"{left} records not acknowledged")
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            self.failure = exc
+
+
+def new_group(bootstrap: str) -> str:
+    group = f"sg-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource("GROUP", group, incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(30)
+    return group
+
+
+def find_coordinator(cluster: Cluster, key_type: int, key: str) -> int:
+    def found():
+        with WireClient(cluster.running()[0].bootstrap, timeout=10) as client:
+            [c] = client.call("FindCoordinator", 6, {"key_type": key_type, "coordinator_keys": [key]}).coordinators
+        return c.node_id if c.error_code == 0 and c.node_id > 0 else None
+    return cluster.wait_for(found, 30, f"the coordinator of {key}", interval=0.3)
+
+
+def describe_offsets(cluster: Cluster, group: str, topic: str):
+    """DescribeShareGroupOffsets of partition 0 from the group's coordinator: (start offset, lag)."""
+    def described():
+        node = find_coordinator(cluster, 0, group)
+        with WireClient(cluster.brokers[node].bootstrap, timeout=10) as client:
+            answer = client.call("DescribeShareGroupOffsets", 1, {"groups": [
+                {"group_id": group, "topics": [{"topic_name": topic, "partitions": [0]}]}]})
+        entry = answer.groups[0]
+        if entry.error_code:
+            return None
+        [p] = entry.topics[0].partitions
+        return None if p.error_code else (p.start_offset, p.lag)
+    return cluster.wait_for(described, 30, f"the offsets of share group {group}", interval=0.5)
+
+
+class AcceptingConsumer(threading.Thread):
+    """A share consumer in explicit mode that accepts every record it gets and commits each poll's
+    acknowledgements; it notes each delivery and each acceptance the broker confirmed."""
+
+    def __init__(self, name: str, bootstrap: str, group: str, topic: str, log: "DeliveryLog") -> None:
+        super().__init__(name=name, daemon=True)
+        self.consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group,
+                                       "share.acknowledgement.mode": "explicit"})
+        self.consumer.subscribe([topic])
+        self.log = log
+        self.stop = threading.Event()
+        self.failure: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            while not self.stop.is_set():
+                messages = [m for m in self.consumer.poll(0.5) if m.error() is None]
+                if not messages:
+                    continue
+                offsets = [m.offset() for m in messages]
+                self.log.delivered(self.name, offsets)
+                for m in messages:
+                    self.consumer.acknowledge(m, AcknowledgeType.ACCEPT)
+                try:
+                    results = self.consumer.commit_sync(15)
+                except confluent_kafka.KafkaException as exc:
+                    self.log.unconfirmed(offsets, str(exc))
+                    continue
+                failed = [tp for tp, error in (results or {}).items() if error is not None]
+                if failed or not results:
+                    self.log.unconfirmed(offsets, str(results))
+                else:
+                    self.log.accepted(self.name, offsets)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            self.failure = exc
+        finally:
+            self.consumer.close()
+
+
+class DeliveryLog:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.deliveries: list[tuple[float, str, int]] = []
+        self.confirmed: dict[int, tuple[float, str]] = {}
+        self.accepted_twice: list[tuple[int, str, str]] = []
+        self.delivered_after_acceptance: list[tuple[int, str]] = []
+        self.unconfirmed_offsets: set[int] = set()
+        self.errors: list[str] = []
+
+    def delivered(self, who: str, offsets) -> None:
+        with self.lock:
+            now = time.monotonic()
+            for offset in offsets:
+                self.deliveries.append((now, who, offset))
+                if offset in self.confirmed:
+                    self.delivered_after_acceptance.append((offset, who))
+
+    def accepted(self, who: str, offsets) -> None:
+        with self.lock:
+            for offset in offsets:
+                if offset in self.confirmed:
+                    self.accepted_twice.append((offset, self.confirmed[offset][1], who))
+                else:
+                    self.confirmed[offset] = (time.monotonic(), who)
+
+    def unconfirmed(self, offsets, error: str) -> None:
+        with self.lock:
+            self.unconfirmed_offsets.update(offsets)
+            self.errors.append(error)
+
+    def accepted_count(self) -> int:
+        with self.lock:
+            return len(self.confirmed)
+
+
+def test_share_consumers_survive_leader_and_coordinator_kills(cluster):
+    topic = f"share-cluster-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 1, 3)
+    topic_id = cluster.metadata([topic]).topics[0].topic_id
+    group = new_group(cluster.bootstrap)
+    log = DeliveryLog()
+    producer = SteadyProducer(cluster.bootstrap, topic)
+    producer.start()
+    consumers = [AcceptingConsumer(f"c{i}", cluster.bootstrap, group, topic, log) for i in range(3)]
+    for c in consumers:
+        c.start()
+    killed = []
+    records = None
+    try:
+        def progress(at_least: int, timeout: float = 90) -> None:
+            cluster.wait_for(lambda: log.accepted_count() >= at_least, timeout,
+                             f"{at_least} records accepted (now {log.accepted_count()})", interval=0.2)
+
+        progress(200)
+        leader = cluster.leader_of(topic, 0)
+        cluster.brokers[leader].stop(signal.SIGKILL)
+        killed.append(("data partition leader", leader))
+        cluster.wait_for_leader(topic, 0, not_in={leader}, timeout=30)
+        progress(log.accepted_count() + 300)
+        cluster.brokers[leader].start()
+        cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
+        cluster.wait_for_isr(topic, 0, set(cluster.brokers), timeout=60)
+
+        group_coordinator = find_coordinator(cluster, 0, group)
+        cluster.brokers[group_coordinator].stop(signal.SIGKILL)
+        killed.append(("group coordinator", group_coordinator))
+        progress(log.accepted_count() + 300)
+        cluster.brokers[group_coordinator].start()
+        cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
+
+        share_coordinator = find_coordinator(cluster, 2, f"{group}:{kafka_uuid_string(topic_id)}:0")
+        if share_coordinator != group_coordinator:
+            cluster.wait_for_isr(topic, 0, set(cluster.brokers), timeout=60)
+            cluster.brokers[share_coordinator].stop(signal.SIGKILL)
+            killed.append(("share coordinator", share_coordinator))
+            progress(log.accepted_count() + 300)
+            cluster.brokers[share_coordinator].start()
+            cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
+
+        producer.stop.set()
+        producer.join(90)
+        assert producer.failure is None, repr(producer.failure)
+        records = producer.produced
+        # Every record accepted: the confirmed ones, and those whose commit's answer was lost to a
+        # kill (the broker may have accepted them before it died: then the share-partition's start
+        # offset is past them, and they were never delivered again).
+        def all_done() -> bool:
+            if len(log.confirmed) >= records:
+                return True
+            start, lag = describe_offsets(cluster, group, topic)
+            return start >= records and lag == 0
+        cluster.wait_for(all_done, 180, f"all {records} records accepted (confirmed {log.accepted_count()})",
+                         interval=1)
+    finally:
+        producer.stop.set()
+        for c in consumers:
+            c.stop.set()
+        for c in consumers:
+            c.join(30)
+    for c in consumers:
+        assert c.failure is None, f"{c.name}: {c.failure!r}"
+
+    delivered = {offset for _, _, offset in log.deliveries}
+    assert delivered == set(range(records)), f"never delivered: {sorted(set(range(records)) - delivered)[:20]}"
+    assert not log.accepted_twice, f"accepted twice (offset, first, second): {log.accepted_twice[:20]}"
+    assert not log.delivered_after_acceptance, f"delivered after acceptance: {log.delivered_after_acceptance[:20]}"
+    # Not lost: each record the broker never confirmed accepting was accepted by it all the same.
+    start, lag = describe_offsets(cluster, group, topic)
+    assert (start, lag) == (records, 0), (start, lag, killed)
+    print(f"kills: {killed}; deliveries {len(log.deliveries)}, confirmed {len(log.confirmed)}, "
+          f"unconfirmed commits {len(log.unconfirmed_offsets)}: {log.errors[:5]}")
+
+
+def produce(bootstrap: str, topic: str, count: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    for i in range(count):
+        producer.produce(topic, value=str(i).encode(), partition=0)
+    assert producer.flush(60) == 0
+
+
+def poll_until(c: ShareConsumer, want: int, timeout: float = 40.0) -> list:
+    got = []
+    deadline = time.monotonic() + timeout
+    while len(got) < want and time.monotonic() < deadline:
+        for m in c.poll(0.5):
+            assert m.error() is None, m.error()
+            got.append(m)
+    return got
+
+
+def wait_for_preferred_leaders(cluster: Cluster, timeout: float = 60.0) -> None:
+    """Every partition led by its preferred replica with a full ISR: leadership settled after the
+    restarts of an earlier test (the controller moves leaders back every few seconds)."""
+    def settled():
+        return all(p.leader_id == p.replica_nodes[0] and len(p.isr_nodes) == len(p.replica_nodes)
+                   for t in cluster.metadata().topics for p in t.partitions)
+    cluster.wait_for(settled, timeout, "preferred leaders with full ISRs", interval=0.5)
+
+
+def test_share_group_admin_at_its_coordinator_reaches_state_led_elsewhere(cluster):
+    """The group's coordinator is not the partition's leader: DescribeShareGroupOffsets,
+    AlterShareGroupOffsets and DeleteShareGroupOffsets answer there (other brokers:
+    NOT_COORDINATOR) from the share coordinator's state, and a consumer of the altered group
+    starts where the alter put it (the leader loads the new state)."""
+    wait_for_preferred_leaders(cluster)
+    topic = f"share-admin-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 1, 3)
+    produce(cluster.bootstrap, topic, 10)
+    leader = cluster.leader_of(topic, 0)
+    while True:  # a group whose coordinator is another broker than the partition's leader
+        group = new_group(cluster.bootstrap)
+        coordinator = find_coordinator(cluster, 0, group)
+        if coordinator != leader:
+            break
+    c = ShareConsumer({"bootstrap.servers": cluster.bootstrap, "group.id": group,
+                       "share.acknowledgement.mode": "explicit"})
+    c.subscribe([topic])
+    got = poll_until(c, 10)
+    assert sorted(m.offset() for m in got) == list(range(10))
+    for m in got:
+        c.acknowledge(m, AcknowledgeType.ACCEPT if m.offset() < 4 else AcknowledgeType.RELEASE)
+    c.commit_sync(30)
+    c.close()
+
+    def call(node: int, api: str, version: int, body: dict):
+        with WireClient(cluster.brokers[node].bootstrap, timeout=10) as client:
+            return client.call(api, version, body)
+
+    assert describe_offsets(cluster, group, topic) == (4, 6)
+    elsewhere = next(n for n in cluster.brokers if n != coordinator)
+    refused = call(elsewhere, "DescribeShareGroupOffsets", 1, {"groups": [
+        {"group_id": group, "topics": [{"topic_name": topic, "partitions": [0]}]}]}).groups[0]
+    assert refused.error_code == 16, refused  # NOT_COORDINATOR
+    described = call(elsewhere, "ShareGroupDescribe", 1, {"group_ids": [group],
+                                                          "include_authorized_operations": False}).groups[0]
+    assert described.error_code == 16, described
+    assert call(coordinator, "ShareGroupDescribe", 1, {"group_ids": [group], "include_authorized_operations": False}
+                ).groups[0].group_state == "Empty"
+
+    altered = call(coordinator, "AlterShareGroupOffsets", 0, {"group_id": group, "topics": [
+        {"topic_name": topic, "partitions": [{"partition_index": 0, "start_offset": 2}]}]})
+    assert altered.error_code == 0 and altered.responses[0].partitions[0].error_code == 0, altered
+    assert describe_offsets(cluster, group, topic) == (2, 8)
+    again = ShareConsumer({"bootstrap.servers": cluster.bootstrap, "group.id": group})
+    again.subscribe([topic])
+    try:
+        assert sorted(m.offset() for m in poll_until(again, 8)) == list(range(2, 10))
+        assert poll_until(again, 1, timeout=3) == []
+    finally:
+        again.close()  # accepts them (implicit acknowledgement)
+    assert describe_offsets(cluster, group, topic) == (10, 0)
+
+    deleted = call(coordinator, "DeleteShareGroupOffsets", 0, {"group_id": group, "topics": [{"topic_name": topic}]})
+    assert deleted.error_code == 0 and deleted.responses[0].error_code == 0, deleted
+    [p] = call(coordinator, "DescribeShareGroupOffsets", 1, {"groups": [
+        {"group_id": group, "topics": [{"topic_name": topic, "partitions": [0]}]}]}).groups[0].topics[0].partitions
+    assert (p.error_code, p.start_offset) == (0, -1), p
+    gone = call(coordinator, "DeleteGroups", 2, {"groups_names": [group]}).results[0]
+    assert gone.error_code == 0, gone
