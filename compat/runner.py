@@ -10,7 +10,6 @@ Exit status 1 when a client program failed or a librdkafka test on the allowlist
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import datetime
 import json
@@ -165,7 +164,7 @@ def _lanes(options: Options, log_dir: Path) -> Iterator[list[suite.Lane]]:
     if options.librdkafka:
         lanes_wanted += [("noautocreate", ""), ("default", "sasl")]
     with contextlib.ExitStack() as stack:
-        lanes, brokers = [], []
+        lanes = []
         for number, (scenario, harness) in enumerate(lanes_wanted):
             proxy = stack.enter_context(CountingProxy())
             protocol = "SASL_PLAINTEXT" if harness == "sasl" else "PLAINTEXT"
@@ -180,14 +179,11 @@ def _lanes(options: Options, log_dir: Path) -> Iterator[list[suite.Lane]]:
                 CredentialStore(broker.log_dir).set_password(suite.SASL_USER, suite.SASL_PASSWORD,
                                                              SCRAM_MECHANISMS[suite.SASL_MECHANISM])
             stack.callback(broker.stop)
-            brokers.append(broker)
+            # Started from this thread: a broker is SIGKILLed when the thread that spawned it ends
+            # (testing/processes.py, PR_SET_PDEATHSIG), so not from a pool's short-lived threads.
+            broker.start()
+            proxy.start(("127.0.0.1", broker.port))
             lanes.append(suite.Lane(scenario, proxy.address, proxy, harness))
-        # The brokers boot side by side (each mostly imports and waits on its own start).
-        with concurrent.futures.ThreadPoolExecutor(len(brokers), thread_name_prefix="compat-broker") as pool:
-            for started in [pool.submit(broker.start) for broker in brokers]:
-                started.result()
-        for broker, lane in zip(brokers, lanes):
-            lane.proxy.start(("127.0.0.1", broker.port))
         yield lanes
 
 

@@ -143,12 +143,20 @@ class Brokers:
                        {"plaintext": ours.bootstrap}))
 
     def close(self) -> None:
-        self.starter.shutdown(wait=True, cancel_futures=True)  # a pair being started finishes starting
+        for future in self.starting.values():
+            future.cancel()
+        for future in self.starting.values():  # a pair being started finishes starting
+            if not future.cancelled():
+                with contextlib.suppress(BaseException):
+                    future.result()
         with self.lock:
             stacks, self.stacks = list(self.stacks.values()), {}
         for stack in stacks:
             self.stopper.submit(stack.close)
         self.stopper.shutdown(wait=True)
+        # Only now: the brokers are SIGKILLed when the thread that spawned them ends
+        # (testing/processes.py, PR_SET_PDEATHSIG), and that is the starter's.
+        self.starter.shutdown(wait=True)
 
 
 def _add_scram_users(data_dir: Path, users: dict) -> None:
