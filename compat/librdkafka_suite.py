@@ -64,11 +64,16 @@ KAFKA_PATH = COMPAT_DIR / "kafka-path"
 # left out: one broker. "ak23" is for Kafka 2.3 only. The ACL tests (0081's CreateAcls, 0109,
 # 0115, 0119 through kafka-acls.sh) need an authorizer; with allow.everyone.if.no.acl.found
 # everything without an ACL stays allowed, as on the suite's own permissive clusters.
+# A new group's first rebalance at once (group.initial.rebalance.delay.ms 0, as franz-go's target and
+# the conformance brokers run; the suite's trivup clusters keep Kafka's 3000 ms): the tests create
+# hundreds of groups, 0081_admin alone about 40, each first JoinGroup otherwise held 3 s. The delay
+# itself is tested in tests/unit/test_group_coordinator.py.
 _PERMISSIVE_AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                           "allow.everyone.if.no.acl.found": True}
+_GROUPS = {"group.initial.rebalance.delay.ms": 0}
 SCENARIO_BROKER_CONFIG: dict[str, dict[str, object]] = {
-    "default": {"auto.create.topics.enable": True, "num.partitions": 4, **_PERMISSIVE_AUTHORIZER},
-    "noautocreate": {"auto.create.topics.enable": False, "num.partitions": 4, **_PERMISSIVE_AUTHORIZER},
+    "default": {"auto.create.topics.enable": True, "num.partitions": 4, **_PERMISSIVE_AUTHORIZER, **_GROUPS},
+    "noautocreate": {"auto.create.topics.enable": False, "num.partitions": 4, **_PERMISSIVE_AUTHORIZER, **_GROUPS},
 }
 
 RAN, FAILED, NO_OP, EXCLUDED, LOCAL = "ran", "failed", "no-op", "excluded", "local"
