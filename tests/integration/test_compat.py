@@ -20,7 +20,7 @@ import pytest
 from compat import librdkafka_suite as suite
 from tests.compat_command import run_compat
 
-COMMAND_TIMEOUT = 900  # seconds; the quick form takes about 4 minutes on 2 cores (0081_admin alone is 227 s)
+COMMAND_TIMEOUT = 900  # seconds; the quick form takes about 3 minutes on 2 cores (0081_admin alone ~100 s)
 WHOLE = os.environ.get("KW_SLOW") == "1"  # every allowlisted librdkafka test, the long ones too
 
 pytestmark = [pytest.mark.clients, pytest.mark.timeout(COMMAND_TIMEOUT + 60)]
