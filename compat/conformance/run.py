@@ -29,6 +29,8 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from testing.processes import ProcessFailure
+
 from . import scenarios as scenarios_package
 from .compare import Difference, compare_transcripts
 from .known import explain
@@ -102,10 +104,23 @@ class Brokers:
             self.stopper.submit(stack.close)
 
     def _start_kept(self, profile: Profile) -> tuple[Target, Target]:
-        stack = contextlib.ExitStack()
-        with self.lock:
-            self.stacks[profile.name] = stack
-        return self._start(profile, stack)
+        for attempt in range(3):
+            stack = contextlib.ExitStack()
+            with self.lock:
+                self.stacks[profile.name] = stack
+            try:
+                return self._start(profile, stack)
+            except ProcessFailure as failure:
+                # A free port picked for the pair was taken by someone else (a client's outgoing
+                # connection, say) before the broker bound it: the pair starts again on new ports.
+                if "Address already in use" not in str(failure) or attempt == 2:
+                    raise
+                with self.lock:
+                    self.stacks.pop(profile.name, None)
+                stack.close()
+                print(f"\nconformance: profile {profile.name}: a port was taken before its broker bound it; "
+                      f"starting the pair again", flush=True)
+        raise AssertionError("unreachable")
 
     def _start(self, profile: Profile, stack: contextlib.ExitStack) -> tuple[Target, Target]:
         from testing.broker_process import free_port, running_broker
@@ -257,11 +272,19 @@ def play(case: Case, target: Target) -> tuple[list[dict], str | None]:
 USED_KNOWN: set[str] = set()  # known.py patterns that explained some difference in this run
 
 
+# Plays a case on the reference Kafka while this thread plays it on kafka-wire: the two sessions
+# share nothing (their own connections and brokers, names made from the case's name), and a case
+# mostly waits on answers.
+_KAFKA_SIDE = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="conformance-kafka")
+
+
 def run_case(case: Case, kafka: Target, ours: Target) -> CaseResult:
-    """Plays `case` on both brokers and compares (differences explained against kafka.version)."""
+    """Plays `case` on both brokers, side by side, and compares (differences explained against
+    kafka.version)."""
     started = time.monotonic()
-    kafka_steps, kafka_failure = play(case, kafka)
+    kafka_side = _KAFKA_SIDE.submit(play, case, kafka)
     our_steps, our_failure = play(case, ours)
+    kafka_steps, kafka_failure = kafka_side.result()
     result = CaseResult(case.name, case.scenario.api, case.version, case.scenario.covers, kafka_steps, our_steps,
                         kafka_failure=kafka_failure, our_failure=our_failure)
     differences: list[Difference] = compare_transcripts(case.name, normalise_transcript(kafka_steps),
