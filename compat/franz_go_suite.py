@@ -25,15 +25,18 @@ client over TLS (KGO_TEST_TLS); a result of a pass other than the plain one is n
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import datetime
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -428,10 +431,17 @@ class SuiteReport:
         return counts
 
 
-def run_suite(binary: Path, target: Target, tests: list[str], tls_tests: list[str], records: int | None,
-              timeout: float, log_dir: Path, say: Callable[[str], None] = print,
+def run_suite(binary: Path, target: Target | list[Target], tests: list[str], tls_tests: list[str],
+              records: int | None, timeout: float, log_dir: Path, say: Callable[[str], None] = print,
               scram512: bool = True) -> list[TestResult]:
-    """The plain pass over `tests`, then the SCRAM tests with SCRAM-SHA-512, then `tls_tests` over TLS."""
+    """The plain pass over `tests`, then the SCRAM tests with SCRAM-SHA-512, then `tls_tests` over TLS.
+    Given several targets (brokers), one test process runs on each at once: a broker's counting
+    proxy then sees one process's requests only. The results keep the order of the tests."""
+    targets = target if isinstance(target, list) else [target]
+    target = targets[0]
+    free: queue.SimpleQueue = queue.SimpleQueue()
+    for each in targets:
+        free.put(each)
     passes = [(PLAIN, tests)]
     if scram512 and target.scram_seeds:
         passes.append((SCRAM_512, [t for t in tests if t in SCRAM_TESTS]))
@@ -439,18 +449,29 @@ def run_suite(binary: Path, target: Target, tests: list[str], tls_tests: list[st
         passes.append((TLS, tls_tests))
     results = []
     (log_dir / "tests").mkdir(parents=True, exist_ok=True)
-    for harness, names in passes:
-        for name in names:
-            log_path = log_dir / "tests" / f"{name}{'@' + harness if harness else ''}.log"
-            found = run_test(binary, name, target, harness, records, timeout, log_path)
-            results += found
-            top = found[0]
-            subtests = found[1:]
-            detail = f": {top.reason}" if top.reason and top.outcome != LOCAL else ""
-            extra = ""
-            if subtests:
-                extra = " [" + ", ".join(f"{r.name.split('/', 1)[1]} {r.outcome}" for r in subtests) + "]"
+    said = threading.Lock()
+
+    def one(harness: str, name: str) -> list[TestResult]:
+        log_path = log_dir / "tests" / f"{name}{'@' + harness if harness else ''}.log"
+        mine = free.get()
+        try:
+            found = run_test(binary, name, mine, harness, records, timeout, log_path)
+        finally:
+            free.put(mine)
+        top = found[0]
+        subtests = found[1:]
+        detail = f": {top.reason}" if top.reason and top.outcome != LOCAL else ""
+        extra = ""
+        if subtests:
+            extra = " [" + ", ".join(f"{r.name.split('/', 1)[1]} {r.outcome}" for r in subtests) + "]"
+        with said:
             say(f"{top.key}: {top.outcome} ({top.duration:.1f}s){extra}{detail}")
+        return found
+
+    with concurrent.futures.ThreadPoolExecutor(len(targets), thread_name_prefix="kgo") as pool:
+        for harness, names in passes:
+            for found in pool.map(lambda name: one(harness, name), names):
+                results += found
     return results
 
 
@@ -462,7 +483,8 @@ def tls_candidates(results: Iterable[TestResult]) -> list[str]:
 
 
 def run(*, binary: Path, target_factory, tests: list[str] | None, quick: bool, records: int | None,
-        timeout: float, log_dir: Path, tls: bool, grow: bool, say: Callable[[str], None] = print) -> SuiteReport:
+        timeout: float, log_dir: Path, tls: bool, grow: bool, say: Callable[[str], None] = print,
+        parallel: int = 1) -> SuiteReport:
     all_tests = list_tests(binary)
     selected = tests is not None or quick
     if tests is None:
@@ -474,18 +496,23 @@ def run(*, binary: Path, target_factory, tests: list[str] | None, quick: bool, r
                          datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0), selected=selected)
     report.allowlist = read_allowlist()
     began = time.monotonic()
-    with target_factory(log_dir) as target:
+    with contextlib.ExitStack() as stack:
+        # `parallel` brokers (targets), each running one test process at a time.
+        targets = [stack.enter_context(target_factory(log_dir if n == 0 else log_dir / f"target-{n}"))
+                   for n in range(max(1, parallel))]
+        target = targets[0]
         report.target = target.name
         report.reference = target.name != "kafka-wire"
-        say(f"franz-go {report.version} kgo tests against {target.name} (KGO_SEEDS={target.seeds}, "
-            f"KGO_TEST_RECORDS={records or 'kgo default'}; logs in {log_dir / 'tests'})")
-        plain_only = dataclasses.replace(target, tls_seeds=None)
+        say(f"franz-go {report.version} kgo tests against {target.name} (KGO_SEEDS="
+            f"{','.join(t.seeds for t in targets)}, KGO_TEST_RECORDS={records or 'kgo default'}; "
+            f"logs in {log_dir / 'tests'})")
+        plain_only = [dataclasses.replace(t, tls_seeds=None) for t in targets]
         report.results = run_suite(binary, plain_only, tests, [], records, timeout, log_dir, say)
         if tls and target.tls_seeds:
             tls_tests = list(QUICK_TLS_TESTS) if quick else tls_candidates(report.results)
             report.results += [TestResult(name, EXCLUDED, reason=why, harness=TLS)
                                for name, why in TLS_EXCLUDED.items() if name in tests and not quick]
-            report.results += run_suite(binary, target, [], tls_tests, records, timeout, log_dir, say,
+            report.results += run_suite(binary, targets, [], tls_tests, records, timeout, log_dir, say,
                                         scram512=False)
     report.elapsed = time.monotonic() - began
     if grow:

@@ -16,6 +16,7 @@ import json
 import platform
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,12 +35,13 @@ DEFAULT_KAFKA_VERSION = "3.9.0"  # what Spark 4.0's connector is built on; librd
 @dataclass
 class Options:
     bootstrap: str | None = None  # an already running broker (the default scenario's)
-    quick: bool = False  # CI form: smaller client runs, only the allowlisted librdkafka tests
+    quick: bool = False  # CI form: smaller client runs, the allowlisted librdkafka tests but QUICK_LEAVES_OUT
+    whole_allowlist: bool = False  # with quick: every allowlisted librdkafka test
     clients: bool = True
     librdkafka: bool = True
     tests: list[str] | None = None  # librdkafka test names or numbers to run (default: all, or the allowlist)
     kafka_version: str = DEFAULT_KAFKA_VERSION
-    workers: int = 3
+    workers: int = 5  # lanes for the default scenario; the tests mostly wait (about 0.15 cores on average)
     process_timeout: float = 300.0
     results_path: Path = RESULTS_PATH
     log_dir: Path | None = None
@@ -59,6 +61,7 @@ class CompatReport:
     allowlist: list[str] = field(default_factory=list)
     allowlist_added: list[str] = field(default_factory=list)
     retried_passes: list[str] = field(default_factory=list)  # allowlisted tests that passed only alone
+    left_out: list[str] = field(default_factory=list)  # allowlisted tests the quick form did not run
     log_dir: Path | None = None
 
     @property
@@ -101,13 +104,40 @@ def run(options: Options, say=print) -> CompatReport:
     began = time.monotonic()
     report.log_dir = options.log_dir or suite.temporary_log_dir()
     report.allowlist = suite.read_allowlist()
+    said = threading.Lock()
+    unlocked_say = say
+
+    def say(line: str) -> None:  # the client programs and librdkafka's tests report from their own threads
+        with said:
+            unlocked_say(line)
+
     with _lanes(options, report.log_dir) as lanes:
         say("broker(s): " + ", ".join(f"{lane.scenario}{'/' + lane.harness if lane.harness else ''}={lane.bootstrap}"
                                       for lane in lanes))
-        if options.clients:
-            _run_clients(options, lanes[0].bootstrap, report, say)
-        if options.librdkafka:
-            _run_librdkafka(options, lanes, report, say)
+        if options.clients and options.librdkafka and not options.bootstrap:
+            # The client programs have a broker of their own (the first) and run beside librdkafka's
+            # tests, which mostly wait on timers.
+            errors: list[BaseException] = []
+
+            def run_clients() -> None:
+                try:
+                    _run_clients(options, lanes[0].bootstrap, report, say)
+                except BaseException as error:  # raised again below, in this thread
+                    errors.append(error)
+
+            clients = threading.Thread(target=run_clients, name="compat-clients", daemon=True)
+            clients.start()
+            try:
+                _run_librdkafka(options, lanes[1:], report, say)
+            finally:
+                clients.join()
+            if errors:
+                raise errors[0]
+        else:
+            if options.clients:
+                _run_clients(options, lanes[0].bootstrap, report, say)
+            if options.librdkafka:
+                _run_librdkafka(options, lanes, report, say)
     report.elapsed = time.monotonic() - began
     if options.grow_allowlist and report.suite_results is not None:
         report.allowlist_added = suite.grow_allowlist(report.suite_results)
@@ -118,8 +148,9 @@ def run(options: Options, say=print) -> CompatReport:
 @contextlib.contextmanager
 def _lanes(options: Options, log_dir: Path) -> Iterator[list[suite.Lane]]:
     """The brokers to test: the given one, or brokers started here, each behind a counting proxy
-    it advertises to clients: `workers` for librdkafka's default scenario (the first also serves
-    the client programs) and one for its 'noautocreate' scenario."""
+    it advertises to clients: one for the client programs, `workers` for librdkafka's default
+    scenario, one for its 'noautocreate' scenario and one for its SASL pass (when only one of the
+    two runs, the first broker serves it)."""
     if options.bootstrap:
         yield [suite.Lane("default", options.bootstrap)]
         return
@@ -128,7 +159,8 @@ def _lanes(options: Options, log_dir: Path) -> Iterator[list[suite.Lane]]:
 
     from .traffic import CountingProxy
 
-    lanes_wanted = [("default", "")] * max(1, options.workers if options.librdkafka else 1)
+    lanes_wanted = [("default", "")] * (max(1, options.workers if options.librdkafka else 1)
+                                        + (1 if options.clients and options.librdkafka else 0))
     if options.librdkafka:
         lanes_wanted += [("noautocreate", ""), ("default", "sasl")]
     with contextlib.ExitStack() as stack:
@@ -147,6 +179,8 @@ def _lanes(options: Options, log_dir: Path) -> Iterator[list[suite.Lane]]:
                 CredentialStore(broker.log_dir).set_password(suite.SASL_USER, suite.SASL_PASSWORD,
                                                              SCRAM_MECHANISMS[suite.SASL_MECHANISM])
             stack.callback(broker.stop)
+            # Started from this thread: a broker is SIGKILLed when the thread that spawned it ends
+            # (testing/processes.py, PR_SET_PDEATHSIG), so not from a pool's short-lived threads.
             broker.start()
             proxy.start(("127.0.0.1", broker.port))
             lanes.append(suite.Lane(scenario, proxy.address, proxy, harness))
@@ -184,7 +218,8 @@ def _run_librdkafka(options: Options, lanes: list[suite.Lane], report: CompatRep
     selected = options.tests
     sasl_selected = list(suite.SASL_TESTS)
     if selected is None and options.quick:
-        selected = [key for key in report.allowlist if "@" not in key]
+        selected = suite.quick_selection(report.allowlist, options.whole_allowlist)
+        report.left_out = [key for key in report.allowlist if "@" not in key and key not in selected]
         sasl_selected = [key.split("@")[0] for key in report.allowlist if key.endswith("@sasl")]
     elif selected is not None:
         sasl_selected = [name for name in sasl_selected if name in selected or name.split("_")[0] in selected]
@@ -200,19 +235,40 @@ def _run_librdkafka(options: Options, lanes: list[suite.Lane], report: CompatRep
     say(f"librdkafka {build.version} test suite: {len(tests)} tests, {len(sasl_tests)} more over SASL, "
         f"logs in {report.log_dir / 'librdkafka'}")
 
+    said = threading.Lock()  # the plain and the SASL pass report from their own threads
+
     def show(result: suite.TestResult) -> None:
         if result.outcome in (suite.LOCAL, suite.EXCLUDED):
             return
         apis = result.broker_requests
         detail = f" - {result.reason}" if result.reason else ""
-        say(f"  {result.key:<48} {result.outcome:<7} {result.duration:6.1f}s  {apis:5d} requests{detail}")
+        with said:
+            say(f"  {result.key:<48} {result.outcome:<7} {result.duration:6.1f}s  {apis:5d} requests{detail}")
 
     log_dir = report.log_dir / "librdkafka"
-    report.suite_results = suite.run_tests(build, tests, plain_lanes, options.kafka_version, log_dir,
-                                           process_timeout=options.process_timeout, on_result=show)
-    if sasl_tests:
-        report.suite_results += suite.run_tests(build, sasl_tests, sasl_lanes, options.kafka_version, log_dir,
-                                                process_timeout=options.process_timeout, on_result=show)
+    # The SASL pass has its own broker: it runs beside the plain one, not after it.
+    sasl_results: list[suite.TestResult] = []
+    sasl_errors: list[BaseException] = []
+
+    def run_sasl() -> None:
+        try:
+            sasl_results.extend(suite.run_tests(build, sasl_tests, sasl_lanes, options.kafka_version, log_dir,
+                                                process_timeout=options.process_timeout, on_result=show))
+        except BaseException as error:  # raised again below, in the caller's thread
+            sasl_errors.append(error)
+
+    sasl_thread = threading.Thread(target=run_sasl, name="librdkafka-sasl", daemon=True) if sasl_tests else None
+    if sasl_thread is not None:
+        sasl_thread.start()
+    try:
+        report.suite_results = suite.run_tests(build, tests, plain_lanes, options.kafka_version, log_dir,
+                                               process_timeout=options.process_timeout, on_result=show)
+    finally:
+        if sasl_thread is not None:
+            sasl_thread.join()
+    if sasl_errors:
+        raise sasl_errors[0]
+    report.suite_results += sasl_results
     _retry_allowlisted_failures(options, build, report, plain_lanes, sasl_lanes, log_dir, say, show)
 
 
@@ -264,6 +320,8 @@ def summary_text(report: CompatReport) -> str:
                         if report.allowlist_failures else ""))
         if report.retried_passes:
             lines.append(f"passed only when run again alone: {', '.join(report.retried_passes)}")
+        if report.left_out:
+            lines.append(f"allowlisted, left to --whole-allowlist by the quick form: {', '.join(report.left_out)}")
         if report.allowlist_missing:
             lines.append(f"allowlisted but not in this suite: {', '.join(report.allowlist_missing)}")
         if report.allowlist_added:
@@ -287,11 +345,13 @@ def _git_revision() -> str:
 
 def results_markdown(report: CompatReport) -> str:
     o = report.options
-    mode = "quick (CI form: smaller client runs, allowlisted librdkafka tests only)" if o.quick else "full"
+    mode = ("quick (CI form: smaller client runs, allowlisted librdkafka tests only"
+            + (", all of them)" if o.whole_allowlist else ", but the ones QUICK_LEAVES_OUT names)")) if o.quick else "full"
     out = [
         "# Compatibility results",
         "",
-        f"Written by `kafka-wire compat{' --quick' if o.quick else ''}` on {report.started.isoformat()} "
+        f"Written by `kafka-wire compat{' --quick' if o.quick else ''}"
+        f"{' --whole-allowlist' if o.quick and o.whole_allowlist else ''}` on {report.started.isoformat()} "
         f"(kafka-wire {_git_revision()}, Python {platform.python_version()}, mode: {mode}, "
         f"{report.elapsed:.0f}s). Broker: {o.bootstrap or 'started by the command'}; "
         f"librdkafka tests run with TEST_KAFKA_VERSION={o.kafka_version}.",
@@ -336,7 +396,10 @@ def results_markdown(report: CompatReport) -> str:
         f"Allowlist (`compat/librdkafka-allowlist.txt`): {len(report.allowlist)} tests; "
         f"{len(report.allowlist_failures)} failed in this run"
         + (f" ({', '.join(r.key for r in report.allowlist_failures)})" if report.allowlist_failures else "")
-        + ".",
+        + "."
+        + (f" The quick form left out {len(report.left_out)} (run by `--quick --whole-allowlist` and the full "
+           f"run; compat/librdkafka_suite.py QUICK_LEAVES_OUT says which test covers each): "
+           f"{', '.join(report.left_out)}." if report.left_out else ""),
         "",
         "| test | class | seconds | requests sent (beyond ApiVersions) | reason |",
         "| --- | --- | ---: | ---: | --- |",
@@ -371,6 +434,7 @@ def results_json(report: CompatReport) -> dict:
             "allowlist": report.allowlist,
             "allowlist_failures": [r.key for r in report.allowlist_failures],
             "allowlist_missing": report.allowlist_missing,
+            "left_out": report.left_out,
             "tests": [r.as_json() for r in report.suite_results],
         },
         "librdkafka_problem": report.suite_problem,

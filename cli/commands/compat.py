@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# franz-go's quick form (CI) runs this many kgo test processes at once, each against its own broker
+# (whose counting proxy then sees that process only): they mostly wait on the broker.
+QUICK_PARALLEL = 3
 
 def run_reference(args) -> int:
     """`kafka-wire compat reference`: the real Apache Kafka, KRaft single node, until Ctrl-C."""
@@ -56,7 +59,8 @@ def run_franz_go(args) -> int:
         report = franz_go.run(binary=binary, target_factory=target, tests=tests, quick=args.quick, records=records,
                               timeout=args.test_timeout, log_dir=log_dir, tls=not args.no_tls,
                               grow=args.grow_allowlist and not args.against_kafka,
-                              say=lambda line: print(line, flush=True))
+                              say=lambda line: print(line, flush=True),
+                              parallel=args.parallel or (QUICK_PARALLEL if args.quick and not args.against_kafka else 1))
     except franz_go.SuiteUnavailable as problem:  # e.g. no openssl for the TLS listener's certificate
         print(f"kafka-wire compat franz-go: {problem}")
         return 1
@@ -117,6 +121,7 @@ def run(args) -> int:
     options = Options(
         bootstrap=args.bootstrap,
         quick=args.quick,
+        whole_allowlist=args.whole_allowlist,
         clients=not args.no_clients,
         librdkafka=not args.no_librdkafka,
         tests=tests,
@@ -144,14 +149,18 @@ def register(subparsers) -> None:
                         help="test this running broker instead of starting one (librdkafka's 'noautocreate' "
                              "scenario tests are then excluded)")
     parser.add_argument("--quick", action="store_true",
-                        help="CI form: smaller client runs and only the allowlisted librdkafka tests")
+                        help="CI form: smaller client runs and the allowlisted librdkafka tests but a few long ones "
+                             "whose broker side others cover (compat/librdkafka_suite.py QUICK_LEAVES_OUT)")
+    parser.add_argument("--whole-allowlist", action="store_true",
+                        help="with --quick: every allowlisted librdkafka test, the long ones too")
     parser.add_argument("--tests", metavar="LIST",
                         help="librdkafka tests to run, by number or name, comma-separated (default: all; "
                              "with --quick: the allowlist)")
     parser.add_argument("--no-clients", action="store_true", help="skip the client programs")
     parser.add_argument("--no-librdkafka", action="store_true", help="skip librdkafka's test suite")
     parser.add_argument("--kafka-version", help="TEST_KAFKA_VERSION for librdkafka's tests (default 3.9.0)")
-    parser.add_argument("--workers", type=int, default=3, help="librdkafka test processes at once (default 3)")
+    parser.add_argument("--workers", type=int, default=5,
+                        help="librdkafka test processes at once, each with its own broker (default 5)")
     parser.add_argument("--test-timeout", type=float, default=300.0,
                         help="seconds one librdkafka test process may take (default 300)")
     parser.add_argument("--results", metavar="PATH",
@@ -232,6 +241,9 @@ def register(subparsers) -> None:
     franz_go.add_argument("--results", metavar="PATH",
                           help="write the results section here (default: compat/RESULTS.md for full runs)")
     franz_go.add_argument("--log-dir", metavar="DIR", help="keep the broker's data and every test's output here")
+    franz_go.add_argument("--parallel", type=int, metavar="N",
+                          help=f"brokers started, each running one test process at a time (default 1; "
+                               f"{QUICK_PARALLEL} with --quick against kafka-wire)")
     franz_go.add_argument("--grow-allowlist", action="store_true",
                           help="append tests that ran and passed to compat/franz-go-allowlist.txt")
     franz_go.set_defaults(func=run)

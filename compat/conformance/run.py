@@ -1,7 +1,8 @@
 """`kafka-wire compat --against-kafka VERSION`: every case against Kafka and kafka-wire, compared, reported.
 
 For each profile a case needs, one reference Kafka and one kafka-wire broker are started (fresh data
-directories), once per run. Each case is played on Kafka, then on kafka-wire; both transcripts are
+directories), once per run: the next profiles' pairs start in the background while a profile's cases
+play, and each pair stops once its profile is done. Each case is played on Kafka, then on kafka-wire; both transcripts are
 normalised (normalize.py) and compared (compare.py); each difference is looked up in known.py.
 The report goes to compat/CONFORMANCE.md with the raw results in compat/CONFORMANCE.json (one
 section per Kafka version run, so the 4.x and 3.9 runs sit side by side). The last line printed is
@@ -13,6 +14,7 @@ and the exit status is 1 when U > 0 or a case could not be run on one side but c
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import fnmatch
 import importlib
@@ -21,10 +23,13 @@ import os
 import pkgutil
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from testing.processes import ProcessFailure
 
 from . import scenarios as scenarios_package
 from .compare import Difference, compare_transcripts
@@ -67,20 +72,57 @@ class CaseResult:
 
 
 class Brokers:
-    """Both brokers of each profile, started on first use, stopped at the end."""
+    """Both brokers of each profile, stopped once its cases are played (release) or at the end.
+
+    `prepare(names)` starts the profiles' pairs in the order given, one after another, in a
+    background thread, so the next profile's Kafka JVM and kafka-wire boot while the current
+    profile's cases play (the cases wait on answers more than they use the cores); `pair(name)`
+    waits for its own. A released pair is stopped in the background too."""
 
     def __init__(self, version: str, work_dir: Path):
         self.version = version
         self.work_dir = work_dir
-        self.stack = contextlib.ExitStack()
-        self.targets: dict[str, tuple[Target, Target]] = {}
+        self.starting: dict[str, concurrent.futures.Future] = {}
+        self.stacks: dict[str, contextlib.ExitStack] = {}  # started pairs not yet released
+        self.lock = threading.Lock()
+        self.starter = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="conformance-start")
+        self.stopper = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="conformance-stop")
+
+    def prepare(self, profile_names) -> None:
+        for name in profile_names:
+            if name not in self.starting:
+                self.starting[name] = self.starter.submit(self._start_kept, PROFILES[name])
 
     def pair(self, profile_name: str) -> tuple[Target, Target]:
-        if profile_name not in self.targets:
-            self.targets[profile_name] = self._start(PROFILES[profile_name])
-        return self.targets[profile_name]
+        self.prepare([profile_name])
+        return self.starting[profile_name].result()
 
-    def _start(self, profile: Profile) -> tuple[Target, Target]:
+    def release(self, profile_name: str) -> None:
+        with self.lock:
+            stack = self.stacks.pop(profile_name, None)
+        if stack is not None:
+            self.stopper.submit(stack.close)
+
+    def _start_kept(self, profile: Profile) -> tuple[Target, Target]:
+        for attempt in range(3):
+            stack = contextlib.ExitStack()
+            with self.lock:
+                self.stacks[profile.name] = stack
+            try:
+                return self._start(profile, stack)
+            except ProcessFailure as failure:
+                # A free port picked for the pair was taken by someone else (a client's outgoing
+                # connection, say) before the broker bound it: the pair starts again on new ports.
+                if "Address already in use" not in str(failure) or attempt == 2:
+                    raise
+                with self.lock:
+                    self.stacks.pop(profile.name, None)
+                stack.close()
+                print(f"\nconformance: profile {profile.name}: a port was taken before its broker bound it; "
+                      f"starting the pair again", flush=True)
+        raise AssertionError("unreachable")
+
+    def _start(self, profile: Profile, stack: contextlib.ExitStack) -> tuple[Target, Target]:
         from testing.broker_process import free_port, running_broker
         from client import ClientSecurity
         from compat.reference_kafka import running_reference_kafka
@@ -92,14 +134,14 @@ class Brokers:
         our_dir = self.work_dir / f"kafka-wire-{profile.name}"
         if profile.scram_users:
             _add_scram_users(our_dir / "logs", profile.scram_users)  # testing.broker_process's log.dirs
-        kafka = self.stack.enter_context(running_reference_kafka(
+        kafka = stack.enter_context(running_reference_kafka(
             self.version, data_dir=self.work_dir / f"kafka-{profile.name}", port=ports.kafka,
             controller_port=ports.kafka_controller,
             config={**profile.common, **profile.kafka_only, **kafka_config},
             format_args=profile.kafka_format_args + tuple(
                 arg for name, password in profile.scram_users.items()
                 for arg in ("--add-scram", f"SCRAM-SHA-256=[name={name},password={password}]"))))
-        ours = self.stack.enter_context(running_broker(
+        ours = stack.enter_context(running_broker(
             our_dir, port=ports.ours, config={**profile.common, **profile.ours_only, **our_config},
             require_clean_exit=False))
         for bootstrap in (kafka.bootstrap, ours.bootstrap) if profile.warm else ():
@@ -116,7 +158,20 @@ class Brokers:
                        {"plaintext": ours.bootstrap}))
 
     def close(self) -> None:
-        self.stack.close()
+        for future in self.starting.values():
+            future.cancel()
+        for future in self.starting.values():  # a pair being started finishes starting
+            if not future.cancelled():
+                with contextlib.suppress(BaseException):
+                    future.result()
+        with self.lock:
+            stacks, self.stacks = list(self.stacks.values()), {}
+        for stack in stacks:
+            self.stopper.submit(stack.close)
+        self.stopper.shutdown(wait=True)
+        # Only now: the brokers are SIGKILLed when the thread that spawned them ends
+        # (testing/processes.py, PR_SET_PDEATHSIG), and that is the starter's.
+        self.starter.shutdown(wait=True)
 
 
 def _add_scram_users(data_dir: Path, users: dict) -> None:
@@ -217,11 +272,19 @@ def play(case: Case, target: Target) -> tuple[list[dict], str | None]:
 USED_KNOWN: set[str] = set()  # known.py patterns that explained some difference in this run
 
 
+# Plays a case on the reference Kafka while this thread plays it on kafka-wire: the two sessions
+# share nothing (their own connections and brokers, names made from the case's name), and a case
+# mostly waits on answers.
+_KAFKA_SIDE = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="conformance-kafka")
+
+
 def run_case(case: Case, kafka: Target, ours: Target) -> CaseResult:
-    """Plays `case` on both brokers and compares (differences explained against kafka.version)."""
+    """Plays `case` on both brokers, side by side, and compares (differences explained against
+    kafka.version)."""
     started = time.monotonic()
-    kafka_steps, kafka_failure = play(case, kafka)
+    kafka_side = _KAFKA_SIDE.submit(play, case, kafka)
     our_steps, our_failure = play(case, ours)
+    kafka_steps, kafka_failure = kafka_side.result()
     result = CaseResult(case.name, case.scenario.api, case.version, case.scenario.covers, kafka_steps, our_steps,
                         kafka_failure=kafka_failure, our_failure=our_failure)
     differences: list[Difference] = compare_transcripts(case.name, normalise_transcript(kafka_steps),
@@ -281,6 +344,7 @@ def main(version: str, quick: bool = False, scenarios: str | None = None, report
             by_profile: dict[str, list] = {}
             for item in chosen:
                 by_profile.setdefault(item.profile, []).append(item)
+            brokers.prepare(by_profile)
             for profile, items in by_profile.items():
                 kafka, ours = brokers.pair(profile)
                 if our_versions is None:
@@ -295,6 +359,7 @@ def main(version: str, quick: bool = False, scenarios: str | None = None, report
                     print(mark, end="", flush=True)
                     if result.seconds > SLOW_CASE_SECONDS:
                         print(f"\nconformance: {result.case} took {result.seconds:.1f} s", flush=True)
+                brokers.release(profile)
             print()
         finally:
             brokers.close()

@@ -316,6 +316,8 @@ def run_in_child(nemesis: str, workload: str, seconds: float, out_dir: Path, res
                                    # SIGTERM, which removes its namespaces, when the runner dies
                                    preexec_fn=functools.partial(die_with_parent, signal.SIGTERM))
         children[(nemesis, workload)] = process
+        # Its namespaces and links are named after this process id (netns.py).
+        print(f"{nemesis} x {workload}: process {process.pid}", flush=True)
         try:
             status = process.wait()
         finally:

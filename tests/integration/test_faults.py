@@ -65,10 +65,15 @@ def leader_epochs(history: Path, topic: str = "queue") -> set[int]:
 
 
 def test_quick_form_finds_no_anomaly_and_its_faults_bite(tmp_path):
+    """The quick form's runs go side by side (`--parallel`, each in its own process and networks):
+    they mostly wait (20 s of faults each), so together they take about as long as one."""
     report = tmp_path / "FAULTS.md"
-    process = subprocess.Popen(faults_command("--quick", "--out-dir", str(tmp_path / "runs"), "--results", str(report)),
+    process = subprocess.Popen(faults_command("--quick", "--parallel", str(len(QUICK)), "--out-dir",
+                                              str(tmp_path / "runs"), "--results", str(report)),
                                cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output, _ = process.communicate(timeout=600)
+    children = [int(line.rsplit(" ", 1)[1]) for line in output.splitlines() if ": process " in line]
+    assert len(children) == len(QUICK), output
     assert process.returncode == 0, output
     assert output.strip().splitlines()[-1] == f"faults: {len(QUICK)} runs, 0 anomalies", output
     table = report.read_text()
@@ -85,7 +90,7 @@ def test_quick_form_finds_no_anomaly_and_its_faults_bite(tmp_path):
     assert any(op["f"] == "share-accept" and op["status"] == "ok" for op in share_ops)
     assert any(op["f"] == "share-final" for op in share_ops)
     assert max(leader_epochs(tmp_path / "runs" / "kill-leader-share.jsonl", "shared")) >= 1
-    assert leftovers(process.pid) == []
+    assert [name for pid in (process.pid, *children) for name in leftovers(pid)] == []
 
 
 def test_a_run_stopped_halfway_removes_its_namespaces(tmp_path):

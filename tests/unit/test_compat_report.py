@@ -331,3 +331,74 @@ def test_a_failed_allowlisted_test_runs_again_alone_and_keeps_the_first_reason(m
     assert "first run failed: timed out awaiting an event" in report.suite_results[0].reason
     assert report.retried_passes == ["0102_static_group_rebalance"]
     assert [r.key for r in report.allowlist_failures] == ["0012_produce_consume"]
+
+
+def test_the_quick_form_leaves_out_the_named_long_tests_and_runs_sasl_beside_the_plain_pass(monkeypatch, tmp_path):
+    import datetime
+    import threading
+
+    from compat import runner
+
+    left_out = next(iter(suite.QUICK_LEAVES_OUT))
+    names = ["0001_multiobj", "0012_produce_consume", left_out, "0081_admin"]
+    tests = [suite.SuiteTest(name, frozenset(), ("default",)) for name in names]
+
+    class Build:
+        version = "2.0.2"
+
+        def tests(self):
+            return tests
+
+    monkeypatch.setattr(suite, "ensure_built", lambda say: Build())
+    sasl_started = threading.Event()
+    runs = {}
+
+    def run_tests(build, chosen, lanes, kafka_version, log_dir, process_timeout, on_result):
+        harness = lanes[0].harness
+        if harness == "sasl":
+            sasl_started.set()
+        else:  # the plain pass sees the SASL pass start before it ends
+            runs["sasl beside plain"] = sasl_started.wait(60)
+        runs[harness] = [t.name for t in chosen]
+        return [suite.TestResult(t, suite.RAN, harness=harness) for t in chosen]
+
+    monkeypatch.setattr(suite, "run_tests", run_tests)
+    lanes = [suite.Lane("default", "a:1"), suite.Lane("default", "b:1", harness="sasl")]
+
+    def run(options):
+        report = runner.CompatReport(options, datetime.datetime.now(), log_dir=tmp_path)
+        report.allowlist = [*names[:3], "0001_multiobj@sasl"]
+        runner._run_librdkafka(options, lanes, report, lambda line: None)
+        return report
+
+    report = run(runner.Options(quick=True))
+    assert runs == {"sasl beside plain": True, "": ["0001_multiobj", "0012_produce_consume"],
+                    "sasl": ["0001_multiobj"]}
+    assert report.left_out == [left_out]
+    assert runner.results_json(report)["librdkafka"]["left_out"] == [left_out]
+    assert f"left out 1 (run by `--quick --whole-allowlist`" in runner.results_markdown(report)
+    assert not report.allowlist_failures
+
+    runs.clear()
+    report = run(runner.Options(quick=True, whole_allowlist=True))
+    assert runs[""] == names[:3] and report.left_out == []
+
+
+def test_the_longest_tests_start_first(monkeypatch, tmp_path):
+    names = ["0001_multiobj", "0012_produce_consume", "0081_admin", "0045_subscribe_update",
+             "0045_subscribe_update_non_exist_and_partchange", "0102_static_group_rebalance"]
+    tests = [suite.SuiteTest(name, frozenset(), ("default",)) for name in names]
+    started = []
+
+    def run_process(build, group, lane, kafka_version, log_dir, process_timeout):
+        started.append(group[0].number)
+        return [suite.TestResult(t, suite.RAN) for t in group]
+
+    monkeypatch.setattr(suite, "_run_process", run_process)
+    suite.run_tests(None, tests, [suite.Lane("default", "a:1")], "3.9.0", tmp_path)
+    # 0081 (227 s), 0102 (51 s), 0045 (two tests of one process, 15 + 15 s), then by number.
+    assert started == ["0081", "0102", "0045", "0001", "0012"]
+    started.clear()
+    suite.run_tests(None, tests, [suite.Lane("default", "a:1")], "3.9.0", tmp_path,
+                    expected={"0001_multiobj": 1.0})
+    assert started == ["0001", "0012", "0045", "0081", "0102"]
