@@ -163,6 +163,19 @@ def _version_arg(text: str) -> int | None:
     return version
 
 
+def _answer_format(query: dict, parsed: ParsedSchema, body: dict) -> dict:
+    """The query a registration's answer formats its schema by: the request's `format`; a
+    Protobuf schema sent serialized (base64, as confluent-kafka's ProtobufSerializer sends it)
+    is answered serialized too, since that client caches the answer's text under the id and
+    its deserializer then reads that text as a serialized FileDescriptorProto."""
+    if query.get("format") or parsed.schema_type != PROTOBUF:
+        return query
+    text = body.get("schema", "").strip()
+    if text and not any(c.isspace() or c in ";{" for c in text):
+        return {"format": "serialized"}
+    return query
+
+
 def _confluent_version(metadata: dict | None) -> int | None:
     """The metadata's `confluent:version` as a number; None without one (or one that is not)."""
     try:
@@ -621,6 +634,7 @@ class RegistryApi:
         if requested is not None and type(requested) is not int:
             raise RegistryError(422, 42202, f"The specified version '{requested}' is not a valid version id.")
         requested = requested or 0  # 0: the next version; -1: the latest if it holds this schema
+        answer_query = _answer_format(query or {}, parsed, body)
         live = state.versions(subject)
         every = state.versions(subject, include_deleted=True)
         version = every[-1].version + 1 if every else 1
@@ -630,7 +644,7 @@ class RegistryApi:
             # or rules): the latest version only for -1
             found = self._matching(live[-1:] if requested == -1 else live, parsed, references, metadata, rule_set)
             if found is not None:
-                return self._registered(found)
+                return self._registered(found, answer_query)
         if requested not in (0, -1) and requested != version:
             raise RegistryError(422, 42201, "Version is not one more than previous version")
         metadata, rule_set = self._with_contracts(subject, metadata, rule_set, live[-1] if live else None,
@@ -638,7 +652,7 @@ class RegistryApi:
         if requested == 0:
             found = self._matching(live, parsed, references, metadata, rule_set)
             if found is not None:
-                return self._registered(found)
+                return self._registered(found, answer_query)
         errors = await self._compatibility_errors(parsed, subject, state.compatibility(subject))
         if errors:
             raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema for "
@@ -650,7 +664,7 @@ class RegistryApi:
         entry = SchemaVersion(subject, version, schema_id, parsed.canonical, parsed.schema_type, references,
                               metadata=metadata, rule_set=rule_set)
         await self._write([*self._context_record(context), (schema_key(subject, version), schema_value(entry))])
-        return self._registered(entry)
+        return self._registered(entry, answer_query)
 
     def _context_record(self, context: str) -> list[tuple[bytes, bytes]]:
         """The CONTEXT record a context's first registration writes, as Confluent's registry does."""
@@ -658,11 +672,11 @@ class RegistryApi:
             return []
         return [(context_key_record(context), context_value(context))]
 
-    @staticmethod
-    def _registered(entry: SchemaVersion) -> dict:
+    def _registered(self, entry: SchemaVersion, query: dict | None = None) -> dict:
         """A registration's answer, as Confluent's current registry gives it (RegisterSchemaResponse):
         the id, version and guid, then the schema as stored: its type (AVRO too), references where
-        it has any, metadata and rule set where it has them, and its text."""
+        it has any, metadata and rule set where it has them, and its text (in the `format` asked
+        for, _answer_format)."""
         answer = {"id": entry.schema_id, "version": entry.version, "guid": entry.guid,
                   "schemaType": entry.schema_type}
         if entry.references:
@@ -671,7 +685,7 @@ class RegistryApi:
             answer["metadata"] = entry.metadata
         if entry.rule_set is not None:
             answer["ruleSet"] = entry.rule_set
-        answer["schema"] = entry.schema
+        answer["schema"] = self._schema_format(entry, query or {})
         return answer
 
     async def _import(self, subject: str, body: dict, parsed: ParsedSchema, references: list,

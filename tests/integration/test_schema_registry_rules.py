@@ -210,6 +210,18 @@ def test_the_register_answer_echoes_the_stored_schema(registry):
                                                                      "schemaType": "JSON"})
     assert json_answer["schemaType"] == "JSON" and json.loads(json_answer["schema"]) == {"type": "object"}
 
+    # Protobuf: the answer's schema as stored (the .proto text), or in the `format` asked for; one
+    # sent serialized (as confluent-kafka's ProtobufSerializer sends it) is answered serialized,
+    # since that client caches the answer's text for its deserializer
+    proto = 'syntax = "proto3";\nmessage Ping {\n  int32 n = 1;\n}\n'
+    as_text = registry.ok("POST", "/subjects/p-value/versions", {"schema": proto, "schemaType": "PROTOBUF"})
+    assert as_text["schemaType"] == "PROTOBUF" and "message Ping" in as_text["schema"]
+    serialized = registry.ok("GET", "/subjects/p-value/versions/1?format=serialized")["schema"]
+    assert registry.ok("POST", "/subjects/p-value/versions?format=serialized",
+                       {"schema": proto, "schemaType": "PROTOBUF"})["schema"] == serialized
+    sent_serialized = registry.ok("POST", "/subjects/p-value/versions", {"schema": serialized, "schemaType": "PROTOBUF"})
+    assert (sent_serialized["id"], sent_serialized["schema"]) == (as_text["id"], serialized)
+
 
 def test_confluent_kafka_enforces_a_cel_rule_from_the_registry(registry):
     pytest.importorskip("celpy")  # confluent-kafka's CEL executor (PyPI cel-python)
