@@ -251,3 +251,18 @@ def test_confluent_kafka_enforces_a_cel_rule_from_the_registry(registry):
     got = produce_and_consume(registry.process.bootstrap, "orders", [good])
     deserialize = AvroDeserializer(client)
     assert deserialize(got[0], context) == {"id": 1, "total": 5}
+
+
+def test_rule_sets_and_config_contracts_survive_a_restart(registry):
+    registry.ok("PUT", "/config/s-value", {"overrideRuleSet": {"domainRules": [CHECK_TOTAL]},
+                                           "defaultMetadata": {"properties": {"owner": "ops"}}})
+    answer = registry.ok("POST", "/subjects/s-value/versions", {"schema": ORDER})
+    assert answer["ruleSet"] == {"domainRules": [CHECK_TOTAL_KEPT]}
+    registry.process.stop()
+    registry.process.start()
+    registry.wait_until_serving()
+    assert registry.ok("GET", "/config/s-value") == {"overrideRuleSet": {"domainRules": [CHECK_TOTAL_KEPT]},
+                                                     "defaultMetadata": {"properties": {"owner": "ops"}}}
+    got = registry.ok("GET", "/subjects/s-value/versions/1")
+    assert (got["guid"], got["ruleSet"], got["metadata"]) == (answer["guid"], answer["ruleSet"], answer["metadata"])
+    assert registry.ok("POST", "/subjects/s-value/versions", {"schema": ORDER}) == answer
