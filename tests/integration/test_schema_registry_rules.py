@@ -266,3 +266,21 @@ def test_rule_sets_and_config_contracts_survive_a_restart(registry):
     got = registry.ok("GET", "/subjects/s-value/versions/1")
     assert (got["guid"], got["ruleSet"], got["metadata"]) == (answer["guid"], answer["ruleSet"], answer["metadata"])
     assert registry.ok("POST", "/subjects/s-value/versions", {"schema": ORDER}) == answer
+
+
+def test_confluent_kafka_sets_and_reads_the_data_contract_config(registry):
+    from confluent_kafka.schema_registry import ServerConfig
+
+    client = SchemaRegistryClient({"url": registry.url})
+    owned = Metadata(MetadataTags({}), MetadataProperties({"owner": "shop"}), [])
+    forced = RuleSet(None, [Rule("positive", None, RuleKind.CONDITION, RuleMode.WRITE, "CEL", None, None,
+                                 "message.total > 0", None, None, False)])
+    client.set_config("cfg-value", ServerConfig(default_metadata=owned, override_rule_set=forced))
+    config = client.get_config("cfg-value")
+    assert config.default_metadata.properties.properties == {"owner": "shop"}
+    assert config.override_rule_set.domain_rules[0].name == "positive"
+    registered = client.register_schema_full_response("cfg-value", Schema(ORDER, "AVRO"))
+    latest = client.get_latest_version("cfg-value")
+    assert latest.schema_id == registered.schema_id
+    assert latest.schema.metadata.properties.properties == {"owner": "shop"}
+    assert latest.schema.rule_set.domain_rules[0].expr == "message.total > 0"
