@@ -8,7 +8,7 @@ body; errors are Confluent's {"error_code": ..., "message": ...} with its codes:
     40408 no subject-level compatibility configured              40409 no subject-level mode configured
     409   incompatible schema    42201 invalid schema           42202 invalid version
     42203 invalid compatibility level     42204 invalid mode     42205 operation not permitted (mode)
-    42206 version referenced by another   42211 context not empty
+    42206 version referenced by another   42210 invalid rule set      42211 context not empty
     50001 backend store error
 """
 
@@ -34,10 +34,12 @@ from .contexts import (
     split,
     with_parent,
 )
-from .guids import InvalidMetadata, metadata_arg, parse_guid
+from .guids import CONFLUENT_VERSION, InvalidMetadata, metadata_arg, parse_guid
+from .rules import InvalidRuleSet, merge_metadata, merge_rule_sets, rule_set_arg, with_confluent_version
 from .protobuf import serialized as protobuf_serialized
 from .schemas import COMPATIBILITY_LEVELS, PROTOBUF, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
 from .store import (
+    CONTRACT_FIELDS,
     SchemasLog,
     SchemaVersion,
     config_key,
@@ -161,6 +163,44 @@ def _version_arg(text: str) -> int | None:
     return version
 
 
+def _answer_format(query: dict, parsed: ParsedSchema, body: dict) -> dict:
+    """The query a registration's answer formats its schema by: the request's `format`; a
+    Protobuf schema sent serialized (base64, as confluent-kafka's ProtobufSerializer sends it)
+    is answered serialized too, since that client caches the answer's text under the id and
+    its deserializer then reads that text as a serialized FileDescriptorProto."""
+    if query.get("format") or parsed.schema_type != PROTOBUF:
+        return query
+    text = body.get("schema", "").strip()
+    if text and not any(c.isspace() or c in ";{" for c in text):
+        return {"format": "serialized"}
+    return query
+
+
+def _confluent_version(metadata: dict | None) -> int | None:
+    """The metadata's `confluent:version` as a number; None without one (or one that is not)."""
+    try:
+        return int((metadata or {}).get("properties", {})[CONFLUENT_VERSION])
+    except (KeyError, ValueError):
+        return None
+
+
+def _without_version(metadata: dict | None) -> dict:
+    properties = {k: v for k, v in (metadata or {}).get("properties", {}).items() if k != CONFLUENT_VERSION}
+    return metadata_arg({**(metadata or {}), "properties": properties})
+
+
+def _same_ignoring_version(metadata: dict | None, entry: SchemaVersion) -> bool:
+    """Whether a request's metadata names this version's (the rest of the schema being the same),
+    as Confluent's canLookupIgnoringVersion has it: a request without `confluent:version` matches
+    the version's metadata without it; one with it, a version without one whose number it names."""
+    wanted, stored = _confluent_version(metadata), _confluent_version(entry.metadata)
+    if wanted is None and stored is not None:
+        return (metadata or {}) == _without_version(entry.metadata)
+    if wanted is not None and stored is None:
+        return wanted == entry.version and _without_version(metadata) == (entry.metadata or {})
+    return metadata == entry.metadata
+
+
 def _level_arg(body) -> str:
     level = body.get("compatibility") if isinstance(body, dict) else None
     if not isinstance(level, str) or level.upper() not in COMPATIBILITY_LEVELS:
@@ -204,7 +244,7 @@ class RegistryApi:
                                                     prefix=query.get("subjectPrefix", EVERY_CONTEXT))
             case ["contexts"]:
                 if method == "GET":
-                    return 200, state.contexts()
+                    return 200, self.contexts(query)
             case ["contexts", context]:
                 if method == "DELETE":
                     return 204, await self.delete_context(context)
@@ -286,6 +326,16 @@ class RegistryApi:
             if entry.version == number:
                 return entry
         raise version_not_found(number)
+
+    def contexts(self, query: dict) -> list[str]:
+        """GET /contexts: the default context, then the others by name; those starting with
+        `contextPrefix` (`.st`), then `offset` of them skipped and at most `limit` (a limit that is
+        not positive is none), as Confluent pages them."""
+        offset, limit = _int_query(query, "offset", 0), _int_query(query, "limit", -1)
+        prefix = query.get("contextPrefix") or ""
+        found = [context for context in self.state.contexts() if context.startswith(prefix)]
+        found = found[max(offset, 0):]
+        return found[:limit] if limit > 0 else found
 
     def schemas(self, query: dict) -> list[dict]:
         """GET /schemas: every subject version whose subject starts with `subjectPrefix` (as
@@ -370,22 +420,61 @@ class RegistryApi:
         raise schema_not_found()
 
     async def lookup(self, subject: str, query: dict, body) -> dict:
+        """POST /subjects/{s}: the version holding this schema, its metadata and rule set (a request
+        without a `confluent:version` matches a version with one, and the other way round when it
+        names that version's number); failing that, as registering would store it: the latest
+        version's metadata and rule set where the request has none, under the config's defaults
+        and overrides (Confluent's lookUpSchemaUnderSubject)."""
         parsed, references = await self._parse_request(body, subject, self._normalize(subject, query))
-        metadata = self._metadata_arg(body)
+        metadata, rule_set = self._metadata_arg(body), self._rule_set_arg(body)
         versions = self.state.versions(subject, include_deleted=_flag(query, "deleted"))
         if not versions:
             raise subject_not_found(subject)
-        # As registering would store it: without metadata of its own, the latest version's
-        candidates = [metadata]
-        latest = self.state.versions(subject)
-        if metadata is None and latest and latest[-1].metadata is not None:
-            candidates.append(latest[-1].metadata)
-        for wanted in candidates:
-            for entry in reversed(versions):
-                if (entry.schema == parsed.canonical and entry.schema_type == parsed.schema_type
-                        and entry.references == references and entry.metadata == wanted):
-                    return self._schema_body(entry, query)
-        raise schema_not_found()
+        found = self._matching(versions, parsed, references, metadata, rule_set)
+        if found is None:
+            latest = self.state.versions(subject)
+            merged = self._with_contracts(subject, metadata, rule_set, latest[-1] if latest else None)
+            if merged != (metadata, rule_set):
+                found = self._matching(versions, parsed, references, *merged)
+        if found is None:
+            raise schema_not_found()
+        return self._schema_body(found, query)
+
+    @staticmethod
+    def _matching(versions: list[SchemaVersion], parsed: ParsedSchema, references: list,
+                  metadata: dict | None, rule_set: dict | None) -> SchemaVersion | None:
+        """The version with this content: an exact match first, then (latest first) one that
+        differs only in `confluent:version` as Confluent's canLookupIgnoringVersion allows."""
+        same_schema = [entry for entry in versions if entry.schema == parsed.canonical
+                       and entry.schema_type == parsed.schema_type and entry.references == references
+                       and entry.rule_set == rule_set]
+        for entry in reversed(same_schema):
+            if entry.metadata == metadata:
+                return entry
+        for entry in reversed(same_schema):
+            if _same_ignoring_version(metadata, entry):
+                return entry
+        return None
+
+    def _with_contracts(self, subject: str, metadata: dict | None, rule_set: dict | None,
+                        previous: SchemaVersion | None, new_version: int | None = None,
+                        version_given: bool = False) -> tuple[dict | None, dict | None]:
+        """The metadata and rule set a registration stores (Confluent's maybeSetMetadataRuleSet):
+        the request's own, else the previous version's, under the config's defaults and under its
+        overrides; `confluent:version` set to the new version when the request names a version or
+        the merged metadata has one."""
+        contracts = self.state.contracts_in_scope(subject)
+        if metadata is None and previous is not None:
+            metadata = previous.metadata
+        if rule_set is None and previous is not None:
+            rule_set = previous.rule_set
+        metadata = merge_metadata(merge_metadata(contracts.get("defaultMetadata"), metadata),
+                                  contracts.get("overrideMetadata"))
+        rule_set = merge_rule_sets(merge_rule_sets(contracts.get("defaultRuleSet"), rule_set),
+                                   contracts.get("overrideRuleSet"))
+        if new_version is not None and (version_given or _confluent_version(metadata) is not None):
+            metadata = with_confluent_version(metadata, new_version)
+        return metadata, rule_set
 
     async def test_compatibility(self, subject: str, version_text: str | None, query: dict, body) -> dict:
         parsed, _ = await self._parse_request(body, subject, self._normalize(subject, query))
@@ -409,46 +498,67 @@ class RegistryApi:
     async def subject_config(self, method: str, subject: str, query: dict, body) -> tuple[int, object]:
         configs, normalizes = self.state.configs, self.state.normalizes
         if method == "GET":
-            if subject in configs or subject in normalizes:
+            if subject in configs or subject in normalizes or subject in self.state.contracts:
                 return 200, self._config_body(subject, configs.get(subject))
             if _flag(query, "defaultToGlobal"):
                 # The level in force: its context's where it has one, else the global one
                 return 200, self._config_body(subject, self.state.compatibility(subject),
-                                              self.state.normalize(subject))
+                                              self.state.normalize(subject),
+                                              self.state.contracts_in_scope(subject))
             raise RegistryError(404, 40408, f"Subject '{subject}' does not have subject-level compatibility "
                                             "configured")
         if method == "PUT":
             return 200, await self.set_config(subject, body)
         if method == "DELETE":
-            if subject not in configs and subject not in normalizes:
+            if subject not in configs and subject not in normalizes and subject not in self.state.contracts:
                 raise subject_not_found(subject)
             previous = self._config_body(subject, configs.get(subject))
             await self._write([(config_key(subject), None)])
             return 200, previous
         raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
 
-    def _config_body(self, subject: str | None, level: str | None, normalize: bool | None = None) -> dict:
+    def _config_body(self, subject: str | None, level: str | None, normalize: bool | None = None,
+                     contracts: dict | None = None) -> dict:
+        """GET /config[/{subject}]: the level, `normalize`, and the data-contract fields
+        (defaultMetadata, overrideMetadata, defaultRuleSet, overrideRuleSet) that are set."""
         body = {"compatibilityLevel": level} if level is not None else {}
         if normalize is None:
             normalize = self.state.normalizes.get(subject)
         if normalize is not None:
             body["normalize"] = normalize
+        body.update(self.state.contracts.get(subject, {}) if contracts is None else contracts)
         return body
 
     async def set_config(self, subject: str | None, body) -> dict:
-        """PUT /config[/{subject}]: {"compatibility": level, "normalize": bool}, either or both; what
-        is not named stays as it was."""
-        if isinstance(body, dict) and "compatibility" not in body and "normalize" in body:
+        """PUT /config[/{subject}]: {"compatibility": level, "normalize": bool, "defaultMetadata",
+        "overrideMetadata", "defaultRuleSet", "overrideRuleSet"}, any of them; what is not named
+        stays as it was, a data-contract field given as null is unset (Confluent's
+        ConfigValue.update). The answer is the config as it now is."""
+        contract_named = isinstance(body, dict) and any(name in body for name in CONTRACT_FIELDS)
+        if isinstance(body, dict) and "compatibility" not in body and ("normalize" in body or contract_named):
             level = self.state.configs.get(subject)
         else:
             level = _level_arg(body)
         normalize = body.get("normalize", self.state.normalizes.get(subject))
         if normalize is not None and not isinstance(normalize, bool):
             raise RegistryError(422, 422, "Invalid normalize: true or false")
-        await self._write([(config_key(subject), config_value(level, normalize))])
+        contracts = dict(self.state.contracts.get(subject, {}))
+        for name in CONTRACT_FIELDS:
+            if name not in body:
+                continue
+            if name.endswith("Metadata"):
+                value = self._metadata_arg({"metadata": body[name]})
+            else:
+                value = self._rule_set_arg({"ruleSet": body[name]})
+            if value is None:
+                contracts.pop(name, None)
+            else:
+                contracts[name] = value
+        await self._write([(config_key(subject), config_value(level, normalize, contracts))])
         answer = {"compatibility": level} if level is not None else {}
         if normalize is not None:
             answer["normalize"] = normalize
+        answer.update(contracts)
         return answer
 
     def _normalize(self, subject: str, query: dict) -> bool:
@@ -510,37 +620,51 @@ class RegistryApi:
 
     async def register(self, subject: str, body, query: dict | None = None) -> dict:
         parsed, references = await self._parse_request(body, subject, self._normalize(subject, query or {}))
-        metadata = self._metadata_arg(body)
+        metadata, rule_set = self._metadata_arg(body), self._rule_set_arg(body)
         state = self.state
         mode = state.mode(subject)
         self._require_writable(subject)
-        if isinstance(body, dict) and (body.get("id") is not None or body.get("version") is not None):
+        requested = body.get("version")
+        if body.get("id") is not None or (mode == "IMPORT" and requested is not None):
             if mode != "IMPORT":
                 raise RegistryError(422, 42205, f"Subject {subject} is not in import mode")
-            return await self._import(subject, body, parsed, references, metadata)
+            return await self._import(subject, body, parsed, references, metadata, rule_set)
         if mode == "IMPORT":
             raise RegistryError(422, 42205, f"Subject {subject} is not in read-write mode")
+        if requested is not None and type(requested) is not int:
+            raise RegistryError(422, 42202, f"The specified version '{requested}' is not a valid version id.")
+        requested = requested or 0  # 0: the next version; -1: the latest if it holds this schema
+        answer_query = _answer_format(query or {}, parsed, body)
         live = state.versions(subject)
-        if metadata is None and live:  # (Confluent's: a version without its own takes the latest's)
-            metadata = live[-1].metadata
-        for entry in live:
-            if (entry.schema == parsed.canonical and entry.schema_type == parsed.schema_type
-                    and entry.references == references and entry.metadata == metadata):
-                return self._registered(entry)
+        every = state.versions(subject, include_deleted=True)
+        version = every[-1].version + 1 if every else 1
+        contracts = state.contracts_in_scope(subject)
+        if requested in (0, -1) and not contracts:
+            # As it is asked for (Confluent's lookup before registering, when no config adds metadata
+            # or rules): the latest version only for -1
+            found = self._matching(live[-1:] if requested == -1 else live, parsed, references, metadata, rule_set)
+            if found is not None:
+                return self._registered(found, answer_query)
+        if requested not in (0, -1) and requested != version:
+            raise RegistryError(422, 42201, "Version is not one more than previous version")
+        metadata, rule_set = self._with_contracts(subject, metadata, rule_set, live[-1] if live else None,
+                                                  version, version_given=requested != 0)
+        if requested == 0:
+            found = self._matching(live, parsed, references, metadata, rule_set)
+            if found is not None:
+                return self._registered(found, answer_query)
         errors = await self._compatibility_errors(parsed, subject, state.compatibility(subject))
         if errors:
             raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema for "
                                           f"subject \"{subject}\", details: {errors}")
         context = context_of(subject)
-        schema_id = state.id_of(parsed.schema_type, parsed.canonical, references, context, metadata)
+        schema_id = state.id_of(parsed.schema_type, parsed.canonical, references, context, metadata, rule_set)
         if schema_id is None:
             schema_id = state.next_id(context)
-        every = state.versions(subject, include_deleted=True)
-        version = every[-1].version + 1 if every else 1
         entry = SchemaVersion(subject, version, schema_id, parsed.canonical, parsed.schema_type, references,
-                              metadata=metadata)
+                              metadata=metadata, rule_set=rule_set)
         await self._write([*self._context_record(context), (schema_key(subject, version), schema_value(entry))])
-        return self._registered(entry)
+        return self._registered(entry, answer_query)
 
     def _context_record(self, context: str) -> list[tuple[bytes, bytes]]:
         """The CONTEXT record a context's first registration writes, as Confluent's registry does."""
@@ -548,13 +672,24 @@ class RegistryApi:
             return []
         return [(context_key_record(context), context_value(context))]
 
-    @staticmethod
-    def _registered(entry: SchemaVersion) -> dict:
-        """A registration's answer: the id, and (Confluent's current API) the version and guid."""
-        return {"id": entry.schema_id, "version": entry.version, "guid": entry.guid}
+    def _registered(self, entry: SchemaVersion, query: dict | None = None) -> dict:
+        """A registration's answer, as Confluent's current registry gives it (RegisterSchemaResponse):
+        the id, version and guid, then the schema as stored: its type (AVRO too), references where
+        it has any, metadata and rule set where it has them, and its text (in the `format` asked
+        for, _answer_format)."""
+        answer = {"id": entry.schema_id, "version": entry.version, "guid": entry.guid,
+                  "schemaType": entry.schema_type}
+        if entry.references:
+            answer["references"] = entry.references
+        if entry.metadata is not None:
+            answer["metadata"] = entry.metadata
+        if entry.rule_set is not None:
+            answer["ruleSet"] = entry.rule_set
+        answer["schema"] = self._schema_format(entry, query or {})
+        return answer
 
     async def _import(self, subject: str, body: dict, parsed: ParsedSchema, references: list,
-                      metadata: dict | None = None) -> dict:
+                      metadata: dict | None = None, rule_set: dict | None = None) -> dict:
         """A registration in IMPORT mode: the id (and version) the request names, as a registry the
         schemas are copied from gave them; compatibility is not checked."""
         schema_id, version = body.get("id"), body.get("version")
@@ -564,9 +699,9 @@ class RegistryApi:
         if version is not None and (type(version) is not int or not 1 <= version <= MAX_VERSION):
             raise RegistryError(422, 42202, f"The specified version '{version}' is not a valid version id. "
                                             "Allowed values are between [1, 2^31-1]")
-        same = (parsed.canonical, parsed.schema_type, references, metadata)
+        same = (parsed.canonical, parsed.schema_type, references, metadata, rule_set)
         for entry in self.state.by_id(schema_id, context_of(subject)):
-            if (entry.schema, entry.schema_type, entry.references, entry.metadata) != same:
+            if (entry.schema, entry.schema_type, entry.references, entry.metadata, entry.rule_set) != same:
                 raise RegistryError(422, 42205, f"Overwrite new schema with id {schema_id} is not permitted.")
         every = self.state.versions(subject, include_deleted=True)
         if version is None:
@@ -574,12 +709,12 @@ class RegistryApi:
         existing = next((e for e in every if e.version == version), None)
         if existing is not None:
             if (existing.schema_id, existing.schema, existing.schema_type, existing.references,
-                    existing.metadata) == (schema_id, *same):
+                    existing.metadata, existing.rule_set) == (schema_id, *same):
                 return self._registered(existing)
             raise RegistryError(422, 42205, f"Overwrite new schema in subject {subject} version {version} is not "
                                             "permitted.")
         entry = SchemaVersion(subject, version, schema_id, parsed.canonical, parsed.schema_type, references,
-                              metadata=metadata)
+                              metadata=metadata, rule_set=rule_set)
         await self._write([*self._context_record(context_of(subject)),
                            (schema_key(subject, version), schema_value(entry))])
         return self._registered(entry)
@@ -630,7 +765,8 @@ class RegistryApi:
         else:
             self._refuse_if_referenced(entry)
             deleted = SchemaVersion(entry.subject, entry.version, entry.schema_id, entry.schema, entry.schema_type,
-                                    entry.references, deleted=True, metadata=entry.metadata, md5=entry.md5)
+                                    entry.references, deleted=True, metadata=entry.metadata,
+                                    rule_set=entry.rule_set, md5=entry.md5)
             await self._write([(schema_key(subject, entry.version), schema_value(deleted))])
         return entry.version
 
@@ -654,6 +790,8 @@ class RegistryApi:
             body["references"] = entry.references
         if entry.metadata is not None:
             body["metadata"] = entry.metadata
+        if entry.rule_set is not None:
+            body["ruleSet"] = entry.rule_set
         body["schema"] = self._schema_format(entry, query)
         return body
 
@@ -663,6 +801,15 @@ class RegistryApi:
             return metadata_arg(body.get("metadata") if isinstance(body, dict) else None)
         except InvalidMetadata as exc:
             raise RegistryError(422, 422, f"Invalid metadata: {exc}") from None
+
+    @staticmethod
+    def _rule_set_arg(body) -> dict | None:
+        try:
+            return rule_set_arg(body.get("ruleSet") if isinstance(body, dict) else None)
+        except InvalidRuleSet as exc:
+            if exc.unreadable:
+                raise RegistryError(422, 422, f"Invalid ruleSet: {exc}") from None
+            raise RegistryError(422, 42210, f"Invalid rule set: {exc}") from None
 
     def _schema_text(self, entry: SchemaVersion, query: dict):
         """GET .../schema: the schema itself, a JSON document for Avro and JSON Schema, the .proto text

@@ -3,7 +3,8 @@
 A schema's GUID names its content across contexts: the MD5 of the schema text (UTF-8), then of each
 reference's name, subject and version (a 4-byte big-endian int), then, where the schema has
 metadata, a byte 1 and its tags (each key, then its values), properties (each key, then its value)
-and sensitive names, all in sorted order; the 16 bytes are written as a UUID. A record another
+and sensitive names, all in sorted order, then, where it has a rule set, a byte 1 and its rules
+(registry/rules.py); the 16 bytes are written as a UUID. A record another
 registry wrote with an `md5` (base64) keeps that one.
 
 Metadata (`{"tags": {name: [tag]}, "properties": {name: value}, "sensitive": [name]}`) is kept as
@@ -14,6 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+
+
+CONFLUENT_VERSION = "confluent:version"  # (the metadata property Confluent keeps a version's number in)
 
 
 class InvalidMetadata(ValueError):
@@ -60,7 +64,7 @@ def _ordered(tags, properties, sensitive) -> dict:
     return metadata
 
 
-def md5_of(schema: str, references: list, metadata: dict | None) -> bytes:
+def md5_of(schema: str, references: list, metadata: dict | None, rule_set: dict | None = None) -> bytes:
     digest = hashlib.md5(schema.encode("utf-8"))
     for ref in references:
         for part in ("name", "subject"):
@@ -79,12 +83,38 @@ def md5_of(schema: str, references: list, metadata: dict | None) -> bytes:
             digest.update(value.encode("utf-8"))
         for name in metadata.get("sensitive", []):
             digest.update(name.encode("utf-8"))
+    if rule_set is not None:
+        digest.update(b"\x01")
+        _rule_set_hash(digest, rule_set)
     return digest.digest()
+
+
+def _rule_set_hash(digest, rule_set: dict) -> None:
+    """A rule set's part (registry/rules.py) of the MD5, in Confluent's order: each phase's rules,
+    each rule's name, doc, kind, mode, type, tags, params (key, value), expr, onSuccess, onFailure,
+    a byte 1 when disabled; then enableAt."""
+    for phase in ("migrationRules", "domainRules", "encodingRules"):
+        for rule in rule_set.get(phase, []):
+            for name in ("name", "doc", "kind", "mode", "type"):
+                if rule.get(name) is not None:
+                    digest.update(rule[name].encode("utf-8"))
+            for tag in rule.get("tags", []):
+                digest.update(tag.encode("utf-8"))
+            for key, value in rule.get("params", {}).items():
+                digest.update(key.encode("utf-8"))
+                digest.update(value.encode("utf-8"))
+            for name in ("expr", "onSuccess", "onFailure"):
+                if rule.get(name) is not None:
+                    digest.update(rule[name].encode("utf-8"))
+            if rule.get("disabled"):
+                digest.update(b"\x01")
+    if rule_set.get("enableAt") is not None:
+        digest.update(rule_set["enableAt"].encode("utf-8"))
 
 
 def guid_of(entry) -> str:
     """The GUID of a stored schema version (store.SchemaVersion)."""
-    md5 = entry.md5 if entry.md5 is not None else md5_of(entry.schema, entry.references, entry.metadata)
+    md5 = entry.md5 if entry.md5 is not None else md5_of(entry.schema, entry.references, entry.metadata, entry.rule_set)
     return str(uuid.UUID(bytes=md5))
 
 

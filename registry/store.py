@@ -16,8 +16,10 @@ reads as is. Keys are JSON objects in Confluent's key order:
                                                                null: deleted (DELETE /contexts/{c})
     {"keytype":"NOOP","magic":0}                             -> (Confluent's leader election marker)
 
-A SCHEMA value may carry Confluent's `metadata` ({"tags", "properties", "sensitive"}) and `md5`
-(base64 of the MD5 its guid is made of, registry/guids.py); both are read as written.
+A SCHEMA value may carry Confluent's `metadata` ({"tags", "properties", "sensitive"}), `ruleSet`
+(registry/rules.py) and `md5` (base64 of the MD5 its guid is made of, registry/guids.py); all are
+read as written. A CONFIG value may carry `defaultMetadata`, `overrideMetadata`, `defaultRuleSet`
+and `overrideRuleSet` (Confluent's data-contract config).
 
 A subject of a context other than the default one is stored under its qualified name
 (`:.staging:orders-value`, contexts.py), and a context's own settings under `:.staging:`.
@@ -40,6 +42,7 @@ from coordinator.offsets_store import AppendFailed, append_internal_batch, read_
 from kafka_wire.record_codec import Record, build_batch
 
 from .guids import guid_of, stored_metadata
+from .rules import stored_rule_set
 from .contexts import DEFAULT_CONTEXT, EVERY_CONTEXT, context_key, context_of, matches_prefix, normalized, qualify
 
 logger = logging.getLogger("kafka_wire.registry")
@@ -59,6 +62,7 @@ class SchemaVersion:
     references: list = field(default_factory=list)
     deleted: bool = False
     metadata: dict | None = None
+    rule_set: dict | None = None  # (registry/rules.py)
     md5: bytes | None = None  # as another registry wrote it; None: computed (guids.py)
     _guid: str | None = field(default=None, repr=False, compare=False)
 
@@ -79,6 +83,8 @@ def schema_value(entry: SchemaVersion) -> bytes:
         value["references"] = entry.references
     if entry.metadata is not None:
         value["metadata"] = entry.metadata
+    if entry.rule_set is not None:
+        value["ruleSet"] = entry.rule_set
     if entry.md5 is not None:  # (another registry's, kept as it wrote it)
         value["md5"] = base64.b64encode(entry.md5).decode()
     if entry.schema_type != "AVRO":
@@ -91,10 +97,13 @@ def config_key(subject: str | None) -> bytes:
     return _json({"keytype": "CONFIG", "subject": subject, "magic": 0})
 
 
-def config_value(level: str | None, normalize: bool | None = None) -> bytes:
+def config_value(level: str | None, normalize: bool | None = None, contracts: dict | None = None) -> bytes:
+    """A CONFIG record's value; `contracts`: its defaultMetadata, overrideMetadata, defaultRuleSet
+    and overrideRuleSet, those it has."""
     value = {"compatibilityLevel": level} if level is not None else {}
     if normalize is not None:
         value["normalize"] = normalize
+    value.update(contracts or {})
     return _json(value)
 
 
@@ -123,6 +132,19 @@ def delete_subject_value(subject: str, version: int) -> bytes:
     return _json({"subject": subject, "version": version})
 
 
+CONTRACT_FIELDS = ("defaultMetadata", "overrideMetadata", "defaultRuleSet", "overrideRuleSet")
+
+
+def _contracts(value: dict) -> dict:
+    """The data-contract fields of a CONFIG record's value, as read (one unreadable is left out)."""
+    found = {}
+    for name in CONTRACT_FIELDS:
+        read = stored_metadata(value.get(name)) if name.endswith("Metadata") else stored_rule_set(value.get(name))
+        if read is not None:
+            found[name] = read
+    return found
+
+
 def _json(value: dict) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
@@ -135,6 +157,8 @@ class RegistryState:
         self.subjects: dict[str, dict[int, SchemaVersion]] = {}
         self.configs: dict[str | None, str] = {}
         self.normalizes: dict[str | None, bool] = {}  # the config's `normalize`, where it is set
+        # The config's defaultMetadata, overrideMetadata, defaultRuleSet, overrideRuleSet, where set
+        self.contracts: dict[str | None, dict] = {}
         self.modes: dict[str | None, str] = {}
         self.max_ids: dict[str, int] = {}  # the highest schema id of each context
         self.declared_contexts: set[str] = set()  # contexts with a CONTEXT record
@@ -159,10 +183,13 @@ class RegistryState:
             elif keytype == "CONFIG":  # a config record replaces the one before
                 self.configs.pop(subject, None)
                 self.normalizes.pop(subject, None)
+                self.contracts.pop(subject, None)
                 if v is not None and v.get("compatibilityLevel"):
                     self.configs[subject] = str(v["compatibilityLevel"]).upper()
                 if v is not None and isinstance(v.get("normalize"), bool):
                     self.normalizes[subject] = v["normalize"]
+                if v is not None and any(v.get(name) is not None for name in CONTRACT_FIELDS):
+                    self.contracts[subject] = _contracts(v)
             elif keytype == "MODE":
                 if v is None:
                     self.modes.pop(subject, None)
@@ -201,6 +228,7 @@ class RegistryState:
                                           str(v.get("schemaType") or "AVRO").upper(),
                                           [ref for ref in v.get("references") or [] if isinstance(ref, dict)],
                                           bool(v.get("deleted", False)), stored_metadata(v.get("metadata")),
+                                          stored_rule_set(v.get("ruleSet")),
                                           md5 if md5 is not None and len(md5) == 16 else None)
         context = context_of(subject)
         self.max_ids[context] = max(self.max_ids.get(context, 0), schema_id)
@@ -254,7 +282,8 @@ class RegistryState:
         return entries, qualified
 
     def id_of(self, schema_type: str, canonical: str, references: list,
-              context: str = DEFAULT_CONTEXT, metadata: dict | None = None) -> int | None:
+              context: str = DEFAULT_CONTEXT, metadata: dict | None = None,
+              rule_set: dict | None = None) -> int | None:
         """The id this schema (with its metadata) already has in any subject of the context (ids
         are the context's)."""
         for subject, versions in self.subjects.items():
@@ -262,7 +291,8 @@ class RegistryState:
                 continue
             for entry in versions.values():
                 if (entry.schema == canonical and entry.schema_type == schema_type
-                        and entry.references == references and entry.metadata == metadata):
+                        and entry.references == references and entry.metadata == metadata
+                        and entry.rule_set == rule_set):
                     return entry.schema_id
         return None
 
@@ -292,6 +322,19 @@ class RegistryState:
 
     def normalize(self, subject: str | None) -> bool | None:
         return self._setting(self.normalizes, subject, None)
+
+    def contracts_in_scope(self, subject: str | None) -> dict:
+        """The defaultMetadata, overrideMetadata, defaultRuleSet and overrideRuleSet a registration
+        under `subject` gets: those of the subject's own config record where it has one (Confluent
+        takes them from that record alone), else its context's, else the global one's."""
+        scopes = [scope for scope in (subject, context_key(subject)) if scope is not None]
+        for scope in [*scopes, None]:
+            if self._has_config(scope):
+                return self.contracts.get(scope, {})
+        return {}
+
+    def _has_config(self, scope: str | None) -> bool:
+        return scope in self.configs or scope in self.normalizes or scope in self.contracts
 
     def mode(self, subject: str | None) -> str:
         return self._setting(self.modes, subject, DEFAULT_MODE)

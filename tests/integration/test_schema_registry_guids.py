@@ -33,7 +33,7 @@ def registry(tmp_path):
 
 def test_guids_name_schema_content_across_subjects_and_contexts(registry):
     first = registry.ok("POST", "/subjects/g-value/versions", {"schema": USER_V1})
-    assert set(first) == {"id", "version", "guid"} and first["version"] == 1
+    assert set(first) == {"id", "version", "guid", "schemaType", "schema"} and first["version"] == 1
     # The same content under another subject, or written differently, has the same guid
     assert registry.ok("POST", "/subjects/g-other/versions", {"schema": USER_V1.replace(",", ", ")})["guid"] == \
         first["guid"]
