@@ -19,6 +19,7 @@ from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from kafka_wire.primitives import write_varlong
 from tests.console.conftest import create_topic, sasl_config
 from tests.console.test_console_browser import browse, browser_env  # noqa: F401 (a fixture, used by name)
 from tests.console.test_console_registry import avro_record, login, registry_console, \
@@ -115,12 +116,10 @@ def test_avro_json_and_protobuf_records_are_decoded(registry_console, tmp_path):
 
 
 def zigzag_varint(n: int) -> bytes:
-    n = (n << 1) ^ (n >> 63)
+    """Avro's long encoding (Kafka's varlong: zigzag, then a varint)."""
     out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    return bytes(out + bytes([n]))
+    write_varlong(out, n)
+    return bytes(out)
 
 
 def test_hostile_avro_gets_a_note_and_the_broker_keeps_serving(registry_console):  # noqa: F811 (the fixture)

@@ -25,6 +25,7 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 from client import WireClient  # noqa: E402
 from coordinator.share_state import kafka_uuid_string  # noqa: E402
 from testing.cluster import Cluster, running_cluster  # noqa: E402
+from tests.integration.test_share_groups import poll_until  # noqa: E402
 
 pytestmark = [pytest.mark.clients, pytest.mark.timeout(400)]
 
@@ -265,16 +266,6 @@ def produce(bootstrap: str, topic: str, count: int) -> None:
     assert producer.flush(60) == 0
 
 
-def poll_until(c: ShareConsumer, want: int, timeout: float = 40.0) -> list:
-    got = []
-    deadline = time.monotonic() + timeout
-    while len(got) < want and time.monotonic() < deadline:
-        for m in c.poll(0.5):
-            assert m.error() is None, m.error()
-            got.append(m)
-    return got
-
-
 def wait_for_preferred_leaders(cluster: Cluster, timeout: float = 60.0) -> None:
     """Every partition led by its preferred replica with a full ISR: leadership settled after the
     restarts of an earlier test (the controller moves leaders back every few seconds)."""
@@ -302,7 +293,7 @@ def test_share_group_admin_at_its_coordinator_reaches_state_led_elsewhere(cluste
     c = ShareConsumer({"bootstrap.servers": cluster.bootstrap, "group.id": group,
                        "share.acknowledgement.mode": "explicit"})
     c.subscribe([topic])
-    got = poll_until(c, 10)
+    got = poll_until(c, 10, timeout=40)
     assert sorted(m.offset() for m in got) == list(range(10))
     for m in got:
         c.acknowledge(m, AcknowledgeType.ACCEPT if m.offset() < 4 else AcknowledgeType.RELEASE)
@@ -331,7 +322,7 @@ def test_share_group_admin_at_its_coordinator_reaches_state_led_elsewhere(cluste
     again = ShareConsumer({"bootstrap.servers": cluster.bootstrap, "group.id": group})
     again.subscribe([topic])
     try:
-        assert sorted(m.offset() for m in poll_until(again, 8)) == list(range(2, 10))
+        assert sorted(m.offset() for m in poll_until(again, 8, timeout=40)) == list(range(2, 10))
         assert poll_until(again, 1, timeout=3) == []
     finally:
         again.close()  # accepts them (implicit acknowledgement)

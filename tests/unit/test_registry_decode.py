@@ -12,6 +12,7 @@ import fastavro
 import pytest
 from google.protobuf import descriptor_pool, message_factory
 
+from kafka_wire.primitives import write_varlong
 from registry.decode import DecodeError, decode, message_indexes, prepare, split
 from registry.schemas import parse_schema
 
@@ -85,12 +86,10 @@ def test_protobuf_records_by_their_message_indexes():
 
 
 def _zigzag(n: int) -> bytes:
-    n = (n << 1) ^ (n >> 63)
+    """Avro's long encoding (Kafka's varlong: zigzag, then a varint)."""
     out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    return bytes(out + bytes([n]))
+    write_varlong(out, n)
+    return bytes(out)
 
 
 def test_hostile_avro_records_stop_at_a_limit_with_a_note():
