@@ -4,6 +4,7 @@ unknown topics and partitions, the metadata size limit, several groups per Offse
 
 from __future__ import annotations
 
+import threading
 import uuid
 
 from ..scenario import ALL, Session, scenario
@@ -12,7 +13,16 @@ from .groups_classic import coordinator_ready
 
 # A topic id no topic has (OffsetCommit/OffsetFetch v10 name topics by id).
 UNKNOWN_TOPIC_ID = uuid.UUID("00000000-0000-4000-8000-00000000c0de")
-TOPIC_IDS: dict[str, uuid.UUID] = {}
+# Learnt per thread: a case plays on the reference Kafka (in a thread) and on kafka-wire at the
+# same time (run.py), and the same topic name has a different id on each broker.
+_LEARNT = threading.local()
+
+
+def _topic_ids() -> dict[str, uuid.UUID]:
+    ids = getattr(_LEARNT, "ids", None)
+    if ids is None:
+        ids = _LEARNT.ids = {}
+    return ids
 
 
 def topic_ids(s: Session, *topics: str) -> None:
@@ -22,11 +32,11 @@ def topic_ids(s: Session, *topics: str) -> None:
                                      "include_topic_authorized_operations": False}, record=False)
     for topic in answer.topics:
         if topic.error_code == 0:
-            TOPIC_IDS[topic.name] = topic.topic_id
+            _topic_ids()[topic.name] = topic.topic_id
 
 
 def _id(topic: str) -> uuid.UUID:
-    return TOPIC_IDS.get(topic, UNKNOWN_TOPIC_ID)
+    return _topic_ids().get(topic, UNKNOWN_TOPIC_ID)
 
 
 def commit_body(group: str, partitions_by_topic: dict[str, list[tuple[int, int, str | None]]], *,
