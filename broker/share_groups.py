@@ -372,16 +372,29 @@ class ShareGroups:
         AppendFailed (ShareStateError) when it is refused or cannot be written."""
         if update is None:
             return
+        if sp.discarded:
+            # Dropped after a failed write while this request waited: its change would be written
+            # over a state memory no longer matches (a start offset moved past records that were
+            # never stored as done).
+            raise ShareStateError(ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                                  "the share-partition is being loaded again after a failed state write")
         try:
             await self.persister.write(sp.group_id, sp.topic_id, sp.partition, update, snapshot=snapshot)
-        except ShareStateError as e:
-            if e.error in (ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.FENCED_STATE_EPOCH):
-                # Another leader (or AlterShareGroupOffsets) wrote since this one loaded: what is in
-                # memory here is stale; the next request loads the stored state again.
-                key = (sp.group_id, sp.topic_id, sp.partition)
-                if self.partitions.get(key) is sp:
-                    del self.partitions[key]
+        except ShareStateError:
+            # Fenced (another leader or AlterShareGroupOffsets wrote since this one loaded), or not
+            # written at all: memory is ahead of, or beside, the stored state. Kept, an acknowledgement
+            # retried after this failure would find its records done and be answered as accepted
+            # with nothing stored, and the next leader would deliver them again (Kafka rolls its
+            # transitions back; here the next request loads the stored state again).
+            self.discard(sp)
             raise
+
+    def discard(self, sp: SharePartition) -> None:
+        """Forget a share-partition held in memory: the next request loads the stored state."""
+        sp.discarded = True
+        key = (sp.group_id, sp.topic_id, sp.partition)
+        if self.partitions.get(key) is sp:
+            del self.partitions[key]
 
     async def _persist_or_log(self, sp: SharePartition, update: StateUpdate, what: str) -> None:
         """Persist a change nobody waits on (a timer's, a leaving member's); a failure is logged (the

@@ -267,6 +267,9 @@ class SharePartition:
         self.start_offset = start_offset
         self.end_offset = start_offset
         self._records: dict[int, _InFlight] = {}  # offset -> state, for start_offset..end_offset
+        # Set by the broker when it stops serving this copy (a state write failed or was fenced): a
+        # request still holding it must not write its changes.
+        self.discarded = False
 
     # -- loading ---------------------------------------------------------------------------------------
 

@@ -189,3 +189,46 @@ def test_share_groups_are_served_by_single_nodes_and_single_worker_cluster_broke
     assert not served(broker(True, object()))  # a cluster's broker of several worker processes
     assert SHARE_VERSION in supported_features(share_groups=True)
     assert SHARE_VERSION not in supported_features(share_groups=False)
+
+
+# -- a state write that fails ----------------------------------------------------------------------------
+
+
+def test_a_failed_state_write_drops_the_share_partition_so_a_retried_acknowledgement_is_not_accepted():
+    """An acknowledgement whose write fails (its share coordinator killed, 5 s of retries) is
+    answered with the error; kept in memory, the records would stay ACKNOWLEDGED there and the
+    client's retry would be answered NONE with nothing stored (seen in the cluster kill test: 20
+    records confirmed, then delivered again by the next leader)."""
+    import asyncio
+
+    from broker.share_coordinator import ShareStateError
+    from broker.share_groups import ShareGroups
+    from coordinator.share_partition import ShareAcknowledgeError
+
+    class FailingPersister:
+        def __init__(self):
+            self.writes = 0
+
+        async def write(self, *args, **kwargs):
+            self.writes += 1
+            raise ShareStateError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+
+    service = ShareGroups.__new__(ShareGroups)
+    service.persister = FailingPersister()
+    sp = SharePartition("g", T1, 0)
+    key = ("g", T1, 0)
+    service.partitions = {key: sp}
+    sp.acquire("m", [(0, 9)], max_records=100, now_ms=0)
+    update = sp.acknowledge("m", [(0, 9, [int(AcknowledgeType.ACCEPT)])], 1)
+    with pytest.raises(ShareStateError):
+        asyncio.run(service.persist(sp, update))
+    assert key not in service.partitions and sp.discarded
+    # A request still holding the dropped copy writes nothing.
+    with pytest.raises(ShareStateError):
+        asyncio.run(service.persist(sp, sp.snapshot()))
+    assert service.persister.writes == 1
+    # Loaded again from what is stored (nothing acknowledged), the retried acknowledgement is refused.
+    fresh = SharePartition("g", T1, 0)
+    with pytest.raises(ShareAcknowledgeError) as refused:
+        fresh.acknowledge("m", [(0, 9, [int(AcknowledgeType.ACCEPT)])], 2)
+    assert refused.value.error == ErrorCode.INVALID_RECORD_STATE
