@@ -8,6 +8,7 @@ Three brokers and a ZooKeeper on loopback."""
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -22,6 +23,7 @@ if not hasattr(confluent_kafka, "ShareConsumer"):
 from confluent_kafka import AcknowledgeType, Producer, ShareConsumer  # noqa: E402
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource  # noqa: E402
 
+from broker.workers.ownership import owner_of  # noqa: E402
 from client import WireClient  # noqa: E402
 from coordinator.share_state import kafka_uuid_string  # noqa: E402
 from testing.cluster import Cluster, running_cluster  # noqa: E402
@@ -30,9 +32,6 @@ from tests.integration.test_share_groups import poll_until  # noqa: E402
 pytestmark = [pytest.mark.clients, pytest.mark.timeout(400)]
 
 SHARE_CLUSTER_CONFIG = {
-    # A cluster's broker serves share groups with one worker process (broker/features.py
-    # share_groups_served), also under KAFKA_WIRE_TEST_WORKERS.
-    "num.worker.processes": 1,
     "share.coordinator.state.topic.num.partitions": 3,
     "group.share.min.record.lock.duration.ms": 1000,
     "group.share.record.lock.duration.ms": 3000,
@@ -71,6 +70,17 @@ class SteadyProducer(threading.Thread):
                 raise AssertionError(f"{left} records not acknowledged")
         except BaseException as exc:  # noqa: BLE001 - reported by the test
             self.failure = exc
+
+
+def new_topic(prefix: str) -> str:
+    """A fresh topic name whose partition 0 is owned by a worker other than worker 0 when the
+    brokers run several (KAFKA_WIRE_TEST_WORKERS): its share-partition then lives at worker 0 of
+    the leader while another worker leads the partition (broker/share_groups.py)."""
+    workers = int(os.environ.get("KAFKA_WIRE_TEST_WORKERS") or 1)
+    while True:
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        if workers <= 1 or owner_of(name, 0, workers) != 0:
+            return name
 
 
 def new_group(bootstrap: str) -> str:
@@ -182,7 +192,7 @@ class DeliveryLog:
 
 
 def test_share_consumers_survive_leader_and_coordinator_kills(cluster):
-    topic = f"share-cluster-{uuid.uuid4().hex[:8]}"
+    topic = new_topic("share-cluster")
     cluster.create_topic(topic, 1, 3)
     topic_id = cluster.metadata([topic]).topics[0].topic_id
     group = new_group(cluster.bootstrap)
@@ -281,7 +291,7 @@ def test_share_group_admin_at_its_coordinator_reaches_state_led_elsewhere(cluste
     NOT_COORDINATOR) from the share coordinator's state, and a consumer of the altered group
     starts where the alter put it (the leader loads the new state)."""
     wait_for_preferred_leaders(cluster)
-    topic = f"share-admin-{uuid.uuid4().hex[:8]}"
+    topic = new_topic("share-admin")
     cluster.create_topic(topic, 1, 3)
     produce(cluster.bootstrap, topic, 10)
     leader = cluster.leader_of(topic, 0)
