@@ -4,7 +4,7 @@ on three brokers; the partition's leader is SIGKILLed mid-run, then the group's 
 leader of its __consumer_offsets partition) and the share-partition's share coordinator (the
 leader of its __share_group_state partition). After recovery every record was accepted, none
 twice: no record whose acceptance the broker confirmed is delivered again, and none is lost.
-Three brokers and a ZooKeeper on loopback."""
+Three brokers and a ZooKeeper on loopback, with the fixture's workers and with two per broker."""
 
 from __future__ import annotations
 
@@ -39,9 +39,19 @@ SHARE_CLUSTER_CONFIG = {
 }
 
 
-@pytest.fixture(scope="module")
-def cluster(zookeeper_installed):
-    with running_cluster(3, config=SHARE_CLUSTER_CONFIG) as started:
+def fixture_workers() -> int:
+    return int(os.environ.get("KAFKA_WIRE_TEST_WORKERS") or 1)
+
+
+# With the fixture's workers (KAFKA_WIRE_TEST_WORKERS, else one) and with two per broker: a broker's
+# share groups then live at its worker 0 while another worker leads the share-partitions' partitions.
+@pytest.fixture(scope="module", params=[None, 2], ids=["fixture-workers", "two-workers"])
+def cluster(request, zookeeper_installed):
+    workers = request.param
+    if workers is not None and workers == fixture_workers():
+        pytest.skip(f"the fixture's brokers already run {workers} workers")
+    config = SHARE_CLUSTER_CONFIG if workers is None else {**SHARE_CLUSTER_CONFIG, "num.worker.processes": workers}
+    with running_cluster(3, config=config) as started:
         yield started
 
 
@@ -72,11 +82,11 @@ class SteadyProducer(threading.Thread):
             self.failure = exc
 
 
-def new_topic(prefix: str) -> str:
+def new_topic(cluster: Cluster, prefix: str) -> str:
     """A fresh topic name whose partition 0 is owned by a worker other than worker 0 when the
-    brokers run several (KAFKA_WIRE_TEST_WORKERS): its share-partition then lives at worker 0 of
-    the leader while another worker leads the partition (broker/share_groups.py)."""
-    workers = int(os.environ.get("KAFKA_WIRE_TEST_WORKERS") or 1)
+    brokers run several: its share-partition then lives at worker 0 of the leader while another
+    worker leads the partition (broker/share_groups.py)."""
+    workers = int(cluster.brokers[1].config.get("num.worker.processes") or fixture_workers())
     while True:
         name = f"{prefix}-{uuid.uuid4().hex[:8]}"
         if workers <= 1 or owner_of(name, 0, workers) != 0:
@@ -192,7 +202,7 @@ class DeliveryLog:
 
 
 def test_share_consumers_survive_leader_and_coordinator_kills(cluster):
-    topic = new_topic("share-cluster")
+    topic = new_topic(cluster, "share-cluster")
     cluster.create_topic(topic, 1, 3)
     topic_id = cluster.metadata([topic]).topics[0].topic_id
     group = new_group(cluster.bootstrap)
@@ -291,7 +301,7 @@ def test_share_group_admin_at_its_coordinator_reaches_state_led_elsewhere(cluste
     NOT_COORDINATOR) from the share coordinator's state, and a consumer of the altered group
     starts where the alter put it (the leader loads the new state)."""
     wait_for_preferred_leaders(cluster)
-    topic = new_topic("share-admin")
+    topic = new_topic(cluster, "share-admin")
     cluster.create_topic(topic, 1, 3)
     produce(cluster.bootstrap, topic, 10)
     leader = cluster.leader_of(topic, 0)
