@@ -355,3 +355,61 @@ def test_share_group_admin_at_its_coordinator_reaches_state_led_elsewhere(cluste
     assert (p.error_code, p.start_offset) == (0, -1), p
     gone = call(coordinator, "DeleteGroups", 2, {"groups_names": [group]}).results[0]
     assert gone.error_code == 0, gone
+
+
+def lead_from(cluster: Cluster, topic: str, replicas: list[int]) -> None:
+    """Make replicas[0] the partition's leader without stopping a broker: a reassignment that only
+    reorders the replicas (the preferred one first), then a preferred leader election."""
+    with WireClient(cluster.bootstrap.split(",")[0], timeout=10) as client:
+        controller = client.call("Metadata", 12, {"topics": [], "allow_auto_topic_creation": False}).controller_id
+    with WireClient(cluster.brokers[controller].bootstrap, timeout=10) as client:
+        moved = client.call("AlterPartitionReassignments", 0, {"timeout_ms": 10000, "topics": [
+            {"name": topic, "partitions": [{"partition_index": 0, "replicas": replicas}]}]})
+        assert moved.error_code == 0 and moved.responses[0].partitions[0].error_code == 0, moved
+        cluster.wait_for(lambda: cluster.partition(topic, 0).replica_nodes == replicas, 30,
+                         f"replicas of {topic}-0 = {replicas}", interval=0.2)
+        elected = client.call("ElectLeaders", 2, {"election_type": 0, "timeout_ms": 10000, "topic_partitions": [
+            {"topic": topic, "partitions": [0]}]})
+        code = elected.replica_election_results[0].partition_result[0].error_code
+        assert elected.error_code == 0 and code in (0, 84), elected  # 84: ELECTION_NOT_NEEDED (done already)
+    cluster.wait_for(lambda: cluster.leader_of(topic, 0) == replicas[0]
+                     and cluster.serves_as_leader(replicas[0], topic, 0), 30, f"{replicas[0]} leading {topic}-0",
+                     interval=0.2)
+
+
+def test_share_partition_follows_its_partition_leader_away_and_back(cluster):
+    """The partition's leadership moves to another broker and back while every broker runs: the
+    share-partition goes with it, and the first leader, leading again in a new leader epoch, loads
+    the state the other one wrote meanwhile rather than acting on what it held. With several
+    workers the partition's owner is another worker than worker 0, which holds the share-partition
+    and must hear of both moves. No accepted record is delivered again, none is skipped."""
+    wait_for_preferred_leaders(cluster)
+    topic = new_topic(cluster, "share-moves")
+    cluster.create_topic(topic, 1, 3)
+    replicas = list(cluster.partition(topic, 0).replica_nodes)
+    first = replicas[0]
+    group = new_group(cluster.bootstrap)
+    c = ShareConsumer({"bootstrap.servers": cluster.bootstrap, "group.id": group,
+                       "share.acknowledgement.mode": "explicit"})
+    c.subscribe([topic])
+
+    def accept_next(count: int) -> list[int]:
+        got = poll_until(c, count, timeout=60)
+        for m in got:
+            c.acknowledge(m, AcknowledgeType.ACCEPT)
+        c.commit_sync(30)
+        return sorted(m.offset() for m in got)
+
+    try:
+        produce(cluster.bootstrap, topic, 10)
+        assert accept_next(10) == list(range(10))
+        lead_from(cluster, topic, replicas[1:] + [first])
+        produce(cluster.bootstrap, topic, 10)
+        assert accept_next(10) == list(range(10, 20))
+        lead_from(cluster, topic, replicas)
+        produce(cluster.bootstrap, topic, 10)
+        assert accept_next(10) == list(range(20, 30))
+        assert poll_until(c, 1, timeout=3) == []
+    finally:
+        c.close()
+    assert describe_offsets(cluster, group, topic) == (30, 0)
