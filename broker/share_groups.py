@@ -95,12 +95,13 @@ def local_log_offsets(broker, topic: str, partition: int, timestamp: int | None)
     return plog.log_start_offset, plog.high_watermark, at_time
 
 
-def local_leadership(broker, topic: str, partition: int, in_cluster: bool) -> tuple[int, int]:
+def local_leadership(broker, topic: str, partition: int) -> tuple[int, int]:
     """(error code, leader epoch) of a partition at the worker owning it: NONE and the epoch this
     broker leads it in, else the error a client hears (NOT_LEADER_OR_FOLLOWER, ...)."""
     error = broker.leadership.leadership_error(topic, partition)
     if error != ErrorCode.NONE:
         return int(error), -1
+    in_cluster = broker.metadata.metadata_quorum() is None
     replicas = getattr(broker, "replicas", None) if in_cluster else None
     hosted = replicas.partitions.get((topic, partition)) if replicas is not None else None
     if hosted is not None:
@@ -336,13 +337,13 @@ class ShareGroups:
         for i, (topic, partition) in enumerate(parts):
             owner = self._owner(topic, partition) if in_cluster else None
             if owner is None:
-                answers[i] = local_leadership(self.broker, topic, partition, in_cluster)
+                answers[i] = local_leadership(self.broker, topic, partition)
             else:
                 remote.setdefault(owner, []).append(i)
         for owner, indexes in remote.items():
             try:
                 found, _, _ = await self.broker.workers.links[owner].call(
-                    "share_leadership", ([parts[i] for i in indexes], in_cluster))
+                    "share_leadership", [parts[i] for i in indexes])
             except WorkerGone:
                 found = [(int(ErrorCode.NOT_LEADER_OR_FOLLOWER), -1)] * len(indexes)
             for i, answer in zip(indexes, found):

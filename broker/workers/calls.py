@@ -51,8 +51,7 @@ async def answer(broker, op: str, meta, body, fds: list[int]):
     if op == "share_leadership":  # whether this broker leads partitions owned here, for worker 0's share groups
         from ..share_groups import local_leadership
 
-        parts, in_cluster = meta
-        return [local_leadership(broker, topic, partition, in_cluster) for topic, partition in parts], b"", ()
+        return [local_leadership(broker, topic, partition) for topic, partition in meta], b"", ()
     if op == "open":  # (the refresh that serve() made opened them)
         return broker.unopened_partitions(meta), b"", ()
     if op == "stats":
