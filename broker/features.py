@@ -60,28 +60,16 @@ def serves_transaction_version_2(handlers) -> bool:
     return all(name in by_name and by_name[name].max_version >= version for name, version in TV2_API_VERSIONS)
 
 
-def share_groups_served(broker) -> bool:
-    """Whether a broker serves share groups (KIP-932, broker/share_groups.py): a single node (any
-    number of workers), or a broker of a ZooKeeper-mode cluster running one worker process (its
-    group coordinator, its share-partitions and its share coordinator then live in the one process
-    that leads their partitions; with several workers the partitions it leads are spread over
-    processes the share groups' worker does not lead for)."""
-    return broker.metadata.metadata_quorum() is not None or getattr(broker, "workers", None) is None
-
-
-def supported_features(handlers=None, share_groups: bool = True) -> dict[str, tuple[int, int]]:
-    """{feature: (min level, max level)} this broker's software supports; share.version only where
-    share groups are served (`share_groups`: not by a cluster's broker of several workers,
-    broker/share_groups.py `served`)."""
+def supported_features(handlers=None) -> dict[str, tuple[int, int]]:
+    """{feature: (min level, max level)} this broker's software supports."""
     if handlers is None:
         from .handlers import HANDLERS as handlers
     supported = {
         TRANSACTION_VERSION: (0, 2 if serves_transaction_version_2(handlers) else 1),
         GROUP_VERSION: (0, 1),
         STREAMS_VERSION: (0, 1),
+        SHARE_VERSION: (0, 1),
     }
-    if share_groups:
-        supported[SHARE_VERSION] = (0, 1)
     return supported
 
 

@@ -40,7 +40,6 @@ from .features import (
     bootstrap_levels,
     effective_levels,
     plan_feature_updates,
-    share_groups_served,
     supported_features,
 )
 from .leader_election import elect_leaders
@@ -407,8 +406,7 @@ class Broker:
 
     def supported_features(self) -> dict[str, tuple[int, int]]:
         if self._supported_features is None:
-            # share.version where share groups are served.
-            self._supported_features = supported_features(share_groups=share_groups_served(self))
+            self._supported_features = supported_features()
         return self._supported_features
 
     def finalized_features(self) -> tuple[dict[str, int], int]:

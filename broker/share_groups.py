@@ -21,15 +21,22 @@ Persistence, as Kafka's group and share coordinators keep it:
   answered and read back when the share-partition is first used, so an accepted record is never
   delivered again and an unacknowledged one is redelivered.
 
-In a ZooKeeper-mode cluster (brokers of one worker process; `served`), as Kafka 4.3 splits the
-work: a share group is served by its group coordinator, the leader of its __consumer_offsets
-partition, which replays that partition's share group records when it becomes its leader and drops
-them when it stops (`_sync_cluster_groups`, `group_error`: NOT_COORDINATOR elsewhere); a
-share-partition lives at its data partition's leader (`share_partition`: NOT_LEADER_OR_FOLLOWER
-elsewhere), loaded from its share coordinator in the leader epoch it serves and loaded again in a
-new one, so a leader that lost the partition and got it back does not act on stale state; the
-group coordinator reaches share-partition state only through the share coordinators
-(`share_group_summaries`, `reset_start_offset`).
+In a ZooKeeper-mode cluster, as Kafka 4.3 splits the work: a share group is served by its group
+coordinator, the leader of its __consumer_offsets partition, which replays that partition's share
+group records when it becomes its leader and drops them when it stops (`_sync_cluster_groups`,
+`group_error`: NOT_COORDINATOR elsewhere); a share-partition lives at its data partition's leader
+(`share_partition`: NOT_LEADER_OR_FOLLOWER elsewhere), loaded from its share coordinator in the
+leader epoch it serves and loaded again in a new one, so a leader that lost the partition and got
+it back does not act on stale state; the group coordinator reaches share-partition state only
+through the share coordinators (`share_group_summaries`, `reset_start_offset`).
+
+A cluster's broker of several workers keeps the same split inside: worker 0 leads the internal
+partitions, so it is the group coordinator and the share coordinator, and it holds the
+share-partitions of every partition this broker leads, whichever worker owns it. Whether this
+broker leads a partition, and in which leader epoch, is the owner's replica manager's answer
+(`share_leadership` call, `_leaderships`), asked whenever a share-partition is used and on every
+tick for those loaded, so a leadership change at another worker unloads or reloads the
+share-partition here as one at worker 0 does.
 
 Lock expiry runs on a timer of the event loop (`_tick`), as do share group session timeouts.
 """
@@ -57,7 +64,7 @@ from kafka_wire.errors import ErrorCode
 from kafka_wire.records import iter_batch_headers
 
 from . import group_configs
-from .features import SHARE_VERSION, share_groups_served
+from .features import SHARE_VERSION
 from .security.authorizer import ResourceType
 from .share_coordinator import SharePersister, ShareStateError, decoded_records, share_coordinator_of
 
@@ -86,6 +93,21 @@ def local_log_offsets(broker, topic: str, partition: int, timestamp: int | None)
         found = plog.fetch_offset_by_timestamp(timestamp)
         at_time = None if found is None or found.offset >= plog.high_watermark else found.offset
     return plog.log_start_offset, plog.high_watermark, at_time
+
+
+def local_leadership(broker, topic: str, partition: int) -> tuple[int, int]:
+    """(error code, leader epoch) of a partition at the worker owning it: NONE and the epoch this
+    broker leads it in, else the error a client hears (NOT_LEADER_OR_FOLLOWER, ...)."""
+    error = broker.leadership.leadership_error(topic, partition)
+    if error != ErrorCode.NONE:
+        return int(error), -1
+    in_cluster = broker.metadata.metadata_quorum() is None
+    replicas = getattr(broker, "replicas", None) if in_cluster else None
+    hosted = replicas.partitions.get((topic, partition)) if replicas is not None else None
+    if hosted is not None:
+        return int(ErrorCode.NONE), hosted.leader_epoch
+    current = broker.metadata.partition_state(topic, partition)
+    return int(ErrorCode.NONE), current.leader_epoch if current is not None else -1
 
 
 def service_of(broker) -> "ShareGroups":
@@ -235,7 +257,7 @@ class ShareGroups:
     async def expire(self, now: int) -> None:
         """Acquisition locks that ran out, and members whose session timed out."""
         if self.in_cluster():
-            self._drop_moved_partitions()
+            await self._drop_moved_partitions()
             self._sync_cluster_groups()
         for sp in list(self.partitions.values()):
             deadline = sp.next_lock_deadline()
@@ -292,30 +314,61 @@ class ShareGroups:
 
     # -- share-partitions --------------------------------------------------------------------------
 
-    def _leader_epoch(self, topic: str, partition: int) -> int:
+    async def _leader_epoch(self, topic: str, partition: int) -> int:
         """This broker's leader epoch of a partition it leads; raises ShareStateError
         (NOT_LEADER_OR_FOLLOWER, ...) when it does not lead it: a share-partition lives at its
-        partition's leader, as Kafka's SharePartitionManager."""
-        error = self.broker.leadership.leadership_error(topic, partition)
+        partition's leader, as Kafka's SharePartitionManager. With several workers the partition's
+        owner, whose replica manager leads it, is asked (`share_leadership` call)."""
+        error, epoch = (await self._leaderships([(topic, partition)]))[0]
         if error != ErrorCode.NONE:
             raise ShareStateError(error)
-        replicas = getattr(self.broker, "replicas", None) if self.in_cluster() else None
-        hosted = replicas.partitions.get((topic, partition)) if replicas is not None else None
-        if hosted is not None:
-            return hosted.leader_epoch
-        current = self.broker.metadata.partition_state(topic, partition)
-        return current.leader_epoch if current is not None else -1
+        return epoch
 
-    def _drop_moved_partitions(self) -> None:
+    async def _leaderships(self, parts: list[tuple[str, int]]) -> list[tuple[ErrorCode, int]]:
+        """(error, leader epoch) of each (topic, partition), `local_leadership` at its owner: one
+        call per other worker in a cluster (on a single node this broker leads every partition,
+        and worker 0 knows which are offline). A worker that is gone leads nothing (the broker
+        restarts)."""
+        from .workers.link import WorkerGone
+
+        in_cluster = self.in_cluster()
+        answers: list = [None] * len(parts)
+        remote: dict[int, list[int]] = {}
+        for i, (topic, partition) in enumerate(parts):
+            owner = self._owner(topic, partition) if in_cluster else None
+            if owner is None:
+                answers[i] = local_leadership(self.broker, topic, partition)
+            else:
+                remote.setdefault(owner, []).append(i)
+        for owner, indexes in remote.items():
+            try:
+                found, _, _ = await self.broker.workers.links[owner].call(
+                    "share_leadership", [parts[i] for i in indexes])
+            except WorkerGone:
+                found = [(int(ErrorCode.NOT_LEADER_OR_FOLLOWER), -1)] * len(indexes)
+            for i, answer in zip(indexes, found):
+                answers[i] = answer
+        return [(ErrorCode.from_code(error), epoch) for error, epoch in answers]
+
+    async def leads(self, topic: str, partition: int) -> bool:
+        """Whether this broker (whichever of its workers owns the partition) leads it."""
+        return (await self._leaderships([(topic, partition)]))[0][0] == ErrorCode.NONE
+
+    async def _drop_moved_partitions(self) -> None:
         """Cluster mode: forget the share-partitions of partitions this broker no longer leads, or
         leads in another leader epoch than when it loaded them (it loads them again, from their
-        share coordinator, when next asked)."""
-        for key, sp in list(self.partitions.items()):
-            meta = self.broker.metadata.topic_by_id(key[1])
-            try:
-                current = None if meta is None else self._leader_epoch(meta.name, key[2])
-            except ShareStateError:
-                current = None
+        share coordinator, when next asked). With several workers this asks the partitions'
+        owners on every tick, so a leadership change at another worker reaches the share-partitions
+        here within a tick (and any request on one checks its epoch first)."""
+        keyed = [(key, sp, self.broker.metadata.topic_by_id(key[1])) for key, sp in list(self.partitions.items())]
+        known = [(key, meta) for key, _, meta in keyed if meta is not None]
+        leaderships = await self._leaderships([(meta.name, key[2]) for key, meta in known]) if known else []
+        current_epochs = {key: (epoch if error == ErrorCode.NONE else None)
+                          for (key, _), (error, epoch) in zip(known, leaderships)}
+        for key, sp, meta in keyed:
+            if self.partitions.get(key) is not sp:  # replaced (loaded again) while the owners answered
+                continue
+            current = current_epochs.get(key)
             if current is None or current != getattr(sp, "loaded_leader_epoch", current):
                 del self.partitions[key]
                 logger.info("share-partition %s %s-%d: no longer led here in epoch %s, unloaded", key[0],
@@ -327,7 +380,7 @@ class ShareGroups:
         share-partition loaded in an earlier leader epoch is loaded again (its state may have
         moved on at another leader meanwhile)."""
         key = (group_id, topic_id, partition)
-        current_epoch = self._leader_epoch(topic, partition)
+        current_epoch = await self._leader_epoch(topic, partition)
         sp = self.partitions.get(key)
         if sp is not None and getattr(sp, "loaded_leader_epoch", current_epoch) == current_epoch:
             return sp
@@ -412,8 +465,7 @@ class ShareGroups:
         does; the leader's next write is then fenced (FENCED_STATE_EPOCH) and it loads the new
         state. Raises AppendFailed."""
         key = (group_id, topic_id, partition)
-        if not self.in_cluster() or (key in self.partitions and
-                                     self.broker.leadership.leadership_error(topic, partition) == ErrorCode.NONE):
+        if not self.in_cluster() or (key in self.partitions and await self.leads(topic, partition)):
             sp = await self.share_partition(group_id, topic, topic_id, partition)
             sp.reset_start_offset(start_offset)
             await self.persist(sp, sp.snapshot(), snapshot=True)
@@ -444,7 +496,7 @@ class ShareGroups:
         partition, here or at its owner; in a cluster, where this broker does not lead it, the
         leader's (ListOffsets, as Kafka's group coordinator asks for a share group's lag).
         Raises AppendFailed (ShareStateError) when the leader cannot be asked."""
-        if self.in_cluster() and self.broker.leadership.leadership_error(topic, partition) != ErrorCode.NONE:
+        if self.in_cluster() and not await self.leads(topic, partition):
             return await self._leader_log_offsets(topic, partition)
         owner = self._owner(topic, partition)
         if owner is None:
@@ -693,10 +745,6 @@ def open_share_request(broker, ctx, group_id: str, operation, invalid: tuple | N
     if error is not None:
         raise ShareRequestRefused(error)
     return service
-
-
-# Whether a broker serves share groups (broker/features.py says which do).
-served = share_groups_served
 
 
 def loaded_service(broker) -> "ShareGroups | None":

@@ -13,7 +13,6 @@ from coordinator.offsets_store import AppendFailed
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from .. import share_groups
 from ..features import SHARE_VERSION
 from ..handler_view import BrokerView
 from ..share_groups import now_ms, service_of
@@ -21,9 +20,6 @@ from .group_heartbeat import refused
 from .p11_join_group import client_host
 
 API = APIS_BY_NAME["ShareGroupHeartbeat"]
-# Not by a cluster's broker of several workers (broker/share_groups.py).
-served = share_groups.served
-
 LEAVE_GROUP_MEMBER_EPOCH = -1
 
 

@@ -8,16 +8,12 @@ from __future__ import annotations
 
 from kafka_wire.messages import APIS_BY_NAME
 
-from .. import share_groups
 from ..features import SHARE_VERSION
 from ..handler_view import BrokerView
 from ..share_groups import service_of
 from .p69_consumer_group_describe import describe_groups
 
 API = APIS_BY_NAME["ShareGroupDescribe"]
-# Not by a cluster's broker of several workers (broker/share_groups.py).
-served = share_groups.served
-
 async def handle(broker: BrokerView, ctx, request):
     def coordinator():
         service = service_of(broker)

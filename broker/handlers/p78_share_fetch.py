@@ -36,16 +36,12 @@ from coordinator.offsets_store import AppendFailed
 from coordinator.share_partition import aborted_batch_ranges
 from coordinator.share_sessions import ShareSessionError
 
-from .. import share_groups
 from ..handler_view import BrokerView
 from ..leader_hints import LeaderHints
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import ShareRequestRefused, batch_ranges, now_ms, open_share_request
 
 API = APIS_BY_NAME["ShareFetch"]
-# Not by a cluster's broker of several workers (broker/share_groups.py).
-served = share_groups.served
-
 NO_LEADER = {"leader_id": -1, "leader_epoch": -1}
 LEADER_HINTED_ERRORS = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
 DEFAULT_MAX_RECORDS = 500

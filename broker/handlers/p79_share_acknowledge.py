@@ -12,7 +12,6 @@ from kafka_wire.messages import APIS_BY_NAME
 
 from coordinator.share_sessions import ShareSessionError
 
-from .. import share_groups
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import ShareRequestRefused, open_share_request
@@ -20,9 +19,6 @@ from ..leader_hints import LeaderHints
 from .p78_share_fetch import LEADER_HINTED_ERRORS, NO_LEADER, _refusal, _top_error, invalid_member
 
 API = APIS_BY_NAME["ShareAcknowledge"]
-# Not by a cluster's broker of several workers (broker/share_groups.py).
-served = share_groups.served
-
 
 async def handle(broker: BrokerView, ctx, request):
     version = ctx.api_version

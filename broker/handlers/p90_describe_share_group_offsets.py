@@ -13,15 +13,11 @@ from coordinator.offsets_store import AppendFailed
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from .. import share_groups
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import ShareRequestRefused, open_share_request, share_group_summaries
 
 API = APIS_BY_NAME["DescribeShareGroupOffsets"]
-# Not by a cluster's broker of several workers (broker/share_groups.py).
-served = share_groups.served
-
 
 def _partition(index: int, error: ErrorCode = ErrorCode.NONE, start: int = -1, epoch: int = -1, lag: int = -1):
     return {"partition_index": index, "start_offset": start, "leader_epoch": epoch, "lag": lag,

@@ -12,15 +12,11 @@ from coordinator.offsets_store import AppendFailed
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from .. import share_groups
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import ShareRequestRefused, open_share_request
 
 API = APIS_BY_NAME["AlterShareGroupOffsets"]
-# Not by a cluster's broker of several workers (broker/share_groups.py).
-served = share_groups.served
-
 
 def _error(error: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": int(error), "error_message": message, "responses": []}

@@ -12,16 +12,12 @@ from coordinator.offsets_store import AppendFailed
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
 
-from .. import share_groups
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
 from ..share_groups import ShareRequestRefused, open_share_request, share_group_summaries
 from .p91_alter_share_group_offsets import _error, missing_group_id
 
 API = APIS_BY_NAME["DeleteShareGroupOffsets"]
-# Not by a cluster's broker of several workers (broker/share_groups.py).
-served = share_groups.served
-
 
 async def handle(broker: BrokerView, ctx, request):
     group_id = request.group_id

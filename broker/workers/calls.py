@@ -2,7 +2,8 @@
 request to run here as the worker holding the connection would; `read` and `wait`, for a Fetch
 served by another worker (fetch.py); `markers` and `verify`, for transactions (transactions.py);
 `replicated` and `synced`, the waits for the in-sync replicas and for the disk of partitions owned
-here; `schema_subjects`, the subjects of a schema id, at the worker owning `_schemas`."""
+here; `log_offsets` and `share_leadership`, for worker 0's share groups (broker/share_groups.py);
+`schema_subjects`, the subjects of a schema id, at the worker owning `_schemas`."""
 
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ async def answer(broker, op: str, meta, body, fds: list[int]):
         from ..share_groups import local_log_offsets
 
         return [local_log_offsets(broker, topic, partition, timestamp) for topic, partition, timestamp in meta], b"", ()
+    if op == "share_leadership":  # whether this broker leads partitions owned here, for worker 0's share groups
+        from ..share_groups import local_leadership
+
+        return [local_leadership(broker, topic, partition) for topic, partition in meta], b"", ()
     if op == "open":  # (the refresh that serve() made opened them)
         return broker.unopened_partitions(meta), b"", ()
     if op == "stats":

@@ -4,10 +4,11 @@ on three brokers; the partition's leader is SIGKILLed mid-run, then the group's 
 leader of its __consumer_offsets partition) and the share-partition's share coordinator (the
 leader of its __share_group_state partition). After recovery every record was accepted, none
 twice: no record whose acceptance the broker confirmed is delivered again, and none is lost.
-Three brokers and a ZooKeeper on loopback."""
+Three brokers and a ZooKeeper on loopback, with the fixture's workers and with two per broker."""
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -22,6 +23,7 @@ if not hasattr(confluent_kafka, "ShareConsumer"):
 from confluent_kafka import AcknowledgeType, Producer, ShareConsumer  # noqa: E402
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource  # noqa: E402
 
+from broker.workers.ownership import owner_of  # noqa: E402
 from client import WireClient  # noqa: E402
 from coordinator.share_state import kafka_uuid_string  # noqa: E402
 from testing.cluster import Cluster, running_cluster  # noqa: E402
@@ -30,9 +32,6 @@ from tests.integration.test_share_groups import poll_until  # noqa: E402
 pytestmark = [pytest.mark.clients, pytest.mark.timeout(400)]
 
 SHARE_CLUSTER_CONFIG = {
-    # A cluster's broker serves share groups with one worker process (broker/features.py
-    # share_groups_served), also under KAFKA_WIRE_TEST_WORKERS.
-    "num.worker.processes": 1,
     "share.coordinator.state.topic.num.partitions": 3,
     "group.share.min.record.lock.duration.ms": 1000,
     "group.share.record.lock.duration.ms": 3000,
@@ -40,9 +39,19 @@ SHARE_CLUSTER_CONFIG = {
 }
 
 
-@pytest.fixture(scope="module")
-def cluster(zookeeper_installed):
-    with running_cluster(3, config=SHARE_CLUSTER_CONFIG) as started:
+def fixture_workers() -> int:
+    return int(os.environ.get("KAFKA_WIRE_TEST_WORKERS") or 1)
+
+
+# With the fixture's workers (KAFKA_WIRE_TEST_WORKERS, else one) and with two per broker: a broker's
+# share groups then live at its worker 0 while another worker leads the share-partitions' partitions.
+@pytest.fixture(scope="module", params=[None, 2], ids=["fixture-workers", "two-workers"])
+def cluster(request, zookeeper_installed):
+    workers = request.param
+    if workers is not None and workers == fixture_workers():
+        pytest.skip(f"the fixture's brokers already run {workers} workers")
+    config = SHARE_CLUSTER_CONFIG if workers is None else {**SHARE_CLUSTER_CONFIG, "num.worker.processes": workers}
+    with running_cluster(3, config=config) as started:
         yield started
 
 
@@ -71,6 +80,17 @@ class SteadyProducer(threading.Thread):
                 raise AssertionError(f"{left} records not acknowledged")
         except BaseException as exc:  # noqa: BLE001 - reported by the test
             self.failure = exc
+
+
+def new_topic(cluster: Cluster, prefix: str) -> str:
+    """A fresh topic name whose partition 0 is owned by a worker other than worker 0 when the
+    brokers run several: its share-partition then lives at worker 0 of the leader while another
+    worker leads the partition (broker/share_groups.py)."""
+    workers = int(cluster.brokers[1].config.get("num.worker.processes") or fixture_workers())
+    while True:
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        if workers <= 1 or owner_of(name, 0, workers) != 0:
+            return name
 
 
 def new_group(bootstrap: str) -> str:
@@ -182,7 +202,7 @@ class DeliveryLog:
 
 
 def test_share_consumers_survive_leader_and_coordinator_kills(cluster):
-    topic = f"share-cluster-{uuid.uuid4().hex[:8]}"
+    topic = new_topic(cluster, "share-cluster")
     cluster.create_topic(topic, 1, 3)
     topic_id = cluster.metadata([topic]).topics[0].topic_id
     group = new_group(cluster.bootstrap)
@@ -281,7 +301,7 @@ def test_share_group_admin_at_its_coordinator_reaches_state_led_elsewhere(cluste
     NOT_COORDINATOR) from the share coordinator's state, and a consumer of the altered group
     starts where the alter put it (the leader loads the new state)."""
     wait_for_preferred_leaders(cluster)
-    topic = f"share-admin-{uuid.uuid4().hex[:8]}"
+    topic = new_topic(cluster, "share-admin")
     cluster.create_topic(topic, 1, 3)
     produce(cluster.bootstrap, topic, 10)
     leader = cluster.leader_of(topic, 0)
@@ -335,3 +355,61 @@ def test_share_group_admin_at_its_coordinator_reaches_state_led_elsewhere(cluste
     assert (p.error_code, p.start_offset) == (0, -1), p
     gone = call(coordinator, "DeleteGroups", 2, {"groups_names": [group]}).results[0]
     assert gone.error_code == 0, gone
+
+
+def lead_from(cluster: Cluster, topic: str, replicas: list[int]) -> None:
+    """Make replicas[0] the partition's leader without stopping a broker: a reassignment that only
+    reorders the replicas (the preferred one first), then a preferred leader election."""
+    with WireClient(cluster.bootstrap.split(",")[0], timeout=10) as client:
+        controller = client.call("Metadata", 12, {"topics": [], "allow_auto_topic_creation": False}).controller_id
+    with WireClient(cluster.brokers[controller].bootstrap, timeout=10) as client:
+        moved = client.call("AlterPartitionReassignments", 0, {"timeout_ms": 10000, "topics": [
+            {"name": topic, "partitions": [{"partition_index": 0, "replicas": replicas}]}]})
+        assert moved.error_code == 0 and moved.responses[0].partitions[0].error_code == 0, moved
+        cluster.wait_for(lambda: cluster.partition(topic, 0).replica_nodes == replicas, 30,
+                         f"replicas of {topic}-0 = {replicas}", interval=0.2)
+        elected = client.call("ElectLeaders", 2, {"election_type": 0, "timeout_ms": 10000, "topic_partitions": [
+            {"topic": topic, "partitions": [0]}]})
+        code = elected.replica_election_results[0].partition_result[0].error_code
+        assert elected.error_code == 0 and code in (0, 84), elected  # 84: ELECTION_NOT_NEEDED (done already)
+    cluster.wait_for(lambda: cluster.leader_of(topic, 0) == replicas[0]
+                     and cluster.serves_as_leader(replicas[0], topic, 0), 30, f"{replicas[0]} leading {topic}-0",
+                     interval=0.2)
+
+
+def test_share_partition_follows_its_partition_leader_away_and_back(cluster):
+    """The partition's leadership moves to another broker and back while every broker runs: the
+    share-partition goes with it, and the first leader, leading again in a new leader epoch, loads
+    the state the other one wrote meanwhile rather than acting on what it held. With several
+    workers the partition's owner is another worker than worker 0, which holds the share-partition
+    and must hear of both moves. No accepted record is delivered again, none is skipped."""
+    wait_for_preferred_leaders(cluster)
+    topic = new_topic(cluster, "share-moves")
+    cluster.create_topic(topic, 1, 3)
+    replicas = list(cluster.partition(topic, 0).replica_nodes)
+    first = replicas[0]
+    group = new_group(cluster.bootstrap)
+    c = ShareConsumer({"bootstrap.servers": cluster.bootstrap, "group.id": group,
+                       "share.acknowledgement.mode": "explicit"})
+    c.subscribe([topic])
+
+    def accept_next(count: int) -> list[int]:
+        got = poll_until(c, count, timeout=60)
+        for m in got:
+            c.acknowledge(m, AcknowledgeType.ACCEPT)
+        c.commit_sync(30)
+        return sorted(m.offset() for m in got)
+
+    try:
+        produce(cluster.bootstrap, topic, 10)
+        assert accept_next(10) == list(range(10))
+        lead_from(cluster, topic, replicas[1:] + [first])
+        produce(cluster.bootstrap, topic, 10)
+        assert accept_next(10) == list(range(10, 20))
+        lead_from(cluster, topic, replicas)
+        produce(cluster.bootstrap, topic, 10)
+        assert accept_next(10) == list(range(20, 30))
+        assert poll_until(c, 1, timeout=3) == []
+    finally:
+        c.close()
+    assert describe_offsets(cluster, group, topic) == (30, 0)

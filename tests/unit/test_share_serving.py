@@ -176,19 +176,12 @@ def test_batch_ranges_of_fetched_bytes():
     assert batch_ranges(data[:-1]) == [(0, 2)]  # a partial batch at the end is left out
 
 
-def test_share_groups_are_served_by_single_nodes_and_single_worker_cluster_brokers():
-    from broker.features import SHARE_VERSION, supported_features
-    from broker.share_groups import served
+def test_share_version_is_supported_by_every_broker():
+    # Single nodes and cluster brokers, of one worker process or several (broker/share_groups.py).
+    from broker.features import SHARE_VERSION, bootstrap_levels, supported_features
 
-    def broker(cluster: bool, workers):
-        quorum = None if cluster else object()
-        return SimpleNamespace(metadata=SimpleNamespace(metadata_quorum=lambda: quorum), workers=workers)
-
-    assert served(broker(False, None)) and served(broker(False, object()))
-    assert served(broker(True, None))
-    assert not served(broker(True, object()))  # a cluster's broker of several worker processes
-    assert SHARE_VERSION in supported_features(share_groups=True)
-    assert SHARE_VERSION not in supported_features(share_groups=False)
+    assert supported_features()[SHARE_VERSION] == (0, 1)
+    assert bootstrap_levels(supported_features())[SHARE_VERSION] == 1
 
 
 # -- a state write that fails ----------------------------------------------------------------------------
