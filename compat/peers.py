@@ -1,10 +1,10 @@
 """Kafka Streams, Kafka Connect and MirrorMaker 2 as real processes, for tests/integration/test_peers_*.py.
 
 compat/setup-peers.sh resolves them from Maven Central (compat/peers/pom.xml) into
-.deps/peers-<version>/libs, at each reference version, and compiles the Streams application of
-compat/peers/src/ into .deps/peers-<version>/app. This module builds their `java` command lines and
-runs them as `JavaProcess`es (testing/processes.py's runner: own session, log file, SIGKILL-able,
-killed with the test process).
+.deps/peers-<version>/libs, at each reference version, and compiles the programs of compat/peers/src/
+(the Streams application, a KafkaShareConsumer member) into .deps/peers-<version>/app. This module
+builds their `java` command lines and runs them as `JavaProcess`es (testing/processes.py's runner:
+own session, log file, SIGKILL-able, killed with the test process).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ LOG4J_CONFIG = REPO_ROOT / "compat" / "peers" / "log4j2.properties"
 # C2 compiling in the background costs more than it gains.
 JVM_OPTIONS = ("-Xmx512M", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true")
 STREAMS_APP = "EosStreamsApp"
+SHARE_CONSUMER_APP = "ShareConsumerApp"  # KafkaShareConsumer (KIP-932), tests/integration/test_share_java.py
 CONNECT_DISTRIBUTED = "org.apache.kafka.connect.cli.ConnectDistributed"
 MIRROR_MAKER = "org.apache.kafka.connect.mirror.MirrorMaker"
 STREAMS_RESETTER = "org.apache.kafka.tools.StreamsResetter"
@@ -32,7 +33,8 @@ def peers_dir(version: str) -> Path:
 
 
 def is_installed(version: str) -> bool:
-    return (peers_dir(version) / "BUILT").is_file() and (peers_dir(version) / "app" / f"{STREAMS_APP}.class").is_file()
+    return (peers_dir(version) / "BUILT").is_file() and all(
+        (peers_dir(version) / "app" / f"{app}.class").is_file() for app in (STREAMS_APP, SHARE_CONSUMER_APP))
 
 
 def classpath(version: str) -> str:
