@@ -86,13 +86,16 @@ def new_group(bootstrap: str, **configs: object) -> str:
     return group
 
 
-def member_count(bootstrap: str, group: str) -> int:
+def assigned_members(bootstrap: str, group: str) -> int:
+    """How many members of the share group have a partition assigned (ShareGroupDescribe)."""
     from client import WireClient
 
     with WireClient(bootstrap) as client:
         described = client.call("ShareGroupDescribe", 1, {"group_ids": [group],
                                                           "include_authorized_operations": False}).groups[0]
-    return len(described.members) if described.error_code == 0 else 0
+    if described.error_code != 0:
+        return 0
+    return sum(1 for m in described.members if any(t.partitions for t in m.assignment.topic_partitions))
 
 
 class Member:
@@ -168,7 +171,9 @@ def test_three_consumers_accept_release_reject_and_the_delivery_limit(bootstrap,
     group = new_group(bootstrap, **{"share.delivery.count.limit": 2, "share.record.lock.duration.ms": 15000})
     members = [Member(tmp_path, f"m{i}", bootstrap, group, topic, "rules") for i in range(3)]
     try:
-        wait_for("3 members in the share group", members, lambda: member_count(bootstrap, group) == 3)
+        # Every member holds the partition before the records come (a member that joins gets it at its
+        # next heartbeat once the group's target assignment is recomputed).
+        wait_for("the partition assigned to all 3 members", members, lambda: assigned_members(bootstrap, group) == 3)
         kinds = [KINDS[i % len(KINDS)] for i in range(RECORDS)]
         for start in range(0, RECORDS, 8):
             produce(bootstrap, topic, [f"{kinds[i]} {i}" for i in range(start, start + 8)])
