@@ -2,8 +2,9 @@
 # Resolves Kafka's heaviest clients from Maven Central for tests/integration/test_peers_*.py: Kafka
 # Streams, the Connect runtime with connect-file, and MirrorMaker 2 (connect-mirror), at each reference
 # version (compat/reference_kafka.py's REFERENCE_VERSIONS), from compat/peers/pom.xml into
-# .deps/peers-<version>/libs; then compiles compat/peers/src/*.java (the Streams application, the share consumer) against
-# them into .deps/peers-<version>/app.
+# .deps/peers-<version>/libs; then compiles compat/peers/src/*.java (the Streams application, and
+# the KafkaShareConsumer member of tests/integration/test_share_java.py) against them into
+# .deps/peers-<version>/app.
 #
 # Idempotent: .deps/peers-<version>/BUILT holds a hash of the pom and the sources; when it matches,
 # nothing is done.

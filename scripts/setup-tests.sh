@@ -189,7 +189,8 @@ bash compat/setup-faults.sh || log "WARNING: iptables/fuse are not installed; te
 # --- the web console's browser tests (tests/console/): chromium (apt), playwright-core (npm) ---
 bash scripts/setup-browser.sh || log "WARNING: chromium or playwright-core is not installed; the console's browser tests cannot run"
 
-# --- Kafka Streams, Connect and MirrorMaker 2 (Maven Central), for tests/integration/test_peers_*.py ---
-bash compat/setup-peers.sh || log "WARNING: Kafka Streams/Connect/MirrorMaker could not be resolved; tests/integration/test_peers_*.py cannot run"
+# --- Kafka Streams, Connect and MirrorMaker 2 (Maven Central), for tests/integration/test_peers_*.py
+# (and the Java share consumer of tests/integration/test_share_java.py) ---
+bash compat/setup-peers.sh || log "WARNING: Kafka Streams/Connect/MirrorMaker could not be resolved; tests/integration/test_peers_*.py and test_share_java.py cannot run"
 
 log "ready"
