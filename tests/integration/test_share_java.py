@@ -26,25 +26,14 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
 from compat import peers
-from testing.broker_process import BrokerProcess
 from tests.integration.peers_helpers import require_peers
+# The same broker settings as the confluent-kafka scenarios (so a session shares one reference Kafka).
+from tests.integration.test_share_groups import SHARE_CONFIG, wire  # noqa: F401 (wire: a fixture)
 
 pytestmark = pytest.mark.timeout(300)
 
 VERSION = "4.3.0"
-# Both brokers, as tests/integration/test_share_groups.py (so a session shares one reference Kafka):
-# group-level lock durations down to 1 s are allowed.
-SHARE_CONFIG = {"group.share.min.record.lock.duration.ms": 1000, "group.share.record.lock.duration.ms": 2000}
 WAIT_S = 60.0
-
-
-@pytest.fixture(scope="module")
-def wire(tmp_path_factory):
-    broker = BrokerProcess(tmp_path_factory.mktemp("share-java-broker"), config=SHARE_CONFIG)
-    broker.start()
-    yield broker
-    problems = broker.finish()
-    assert not problems, "\n".join(problems) + broker.log_report()
 
 
 @pytest.fixture(params=["kafka-wire", "kafka-4.3.0"])
