@@ -47,9 +47,9 @@ def java_tools_installed() -> bool:
     return is_installed(KAFKA_4)
 
 
-def _run(command: list[str], timeout: float = TOOL_TIMEOUT) -> str:
+def _run(command: list[str], timeout: float = TOOL_TIMEOUT, exit_codes: tuple[int, ...] = (0,)) -> str:
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    if done.returncode != 0:
+    if done.returncode not in exit_codes:
         raise ToolFailed(f"{Path(command[0]).name} ... exited {done.returncode}: "
                          f"{done.stdout[-1500:]}{done.stderr[-1500:]}")
     return done.stdout
@@ -83,7 +83,10 @@ def rdkafka_produce(bootstrap: str, topic: str, count: int, size: int, acks: int
                "-X", "queue.buffering.max.kbytes=1048576"]
     if partition is not None:
         command += ["-p", str(partition)]
-    row = _table_row(_run(command), ["dr", "dr_m/s", "dr_MB/s", "dr_err"])
+    # It exits 1 when its produced count, less rd_kafka_outq_len() at the end, differs from its
+    # delivered count; outq_len also counts a request still in flight (a metadata refresh), so a
+    # run with every message delivered can exit 1. The delivery-report columns decide instead.
+    row = _table_row(_run(command, exit_codes=(0, 1)), ["dr", "dr_m/s", "dr_MB/s", "dr_err"])
     if row["dr_err"] or row["dr"] < count:
         raise ToolFailed(f"rdkafka_performance delivered {row['dr']:.0f} of {count} ({row['dr_err']:.0f} errors)")
     return {"msg/s": row["dr_m/s"], "MB/s": row["dr_MB/s"] * 1.048576}  # its MB is MiB
