@@ -831,9 +831,10 @@ class RegistryApi:
 
     async def _parse_request(self, body, subject: str | None = None,
                              normalize: bool = False) -> tuple[ParsedSchema, list]:
-        """The request's schema, parsed with its references (Avro and JSON Schema over
-        PARSE_IN_THREAD_CHARS in a worker thread: Apache Avro's parser takes seconds on tens of
-        thousands of fields, which would stall the broker's event loop), and its references."""
+        """The request's schema, parsed with its references (in a worker thread: Avro and JSON
+        Schema over PARSE_IN_THREAD_CHARS, as Apache Avro's parser takes seconds on a hundred thousand
+        fields, which would stall the broker's event loop; Protobuf always, as it waits for protoc's
+        child process), and its references."""
         if not isinstance(body, dict):
             raise RegistryError(422, 422, "Unrecognized field: the request body must be a JSON object")
         text = body.get("schema")
@@ -845,10 +846,16 @@ class RegistryApi:
         references = self._references_arg(body.get("references"), subject)
         kind = schema_type.upper()
         try:
-            resolved = self._resolve(references, 0, subject)
-            if kind != PROTOBUF and len(text) > PARSE_IN_THREAD_CHARS:  # (protoc: not in a thread, decode.py)
-                return await asyncio.to_thread(parse_schema, kind, text, resolved, normalize=normalize), references
-            return parse_schema(kind, text, resolved, normalize=normalize), references
+            planned = self._reference_plans(references, subject)
+            size = len(text) + sum(plan.size() for _, plan in planned)
+
+            def parse() -> ParsedSchema:
+                resolved = [(name, _parsed_cached(plan)) for name, plan in planned]
+                return parse_schema(kind, text, resolved, normalize=normalize)
+
+            if kind == PROTOBUF or size > PARSE_IN_THREAD_CHARS:  # (protoc: a child process to wait for)
+                return await asyncio.to_thread(parse), references
+            return parse(), references
         except InvalidSchema as exc:
             if schema_type.upper() != PROTOBUF:
                 raise RegistryError(422, 42201, str(exc)) from None
@@ -880,13 +887,11 @@ class RegistryApi:
             normalized.append({"name": ref["name"], "subject": ref["subject"], "version": version})
         return normalized
 
-    def _resolve(self, references: list[dict], depth: int, parent: str | None) -> list[tuple[str, ParsedSchema]]:
-        """The referenced schemas, parsed with their own references; an unqualified reference names a
-        subject of the `parent` subject's context."""
-        if depth > MAX_REFERENCE_DEPTH:
-            raise InvalidSchema(f"Invalid schema: references nest deeper than {MAX_REFERENCE_DEPTH}")
-        return [(str(ref.get("name")), self._parsed(self._referenced(ref, parent), depth + 1))
-                for ref in references]
+    def _reference_plans(self, references: list[dict], parent: str | None) -> list[tuple[str, SchemaPlan]]:
+        """What parsing the referenced schemas takes (their texts, theirs references' too), read from
+        the registry's state here so that the parsing can happen in a worker thread; an unqualified
+        reference names a subject of the `parent` subject's context."""
+        return [(str(ref.get("name")), self._plan(self._referenced(ref, parent), 1)) for ref in references]
 
     def parsed_by_id(self, schema_id: int) -> ParsedSchema | None:
         """The schema of an id of the default context, parsed with its references; None for an id
@@ -934,7 +939,8 @@ class RegistryApi:
     async def _errors_against(self, parsed: ParsedSchema, entries: list[SchemaVersion], level: str) -> list[str]:
         """Why `parsed` is not compatible under `level` with each of the stored versions. Avro and JSON
         Schema over PARSE_IN_THREAD_CHARS are parsed and compared in a worker thread (Apache Avro's
-        parser and compatibility checker take seconds on tens of thousands of fields)."""
+        parser and compatibility checker take seconds on hundreds of thousands of fields), and Protobuf
+        always (protoc runs in a child process, registry/protobuf.py)."""
         planned = []
         for entry in entries:
             try:
@@ -954,6 +960,6 @@ class RegistryApi:
             return errors
 
         size = len(parsed.canonical) + sum(plan.size() for _, plan, _ in planned if plan is not None)
-        if parsed.schema_type == PROTOBUF or size <= PARSE_IN_THREAD_CHARS:  # (protoc: not in a thread)
+        if parsed.schema_type != PROTOBUF and size <= PARSE_IN_THREAD_CHARS:
             return compare()
         return await asyncio.to_thread(compare)
