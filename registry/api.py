@@ -15,6 +15,7 @@ body; errors are Confluent's {"error_code": ..., "message": ...} with its codes:
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import json
 import logging
@@ -106,6 +107,25 @@ def parse_planned(plan: SchemaPlan) -> ParsedSchema:
 @functools.lru_cache(maxsize=PARSED_CACHE)
 def _parsed_cached(plan: SchemaPlan) -> ParsedSchema:
     return parse_planned(plan)
+
+
+def _serialized_or_error(plan: SchemaPlan) -> str | InvalidSchema:
+    """A Protobuf schema's format=serialized text, or why it does not compile (any thread)."""
+    try:
+        return protobuf_serialized(_parsed_cached(plan).parsed)
+    except InvalidSchema as exc:
+        return exc
+
+
+# Set while a read is answered: a Protobuf schema it needs compiled and does not have is compiled
+# in a worker thread, then the read is answered again (_CompileFirst), not on the event loop.
+_COMPILES_FIRST: contextvars.ContextVar[bool] = contextvars.ContextVar("compiles_first", default=False)
+
+
+class _CompileFirst(Exception):
+    def __init__(self, plan: SchemaPlan) -> None:
+        super().__init__("a Protobuf schema to compile first")
+        self.plan = plan
 
 
 class RegistryError(Exception):
@@ -216,6 +236,9 @@ class RegistryApi:
         self.log = log
         # Writes one at a time: a registration's id and version are chosen from the state it sees.
         self.writing = asyncio.Lock()
+        # Protobuf schemas as base64 FileDescriptorProtos (format=serialized), or why they do not
+        # compile: a read compiles them in a worker thread first (protoc runs in a child process).
+        self._serialized: dict[SchemaPlan, str | InvalidSchema] = {}
 
     @property
     def state(self):
@@ -232,7 +255,21 @@ class RegistryApi:
                     logger.error("registry: %s", exc)
                     raise RegistryError(500, 50001, f"Error in the backend data store: {exc.error.name}") from None
                 return await self._route(method, segments, query, body)
+        for _ in range(8):  # (an answer naming several Protobuf schemas compiles each first)
+            token = _COMPILES_FIRST.set(True)
+            try:
+                return await self._route(method, segments, query, body)
+            except _CompileFirst as pending:
+                plan = pending.plan
+            finally:
+                _COMPILES_FIRST.reset(token)
+            self._remember_serialized(plan, await asyncio.to_thread(_serialized_or_error, plan))
         return await self._route(method, segments, query, body)
+
+    def _remember_serialized(self, plan: SchemaPlan, text: str | InvalidSchema) -> None:
+        self._serialized[plan] = text
+        while len(self._serialized) > PARSED_CACHE:
+            self._serialized.pop(next(iter(self._serialized)))
 
     async def _route(self, method, segments, query, body) -> tuple[int, object]:
         state = self.state
@@ -893,9 +930,18 @@ class RegistryApi:
         or another type, answers the stored text."""
         if entry.schema_type == PROTOBUF and query.get("format") == "serialized":
             try:
-                return protobuf_serialized(self._parsed(entry).parsed)
+                plan = self._plan(entry)
             except InvalidSchema as exc:
                 raise RegistryError(422, 42201, str(exc)) from None
+            text = self._serialized.get(plan)
+            if text is None:
+                if _COMPILES_FIRST.get():
+                    raise _CompileFirst(plan)
+                text = _serialized_or_error(plan)
+                self._remember_serialized(plan, text)
+            if isinstance(text, InvalidSchema):
+                raise RegistryError(422, 42201, str(text))
+            return text
         return entry.schema
 
     async def _parse_request(self, body, subject: str | None = None,
