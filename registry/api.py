@@ -15,6 +15,7 @@ body; errors are Confluent's {"error_code": ..., "message": ...} with its codes:
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import json
 import logging
@@ -35,10 +36,12 @@ from .contexts import (
     with_parent,
 )
 from .guids import CONFLUENT_VERSION, InvalidMetadata, metadata_arg, parse_guid
-from .rules import InvalidRuleSet, merge_metadata, merge_rule_sets, rule_set_arg, with_confluent_version
+from .rules import PHASES, InvalidRuleSet, merge_metadata, merge_rule_sets, rule_set_arg, with_confluent_version
 from .protobuf import serialized as protobuf_serialized
-from .schemas import COMPATIBILITY_LEVELS, PROTOBUF, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
+from .tags import TagRequestError, modify_avro_tags, schema_tags_arg
+from .schemas import AVRO, COMPATIBILITY_LEVELS, PROTOBUF, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
 from .store import (
+    CONFIG_SETTINGS,
     CONTRACT_FIELDS,
     SchemasLog,
     SchemaVersion,
@@ -104,6 +107,25 @@ def parse_planned(plan: SchemaPlan) -> ParsedSchema:
 @functools.lru_cache(maxsize=PARSED_CACHE)
 def _parsed_cached(plan: SchemaPlan) -> ParsedSchema:
     return parse_planned(plan)
+
+
+def _serialized_or_error(plan: SchemaPlan) -> str | InvalidSchema:
+    """A Protobuf schema's format=serialized text, or why it does not compile (any thread)."""
+    try:
+        return protobuf_serialized(_parsed_cached(plan).parsed)
+    except InvalidSchema as exc:
+        return exc
+
+
+# Set while a read is answered: a Protobuf schema it needs compiled and does not have is compiled
+# in a worker thread, then the read is answered again (_CompileFirst), not on the event loop.
+_COMPILES_FIRST: contextvars.ContextVar[bool] = contextvars.ContextVar("compiles_first", default=False)
+
+
+class _CompileFirst(Exception):
+    def __init__(self, plan: SchemaPlan) -> None:
+        super().__init__("a Protobuf schema to compile first")
+        self.plan = plan
 
 
 class RegistryError(Exception):
@@ -214,6 +236,9 @@ class RegistryApi:
         self.log = log
         # Writes one at a time: a registration's id and version are chosen from the state it sees.
         self.writing = asyncio.Lock()
+        # Protobuf schemas as base64 FileDescriptorProtos (format=serialized), or why they do not
+        # compile: a read compiles them in a worker thread first (protoc runs in a child process).
+        self._serialized: dict[SchemaPlan, str | InvalidSchema] = {}
 
     @property
     def state(self):
@@ -230,7 +255,21 @@ class RegistryApi:
                     logger.error("registry: %s", exc)
                     raise RegistryError(500, 50001, f"Error in the backend data store: {exc.error.name}") from None
                 return await self._route(method, segments, query, body)
+        for _ in range(8):  # (an answer naming several Protobuf schemas compiles each first)
+            token = _COMPILES_FIRST.set(True)
+            try:
+                return await self._route(method, segments, query, body)
+            except _CompileFirst as pending:
+                plan = pending.plan
+            finally:
+                _COMPILES_FIRST.reset(token)
+            self._remember_serialized(plan, await asyncio.to_thread(_serialized_or_error, plan))
         return await self._route(method, segments, query, body)
+
+    def _remember_serialized(self, plan: SchemaPlan, text: str | InvalidSchema) -> None:
+        self._serialized[plan] = text
+        while len(self._serialized) > PARSED_CACHE:
+            self._serialized.pop(next(iter(self._serialized)))
 
     async def _route(self, method, segments, query, body) -> tuple[int, object]:
         state = self.state
@@ -269,6 +308,9 @@ class RegistryApi:
                     return 200, self._schema_body(self.version(subject, version, _flag(query, "deleted")), query)
                 if method == "DELETE":
                     return 200, await self.delete_version(subject, version, _flag(query, "permanent"))
+            case ["subjects", subject, "versions", version, "tags"]:
+                if method == "POST":
+                    return 200, await self.modify_tags(subject, version, body)
             case ["subjects", subject, "versions", version, "referencedby"]:
                 if method == "GET":
                     return 200, self.referenced_by(self.version(subject, version, _flag(query, "deleted")))
@@ -476,11 +518,66 @@ class RegistryApi:
             metadata = with_confluent_version(metadata, new_version)
         return metadata, rule_set
 
+    async def modify_tags(self, subject: str, version_text: str, body) -> dict:
+        """POST /subjects/{s}/versions/{v}/tags: a new version holding version v's schema with the
+        `tagsToAdd` added and the `tagsToRemove` removed (registry/tags.py), under the request's
+        `metadata` (else version v's) with `confluent:version` set to the new version, and its
+        `ruleSet`, or the previous version's with `rulesToMerge` merged over it and `rulesToRemove`
+        (names) left out (Confluent's modifySchemaTags). `newVersion`, when given, must be the next
+        version (else 42201). Registered as any schema is: checked for compatibility, and a
+        registration that changes nothing answers the version that holds it."""
+        if not isinstance(body, dict):
+            raise RegistryError(422, 422, "Unrecognized field: the request body must be a JSON object")
+        entry = self.version(subject, version_text)
+        new_version = body.get("newVersion")
+        if new_version is not None and type(new_version) is not int:
+            raise RegistryError(422, 42202, f"The specified version '{new_version}' is not a valid version id.")
+        try:
+            to_add = schema_tags_arg(body.get("tagsToAdd"), "tagsToAdd")
+            to_remove = schema_tags_arg(body.get("tagsToRemove"), "tagsToRemove")
+        except TagRequestError as exc:
+            raise RegistryError(422, 422, str(exc)) from None
+        if entry.schema_type != AVRO and (to_add or to_remove):
+            raise RegistryError(422, 42201, f"Invalid schema: schema tags are supported for AVRO schemas here, "
+                                            f"not {entry.schema_type}")
+        try:
+            text = modify_avro_tags(entry.schema, to_add, to_remove) if to_add or to_remove else entry.schema
+        except InvalidSchema as exc:
+            raise RegistryError(422, 42201, str(exc)) from None
+        rule_set = self._rule_set_arg(body)
+        merging, removing = body.get("rulesToMerge"), body.get("rulesToRemove")
+        if merging is not None or removing is not None:
+            if rule_set is not None:
+                raise RegistryError(422, 42210, "ruleSet should be omitted if specifying rulesToMerge or "
+                                                "rulesToRemove")
+            if removing is not None and (not isinstance(removing, list)
+                                         or not all(isinstance(name, str) for name in removing)):
+                raise RegistryError(422, 422, "rulesToRemove must be a list of rule names")
+            live = self.state.versions(subject)
+            before = next((e for e in live if e.version == new_version - 1), None) if new_version else (
+                live[-1] if live else None)
+            rule_set = merge_rule_sets(before.rule_set if before else None,
+                                       self._rule_set_arg({"ruleSet": merging}))
+            if rule_set is not None and removing:
+                kept = {phase: [r for r in rule_set.get(phase, []) if r.get("name") not in removing]
+                        for phase in PHASES}
+                rule_set = {**{phase: rules for phase, rules in kept.items() if rules},
+                            **({"enableAt": rule_set["enableAt"]} if "enableAt" in rule_set else {})}
+        metadata = self._metadata_arg(body)
+        metadata = with_confluent_version(entry.metadata if metadata is None else metadata, new_version or 0)
+        request = {"schema": text, "schemaType": entry.schema_type, "references": entry.references,
+                   "metadata": metadata}
+        if rule_set is not None:
+            request["ruleSet"] = rule_set
+        if new_version is not None:
+            request["version"] = new_version
+        return await self.register(subject, request, {})
+
     async def test_compatibility(self, subject: str, version_text: str | None, query: dict, body) -> dict:
         parsed, _ = await self._parse_request(body, subject, self._normalize(subject, query))
         level = self.state.compatibility(subject)
         if version_text is None:
-            errors = await self._compatibility_errors(parsed, subject, level)
+            errors = await self._compatibility_errors(parsed, subject, level, self._metadata_arg(body))
         else:
             number = _version_arg(version_text)
             versions = self.state.versions(subject)
@@ -534,7 +631,7 @@ class RegistryApi:
         "overrideMetadata", "defaultRuleSet", "overrideRuleSet"}, any of them; what is not named
         stays as it was, a data-contract field given as null is unset (Confluent's
         ConfigValue.update). The answer is the config as it now is."""
-        contract_named = isinstance(body, dict) and any(name in body for name in CONTRACT_FIELDS)
+        contract_named = isinstance(body, dict) and any(name in body for name in (*CONTRACT_FIELDS, *CONFIG_SETTINGS))
         if isinstance(body, dict) and "compatibility" not in body and ("normalize" in body or contract_named):
             level = self.state.configs.get(subject)
         else:
@@ -554,6 +651,15 @@ class RegistryApi:
                 contracts.pop(name, None)
             else:
                 contracts[name] = value
+        for name, kind in CONFIG_SETTINGS.items():
+            if name not in body:
+                continue
+            if body[name] is None:
+                contracts.pop(name, None)
+            elif not isinstance(body[name], kind):
+                raise RegistryError(422, 422, f"Invalid {name}: " + ("a string" if kind is str else "true or false"))
+            else:
+                contracts[name] = body[name]
         await self._write([(config_key(subject), config_value(level, normalize, contracts))])
         answer = {"compatibility": level} if level is not None else {}
         if normalize is not None:
@@ -653,7 +759,7 @@ class RegistryApi:
             found = self._matching(live, parsed, references, metadata, rule_set)
             if found is not None:
                 return self._registered(found, answer_query)
-        errors = await self._compatibility_errors(parsed, subject, state.compatibility(subject))
+        errors = await self._compatibility_errors(parsed, subject, state.compatibility(subject), metadata)
         if errors:
             raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema for "
                                           f"subject \"{subject}\", details: {errors}")
@@ -824,16 +930,26 @@ class RegistryApi:
         or another type, answers the stored text."""
         if entry.schema_type == PROTOBUF and query.get("format") == "serialized":
             try:
-                return protobuf_serialized(self._parsed(entry).parsed)
+                plan = self._plan(entry)
             except InvalidSchema as exc:
                 raise RegistryError(422, 42201, str(exc)) from None
+            text = self._serialized.get(plan)
+            if text is None:
+                if _COMPILES_FIRST.get():
+                    raise _CompileFirst(plan)
+                text = _serialized_or_error(plan)
+                self._remember_serialized(plan, text)
+            if isinstance(text, InvalidSchema):
+                raise RegistryError(422, 42201, str(text))
+            return text
         return entry.schema
 
     async def _parse_request(self, body, subject: str | None = None,
                              normalize: bool = False) -> tuple[ParsedSchema, list]:
-        """The request's schema, parsed with its references (Avro and JSON Schema over
-        PARSE_IN_THREAD_CHARS in a worker thread: Apache Avro's parser takes seconds on tens of
-        thousands of fields, which would stall the broker's event loop), and its references."""
+        """The request's schema, parsed with its references (in a worker thread: Avro and JSON
+        Schema over PARSE_IN_THREAD_CHARS, as Apache Avro's parser takes seconds on a hundred thousand
+        fields, which would stall the broker's event loop; Protobuf always, as it waits for protoc's
+        child process), and its references."""
         if not isinstance(body, dict):
             raise RegistryError(422, 422, "Unrecognized field: the request body must be a JSON object")
         text = body.get("schema")
@@ -845,10 +961,16 @@ class RegistryApi:
         references = self._references_arg(body.get("references"), subject)
         kind = schema_type.upper()
         try:
-            resolved = self._resolve(references, 0, subject)
-            if kind != PROTOBUF and len(text) > PARSE_IN_THREAD_CHARS:  # (protoc: not in a thread, decode.py)
-                return await asyncio.to_thread(parse_schema, kind, text, resolved, normalize=normalize), references
-            return parse_schema(kind, text, resolved, normalize=normalize), references
+            planned = self._reference_plans(references, subject)
+            size = len(text) + sum(plan.size() for _, plan in planned)
+
+            def parse() -> ParsedSchema:
+                resolved = [(name, _parsed_cached(plan)) for name, plan in planned]
+                return parse_schema(kind, text, resolved, normalize=normalize)
+
+            if kind == PROTOBUF or size > PARSE_IN_THREAD_CHARS:  # (protoc: a child process to wait for)
+                return await asyncio.to_thread(parse), references
+            return parse(), references
         except InvalidSchema as exc:
             if schema_type.upper() != PROTOBUF:
                 raise RegistryError(422, 42201, str(exc)) from None
@@ -880,13 +1002,11 @@ class RegistryApi:
             normalized.append({"name": ref["name"], "subject": ref["subject"], "version": version})
         return normalized
 
-    def _resolve(self, references: list[dict], depth: int, parent: str | None) -> list[tuple[str, ParsedSchema]]:
-        """The referenced schemas, parsed with their own references; an unqualified reference names a
-        subject of the `parent` subject's context."""
-        if depth > MAX_REFERENCE_DEPTH:
-            raise InvalidSchema(f"Invalid schema: references nest deeper than {MAX_REFERENCE_DEPTH}")
-        return [(str(ref.get("name")), self._parsed(self._referenced(ref, parent), depth + 1))
-                for ref in references]
+    def _reference_plans(self, references: list[dict], parent: str | None) -> list[tuple[str, SchemaPlan]]:
+        """What parsing the referenced schemas takes (their texts, theirs references' too), read from
+        the registry's state here so that the parsing can happen in a worker thread; an unqualified
+        reference names a subject of the `parent` subject's context."""
+        return [(str(ref.get("name")), self._plan(self._referenced(ref, parent), 1)) for ref in references]
 
     def parsed_by_id(self, schema_id: int) -> ParsedSchema | None:
         """The schema of an id of the default context, parsed with its references; None for an id
@@ -923,9 +1043,16 @@ class RegistryApi:
         registration compares with earlier versions, parsed once this way)."""
         return _parsed_cached(self._plan(entry, depth))
 
-    async def _compatibility_errors(self, parsed: ParsedSchema, subject: str, level: str) -> list[str]:
-        """Against the latest live version, or every live version for a _TRANSITIVE level."""
+    async def _compatibility_errors(self, parsed: ParsedSchema, subject: str, level: str,
+                                    metadata: dict | None = None) -> list[str]:
+        """Against the latest live version, or every live version for a _TRANSITIVE level; with a
+        `compatibilityGroup` in the config in scope, only the versions whose metadata property of that
+        name has the value `metadata` has (absent counts as a value), as Confluent's registry does."""
         live = self.state.versions(subject)
+        group = self.state.contracts_in_scope(subject).get("compatibilityGroup")
+        if group is not None:
+            value = ((metadata or {}).get("properties") or {}).get(group)
+            live = [entry for entry in live if ((entry.metadata or {}).get("properties") or {}).get(group) == value]
         if level == "NONE" or not live:
             return []
         previous = live if level.endswith("_TRANSITIVE") else live[-1:]
@@ -934,7 +1061,8 @@ class RegistryApi:
     async def _errors_against(self, parsed: ParsedSchema, entries: list[SchemaVersion], level: str) -> list[str]:
         """Why `parsed` is not compatible under `level` with each of the stored versions. Avro and JSON
         Schema over PARSE_IN_THREAD_CHARS are parsed and compared in a worker thread (Apache Avro's
-        parser and compatibility checker take seconds on tens of thousands of fields)."""
+        parser and compatibility checker take seconds on hundreds of thousands of fields), and Protobuf
+        always (protoc runs in a child process, registry/protobuf.py)."""
         planned = []
         for entry in entries:
             try:
@@ -954,6 +1082,6 @@ class RegistryApi:
             return errors
 
         size = len(parsed.canonical) + sum(plan.size() for _, plan, _ in planned if plan is not None)
-        if parsed.schema_type == PROTOBUF or size <= PARSE_IN_THREAD_CHARS:  # (protoc: not in a thread)
+        if parsed.schema_type != PROTOBUF and size <= PARSE_IN_THREAD_CHARS:
             return compare()
         return await asyncio.to_thread(compare)

@@ -16,8 +16,8 @@ whatever does not decode is answered with a note, never an exception.
 Schemas and records come from whoever may write `_schemas` and the topic, so what a page costs is
 bounded: a schema (with its references) over MAX_SCHEMA_CHARS is not parsed here (Apache Avro's
 Python parser takes seconds on tens of thousands of fields), the others are parsed in a worker
-thread, never on the broker's event loop (Protobuf ones excepted: protoc points the process's
-stderr at a file while it runs), and kept (PARSED_CACHE of them); a record over
+thread, never on the broker's event loop (Protobuf ones by protoc in a child process,
+registry/protobuf.py), and kept (PARSED_CACHE of them); a record over
 MAX_RECORD_BYTES is not decoded; an Avro record may nest MAX_DEPTH values deep and hold
 MAX_VALUES values (an array of nulls costs no bytes per item, so its byte count bounds nothing),
 and the Avro records of one page MAX_PAGE_VALUES together. Each limit answers a note that says
@@ -179,10 +179,7 @@ async def _schema_for_decoding(registry, principal: str, peer: str, schema_id: i
         return {**known, "error": "SCHEMA_TOO_LARGE",
                 "message": f"Schema id {schema_id} is {plan.size()} characters with its references; schemas over "
                            f"{MAX_SCHEMA_CHARS} are not decoded here"}
-    if plan.schema_type == PROTOBUF:  # (protoc redirects the process's stderr while it runs: not in a thread)
-        parsed, problem = _parse_for_decoding(plan)
-    else:
-        parsed, problem = await asyncio.to_thread(_parse_for_decoding, plan)
+    parsed, problem = await asyncio.to_thread(_parse_for_decoding, plan)
     if parsed is None:
         return {**known, "error": "SCHEMA_NOT_READABLE",
                 "message": f"Schema id {schema_id} does not parse on this broker: {problem}"}

@@ -30,9 +30,15 @@ import contextlib
 import functools
 import logging
 import os
+import pickle
 import re
+import select
+import struct
+import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 from google.protobuf import descriptor_pb2
 
@@ -84,7 +90,109 @@ def compile_proto_with_imports(text: str, dependencies: dict[str, str]) -> tuple
 # format=serialized the version it asks for: the last few hundred parses are kept.
 @functools.lru_cache(maxsize=256)
 def _compile(text: str, dependency_items: tuple, include_imports: bool = False):
-    dependencies = dict(dependency_items)
+    files = _PROTOC.compile(text, dependency_items, include_imports)
+    return files if include_imports else files[-1]
+
+
+PROTOC_TIMEOUT = 30.0  # seconds one schema may take in protoc before its process is stopped
+
+
+class _ProtocProcess:
+    """protoc in a child process of its own, one schema at a time. In this process protoc would
+    point file descriptor 2 (stderr) at a file while it runs (its warnings are written from C++),
+    taking every other thread's error output with it, so it could only run on the event loop; and
+    a hostile schema (an option value nested a thousand braces deep) makes protoc abort, which would
+    take the broker down. In a child process it runs beside the event loop (callers wait in a worker
+    thread), a schema that kills protoc or runs past PROTOC_TIMEOUT stops only the child (the
+    schema is invalid: 42201), and the next schema starts a new one."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.child: subprocess.Popen | None = None
+        self.owner = 0  # the pid that started it (a forked broker worker starts its own)
+
+    def compile(self, text: str, dependency_items: tuple, include_imports: bool):
+        with self.lock:
+            child = self._running()
+            request = pickle.dumps((text, dependency_items, include_imports))
+            try:
+                child.stdin.write(struct.pack(">I", len(request)) + request)
+                child.stdin.flush()
+                answer = pickle.loads(self._read(child, struct.unpack(">I", self._read(child, 4))[0]))
+            except (OSError, EOFError, TimeoutError, pickle.UnpicklingError, struct.error) as exc:
+                self._stop(child)
+                why = ("it took longer than %.0f s" % PROTOC_TIMEOUT if isinstance(exc, TimeoutError)
+                       else f"protoc stopped on it (exit status {child.returncode})")
+                raise ProtobufError(f"the schema could not be compiled: {why}") from None
+        kind, value, warnings = answer
+        for line in warnings:
+            logger.debug("protoc: %s", line)
+        if kind == "error":
+            raise ProtobufError(value)
+        return tuple(descriptor_pb2.FileDescriptorProto.FromString(data) for data in value)
+
+    def _running(self) -> subprocess.Popen:
+        if self.child is not None and (self.owner != os.getpid() or self.child.poll() is not None):
+            self.child = None
+        if self.child is None:
+            root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+            self.child = subprocess.Popen(
+                [sys.executable, "-c", "from registry.protobuf import serve_compiles; serve_compiles()"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                close_fds=True)
+            self.owner = os.getpid()
+        return self.child
+
+    @staticmethod
+    def _read(child: subprocess.Popen, size: int) -> bytes:
+        data = b""
+        deadline = time.monotonic() + PROTOC_TIMEOUT
+        while len(data) < size:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([child.stdout], [], [], left)[0]:
+                raise TimeoutError
+            chunk = os.read(child.stdout.fileno(), size - len(data))
+            if not chunk:
+                raise EOFError
+            data += chunk
+        return data
+
+    def _stop(self, child: subprocess.Popen) -> None:
+        child.kill()
+        child.wait()
+        for pipe in (child.stdin, child.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()
+        self.child = None
+
+
+_PROTOC = _ProtocProcess()
+
+
+def serve_compiles() -> None:
+    """The child process's loop (_ProtocProcess): a request is (text, dependency items, include
+    imports), pickled with a 4-byte length; the answer is ("ok", [serialized FileDescriptorProto...],
+    warnings) or ("error", message, warnings). Ends when the broker closes its end of the pipe."""
+    requests, answers = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        head = requests.read(4)
+        if len(head) < 4:
+            return
+        text, dependency_items, include_imports = pickle.loads(requests.read(struct.unpack(">I", head)[0]))
+        warnings: list[str] = []
+        try:
+            files = _compile_here(text, dict(dependency_items), include_imports, warnings)
+            answer = ("ok", [f.SerializeToString() for f in files], warnings)
+        except ProtobufError as exc:
+            answer = ("error", str(exc), warnings)
+        data = pickle.dumps(answer)
+        answers.write(struct.pack(">I", len(data)) + data)
+        answers.flush()
+
+
+def _compile_here(text: str, dependencies: dict, include_imports: bool, warnings: list[str]):
+    """protoc on one schema, in this process: every file it imports too with include_imports."""
     descriptor = _decode_serialized(text)
     if descriptor is not None:
         text = print_proto(descriptor)
@@ -101,7 +209,7 @@ def _compile(text: str, dependency_items: tuple, include_imports: bool = False):
                 out.write(source)
         args = [f"-I{root}", f"-I{include}"]
         out_path = os.path.join(root, "descriptor.pb")
-        with _protoc_warnings_to_log(root):
+        with _protoc_warnings(root, warnings):
             try:
                 # protoc's checks, answered as an exception with every message (protoc.main prints them)
                 _protoc_compiler.get_protos(MAIN_FILE.encode(), [a[2:].encode() for a in args])
@@ -114,13 +222,14 @@ def _compile(text: str, dependency_items: tuple, include_imports: bool = False):
             files = descriptor_pb2.FileDescriptorSet.FromString(data.read()).file
     if files[-1].syntax == "editions":  # Confluent's registry parses proto2 and proto3 only
         raise ProtobufError("Protobuf editions are not supported: use syntax \"proto2\" or \"proto3\"")
-    return tuple(files) if include_imports else files[-1]
+    return files if include_imports else files[-1:]
 
 
 @contextlib.contextmanager
-def _protoc_warnings_to_log(root: str):
+def _protoc_warnings(root: str, warnings: list[str]):
     """protoc writes its warnings (an unused import, a file without `syntax`) to the process's stderr
-    from C++: while it runs, file descriptor 2 goes to a file, whose lines then go to the log."""
+    from C++: while it runs (in the child process), file descriptor 2 goes to a file, whose lines
+    then go to `warnings` (the broker logs them)."""
     path = os.path.join(root, "protoc-warnings.txt")
     sys.stderr.flush()
     saved = os.dup(2)
@@ -134,9 +243,8 @@ def _protoc_warnings_to_log(root: str):
     finally:
         os.close(saved)
         with open(path, "rb") as captured:
-            for line in captured.read().decode("utf-8", "replace").splitlines():
-                if line.strip():
-                    logger.debug("protoc: %s", line.replace(root + os.sep, ""))
+            warnings += [line.replace(root + os.sep, "")
+                         for line in captured.read().decode("utf-8", "replace").splitlines() if line.strip()]
 
 
 def _error_line(error) -> str:

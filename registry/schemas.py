@@ -16,6 +16,7 @@ compatibility follows Confluent's rules for it, our own code in registry/json_co
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 
@@ -56,10 +57,13 @@ class ParsedSchema:
         read_errors = {AVRO: _avro_read_errors, JSON: _json_read_errors,
                        PROTOBUF: _protobuf_read_errors}[self.schema_type]
         errors = []
-        if level in ("BACKWARD", "FULL"):  # the new schema reads what the old one wrote
-            errors += read_errors(reader=self, writer=previous, direction="BACKWARD")
-        if level in ("FORWARD", "FULL"):  # the old schema reads what the new one writes
-            errors += read_errors(reader=previous, writer=self, direction="FORWARD")
+        try:
+            if level in ("BACKWARD", "FULL"):  # the new schema reads what the old one wrote
+                errors += read_errors(reader=self, writer=previous, direction="BACKWARD")
+            if level in ("FORWARD", "FULL"):  # the old schema reads what the new one writes
+                errors += read_errors(reader=previous, writer=self, direction="FORWARD")
+        except RecursionError:  # parsed, but nested deeper than the checkers recurse: not accepted
+            errors.append(f"{level}: the schemas nest too deeply to be compared")
         return errors
 
 
@@ -77,15 +81,103 @@ def _protobuf_read_errors(*, reader: ParsedSchema, writer: ParsedSchema, directi
 
 
 def _avro_read_errors(*, reader: ParsedSchema, writer: ParsedSchema, direction: str) -> list[str]:
-    from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
+    from avro.compatibility import SchemaCompatibilityType
 
-    result = ReaderWriterCompatibilityChecker().get_compatibility(reader=reader.parsed, writer=writer.parsed)
+    result = _avro_checker()().get_compatibility(reader=reader.parsed, writer=writer.parsed)
     if result.compatibility is SchemaCompatibilityType.compatible:
         return []
     kinds = sorted(kind.name.upper() for kind in result.incompatibilities)
     return [f"{direction}: {', '.join(kinds)}: {message} at {location}"
             for message, location in zip(sorted(result.messages), sorted(result.locations))] or [
         f"{direction}: {', '.join(kinds)}"]
+
+
+@functools.cache
+def _avro_checker():
+    """Avro's ReaderWriterCompatibilityChecker with its record-field step made linear in the number of
+    fields. Avro's own step finds each reader field's writer field through `RecordSchema.fields_dict`,
+    a dict built afresh from every field on each call, and folds the fields' results one `merge` at a
+    time, each copying the incompatibilities so far, and its memo of schema pairs collides: quadratic,
+    half a minute for a record of 4,000 fields (a registration held the registry's write lock that
+    long). Here the writer's fields are
+    indexed once per record and the results merged once, with the same rules: a writer field by the
+    reader field's name, else by one of its aliases; a field the writer lacks needs a default (or, an
+    enum, the enum's default); the result is that of Avro's `merge` folded over the fields."""
+    from avro.compatibility import (CompatibleResult, ReaderWriterCompatibilityChecker, SchemaCompatibilityResult,
+                                    SchemaCompatibilityType, SchemaIncompatibilityType, SchemaType, incompatible)
+
+    class LinearRecordChecker(ReaderWriterCompatibilityChecker):
+        def get_compatibility(self, reader, writer, reference_token="/", location=None):
+            # Avro memoizes pairs under a key hashed as id(reader) ^ id(writer), which collides for
+            # the many pairs of schemas allocated side by side (a dict lookup walks them all): the
+            # same memo here under the pair of ids, hashed as a tuple.
+            pair = (id(reader), id(writer))
+            known = self.memoize_map.get(pair)
+            if known is not None:
+                return CompatibleResult if known.compatibility is SchemaCompatibilityType.recursion_in_progress else known
+            self.memoize_map[pair] = SchemaCompatibilityResult()
+            result = self.calculate_compatibility(reader, writer, (location or []) + [reference_token])
+            self.memoize_map[pair] = result
+            return result
+
+        def check_reader_writer_record_fields(self, reader, writer, location):
+            by_name = {f.name: f for f in writer.fields}
+            results = []
+            for index, reader_field in enumerate(reader.fields):
+                where = location + ["fields", str(index)]
+                writer_field = by_name.get(reader_field.name)
+                aliases = reader_field.props.get("aliases")
+                if writer_field is None and isinstance(aliases, (list, tuple)):
+                    writer_field = next((by_name[a] for a in aliases if a in by_name), None)
+                if writer_field is not None:
+                    results.append(self.get_compatibility(reader_field.type, writer_field.type, "type", where))
+                elif reader_field.has_default:
+                    continue
+                elif reader_field.type.type == SchemaType.ENUM and reader_field.type.props.get("default"):
+                    results.append(self.get_compatibility(reader_field.type, writer, "type", where))
+                else:
+                    results.append(incompatible(SchemaIncompatibilityType.reader_field_missing_default_value,
+                                                reader_field.name, where))
+            first = next((i for i, r in enumerate(results)
+                          if r.compatibility is not SchemaCompatibilityType.compatible), None)
+            if first is None:
+                return CompatibleResult
+            # merge(a, b) keeps b whole while a is compatible, then a's state with the union of both
+            kept = results[first:]
+            return SchemaCompatibilityResult(
+                compatibility=kept[0].compatibility,
+                incompatibilities=[kind for r in results for kind in r.incompatibilities],
+                messages=set().union(*(r.messages for r in kept)),
+                locations=set().union(*(r.locations for r in kept)))
+
+    return LinearRecordChecker
+
+
+@functools.cache
+def _linear_avro_field_parsing() -> None:
+    """Apache Avro's parser checks each record field's name against a list of the names before it:
+    quadratic, seconds for a record of a few thousand fields and hours for the 100,000 a 4 MiB body can
+    hold. Its record-field step is wrapped once in this process: each field goes to Avro's own step
+    alone (so each field is built exactly as Avro builds it) and the names are checked in a set, failing
+    as Avro fails ("Field name x already in use.")."""
+    import avro.errors
+    import avro.schema
+
+    original = avro.schema.RecordSchema.make_field_objects
+
+    def make_field_objects(field_data, names, validate_names=True):
+        if not isinstance(field_data, (list, tuple)):
+            return original(field_data, names, validate_names)
+        fields, seen = [], set()
+        for data in field_data:
+            (built,) = original([data], names, validate_names)
+            if built.name in seen:
+                raise avro.errors.SchemaParseException(f"Field name {built.name} already in use.")
+            seen.add(built.name)
+            fields.append(built)
+        return fields
+
+    avro.schema.RecordSchema.make_field_objects = staticmethod(make_field_objects)
 
 
 def parse_schema(schema_type: str, text: str, references: list[tuple[str, "ParsedSchema"]] = (), *,
@@ -133,6 +225,7 @@ def _parse_avro(text: str, references) -> ParsedSchema:
     import avro.name
     import avro.schema
 
+    _linear_avro_field_parsing()
     referenced = {}
     for _, schema in references:
         referenced.update(schema.named)

@@ -133,6 +133,10 @@ def delete_subject_value(subject: str, version: int) -> bytes:
 
 
 CONTRACT_FIELDS = ("defaultMetadata", "overrideMetadata", "defaultRuleSet", "overrideRuleSet")
+# The other settings a CONFIG value may carry, by the type of their value: `compatibilityGroup` (a
+# metadata property: versions are checked only against those with the same value of it), and
+# `validateFields` / `validateRules` (kept and answered as Confluent's registry keeps them).
+CONFIG_SETTINGS = {"compatibilityGroup": str, "validateFields": bool, "validateRules": bool}
 
 
 def _contracts(value: dict) -> dict:
@@ -142,6 +146,9 @@ def _contracts(value: dict) -> dict:
         read = stored_metadata(value.get(name)) if name.endswith("Metadata") else stored_rule_set(value.get(name))
         if read is not None:
             found[name] = read
+    for name, kind in CONFIG_SETTINGS.items():
+        if isinstance(value.get(name), kind):
+            found[name] = value[name]
     return found
 
 
@@ -188,7 +195,7 @@ class RegistryState:
                     self.configs[subject] = str(v["compatibilityLevel"]).upper()
                 if v is not None and isinstance(v.get("normalize"), bool):
                     self.normalizes[subject] = v["normalize"]
-                if v is not None and any(v.get(name) is not None for name in CONTRACT_FIELDS):
+                if v is not None and any(v.get(name) is not None for name in (*CONTRACT_FIELDS, *CONFIG_SETTINGS)):
                     self.contracts[subject] = _contracts(v)
             elif keytype == "MODE":
                 if v is None:

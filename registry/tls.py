@@ -8,6 +8,7 @@ from __future__ import annotations
 import ssl
 
 from broker.config import ConfigError
+from client.security import ClientConfigError, client_ssl_context
 from broker.security.tls import listener_setting, server_context
 
 REGISTRY_LISTENER = "SCHEMA_REGISTRY"  # the listener name its listener.name.<name>.ssl.* settings use
@@ -24,25 +25,20 @@ def registry_tls_context(config):
 
 
 def forwarding_tls_context(config) -> ssl.SSLContext:
-    """The client side of HTTPS between registries, from the broker's TLS settings for the registry
-    listener (SCHEMA_REGISTRY). Raises ConfigError for stores that do not load."""
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    location = listener_setting(config, REGISTRY_LISTENER, "ssl.truststore.location")
-    certificates = listener_setting(config, REGISTRY_LISTENER, "ssl.truststore.certificates")
+    """The client side of HTTPS between registries: the broker's TLS settings for the registry
+    listener (SCHEMA_REGISTRY) read as a Kafka client reads its ssl.* settings, by the client's own
+    loader (client.security.client_ssl_context: trust store, key store for client authentication,
+    host name check, protocols). Raises ConfigError for stores that do not load."""
+    props = {}
+    for key in ("ssl.truststore.location", "ssl.truststore.certificates", "ssl.keystore.location",
+                "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.key.password",
+                "ssl.keystore.password", "ssl.endpoint.identification.algorithm"):
+        value = listener_setting(config, REGISTRY_LISTENER, key)
+        props[key] = "" if value is None else str(value)
+    protocols = listener_setting(config, REGISTRY_LISTENER, "ssl.enabled.protocols")
+    if protocols:
+        props["ssl.enabled.protocols"] = ",".join(protocols)
     try:
-        if location:
-            ctx.load_verify_locations(cafile=location)
-        elif certificates:
-            ctx.load_verify_locations(cadata=certificates)
-        else:
-            ctx.load_default_certs()
-        if listener_setting(config, REGISTRY_LISTENER, "ssl.client.auth") == "required":
-            keystore = listener_setting(config, REGISTRY_LISTENER, "ssl.keystore.location")
-            password = (listener_setting(config, REGISTRY_LISTENER, "ssl.key.password")
-                        or listener_setting(config, REGISTRY_LISTENER, "ssl.keystore.password"))
-            if keystore:
-                ctx.load_cert_chain(keystore, password=password)
-    except (ssl.SSLError, OSError) as exc:
+        return client_ssl_context(props)
+    except ClientConfigError as exc:
         raise ConfigError(f"the Schema Registry's TLS settings for forwarding do not load: {exc}") from None
-    ctx.check_hostname = bool(listener_setting(config, REGISTRY_LISTENER, "ssl.endpoint.identification.algorithm"))
-    return ctx

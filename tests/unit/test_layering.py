@@ -21,7 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "client": {"kafka_wire"},
     "testing": {"client", "kafka_wire"},
     "console": {"broker", "coordinator", "log", "kafka_wire", "client"},
-    "registry": {"broker", "coordinator", "kafka_wire"},
+    "registry": {"broker", "coordinator", "kafka_wire", "client"},
     "pipelines": {"client", "kafka_wire"},
     "compat": {"broker", "coordinator", "log", "kafka_wire", "client", "testing"},
     "bench": {"client", "testing", "kafka_wire", "log", "compat"},
