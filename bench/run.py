@@ -574,7 +574,9 @@ def report(results: Results, facts: dict, sizes: Sizes, brokers: list[str], comm
         f"messages; log sizes {', '.join(f'{s:g}' for s in sizes.log_sizes_gb)} GB (one round); compiled "
         f"clients {sizes.tool_1k:,} x 1 KiB / {sizes.tool_100:,} x 100 B (acks=all {sizes.tool_all_1k:,} / "
         f"{sizes.tool_all_100:,}), ProducerPerformance {sizes.java_records:,}, EndToEndLatency "
-        f"{sizes.e2e_records:,} round trips, {sizes.tool_partition_messages:,} messages over each partition count",
+        f"{sizes.e2e_records:,} round trips, {sizes.tool_partition_messages:,} messages over each partition count; "
+        f"share groups {sizes.share.records:,} x 1 KiB on one partition for {_counts(sizes.share.consumers)} share "
+        f"consumers, delivery latency at {sizes.share.latency_rate:,} records/s for {sizes.share.latency_seconds:g} s",
         "",
         *format_table(results, brokers),
         "",
@@ -591,6 +593,10 @@ def report(results: Results, facts: dict, sizes: Sizes, brokers: list[str], comm
     if results.failures:
         lines += ["", "Failed (left out of the medians):", "", *[f"- {f}" for f in results.failures]]
     return "\n".join(lines) + "\n"
+
+
+def _counts(values: list[int]) -> str:
+    return ", ".join(str(v) for v in values)
 
 
 def _librdkafka_version() -> str:
