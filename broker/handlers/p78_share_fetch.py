@@ -7,8 +7,8 @@ error answers at once with no partitions), then the acknowledgements (each parti
 acknowledge_error_code; made durable in __share_group_state before the answer), then the fetch:
 each of the session's partitions is read where it lives (broker/share_groups.py) from its
 share-partition's next available offset, and what was read is acquired for the member, at most
-max_records over the request. The answer carries the batches read and, in acquired_records, the
-offset ranges the member now holds (its lock lasts share.record.lock.duration.ms, answered as
+max_records over the request (the read is sized to that, not to the request's max_bytes: _read).
+The answer carries the batches read and, in acquired_records, the offset ranges the member holds (its lock lasts share.record.lock.duration.ms, answered as
 acquisition_lock_timeout_ms). Nothing acquired: the fetch waits up to max_wait_ms, as Kafka's
 delayed share fetch, for an append past what it read or for records or acquisition locks to free
 up (a release, an acknowledgement, a lock timeout: group.share.partition.max.record.locks may be
