@@ -8,12 +8,13 @@ acknowledge_error_code; made durable in __share_group_state before the answer), 
 each of the session's partitions is read where it lives (broker/share_groups.py) from its
 share-partition's next available offset, and what was read is acquired for the member, at most
 max_records over the request (the read is sized to that, not to the request's max_bytes: _read).
-The answer carries the batches read and, in acquired_records, the offset ranges the member holds (its lock lasts share.record.lock.duration.ms, answered as
-acquisition_lock_timeout_ms). Nothing acquired: the fetch waits up to max_wait_ms, as Kafka's
-delayed share fetch, for an append past what it read or for records or acquisition locks to free
-up (a release, an acknowledgement, a lock timeout: group.share.partition.max.record.locks may be
-what held it back), woken by those events, never polling. A final request (-1) releases the
-member's acquired records after its acknowledgements.
+The answer carries the batches read and, in acquired_records, the offset ranges the member holds
+(its lock lasts share.record.lock.duration.ms, answered as acquisition_lock_timeout_ms). Nothing
+acquired: the fetch waits up to max_wait_ms, as Kafka's delayed share fetch, for an append past
+what it read or for records or acquisition locks to free up (a release, an acknowledgement, a lock
+timeout: group.share.partition.max.record.locks may be what held it back), woken by those events,
+never polling. A final request (-1) releases the member's acquired records after its
+acknowledgements.
 
 With the group's share.isolation.level=read_committed the partitions are read up to their last
 stable offset, and records of aborted transactions that a fetch acquired are archived at once and
