@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import fanout, machine, tools
+from . import fanout, machine, share, tools
 from . import scaling as worker_scaling  # `scaling` is the partitions/connections scenario below
 from .admin import OUR_SETTINGS, create_topic, delete_topic
 from .brokers import ApacheKafka, BrokerUnderTest, OurBroker, Tansu, scratch_dir
@@ -72,6 +72,8 @@ class Sizes:
     fanout: fanout.FanoutSizes = field(default_factory=fanout.FanoutSizes)
     # One broker with W worker processes beside W separate brokers (bench.scaling).
     workers: worker_scaling.WorkerSizes = field(default_factory=worker_scaling.WorkerSizes)
+    # Share-group consumers on one partition (bench.share).
+    share: share.ShareSizes = field(default_factory=share.ShareSizes)
 
 
 FULL = Sizes(rounds=3, produce_1k=1_000_000, produce_100=2_000_000, acks_all_1k=500_000, acks_all_100=1_000_000,
@@ -82,7 +84,8 @@ QUICK = Sizes(rounds=1, produce_1k=100_000, produce_100=200_000, acks_all_1k=50_
               partitions=[1, 10, 100], connections=[1, 10], log_sizes_gb=[0.1, 0.5], ready_starts=2,
               tool_1k=200_000, tool_100=500_000, tool_all_1k=20_000, tool_all_100=20_000, java_records=300_000,
               e2e_records=2000, tool_partitions=[1, 1000], tool_partition_messages=100_000,
-              rate_latency_seconds=3.0, fanout=fanout.QUICK, workers=worker_scaling.QUICK)
+              rate_latency_seconds=3.0, fanout=fanout.QUICK, workers=worker_scaling.QUICK,
+              share=share.QUICK)
 
 # For the test suite's smoke run of this code path: seconds, not minutes; the numbers mean nothing.
 SMOKE = Sizes(rounds=1, produce_1k=5000, produce_100=5000, acks_all_1k=2000, acks_all_100=2000, raw_requests=5,
@@ -91,7 +94,7 @@ SMOKE = Sizes(rounds=1, produce_1k=5000, produce_100=5000, acks_all_1k=2000, ack
               tool_all_100=500, java_records=2000, e2e_records=50, tool_partitions=[1, 10],
               tool_partition_messages=2000, rate_latency_rates=[1000], rate_latency_seconds=1.0,
               rate_latency_warmup=False,
-              fanout=fanout.SMOKE, workers=worker_scaling.SMOKE)
+              fanout=fanout.SMOKE, workers=worker_scaling.SMOKE, share=share.SMOKE)
 
 
 @dataclass
@@ -374,6 +377,7 @@ SCENARIOS = {
     **fanout.SCENARIOS,  # connections, groups
     "rate-latency": rate_latency,
     **worker_scaling.SCENARIOS,  # workers
+    **share.SCENARIOS,  # share
 }
 
 
@@ -570,7 +574,9 @@ def report(results: Results, facts: dict, sizes: Sizes, brokers: list[str], comm
         f"messages; log sizes {', '.join(f'{s:g}' for s in sizes.log_sizes_gb)} GB (one round); compiled "
         f"clients {sizes.tool_1k:,} x 1 KiB / {sizes.tool_100:,} x 100 B (acks=all {sizes.tool_all_1k:,} / "
         f"{sizes.tool_all_100:,}), ProducerPerformance {sizes.java_records:,}, EndToEndLatency "
-        f"{sizes.e2e_records:,} round trips, {sizes.tool_partition_messages:,} messages over each partition count",
+        f"{sizes.e2e_records:,} round trips, {sizes.tool_partition_messages:,} messages over each partition count; "
+        f"share groups {sizes.share.records:,} x 1 KiB on one partition for {_counts(sizes.share.consumers)} share "
+        f"consumers, delivery latency at {sizes.share.latency_rate:,} records/s for {sizes.share.latency_seconds:g} s",
         "",
         *format_table(results, brokers),
         "",
@@ -587,6 +593,10 @@ def report(results: Results, facts: dict, sizes: Sizes, brokers: list[str], comm
     if results.failures:
         lines += ["", "Failed (left out of the medians):", "", *[f"- {f}" for f in results.failures]]
     return "\n".join(lines) + "\n"
+
+
+def _counts(values: list[int]) -> str:
+    return ", ".join(str(v) for v in values)
 
 
 def _librdkafka_version() -> str:

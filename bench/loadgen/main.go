@@ -5,6 +5,8 @@
 //	loadgen produce -brokers HOST:PORT -topic T -connections N -records R -size S [-acks 1|-1]
 //	loadgen groups  -brokers HOST:PORT -topic T -groups G -records R [-group-prefix P]
 //	loadgen latency -brokers HOST:PORT -topic T -rate N -seconds D -size S [-warmup W]
+//	loadgen share   -brokers HOST:PORT -topic T -group G -consumers N -records R
+//	loadgen share-latency -brokers HOST:PORT -topic T -group G -consumers N -rate X -seconds D -size S [-warmup W]
 //
 // produce opens N franz-go clients (one producing connection each), has each send one record
 // synchronously so that its connections exist, prints "ready", waits for "go" on stdin, then
@@ -24,7 +26,9 @@
 // It reports every record's end-to-end latency (send to receipt by the consumer) and produce
 // latency (send to acknowledgement), in microseconds, of the records sent after the first W.
 //
-// Both print one JSON line: {"start","end","messages","bytes",...} with times in seconds since
+// share and share-latency (bench/share.py) are share-group consumers: see share.go.
+//
+// All print one JSON line: {"start","end","messages","bytes",...} with times in seconds since
 // "go" (bench/fanout.py only takes differences). produce also counts the Produce requests its
 // clients wrote after "go" ("produce_requests"): with the broker's CPU time, requests per core.
 package main
@@ -48,7 +52,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(fmt.Errorf("usage: loadgen produce|groups|latency [flags]"))
+		fail(fmt.Errorf("usage: loadgen produce|groups|latency|share|share-latency [flags]"))
 	}
 	raiseFileLimit()
 	flags := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -59,6 +63,8 @@ func main() {
 	records := flags.Int("records", 10000, "produce: records in all; groups: records each group reads")
 	size := flags.Int("size", 1024, "produce, latency: record value bytes")
 	acks := flags.Int("acks", 1, "produce: 1 or -1")
+	group := flags.String("group", "", "share, share-latency: the share group")
+	consumers := flags.Int("consumers", 1, "share, share-latency: share consumers (one client each)")
 	groupPrefix := flags.String("group-prefix", "", "groups: group names start with this (default: the topic)")
 	rate := flags.Int("rate", 1000, "latency: records per second")
 	seconds := flags.Duration("seconds", 5*time.Second, "latency: how long to produce")
@@ -80,6 +86,10 @@ func main() {
 		result, err = consume(ctx, *brokers, *topic, prefix, *groups, *records)
 	case "latency":
 		result, err = latency(ctx, *brokers, *topic, *rate, *seconds, *warmup, *size)
+	case "share":
+		result, err = shareThroughput(ctx, *brokers, *topic, *group, *consumers, *records)
+	case "share-latency":
+		result, err = shareLatency(ctx, *brokers, *topic, *group, *consumers, *rate, *seconds, *warmup, *size)
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}

@@ -7,13 +7,14 @@ error answers at once with no partitions), then the acknowledgements (each parti
 acknowledge_error_code; made durable in __share_group_state before the answer), then the fetch:
 each of the session's partitions is read where it lives (broker/share_groups.py) from its
 share-partition's next available offset, and what was read is acquired for the member, at most
-max_records over the request. The answer carries the batches read and, in acquired_records, the
-offset ranges the member now holds (its lock lasts share.record.lock.duration.ms, answered as
-acquisition_lock_timeout_ms). Nothing acquired: the fetch waits up to max_wait_ms, as Kafka's
-delayed share fetch, for an append past what it read or for records or acquisition locks to free
-up (a release, an acknowledgement, a lock timeout: group.share.partition.max.record.locks may be
-what held it back), woken by those events, never polling. A final request (-1) releases the
-member's acquired records after its acknowledgements.
+max_records over the request (the read is sized to that, not to the request's max_bytes: _read).
+The answer carries the batches read and, in acquired_records, the offset ranges the member holds
+(its lock lasts share.record.lock.duration.ms, answered as acquisition_lock_timeout_ms). Nothing
+acquired: the fetch waits up to max_wait_ms, as Kafka's delayed share fetch, for an append past
+what it read or for records or acquisition locks to free up (a release, an acknowledgement, a lock
+timeout: group.share.partition.max.record.locks may be what held it back), woken by those events,
+never polling. A final request (-1) releases the member's acquired records after its
+acknowledgements.
 
 With the group's share.isolation.level=read_committed the partitions are read up to their last
 stable offset, and records of aborted transactions that a fetch acquired are archived at once and
@@ -45,6 +46,10 @@ API = APIS_BY_NAME["ShareFetch"]
 NO_LEADER = {"leader_id": -1, "leader_epoch": -1}
 LEADER_HINTED_ERRORS = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
 DEFAULT_MAX_RECORDS = 500
+# A share fetch reads this much first, then only as many bytes as the records it may still acquire
+# take at the size per record seen there: not the request's max_bytes (50 MiB from the Java and
+# franz-go share consumers) of which it would deliver max_records.
+FIRST_READ_BYTES = 64 * 1024
 
 
 def _top_error(error: ErrorCode, message: str | None = None) -> dict:
@@ -75,6 +80,26 @@ def invalid_member(group_id: str, member_id: str) -> tuple | None:
     if not group_id or not member_id or not member_id.strip():
         return ErrorCode.INVALID_REQUEST, "Invalid group id or member id in the request."
     return None
+
+
+async def _read(service, topic: str, topic_id, partition: int, offset: int, records: int, max_bytes: int,
+                read_committed: bool):
+    """Read a partition from `offset` for a fetch that may acquire `records` more: (PartitionRead,
+    bytes). Kafka hands a lazy file slice of max_bytes to the acquisition and sends only what was
+    acquired; here the read is into memory, so it is sized to what can be acquired: FIRST_READ_BYTES,
+    then, when that held fewer records, again for `records` at the size per record seen (a read
+    returns at least one whole batch; an acquisition may still skip records held by others and
+    return fewer, as a fetch may)."""
+    first = min(max_bytes, FIRST_READ_BYTES)
+    read, data = await service.read(topic, topic_id, partition, offset, first, read_committed)
+    if read.error != ErrorCode.NONE or not data or first >= max_bytes:
+        return read, data
+    ranges = batch_ranges(data)
+    held = ranges[-1][1] - offset + 1 if ranges else 0
+    if held <= 0 or held >= records or ranges[-1][1] + 1 >= read.high_watermark:
+        return read, data
+    wanted = min(max_bytes, len(data) * records // held + FIRST_READ_BYTES)
+    return await service.read(topic, topic_id, partition, offset, wanted, read_committed)
 
 
 def _cut_after(data: bytes, last_offset: int) -> bytes:
@@ -212,13 +237,14 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
             found.blocked.append((topic, partition))
             continue
         offset = sp.next_fetch_offset()
-        read, data = await service.read(topic, topic_id, partition, offset, remaining_bytes, read_committed)
+        read, data = await _read(service, topic, topic_id, partition, offset, left, remaining_bytes, read_committed)
         if read.error == ErrorCode.OFFSET_OUT_OF_RANGE:
             log_start, _, _ = await service.log_offsets(topic, partition)
             if offset < log_start:
                 await service.persist(sp, sp.update_log_start_offset(log_start))
                 offset = sp.next_fetch_offset()
-                read, data = await service.read(topic, topic_id, partition, offset, remaining_bytes, read_committed)
+                read, data = await _read(service, topic, topic_id, partition, offset, left, remaining_bytes,
+                                         read_committed)
             elif offset >= read.high_watermark:
                 read.error = ErrorCode.NONE
         if read.error not in (ErrorCode.NONE, ErrorCode.OFFSET_OUT_OF_RANGE):

@@ -6,13 +6,16 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from testing.broker_process import REPO_ROOT
 
 
+@pytest.mark.timeout(420)  # every scenario at tiny sizes, on a shared 2-core machine
 def test_bench_smoke_run_reports_every_measurement(tmp_path):
     output = tmp_path / "RESULTS.md"
     run = subprocess.run([sys.executable, "-m", "bench.run", "--smoke", "--brokers", "kafka-wire",
-                          "--output", str(output)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=240)
+                          "--output", str(output)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=360)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     report = output.read_text()
     for row in ("produce 1 KiB, acks=1 | MB/s", "produce 100 B, acks=all, fsync per request | msg/s",
@@ -36,7 +39,9 @@ def test_bench_smoke_run_reports_every_measurement(tmp_path):
                 "W=2, one broker (kafka-wire: num.worker.processes=2): produce 1 KiB, acks=1, 16 partitions",
                 "W=2, 2 separate kafka-wire brokers (one process each): broker CPU per GB consumed",
                 "W=2, one broker (kafka-wire: num.worker.processes=2): end-to-end latency p99 at 1,000 records/s",
-                "## One broker with W workers beside W separate brokers"):
+                "## One broker with W workers beside W separate brokers",
+                "share consume 1 KiB, 2 consumers, one partition, all accepted (franz-go) | msg/s",
+                "share delivery latency p99, 2 consumers, 1 KiB at 200 records/s (franz-go) | ms"):
         assert row in report, f"{row!r} missing from the report:\n{report}"
     assert "## Targets (issue 7)" in report
     assert "TCP loopback" in report and "fdatasync" in report

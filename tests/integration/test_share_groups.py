@@ -344,6 +344,43 @@ def test_fetch_at_the_record_lock_limit_waits_until_locks_free(bootstrap):
         assert got == [(100, 104)]
 
 
+def test_a_share_fetch_of_a_large_partition_acquires_max_records(wire):
+    """ShareFetch asking for 500 records with a 50 MiB max_bytes (what franz-go and the Java share
+    consumer send) over 3,000 records of 1 KiB: 500 or more are acquired (whole batches) and only
+    their batches come back. kafka-wire sizes its read to what it may acquire (64 KiB first, then
+    500 records at the size per record seen there) instead of reading 50 MiB; that must not make it
+    deliver fewer."""
+    from client import WireClient
+
+    topic = new_topic(wire.bootstrap, 0)
+    producer = Producer({"bootstrap.servers": wire.bootstrap, "linger.ms": 0, "batch.num.messages": 7})
+    for _ in range(3000):
+        producer.produce(topic, value=b"x" * 1024, partition=0)
+    assert producer.flush(30) == 0
+    group = new_group(wire.bootstrap)
+    with WireClient(wire.bootstrap) as client:
+        topic_id = client.call("Metadata", 12, {"topics": [{"name": topic}]}).topics[0].topic_id
+    member_id = "AAAAAAAAAAAAAAAAAAAAAw"
+    with WireClient(wire.bootstrap, timeout=60) as client:
+        _join_share_group(client, group, topic, member_id)
+        parts = []
+        for epoch in range(30):  # until the share-partition is initialized
+            answer = client.call("ShareFetch", 1, {
+                "group_id": group, "member_id": member_id, "share_session_epoch": epoch, "max_wait_ms": 500,
+                "min_bytes": 1, "max_bytes": 50 << 20, "max_records": 500, "batch_size": 500,
+                "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": 0,
+                                                                    "acknowledgement_batches": []}]}],
+                "forgotten_topics_data": []}, wait=0.5)
+            assert answer.error_code == 0, answer
+            parts = [p for t in answer.responses for p in t.partitions if p.acquired_records]
+            if parts:
+                break
+    acquired = [(a.first_offset, a.last_offset) for a in parts[0].acquired_records]
+    count = sum(last - first + 1 for first, last in acquired)
+    assert acquired[0][0] == 0 and 500 <= count < 3000, acquired
+    assert 500 * 1024 <= len(parts[0].records) < 3000 * 1024
+
+
 def _state_call(client, api: str, version: int, group: str, topic_id, **fields):
     """One share state request (83-87) for partition 0 of the topic: that partition's result."""
     answer = client.call(api, version, {"group_id": group, "topics": [
