@@ -164,24 +164,30 @@ def _lanes(options: Options, log_dir: Path) -> Iterator[list[suite.Lane]]:
     if options.librdkafka:
         lanes_wanted += [("noautocreate", ""), ("default", "sasl")]
     with contextlib.ExitStack() as stack:
-        lanes = []
+        started = []
         for number, (scenario, harness) in enumerate(lanes_wanted):
             proxy = stack.enter_context(CountingProxy())
             protocol = "SASL_PLAINTEXT" if harness == "sasl" else "PLAINTEXT"
             port = free_port()
             config = {**suite.SCENARIO_BROKER_CONFIG[scenario], "listeners": f"{protocol}://127.0.0.1:{port}",
                       "advertised.listeners": f"{protocol}://{proxy.address}"}
+            # 60 s to get ready (not 20): the lanes' brokers start up at the same time, below.
             broker = BrokerProcess(log_dir / f"broker-{number}-{scenario}{'-' + harness if harness else ''}",
-                                   port=port, config=config)
+                                   port=port, config=config, startup_timeout=60.0)
             if harness == "sasl":
                 from broker.security.credentials import CredentialStore
 
                 CredentialStore(broker.log_dir).set_password(suite.SASL_USER, suite.SASL_PASSWORD,
                                                              SCRAM_MECHANISMS[suite.SASL_MECHANISM])
             stack.callback(broker.stop)
-            # Started from this thread: a broker is SIGKILLed when the thread that spawned it ends
+            # Spawned from this thread: a broker is SIGKILLed when the thread that spawned it ends
             # (testing/processes.py, PR_SET_PDEATHSIG), so not from a pool's short-lived threads.
-            broker.start()
+            # All are spawned first, then each is waited for: they start up at the same time.
+            broker.spawn()
+            started.append((broker, proxy, scenario, harness))
+        lanes = []
+        for broker, proxy, scenario, harness in started:
+            broker.wait_ready()
             proxy.start(("127.0.0.1", broker.port))
             lanes.append(suite.Lane(scenario, proxy.address, proxy, harness))
         yield lanes

@@ -3,6 +3,7 @@
     server = ManagedProcess("echo server", [sys.executable, "echo.py", str(port)], tmp / "echo.log",
                             ready=lambda: accepts_connections("127.0.0.1", port))
     server.start()        # back when ready; ProcessFailure, with the end of its log, if it died or never got ready
+    server.spawn(); server.wait_ready()   # the same in two steps: start several, then wait for each
     server.restart()      # SIGTERM and wait (SIGKILL after stop_timeout), then start again
     server.kill()         # SIGKILL
 
@@ -207,6 +208,13 @@ class ManagedProcess:
 
     def start(self) -> ManagedProcess:
         """Spawns the process and waits until it is ready (see wait_ready)."""
+        self.spawn()
+        self.wait_ready()
+        return self
+
+    def spawn(self) -> ManagedProcess:
+        """Spawns the process without waiting for it to be ready: several processes started at once
+        get ready at the same time, each then waited for with wait_ready()."""
         if self.is_running():
             raise RuntimeError(f"{self.label} already running")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -221,7 +229,6 @@ class ManagedProcess:
                                             preexec_fn=_child_setup(self.dies_with_parent, self.open_files_limit))
         self._stopping = False
         self.seconds_to_ready = None
-        self.wait_ready()
         return self
 
     def wait_ready(self) -> float:

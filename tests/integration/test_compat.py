@@ -7,6 +7,10 @@ An allowlisted librdkafka test that fails, or that stops doing broker work, fail
 The quick form leaves out the nine long allowlisted tests of client-side features that
 compat/librdkafka_suite.py QUICK_LEAVES_OUT names (with the tests that cover their broker side);
 KW_SLOW=1 runs every allowlisted test (`--whole-allowlist`).
+
+test_compat_quick starts test_conformance.py's command first when that test runs in the same session,
+so that the two run at the same time: both mostly wait (librdkafka's tests on timers, the conformance
+cases on the reference Kafka).
 """
 
 from __future__ import annotations
@@ -60,7 +64,10 @@ def test_allowlist_is_large_enough_and_known(librdkafka_build):
         assert named <= runs, f"{name}: {sorted(named - runs)} not run by the quick form"
 
 
-def test_compat_quick(librdkafka_build, tmp_path):
+def test_compat_quick(librdkafka_build, tmp_path, request):
+    from tests.integration import test_conformance
+
+    test_conformance.start_beside(request.session, tmp_path / "conformance")
     results = tmp_path / "RESULTS.md"
     done, output = run_compat(["--quick", *(["--whole-allowlist"] if WHOLE else []), "--results", str(results),
                                "--log-dir", str(tmp_path / "logs")], COMMAND_TIMEOUT)

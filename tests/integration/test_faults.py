@@ -64,9 +64,13 @@ def leader_epochs(history: Path, topic: str = "queue") -> set[int]:
     return epochs
 
 
-def test_quick_form_finds_no_anomaly_and_its_faults_bite(tmp_path):
+def test_quick_form_finds_no_anomaly_and_its_faults_bite(tmp_path, request):
     """The quick form's runs go side by side (`--parallel`, each in its own process and networks):
-    they mostly wait (20 s of faults each), so together they take about as long as one."""
+    they mostly wait (20 s of faults each), so together they take about as long as one. Beside them
+    runs test_franz_go.py's command, when that test is to run in this session (it judges it)."""
+    from tests.integration import test_franz_go
+
+    test_franz_go.start_beside(request.session, tmp_path / "franz-go")
     report = tmp_path / "FAULTS.md"
     process = subprocess.Popen(faults_command("--quick", "--parallel", str(len(QUICK)), "--out-dir",
                                               str(tmp_path / "runs"), "--results", str(report)),

@@ -7,16 +7,20 @@ franz-go release pinned in compat/franz-go/go.mod. The quick form starts its own
 others with KGO_TEST_RECORDS=2000, then two of them again over TLS, three test processes at a time,
 each against a broker of its own (`--parallel 3`, the quick form's default). An allowlisted test that fails,
 or an ETL subtest that is skipped, fails this test. The full run is `kafka-wire compat franz-go`.
+
+When test_faults.py's quick form runs in the same session it starts this command first (start_early),
+so that the two run at the same time (the fault runs mostly wait); test_franz_go_quick then judges it.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from compat import franz_go_suite as franz_go
-from tests.compat_command import run_compat
+from tests.compat_command import CompatCommand, start_early, started_early
 
 COMMAND_TIMEOUT = 600  # seconds; the quick form takes about 1 minute on 2 cores (3 test processes at once)
 
@@ -50,14 +54,31 @@ def test_allowlist_names_real_kgo_broker_tests(kgo_binary):
     assert not quick, f"the quick subset runs tests that are not allowlisted: {quick}"
 
 
+EARLY = "franz-go-quick"  # start_early's name for test_franz_go_quick's command
+
+
+def command_args(folder: Path) -> list[str]:
+    return ["franz-go", "--quick", "--results", str(folder / "RESULTS.md"), "--log-dir", str(folder / "logs")]
+
+
+def start_beside(session: pytest.Session, folder: Path) -> None:
+    """Starts test_franz_go_quick's command now, its results in `folder`, when that test is to run
+    in `session` and the kgo test binary is built (else the test itself says what is missing)."""
+    if franz_go.find_binary() is None or not any(
+            item.nodeid.endswith("test_franz_go.py::test_franz_go_quick") for item in session.items):
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    start_early(EARLY, command_args(folder), COMMAND_TIMEOUT)
+
+
 def test_franz_go_quick(kgo_binary, tmp_path):
-    results = tmp_path / "RESULTS.md"
-    done, output = run_compat(["franz-go", "--quick", "--results", str(results), "--log-dir", str(tmp_path / "logs")],
-                              COMMAND_TIMEOUT)
-    report = json.loads((tmp_path / franz_go.JSON_RESULTS_PATH.name).read_text())
+    running = started_early(EARLY) or CompatCommand(command_args(tmp_path), COMMAND_TIMEOUT)
+    folder = Path(running.args[running.args.index("--log-dir") + 1]).parent  # its results and logs
+    done, output = running.result()
+    report = json.loads((folder / franz_go.JSON_RESULTS_PATH.name).read_text())
     outcomes = {t["name"]: t for t in report["tests"]}
     assert not report["allowlist_failures"], "allowlisted kgo tests failed:\n" + "\n".join(
-        f"  {name}: {outcomes[name]['outcome']}: {outcomes[name]['reason']} (log: {tmp_path / 'logs' / 'tests'})"
+        f"  {name}: {outcomes[name]['outcome']}: {outcomes[name]['reason']} (log: {folder / 'logs' / 'tests'})"
         for name in report["allowlist_failures"]) + f"\n{output}"
     for chain in ("TestGroupETL", "TestTxnEtl"):
         for name in (chain, *(f"{chain}/{sub}" for sub in ETL_SUBTESTS)):
@@ -69,4 +90,4 @@ def test_franz_go_quick(kgo_binary, tmp_path):
     # Requests reached the broker through the counting proxy: these ran against kafka-wire.
     assert outcomes["TestGroupETL"]["requests"] > 100, outcomes["TestGroupETL"]
     assert report["ok"] and done.returncode == 0, output
-    assert "## franz-go's kgo integration tests" in results.read_text()
+    assert "## franz-go's kgo integration tests" in (folder / "RESULTS.md").read_text()

@@ -1,5 +1,6 @@
 """Java AdminClient (listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets,
-deleteConsumerGroups) and `kafka-wire groups` give the same answers about the same groups."""
+deleteConsumerGroups) and `kafka-wire groups` give the same answers about the same groups.
+Each look is a process (a JVM, or the CLI's Python): the looks at an unchanging group run at the same time."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -42,6 +44,12 @@ def cli(*args: str) -> str:
     return done.stdout
 
 
+def at_once(*looks):
+    """Calls each of `looks` (no arguments) in a thread of its own; their results, in order."""
+    with ThreadPoolExecutor(len(looks)) as pool:
+        return [future.result() for future in [pool.submit(look) for look in looks]]
+
+
 def rows(output: str) -> list[list[str]]:
     lines = [line for line in output.splitlines() if line.strip()]
     header = next(i for i, line in enumerate(lines) if line.startswith("GROUP "))
@@ -70,23 +78,27 @@ def test_java_admin_and_cli_agree(broker, admin_dump):
             time.sleep(0.3)
         [java_group] = [line for line in java if line[0] == "GROUP"]  # GROUP id state assignor members coordinator
         java_members = [line[1:] for line in java if line[0] == "MEMBER"]
-        state = rows(cli("groups", "describe", group, *b, "--state"))
+        state, members, java_list, cli_list = at_once(
+            lambda: rows(cli("groups", "describe", group, *b, "--state")),
+            lambda: rows(cli("groups", "describe", group, *b, "--members")),
+            lambda: admin_dump(broker.bootstrap, "list"),
+            lambda: cli("groups", "list", *b))
         assert [[s[0], s[3], s[4], s[5]] for s in state] == [[group, java_group[3], "Stable", java_group[4]]]
-        members = rows(cli("groups", "describe", group, *b, "--members"))
         # CLI: GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS; Java: consumerId host clientId #partitions
         assert sorted(m[1:] for m in members) == sorted(java_members)
-        listed = {line[1] for line in admin_dump(broker.bootstrap, "list")}
-        assert group in listed and set(cli("groups", "list", *b).split()) == listed
+        listed = {line[1] for line in java_list}
+        assert group in listed and set(cli_list.split()) == listed
     finally:
         member.send_signal(signal.SIGINT)  # commits, leaves the group
         # 90 s: in the fresh-clone CI run of 2026-11-25 05:38 the member was still running 30 s after
         # SIGINT (not diagnosed: the interrupt may land inside a request on the coordinator connection)
         member.communicate(timeout=90)
-    java = admin_dump(broker.bootstrap, "describe", group)
+    java, described = at_once(lambda: admin_dump(broker.bootstrap, "describe", group),
+                              lambda: cli("groups", "describe", group, *b))
     java_offsets = sorted((line[1], int(line[2]), int(line[3])) for line in java if line[0] == "OFFSET")
-    cli_offsets = sorted((r[1], int(r[2]), int(r[3])) for r in rows(cli("groups", "describe", group, *b))
-                         if r[3] != "-")
+    cli_offsets = sorted((r[1], int(r[2]), int(r[3])) for r in rows(described) if r[3] != "-")
     assert java_offsets == cli_offsets and sum(o for _, _, o in java_offsets) == 30
     assert admin_dump(broker.bootstrap, "delete", group) == [["DELETED", group]]
-    assert group not in cli("groups", "list", *b).split()
-    assert group not in {line[1] for line in admin_dump(broker.bootstrap, "list")}
+    cli_list, java_list = at_once(lambda: cli("groups", "list", *b), lambda: admin_dump(broker.bootstrap, "list"))
+    assert group not in cli_list.split()
+    assert group not in {line[1] for line in java_list}

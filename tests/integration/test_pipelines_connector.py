@@ -5,7 +5,9 @@ version>` adds: scripts/setup-tests.sh resolves them from Maven Central (pipelin
 into .deps/java/spark-kafka-<pyspark version>/, where the jobs find them with nothing set
 (KAFKA_WIRE_SPARK_JARS overrides). Without them the tests are skipped locally and fail under
 CI=true. The jobs run as a user runs them: `python -m pipelines.<job> ...` in their own
-processes, each starting its own Spark (local[2]) in the test's scratch directory.
+processes, each starting its own Spark (local[2]) in the test's scratch directory. Jobs that do not
+depend on each other run at the same time (each is a JVM start and mostly waits on 2 cores), and
+the module's tests share one broker, whose orders topic is produced once.
 
 The acceptance check: the streaming job, killed (SIGKILL, driver and JVM) once mid-way and
 restarted on its checkpoint, produces the same compacted view as an uninterrupted run, and both
@@ -33,6 +35,7 @@ from pipelines.spark_session import (
     connector_jars,
     missing_connector_jars,
 )
+from testing.broker_process import free_port, running_broker
 from tests.conftest import missing_tool
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -77,15 +80,72 @@ def connector_env():
     return dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYTHONUNBUFFERED="1", PYSPARK_SUBMIT_ARGS=submit_args)
 
 
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    """The module's broker, with its Schema Registry (for the Avro variant) on a port of its own."""
+    with running_broker(tmp_path_factory.mktemp("connector-broker"),
+                        config={"schema.registry.port": free_port()}) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def produced(broker) -> list[tuple[str, int, int, int, int]]:
+    """The orders topic, produced once for the module: what produce_orders returns."""
+    return produce_orders(broker.bootstrap)
+
+
+def registry_url(broker) -> str:
+    return f"http://127.0.0.1:{broker.config['schema.registry.port']}"
+
+
 def job(name: str, *args: str) -> list[str]:
     return [sys.executable, "-m", f"pipelines.{name}", *args, "--master", "local[2]"]
 
 
+class Jobs:
+    """Pipeline jobs running at the same time, each in its own process (group) with its own log:
+    started by start(), waited for by wait(), which asserts each one exited with status 0. Used as
+    a context manager, jobs still running when the block ends are SIGKILLed (driver and JVM)."""
+
+    def __init__(self, env: dict):
+        self.env = env
+        self.running: list[tuple[list[str], Path, subprocess.Popen]] = []
+
+    def start(self, command: list[str], log: Path) -> subprocess.Popen:
+        with open(log, "ab") as out:
+            process = subprocess.Popen(command, cwd=log.parent, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, start_new_session=True)
+        self.running.append((command, log, process))
+        return process
+
+    def wait(self) -> None:
+        deadline = time.monotonic() + JOB_TIMEOUT
+        while self.running:
+            command, log, process = self.running[0]
+            returncode = process.wait(max(1.0, deadline - time.monotonic()))
+            self.running.pop(0)
+            assert returncode == 0, f"{' '.join(command)} exited with {returncode}:\n{log.read_text()[-6000:]}"
+
+    def __enter__(self) -> Jobs:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for _, _, process in self.running:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(30)
+
+
 def run_job(command: list[str], env: dict, log: Path) -> None:
-    with open(log, "ab") as out:
-        done = subprocess.run(command, cwd=log.parent, env=env, stdout=out, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, timeout=JOB_TIMEOUT)
-    assert done.returncode == 0, f"{' '.join(command)} exited with {done.returncode}:\n{log.read_text()[-6000:]}"
+    run_jobs(env, (command, log))
+
+
+def run_jobs(env: dict, *jobs: tuple[list[str], Path]) -> None:
+    """Runs the jobs (command, log) at the same time; each must exit with status 0."""
+    with Jobs(env) as running:
+        for command, log in jobs:
+            running.start(command, log)
+        running.wait()
 
 
 def produce_orders(bootstrap: str) -> list[tuple[str, int, int, int, int]]:
@@ -147,9 +207,8 @@ def read_view(bootstrap: str, topic: str) -> tuple[dict[str, dict], int]:
         consumer.close()
 
 
-def test_streaming_job_killed_and_restarted_gives_the_uninterrupted_view(broker, connector_env, tmp_path):
+def test_streaming_job_killed_and_restarted_gives_the_uninterrupted_view(broker, produced, connector_env, tmp_path):
     bootstrap = broker.bootstrap
-    produced = produce_orders(bootstrap)
     expected = totals(produced)
 
     def stream(view: str, checkpoint: Path, per_trigger: int) -> list[str]:
@@ -157,29 +216,31 @@ def test_streaming_job_killed_and_restarted_gives_the_uninterrupted_view(broker,
                    "--changelog-topic", view, "--checkpoint-dir", str(checkpoint),
                    "--trigger", "available-now", "--max-offsets-per-trigger", str(per_trigger))
 
-    run_job(stream("view-uninterrupted", tmp_path / "ck-uninterrupted", N_ORDERS // UNINTERRUPTED_RUN_BATCHES),
-            connector_env, tmp_path / "uninterrupted.log")
-
-    # The same job, SIGKILLed (driver and its JVM) once two micro-batches have committed, then
-    # started again on the same checkpoint.
-    checkpoint, log = tmp_path / "ck-killed", tmp_path / "killed.log"
-    command = stream("view-killed", checkpoint, N_ORDERS // KILLED_RUN_BATCHES)
-    with open(log, "ab") as out:
-        process = subprocess.Popen(command, cwd=tmp_path, env=connector_env, stdout=out, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + JOB_TIMEOUT
-        while len(list((checkpoint / "commits").glob("[0-9]*"))) < 2:
-            assert process.poll() is None, f"the job ended (status {process.returncode}) before it could be " \
-                                           f"killed:\n{log.read_text()[-6000:]}"
-            assert time.monotonic() < deadline, "no two micro-batches committed in time"
-            time.sleep(0.2)
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)  # the group this test started: the driver and its JVM
-        process.wait(30)
-    committed_before_kill = len(list((checkpoint / "commits").glob("[0-9]*")))
-    assert committed_before_kill < KILLED_RUN_BATCHES, "the job had finished: the kill tested nothing"
-    run_job(command, connector_env, log)
+    # The uninterrupted run goes on while the same job, on its own checkpoint and changelog topic,
+    # is SIGKILLed (driver and its JVM) once two micro-batches have committed, then started again
+    # on the same checkpoint.
+    with Jobs(connector_env) as uninterrupted:
+        uninterrupted.start(stream("view-uninterrupted", tmp_path / "ck-uninterrupted",
+                                   N_ORDERS // UNINTERRUPTED_RUN_BATCHES), tmp_path / "uninterrupted.log")
+        checkpoint, log = tmp_path / "ck-killed", tmp_path / "killed.log"
+        command = stream("view-killed", checkpoint, N_ORDERS // KILLED_RUN_BATCHES)
+        with open(log, "ab") as out:
+            process = subprocess.Popen(command, cwd=tmp_path, env=connector_env, stdout=out,
+                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = time.monotonic() + JOB_TIMEOUT
+            while len(list((checkpoint / "commits").glob("[0-9]*"))) < 2:
+                assert process.poll() is None, f"the job ended (status {process.returncode}) before it could be " \
+                                               f"killed:\n{log.read_text()[-6000:]}"
+                assert time.monotonic() < deadline, "no two micro-batches committed in time"
+                time.sleep(0.2)
+        finally:
+            os.killpg(process.pid, signal.SIGKILL)  # the group this test started: the driver and its JVM
+            process.wait(30)
+        committed_before_kill = len(list((checkpoint / "commits").glob("[0-9]*")))
+        assert committed_before_kill < KILLED_RUN_BATCHES, "the job had finished: the kill tested nothing"
+        run_job(command, connector_env, log)
+        uninterrupted.wait()
 
     view_uninterrupted, _ = read_view(bootstrap, "view-uninterrupted")
     view_killed, _ = read_view(bootstrap, "view-killed")
@@ -187,27 +248,28 @@ def test_streaming_job_killed_and_restarted_gives_the_uninterrupted_view(broker,
     assert view_killed == view_uninterrupted
 
 
-def test_replay_job_recomputes_the_view_over_a_time_range_and_an_offset_range(broker, connector_env, tmp_path):
+def test_replay_job_recomputes_the_view_over_a_time_range_and_an_offset_range(broker, produced, connector_env,
+                                                                              tmp_path):
     bootstrap = broker.bootstrap
-    produced = produce_orders(bootstrap)
 
-    # By time: the orders from 20% to 70% of the run (order i has timestamp BASE_MS + i), on every partition.
+    # By time: the orders from 20% to 70% of the run (order i has timestamp BASE_MS + i), on every
+    # partition. By offsets: partition 0 from offset 1000 to 5000 (100k orders; 200 to 1000 of
+    # 20k), the others whole (-2 earliest, -1 latest). The two replays run at the same time.
     start_ms, end_ms = BASE_MS + N_ORDERS // 5, BASE_MS + N_ORDERS * 7 // 10
-    run_job(job("order_totals_replay", "--bootstrap-servers", bootstrap, "--topic", "orders",
-                "--starting-timestamp", str(start_ms), "--ending-timestamp", str(end_ms),
-                "--changelog-topic", "view-by-time", "--show", "0"), connector_env, tmp_path / "by-time.log")
-    view, _ = read_view(bootstrap, "view-by-time")
-    assert view == totals([o for o in produced if start_ms <= o[2] < end_ms])
-
-    # By offsets: partition 0 from offset 1000 to 5000 (100k orders; 200 to 1000 of 20k), the
-    # others whole (-2 earliest, -1 latest).
     first, end = N_ORDERS // 100, N_ORDERS // 20
     offsets = json.dumps({"orders": {"0": first, "1": -2, "2": -2}})
     until = json.dumps({"orders": {"0": end, "1": -1, "2": -1}})
     output = tmp_path / "by-offsets"
-    run_job(job("order_totals_replay", "--bootstrap-servers", bootstrap, "--topic", "orders",
-                "--starting-offsets", offsets, "--ending-offsets", until, "--output-path", str(output),
-                "--show", "0"), connector_env, tmp_path / "by-offsets.log")
+    run_jobs(connector_env,
+             (job("order_totals_replay", "--bootstrap-servers", bootstrap, "--topic", "orders",
+                  "--starting-timestamp", str(start_ms), "--ending-timestamp", str(end_ms),
+                  "--changelog-topic", "view-by-time", "--show", "0"), tmp_path / "by-time.log"),
+             (job("order_totals_replay", "--bootstrap-servers", bootstrap, "--topic", "orders",
+                  "--starting-offsets", offsets, "--ending-offsets", until, "--output-path", str(output),
+                  "--show", "0"), tmp_path / "by-offsets.log"))
+
+    view, _ = read_view(bootstrap, "view-by-time")
+    assert view == totals([o for o in produced if start_ms <= o[2] < end_ms])
     rows = [json.loads(line) for part in sorted(output.glob("part-*.json")) for line in part.read_text().splitlines()]
     selected = [o for o in produced if o[3] != 0 or first <= o[4] < end]
     assert {r["customer"]: r for r in rows} == totals(selected)
@@ -266,44 +328,36 @@ def produce_avro_orders(bootstrap: str, registry_url: str, topic: str) -> tuple[
     return [acked[i] for i in range(N_AVRO_ORDERS)], len(bad)
 
 
-def test_avro_orders_through_the_schema_registry_give_the_same_view(connector_env, tmp_path):
+def test_avro_orders_through_the_schema_registry_give_the_same_view(broker, connector_env, tmp_path):
     """The orders stream and the replay with --value-format avro: the broker's own Schema Registry
     serves the schemas, Spark's from_avro (spark-avro from Maven Central, beside the connector)
-    decodes both versions, and the values that are not orders of the subject are rejected."""
-    from testing.broker_process import free_port, running_broker
+    decodes both versions, and the values that are not orders of the subject are rejected. The
+    stream and the replay run at the same time."""
+    bootstrap, registry = broker.bootstrap, registry_url(broker)
+    produced, bad = produce_avro_orders(bootstrap, registry, "orders-avro")
+    expected = totals(produced)
+    avro = ("--topic", "orders-avro", "--value-format", "avro", "--schema-registry-url", registry)
 
-    port = free_port()
-    with running_broker(tmp_path / "broker", config={"schema.registry.port": port}) as process:
-        registry_url = f"http://127.0.0.1:{port}"
-        bootstrap = process.bootstrap
-        produced, bad = produce_avro_orders(bootstrap, registry_url, "orders-avro")
-        expected = totals(produced)
-        avro = ("--topic", "orders-avro", "--value-format", "avro", "--schema-registry-url", registry_url)
-
-        run_job(job("order_totals_stream", "--bootstrap-servers", bootstrap, *avro,
-                    "--changelog-topic", "view-avro", "--checkpoint-dir", str(tmp_path / "ck-avro"),
-                    "--trigger", "available-now"), connector_env, tmp_path / "avro-stream.log")
-        view, _ = read_view(bootstrap, "view-avro")
-        assert view == expected
-
-        log = tmp_path / "avro-replay.log"
-        run_job(job("order_totals_replay", "--bootstrap-servers", bootstrap, *avro, "--show", "0"),
-                connector_env, log)
-        summary = log.read_text()
-        assert f"replayed {N_AVRO_ORDERS + bad} records: {len(expected)} customers, {bad} records rejected" \
-            in summary, summary[-3000:]
+    log = tmp_path / "avro-replay.log"
+    run_jobs(connector_env,
+             (job("order_totals_stream", "--bootstrap-servers", bootstrap, *avro,
+                  "--changelog-topic", "view-avro", "--checkpoint-dir", str(tmp_path / "ck-avro"),
+                  "--trigger", "available-now"), tmp_path / "avro-stream.log"),
+             (job("order_totals_replay", "--bootstrap-servers", bootstrap, *avro, "--show", "0"), log))
+    view, _ = read_view(bootstrap, "view-avro")
+    assert view == expected
+    summary = log.read_text()
+    assert f"replayed {N_AVRO_ORDERS + bad} records: {len(expected)} customers, {bad} records rejected" \
+        in summary, summary[-3000:]
 
 
-def test_avro_job_without_the_subject_is_one_clear_line(connector_env, tmp_path):
-    from testing.broker_process import free_port, running_broker
-
-    port = free_port()
-    with running_broker(tmp_path / "broker", config={"schema.registry.port": port}) as process:
-        done = subprocess.run(job("order_totals_replay", "--bootstrap-servers", process.bootstrap,
-                                  "--topic", "nothing-here", "--value-format", "avro",
-                                  "--schema-registry-url", f"http://127.0.0.1:{port}"),
-                              env=connector_env, capture_output=True, text=True, timeout=120)
+def test_avro_job_without_the_subject_is_one_clear_line(broker, connector_env, tmp_path):
+    registry = registry_url(broker)
+    done = subprocess.run(job("order_totals_replay", "--bootstrap-servers", broker.bootstrap,
+                              "--topic", "nothing-here", "--value-format", "avro",
+                              "--schema-registry-url", registry),
+                          env=connector_env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done
     assert done.stderr.strip().splitlines() == [
-        f"error: http://127.0.0.1:{port}/subjects/nothing-here-value/versions: HTTP 404: 40401 "
+        f"error: {registry}/subjects/nothing-here-value/versions: HTTP 404: 40401 "
         f"Subject 'nothing-here-value' not found."], done.stderr

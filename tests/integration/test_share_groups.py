@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -590,8 +591,11 @@ def test_kafka_share_groups_tool_sees_what_it_sees_on_kafka(wire, reference_kafk
         install("4.3.0")
     except ReferenceKafkaUnavailable as error:
         pytest.skip(f"Kafka 4.3.0's tools: {error}")
-    ours = _tool_session(wire.bootstrap)
-    theirs = _tool_session(reference_kafka("4.3.0", SHARE_CONFIG).bootstrap)
+    kafka = reference_kafka("4.3.0", SHARE_CONFIG)  # started by the module's earlier tests, in a whole run
+    # The two sessions (a tool JVM per command, one after another) run at the same time.
+    with ThreadPoolExecutor(2) as pool:
+        ours, theirs = [future.result() for future in [pool.submit(_tool_session, wire.bootstrap),
+                                                       pool.submit(_tool_session, kafka.bootstrap)]]
     # The first offsets description: the same lag (10 records, 4 accepted), but Kafka 4.3 shows the
     # start offset of its persisted state, which trails by one write (0: the write of the
     # acknowledgements carries the start offset from before them); kafka-wire shows where the

@@ -62,6 +62,22 @@ def test_a_listener_is_ready_once_its_port_accepts_and_stops_on_sigterm(tmp_path
     assert server.log_tail().splitlines()[0].startswith("=== start #1: ")
 
 
+def test_spawned_processes_start_up_together_and_each_is_waited_for(tmp_path):
+    ports = [free_port(), free_port()]
+    servers = [ManagedProcess(f"listener {n}", python(LISTENER, str(port)), tmp_path / f"listener-{n}.log",
+                              ready=lambda port=port: accepts_connections("127.0.0.1", port))
+               for n, port in enumerate(ports)]
+    try:
+        assert [server.spawn() for server in servers] == servers
+        assert all(server.is_running() and server.seconds_to_ready is None for server in servers)
+        for server, port in zip(servers, ports):
+            assert 0 < server.wait_ready() == server.seconds_to_ready
+            assert accepts_connections("127.0.0.1", port)
+    finally:
+        for server in servers:
+            server.stop()
+
+
 def test_ready_when_the_log_says_so(tmp_path):
     log = tmp_path / "stubborn.log"
     process = ManagedProcess("stubborn", python(STUBBORN), log, ready=log_says(log, "stubborn and ready"))
