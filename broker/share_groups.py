@@ -99,6 +99,12 @@ def local_leadership(broker, topic: str, partition: int) -> tuple[int, int]:
     """(error code, leader epoch) of a partition at the worker owning it: NONE and the epoch this
     broker leads it in, else the error a client hears (NOT_LEADER_OR_FOLLOWER, ...)."""
     error = broker.leadership.leadership_error(topic, partition)
+    if error == ErrorCode.LEADER_NOT_AVAILABLE:
+        # A partition without a leader right now (its leader cut from ZooKeeper or gone): Kafka's
+        # ReplicaManager answers a share fetch of a partition it does not lead NOT_LEADER_OR_FOLLOWER,
+        # which share consumers retry after a metadata refresh; librdkafka's raises LEADER_NOT_AVAILABLE
+        # to the application as an unexpected error.
+        error = ErrorCode.NOT_LEADER_OR_FOLLOWER
     if error != ErrorCode.NONE:
         return int(error), -1
     in_cluster = broker.metadata.metadata_quorum() is None

@@ -264,3 +264,18 @@ def test_an_acknowledgement_whose_state_write_fails_is_answered_with_kafkas_erro
     error, _ = asyncio.run(service.acknowledge("g", "m", "t", T1, 0, [batch]))
     assert error == heard
     assert ("g", T1, 0) not in service.partitions  # loaded again from the stored state next time
+
+
+def test_a_share_fetch_of_a_partition_without_a_leader_hears_not_leader_or_follower():
+    """A cluster broker's replica manager answers LEADER_NOT_AVAILABLE for a partition with no
+    leader (its leader cut from ZooKeeper); a share-partition's leadership check passes on what
+    Kafka's ReplicaManager answers a share fetch there, NOT_LEADER_OR_FOLLOWER (librdkafka's share
+    consumer raised LEADER_NOT_AVAILABLE to the application under partition-random-halves x share)."""
+    from broker.share_groups import local_leadership
+
+    for found, heard in ((ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER),
+                         (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_LEADER_OR_FOLLOWER),
+                         (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                         (ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.KAFKA_STORAGE_ERROR)):
+        broker = SimpleNamespace(leadership=SimpleNamespace(leadership_error=lambda topic, partition, e=found: e))
+        assert local_leadership(broker, "t", 0) == (int(heard), -1)
