@@ -438,3 +438,29 @@ def test_a_share_fetch_of_a_partition_without_a_leader_hears_not_leader_or_follo
     finally:
         cluster.brokers[leader].start()
         cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
+
+
+def test_a_share_group_member_is_answered_once_its_records_are_durable(cluster):
+    """ShareGroupHeartbeat answers once the group's records are in its __consumer_offsets
+    partition's in-sync replicas (and, with log.flush.on.ack, on disk), as Kafka's coordinator
+    answers once its write is committed: with the partition's followers down the write cannot be
+    replicated within offsets.commit.timeout.ms and a joining member hears COORDINATOR_NOT_AVAILABLE.
+    It was answered at once: after a power loss of every broker (power-loss-all x share) the group
+    was gone and every share consumer failed fatally with GROUP_ID_NOT_FOUND."""
+    topic = new_topic(cluster, "share-durable-join")
+    cluster.create_topic(topic, 1, 3)
+    group = new_group(cluster.bootstrap)
+    coordinator = find_coordinator(cluster, 0, group)
+    others = [node for node in cluster.brokers if node != coordinator]
+    for node in others:
+        cluster.brokers[node].stop()
+    try:
+        with WireClient(cluster.brokers[coordinator].bootstrap, timeout=60) as client:
+            beat = client.call("ShareGroupHeartbeat", 1, {
+                "group_id": group, "member_id": "AAAAAAAAAAAAAAAAAAAAAQ", "member_epoch": 0, "rack_id": None,
+                "subscribed_topic_names": [topic]})
+        assert beat.error_code == 15, beat  # COORDINATOR_NOT_AVAILABLE
+    finally:
+        for node in others:
+            cluster.brokers[node].start()
+        cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
