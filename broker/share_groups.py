@@ -99,6 +99,12 @@ def local_leadership(broker, topic: str, partition: int) -> tuple[int, int]:
     """(error code, leader epoch) of a partition at the worker owning it: NONE and the epoch this
     broker leads it in, else the error a client hears (NOT_LEADER_OR_FOLLOWER, ...)."""
     error = broker.leadership.leadership_error(topic, partition)
+    if error == ErrorCode.LEADER_NOT_AVAILABLE:
+        # A partition without a leader right now (its leader cut from ZooKeeper or gone): Kafka's
+        # ReplicaManager answers a share fetch of a partition it does not lead NOT_LEADER_OR_FOLLOWER,
+        # which share consumers retry after a metadata refresh; librdkafka's raises LEADER_NOT_AVAILABLE
+        # to the application as an unexpected error.
+        error = ErrorCode.NOT_LEADER_OR_FOLLOWER
     if error != ErrorCode.NONE:
         return int(error), -1
     in_cluster = broker.metadata.metadata_quorum() is None
@@ -108,6 +114,25 @@ def local_leadership(broker, topic: str, partition: int) -> tuple[int, int]:
         return int(ErrorCode.NONE), hosted.leader_epoch
     current = broker.metadata.partition_state(topic, partition)
     return int(ErrorCode.NONE), current.leader_epoch if current is not None else -1
+
+
+# What a share consumer hears when its share-partition's state could not be read or written, as
+# Kafka's SharePartition turns its persister's answer into an exception (fetchPersisterError): a
+# share coordinator that moved or is away is COORDINATOR_NOT_AVAILABLE, a fenced write means the
+# share-partition is led elsewhere now. librdkafka's share consumer has no handling for
+# NOT_COORDINATOR in a ShareFetch partition and hands it to the application as an unexpected error.
+_PERSISTER_ERRORS_FOR_CLIENTS = {
+    ErrorCode.NOT_COORDINATOR: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.FENCED_LEADER_EPOCH: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+    ErrorCode.FENCED_STATE_EPOCH: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+}
+
+
+def share_partition_error(error: ErrorCode) -> ErrorCode:
+    """The ShareFetch/ShareAcknowledge partition error for a share-partition whose state request
+    failed with `error` (the others, e.g. NOT_LEADER_OR_FOLLOWER from the leadership check, as they are)."""
+    return _PERSISTER_ERRORS_FOR_CLIENTS.get(error, error)
 
 
 def service_of(broker) -> "ShareGroups":
@@ -595,7 +620,7 @@ class ShareGroups:
             sp = await self.share_partition(group_id, topic, topic_id, partition)
             await self.persist(sp, sp.expire_locks(now_ms()))
         except AppendFailed as e:
-            return e.error, getattr(e, "message", None)
+            return share_partition_error(e.error), getattr(e, "message", None)
         try:
             update = sp.acknowledge(member_id, [(b.first_offset, b.last_offset, b.acknowledge_types) for b in batches],
                                     now_ms())
@@ -605,7 +630,7 @@ class ShareGroups:
             try:
                 await self.persist(sp, update)
             except AppendFailed as e:
-                return e.error, None
+                return share_partition_error(e.error), None
             # RELEASE makes records available; any completed delivery may move the start offset and
             # free acquisition locks under group.share.partition.max.record.locks.
             self.records_released()

@@ -29,12 +29,12 @@ def refused(broker: BrokerView, ctx, *, feature: str, group_id: str, topics: Ite
     return None
 
 
-async def replicated(broker: BrokerView, groups, group_id: str) -> bool:
-    """In a cluster the group's records count once the in-sync replicas of its __consumer_offsets
-    partition have them: whether they do within offsets.commit.timeout.ms (always, on one broker)."""
-    if not broker.waits_for_replicas:
-        return True
+async def durable(broker: BrokerView, groups, group_id: str) -> bool:
+    """The group's records count once its __consumer_offsets partition has them as safely as an
+    acknowledged produce (Broker.await_durable): in a cluster its in-sync replicas (Kafka's
+    coordinator answers once its write is committed), and with log.flush.on.ack this broker's
+    disk; whether they are within offsets.commit.timeout.ms."""
     partition = groups.partition_for(group_id)
     timeout_ms = int(broker.config["offsets.commit.timeout.ms"])
-    error = (await broker.await_replication([(OFFSETS_TOPIC, partition)], timeout_ms))[(OFFSETS_TOPIC, partition)]
+    error = (await broker.await_durable([(OFFSETS_TOPIC, partition)], timeout_ms))[(OFFSETS_TOPIC, partition)]
     return error == ErrorCode.NONE

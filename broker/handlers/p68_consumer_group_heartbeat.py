@@ -14,7 +14,7 @@ from kafka_wire.messages import APIS_BY_NAME
 
 from ..features import GROUP_VERSION
 from ..handler_view import BrokerView
-from .group_heartbeat import refused, replicated
+from .group_heartbeat import durable, refused
 from .p11_join_group import client_host
 
 API = APIS_BY_NAME["ConsumerGroupHeartbeat"]
@@ -48,6 +48,6 @@ async def handle(broker: BrokerView, ctx, request):
         client_id=ctx.client_id or "",
         client_host=client_host(ctx),
     )
-    if response["error_code"] == 0 and not await replicated(broker, groups, request.group_id):
+    if response["error_code"] == 0 and not await durable(broker, groups, request.group_id):
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     return response

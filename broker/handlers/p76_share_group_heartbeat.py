@@ -16,7 +16,7 @@ from kafka_wire.messages import APIS_BY_NAME
 from ..features import SHARE_VERSION
 from ..handler_view import BrokerView
 from ..share_groups import now_ms, service_of
-from .group_heartbeat import refused
+from .group_heartbeat import durable, refused
 from .p11_join_group import client_host
 
 API = APIS_BY_NAME["ShareGroupHeartbeat"]
@@ -48,6 +48,12 @@ async def handle(broker: BrokerView, ctx, request):
         # A cluster's coordinator that lost its __consumer_offsets partition meanwhile.
         return _error(ErrorCode.NOT_COORDINATOR if e.error == ErrorCode.NOT_LEADER_OR_FOLLOWER else e.error)
     response = dict(result.response)
+    # Answered once the group's records are durable, as Kafka's coordinator answers once its write
+    # is committed: else a power loss of every broker forgets a group whose members were answered
+    # (power-loss-all x share: every share consumer then failed fatally with GROUP_ID_NOT_FOUND).
+    if response["error_code"] == 0 and result.records and not await durable(broker, broker.groups,
+                                                                           request.group_id):
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     response["throttle_time_ms"] = 0
     if response["error_code"] == 0 and request.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
         await service.member_gone(request.group_id, request.member_id)

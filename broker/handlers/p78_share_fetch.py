@@ -40,7 +40,7 @@ from coordinator.share_sessions import ShareSessionError
 from ..handler_view import BrokerView
 from ..leader_hints import LeaderHints
 from ..security.authorizer import AclOperation, ResourceType
-from ..share_groups import ShareRequestRefused, batch_ranges, now_ms, open_share_request
+from ..share_groups import ShareRequestRefused, batch_ranges, now_ms, open_share_request, share_partition_error
 
 API = APIS_BY_NAME["ShareFetch"]
 NO_LEADER = {"leader_id": -1, "leader_epoch": -1}
@@ -230,8 +230,7 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
             sp = await service.share_partition(group_id, topic, topic_id, partition)
             await service.persist(sp, sp.expire_locks(now_ms()))
         except AppendFailed as e:  # its share coordinator refused (a deposed leader) or is away
-            answer((topic_id, partition)).update(error_code=int(e.error))
-            listed.add((topic_id, partition))
+            _refuse(answer, listed, (topic_id, partition), e)
             continue
         if not sp.can_acquire():
             found.blocked.append((topic, partition))
@@ -241,7 +240,11 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
         if read.error == ErrorCode.OFFSET_OUT_OF_RANGE:
             log_start, _, _ = await service.log_offsets(topic, partition)
             if offset < log_start:
-                await service.persist(sp, sp.update_log_start_offset(log_start))
+                try:
+                    await service.persist(sp, sp.update_log_start_offset(log_start))
+                except AppendFailed as e:
+                    _refuse(answer, listed, (topic_id, partition), e)
+                    continue
                 offset = sp.next_fetch_offset()
                 read, data = await _read(service, topic, topic_id, partition, offset, left, remaining_bytes,
                                          read_committed)
@@ -256,7 +259,11 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
         if acquired and read_committed and read.aborted_transactions:
             acquired, update = sp.archive_aborted(acquired, aborted_batch_ranges(data, read.aborted_transactions))
             if update is not None:
-                await service.persist(sp, update)
+                try:
+                    await service.persist(sp, update)
+                except AppendFailed as e:  # the share-partition is dropped: its acquisitions are not handed out
+                    _refuse(answer, listed, (topic_id, partition), e)
+                    continue
                 found.archived = True
         if not acquired:
             if ranges:
@@ -274,6 +281,12 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
                                       "delivery_count": a.delivery_count} for a in acquired]
         listed.add((topic_id, partition))
     return found
+
+
+def _refuse(answer, listed: set, tp: tuple, failed: AppendFailed) -> None:
+    """A partition whose share-partition state could not be read or written: the error Kafka sends."""
+    answer(tp).update(error_code=int(share_partition_error(failed.error)))
+    listed.add(tp)
 
 
 def _respond(broker: BrokerView, ctx, names: dict, answers: dict, listed: set, lock_ms: int) -> dict:

@@ -20,7 +20,7 @@ from ..config import ConfigError, parse_topic_configs
 from ..features import STREAMS_VERSION
 from ..handler_view import BrokerView
 from ..security.authorizer import AclOperation, ResourceType
-from .group_heartbeat import refused, replicated
+from .group_heartbeat import durable, refused
 from .p11_join_group import client_host
 
 API = APIS_BY_NAME["StreamsGroupHeartbeat"]
@@ -98,6 +98,6 @@ async def handle(broker: BrokerView, ctx, request):
             for status in response["status"]:
                 if status["status_code"] == MISSING_INTERNAL_TOPICS:
                     status["status_detail"] += detail
-    if response["error_code"] == 0 and not await replicated(broker, groups, request.group_id):
+    if response["error_code"] == 0 and not await durable(broker, groups, request.group_id):
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     return response

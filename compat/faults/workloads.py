@@ -548,6 +548,9 @@ class ShareWorkload(Workload):
         # The share consumers outlive stop(): they accept what the final read found.
         self.share_stopping = threading.Event()
         self.share_threads: list[threading.Thread] = []
+        # Errors the share consumers' polls raised (they went on), by error name; in client_errors.
+        self.share_poll_errors: dict[str, int] = {}
+        self.share_poll_errors_lock = threading.Lock()
 
     def setup(self, timeout: float = 60.0) -> None:
         super().setup(timeout)
@@ -575,7 +578,20 @@ class ShareWorkload(Workload):
         try:
             while not self.share_stopping.is_set():
                 invoked = self.history.now()
-                messages = [m for m in consumer.poll(0.5) if m.error() is None]
+                try:
+                    messages = [m for m in consumer.poll(0.5) if m.error() is None]
+                except KafkaException as error:
+                    if error.args and error.args[0].fatal():
+                        raise
+                    # A consumer error (librdkafka raises a ShareFetch partition error it has no
+                    # handling for, e.g. COORDINATOR_NOT_AVAILABLE while the share coordinator
+                    # moves) is not fatal: the consumer goes on, as an application would.
+                    self.history.record("share-poll-error", name, invoked, group=self.group,
+                                        error=str(error.args[0] if error.args else error))
+                    with self.share_poll_errors_lock:
+                        code = error.args[0].name() if error.args else repr(error)
+                        self.share_poll_errors[code] = self.share_poll_errors.get(code, 0) + 1
+                    continue
                 if not messages:
                     continue
                 records = [[m.topic(), m.partition(), m.offset(), m.value().decode()] for m in messages]
@@ -637,6 +653,10 @@ class ShareWorkload(Workload):
         self.share_stopping.set()
         for thread in self.share_threads:
             thread.join(20.0)
+        with self.share_poll_errors_lock:
+            if self.share_poll_errors:
+                self.errors.append("share consumers' polls raised (and they went on): " + ", ".join(
+                    f"{code} x{n}" for code, n in sorted(self.share_poll_errors.items())))
         offsets = self.share_offsets() or offsets
         if offsets is not None:
             self.history.record("share-final", "share-monitor", group=self.group,

@@ -27,7 +27,7 @@ from broker.workers.ownership import owner_of  # noqa: E402
 from client import WireClient  # noqa: E402
 from coordinator.share_state import kafka_uuid_string  # noqa: E402
 from testing.cluster import Cluster, running_cluster  # noqa: E402
-from tests.integration.test_share_groups import poll_until  # noqa: E402
+from tests.integration.test_share_groups import _share_fetch, poll_until  # noqa: E402
 
 pytestmark = [pytest.mark.clients, pytest.mark.timeout(400)]
 
@@ -413,3 +413,54 @@ def test_share_partition_follows_its_partition_leader_away_and_back(cluster):
     finally:
         c.close()
     assert describe_offsets(cluster, group, topic) == (30, 0)
+
+
+def test_a_share_fetch_of_a_partition_without_a_leader_hears_not_leader_or_follower(cluster):
+    """A partition whose only replica's broker is down has no leader (no unclean election); a
+    ShareFetch of it at another broker is answered NOT_LEADER_OR_FOLLOWER, as Kafka's ReplicaManager
+    answers a partition it does not lead, so a share consumer refreshes its metadata and goes on.
+    It was LEADER_NOT_AVAILABLE, which librdkafka's share consumer raises to the application as an
+    unexpected error: under partition-random-halves and partition-bridge every share consumer of
+    the faults harness stopped on it."""
+    topic = new_topic(cluster, "share-leaderless")
+    cluster.create_topic(topic, 1, 1)
+    leader = cluster.leader_of(topic, 0)
+    topic_id = cluster.metadata([topic]).topics[0].topic_id
+    other = next(node for node in cluster.brokers if node != leader)
+    group = new_group(cluster.bootstrap)
+    cluster.brokers[leader].stop()
+    try:
+        cluster.wait_for(lambda: cluster.partition(topic, 0, via=other).leader_id < 0, 30,
+                         f"{topic}-0 without a leader at broker {other}", interval=0.2)
+        with WireClient(cluster.brokers[other].bootstrap, timeout=30) as client:
+            [answer] = _share_fetch(client, group, "AAAAAAAAAAAAAAAAAAAAAQ", 0, topic_id, 0)
+        assert answer.error_code == 6, answer  # NOT_LEADER_OR_FOLLOWER
+    finally:
+        cluster.brokers[leader].start()
+        cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
+
+
+def test_a_share_group_member_is_answered_once_its_records_are_durable(cluster):
+    """ShareGroupHeartbeat answers once the group's records are in its __consumer_offsets
+    partition's in-sync replicas (and, with log.flush.on.ack, on disk), as Kafka's coordinator
+    answers once its write is committed: with the partition's followers down the write cannot be
+    replicated within offsets.commit.timeout.ms and a joining member hears COORDINATOR_NOT_AVAILABLE.
+    It was answered at once: after a power loss of every broker (power-loss-all x share) the group
+    was gone and every share consumer failed fatally with GROUP_ID_NOT_FOUND."""
+    topic = new_topic(cluster, "share-durable-join")
+    cluster.create_topic(topic, 1, 3)
+    group = new_group(cluster.bootstrap)
+    coordinator = find_coordinator(cluster, 0, group)
+    others = [node for node in cluster.brokers if node != coordinator]
+    for node in others:
+        cluster.brokers[node].stop()
+    try:
+        with WireClient(cluster.brokers[coordinator].bootstrap, timeout=60) as client:
+            beat = client.call("ShareGroupHeartbeat", 1, {
+                "group_id": group, "member_id": "AAAAAAAAAAAAAAAAAAAAAQ", "member_epoch": 0, "rack_id": None,
+                "subscribed_topic_names": [topic]})
+        assert beat.error_code == 15, beat  # COORDINATOR_NOT_AVAILABLE
+    finally:
+        for node in others:
+            cluster.brokers[node].start()
+        cluster.wait_for_brokers(set(cluster.brokers), timeout=30)

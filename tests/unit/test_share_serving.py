@@ -225,3 +225,57 @@ def test_a_failed_state_write_drops_the_share_partition_so_a_retried_acknowledge
     with pytest.raises(ShareAcknowledgeError) as refused:
         fresh.acknowledge("m", [(0, 9, [int(AcknowledgeType.ACCEPT)])], 2)
     assert refused.value.error == ErrorCode.INVALID_RECORD_STATE
+
+
+@pytest.mark.parametrize("stored_error, heard", [
+    (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE),
+    (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE),
+    (ErrorCode.FENCED_STATE_EPOCH, ErrorCode.NOT_LEADER_OR_FOLLOWER),
+    (ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.NOT_LEADER_OR_FOLLOWER),
+    (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_NOT_AVAILABLE),
+])
+def test_an_acknowledgement_whose_state_write_fails_is_answered_with_kafkas_error(stored_error, heard):
+    """A share coordinator that moved away answers NOT_COORDINATOR; a share consumer hears what
+    Kafka's SharePartition makes of it (COORDINATOR_NOT_AVAILABLE; a fenced write:
+    NOT_LEADER_OR_FOLLOWER). librdkafka's share consumer surfaces NOT_COORDINATOR in a ShareFetch
+    partition as an unexpected error (seen under partition-zk-minority x share: every consumer of
+    the faults harness stopped on it)."""
+    import asyncio
+
+    from broker.share_coordinator import ShareStateError
+    from broker.share_groups import ShareGroups
+
+    class RefusingPersister:
+        async def write(self, *args, **kwargs):
+            raise ShareStateError(stored_error)
+
+    service = ShareGroups.__new__(ShareGroups)
+    service.persister = RefusingPersister()
+
+    async def leading(parts):  # this broker leads the partition, in leader epoch 0
+        return [(ErrorCode.NONE, 0) for _ in parts]
+
+    service._leaderships = leading
+    sp = SharePartition("g", T1, 0)
+    sp.loaded_leader_epoch = 0
+    service.partitions = {("g", T1, 0): sp}
+    sp.acquire("m", [(0, 9)], max_records=100, now_ms=0)
+    batch = SimpleNamespace(first_offset=0, last_offset=9, acknowledge_types=[int(AcknowledgeType.ACCEPT)])
+    error, _ = asyncio.run(service.acknowledge("g", "m", "t", T1, 0, [batch]))
+    assert error == heard
+    assert ("g", T1, 0) not in service.partitions  # loaded again from the stored state next time
+
+
+def test_a_share_fetch_of_a_partition_without_a_leader_hears_not_leader_or_follower():
+    """A cluster broker's replica manager answers LEADER_NOT_AVAILABLE for a partition with no
+    leader (its leader cut from ZooKeeper); a share-partition's leadership check passes on what
+    Kafka's ReplicaManager answers a share fetch there, NOT_LEADER_OR_FOLLOWER (librdkafka's share
+    consumer raised LEADER_NOT_AVAILABLE to the application under partition-random-halves x share)."""
+    from broker.share_groups import local_leadership
+
+    for found, heard in ((ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER),
+                         (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_LEADER_OR_FOLLOWER),
+                         (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                         (ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.KAFKA_STORAGE_ERROR)):
+        broker = SimpleNamespace(leadership=SimpleNamespace(leadership_error=lambda topic, partition, e=found: e))
+        assert local_leadership(broker, "t", 0) == (int(heard), -1)
