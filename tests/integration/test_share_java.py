@@ -163,7 +163,9 @@ def test_three_consumers_accept_release_reject_and_the_delivery_limit(bootstrap,
     try:
         # Every member holds the partition before the records come (a member that joins gets it at its
         # next heartbeat once the group's target assignment is recomputed).
-        wait_for("the partition assigned to all 3 members", members, lambda: assigned_members(bootstrap, group) == 3)
+        # (The first share group of a reference Kafka waits for __share_group_state to be created.)
+        wait_for("the partition assigned to all 3 members", members, lambda: assigned_members(bootstrap, group) == 3,
+                 seconds=3 * WAIT_S)
         kinds = [KINDS[i % len(KINDS)] for i in range(RECORDS)]
         for start in range(0, RECORDS, 8):
             produce(bootstrap, topic, [f"{kinds[i]} {i}" for i in range(start, start + 8)])
