@@ -129,6 +129,9 @@ class ShareGroups:
             max_size=int(cfg["group.share.max.size"]),
             assignment_interval_ms=int(cfg["group.share.assignment.interval.ms"]),
             await_state_initialization=True)
+        # Kafka uses offsets.commit.timeout.ms when it is the larger.
+        self.coordinator.initialize_retry_interval_ms = max(int(cfg.get("group.share.initialize.retry.interval.ms", 30000)),
+                                                            int(cfg["offsets.commit.timeout.ms"]))
         self.coordinator.other_groups = self.is_other_group_type
         self.sessions = ShareSessionCache(int(cfg["group.share.max.share.sessions"]))
         self.partitions: dict[tuple, SharePartition] = {}
@@ -272,6 +275,10 @@ class ShareGroups:
                 except AppendFailed as e:
                     logger.warning("share group %s: initializing the state of %s-%d failed: %s", group_id, topic_id,
                                    partition, e.error.name)
+                    failed.setdefault(topic_id, set()).add(partition)
+                except Exception:  # noqa: BLE001 - a later heartbeat asks again
+                    logger.exception("share group %s: initializing the state of %s-%d failed", group_id, topic_id,
+                                     partition)
                     failed.setdefault(topic_id, set()).add(partition)
         records = []
         if done:

@@ -40,6 +40,7 @@ DEFAULT_SESSION_TIMEOUT_MS = 45000  # group.share.session.timeout.ms
 DEFAULT_HEARTBEAT_INTERVAL_MS = 5000  # group.share.heartbeat.interval.ms
 DEFAULT_MAX_SIZE = 200  # group.share.max.size
 DEFAULT_ASSIGNMENT_INTERVAL_MS = 1000  # group.share.assignment.interval.ms
+DEFAULT_INITIALIZE_RETRY_INTERVAL_MS = 30000  # group.share.initialize.retry.interval.ms
 
 JOIN_GROUP_MEMBER_EPOCH = 0
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -238,6 +239,7 @@ class ShareGroup:
         # asked for and not yet answered (ShareGroupStatePartitionMetadata): topic id -> partitions.
         self.initialized: Assignment = {}
         self.initializing: Assignment = {}
+        self.initializing_since: dict[TopicId, int] = {}  # when each was asked for
         self.topic_names: dict[TopicId, str] = {}
 
     @property
@@ -280,6 +282,7 @@ class ShareGroupCoordinator:
         # True (the broker): only partitions whose share state is initialized are assigned, as in
         # Kafka; False: every partition of a subscribed topic at once (no share coordinator to ask).
         self.await_state_initialization = await_state_initialization
+        self.initialize_retry_interval_ms = DEFAULT_INITIALIZE_RETRY_INTERVAL_MS
         self.groups: dict[str, ShareGroup] = {}
         # Group ids taken by groups of other types (classic, consumer, streams): a share heartbeat
         # for them is refused, as Kafka does not convert between protocols.
@@ -405,7 +408,7 @@ class ShareGroupCoordinator:
         # a change.
         if joining or request.subscribed_topic_names is not None or member.assigned_partitions != previous_assignment:
             response["assignment"] = {"topic_partitions": _assignment_records(member.assigned_partitions)}
-        initialize = self._partitions_to_initialize(group, records)
+        initialize = self._partitions_to_initialize(group, now_ms, records)
         return HeartbeatResult(response, records, initialize, group.group_epoch)
 
     def _leave(self, group_id: str, member_id: str) -> HeartbeatResult:
@@ -467,14 +470,17 @@ class ShareGroupCoordinator:
         return any(in_target.get(topic_id, set()) != parts
                    for topic_id, parts in group.initialized.items() if topic_id in subscribed)
 
-    def _partitions_to_initialize(self, group: ShareGroup, records) -> Assignment:
+    def _partitions_to_initialize(self, group: ShareGroup, now_ms: int, records) -> Assignment:
         """Kafka's maybeCreateInitializeShareGroupStateRequest: the subscribed partitions whose state
-        is neither initialized nor being initialized; they are recorded as initializing."""
+        is neither initialized nor being initialized (asked for less than
+        group.share.initialize.retry.interval.ms ago); they are recorded as initializing."""
         if not self.await_state_initialization:
             return {}
         wanted: Assignment = {}
         for name, (topic_id, count) in group.subscription_metadata.items():
-            known = group.initialized.get(topic_id, set()) | group.initializing.get(topic_id, set())
+            known = set(group.initialized.get(topic_id, set()))
+            if now_ms - group.initializing_since.get(topic_id, now_ms) < self.initialize_retry_interval_ms:
+                known |= group.initializing.get(topic_id, set())
             missing = set(range(count)) - known
             if missing:
                 wanted[topic_id] = missing
@@ -482,6 +488,7 @@ class ShareGroupCoordinator:
         if wanted:
             for topic_id, parts in wanted.items():
                 group.initializing.setdefault(topic_id, set()).update(parts)
+                group.initializing_since[topic_id] = now_ms
             records.append(self._state_partition_metadata_record(group))
         return wanted
 
@@ -503,6 +510,7 @@ class ShareGroupCoordinator:
             pending -= parts
             if not pending:
                 group.initializing.pop(topic_id, None)
+                group.initializing_since.pop(topic_id, None)
             if initialized:
                 group.initialized.setdefault(topic_id, set()).update(parts)
         return [self._state_partition_metadata_record(group)]

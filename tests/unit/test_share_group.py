@@ -402,3 +402,10 @@ def test_a_failed_initialization_is_asked_again_and_replayed_initialized_state_i
     # Deleting the group tombstones the record.
     replayed.groups["g"].members.clear()
     assert ir.SHARE_GROUP_STATE_PARTITION_METADATA in [t for t, _ in record_types(replayed.delete_group("g"))]
+
+
+def test_an_initialization_left_unanswered_is_asked_again_after_the_retry_interval():
+    c = coordinator(await_state_initialization=True, assignment_interval_ms=0)
+    assert hb(c, "m1", 0, ["t2"], now=1000).initialize == {T2: {0, 1}}
+    assert hb(c, "m1", 1, ["t2"], now=30_999).initialize == {}
+    assert hb(c, "m1", 1, ["t2"], now=31_000).initialize == {T2: {0, 1}}
