@@ -252,9 +252,10 @@ class ShareGroups:
     # -- share state initialization ----------------------------------------------------------------
 
     def initialize_state_later(self, group_id: str, partitions: dict, state_epoch: int) -> None:
-        """After a heartbeat's answer, as Kafka's GroupCoordinatorService sends the
-        InitializeShareGroupState a heartbeat asked for: the share-partitions' state is initialized
-        at their share coordinators, and the group coordinator told (a later heartbeat assigns them)."""
+        """After a heartbeat's answer, where Kafka's GroupCoordinatorService sends the
+        InitializeShareGroupState a heartbeat asked for: the share-partitions' share coordinators
+        are asked for their state, and once they answered the group coordinator is told (a later
+        heartbeat assigns them)."""
         task = asyncio.get_running_loop().create_task(self._initialize_state(group_id, partitions, state_epoch))
         self._initializing.add(task)
         task.add_done_callback(self._initializing.discard)
@@ -265,12 +266,11 @@ class ShareGroups:
         for topic_id, parts in partitions.items():
             for partition in sorted(parts):
                 try:
-                    # A share-partition with state already (AlterShareGroupOffsets on the group
-                    # before its members came) keeps it.
-                    if not (await self.persister.read(group_id, topic_id, partition)).found:
-                        # Start offset -1: the share-partition takes share.auto.offset.reset when it
-                        # is first used, as in Kafka.
-                        await self.persister.initialize(group_id, topic_id, partition, state_epoch, -1)
+                    # The share-partition's share coordinator answers for it. Its state itself is
+                    # written when the share-partition is first used (share_partition): writing it
+                    # here too would race with a leader loading it (Kafka writes start offset -1
+                    # here; the first use then applies share.auto.offset.reset, as here).
+                    await self.persister.read(group_id, topic_id, partition)
                     done.setdefault(topic_id, set()).add(partition)
                 except AppendFailed as e:
                     logger.warning("share group %s: initializing the state of %s-%d failed: %s", group_id, topic_id,
