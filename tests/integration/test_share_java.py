@@ -217,7 +217,7 @@ def test_consumers_started_together_share_records_produced_at_once(bootstrap, tm
     assert all(m.records() for m in members), [len(m.records()) for m in members]
 
 
-TOGETHER_RECORDS = 60
+TOGETHER_RECORDS = 120
 
 
 def test_sigkilled_consumer_records_are_redelivered_after_the_lock_timeout(bootstrap, tmp_path):
