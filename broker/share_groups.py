@@ -152,7 +152,11 @@ class ShareGroups:
             session_timeout_ms=int(cfg["group.share.session.timeout.ms"]),
             heartbeat_interval_ms=int(cfg["group.share.heartbeat.interval.ms"]),
             max_size=int(cfg["group.share.max.size"]),
-            assignment_interval_ms=int(cfg["group.share.assignment.interval.ms"]))
+            assignment_interval_ms=int(cfg["group.share.assignment.interval.ms"]),
+            await_state_initialization=True)
+        # Kafka uses offsets.commit.timeout.ms when it is the larger.
+        self.coordinator.initialize_retry_interval_ms = max(int(cfg.get("group.share.initialize.retry.interval.ms", 30000)),
+                                                            int(cfg["offsets.commit.timeout.ms"]))
         self.coordinator.other_groups = self.is_other_group_type
         self.sessions = ShareSessionCache(int(cfg["group.share.max.share.sessions"]))
         self.partitions: dict[tuple, SharePartition] = {}
@@ -163,6 +167,7 @@ class ShareGroups:
         # the group coordinator's load generation of each when they were.
         self._synced: dict[int, int] = {}
         self._timer: asyncio.Task | None = None
+        self._initializing: set[asyncio.Task] = set()  # share state initializations under way
         # Set (and replaced) whenever records become available again or acquisition locks free up:
         # a share fetch that found nothing to acquire waits on the one current when it looked.
         self.released = asyncio.Event()
@@ -268,6 +273,48 @@ class ShareGroups:
     def append_group_records(self, group_id: str, records) -> None:
         if records:
             self.broker.groups.offsets_topic.append(self._offsets_partition(group_id), records, now_ms=now_ms())
+
+    # -- share state initialization ----------------------------------------------------------------
+
+    def initialize_state_later(self, group_id: str, partitions: dict, state_epoch: int) -> None:
+        """After a heartbeat's answer, where Kafka's GroupCoordinatorService sends the
+        InitializeShareGroupState a heartbeat asked for: the share-partitions' share coordinators
+        are asked for their state, and once they answered the group coordinator is told (a later
+        heartbeat assigns them)."""
+        task = asyncio.get_running_loop().create_task(self._initialize_state(group_id, partitions, state_epoch))
+        self._initializing.add(task)
+        task.add_done_callback(self._initializing.discard)
+
+    async def _initialize_state(self, group_id: str, partitions: dict, state_epoch: int) -> None:
+        done: dict = {}
+        failed: dict = {}
+        for topic_id, parts in partitions.items():
+            for partition in sorted(parts):
+                try:
+                    # The share-partition's share coordinator answers for it. Its state itself is
+                    # written when the share-partition is first used (share_partition): writing it
+                    # here too would race with a leader loading it (Kafka writes start offset -1
+                    # here; the first use then applies share.auto.offset.reset, as here).
+                    await self.persister.read(group_id, topic_id, partition)
+                    done.setdefault(topic_id, set()).add(partition)
+                except AppendFailed as e:
+                    logger.warning("share group %s: initializing the state of %s-%d failed: %s", group_id, topic_id,
+                                   partition, e.error.name)
+                    failed.setdefault(topic_id, set()).add(partition)
+                except Exception:  # noqa: BLE001 - a later heartbeat asks again
+                    logger.exception("share group %s: initializing the state of %s-%d failed", group_id, topic_id,
+                                     partition)
+                    failed.setdefault(topic_id, set()).add(partition)
+        records = []
+        if done:
+            records += self.coordinator.state_initialized(group_id, done)
+        if failed:
+            records += self.coordinator.state_initialization_failed(group_id, failed)
+        try:
+            self.append_group_records(group_id, records[-1:])  # the last says it all
+        except AppendFailed as e:
+            logger.warning("share group %s: could not record its initialized share-partitions: %s", group_id,
+                           e.error.name)
 
     # -- the timer ---------------------------------------------------------------------------------
 
@@ -432,15 +479,16 @@ class ShareGroups:
             log_start, log_end, at_time = await self.log_offsets(topic, partition, since)
             start = initial_start_offset(reset, log_start_offset=max(0, log_start), log_end_offset=max(0, log_end),
                                          now_ms=now_ms(), offset_for_timestamp=lambda ts: at_time)
+            # State initialized by the group coordinator (start offset -1) keeps its state epoch.
             sp = SharePartition(group_id, topic_id, partition, start_offset=start, leader_epoch=max(leader_epoch, 0),
-                                **limits)
+                                state_epoch=state.state_epoch if state.found else 0, **limits)
         sp.renew_enabled = bool(self.group_config(group_id, "share.renew.acknowledge.enable"))
         sp.loaded_leader_epoch = leader_epoch
         again = self.partitions.get(key)  # another request may have made it while this one awaited
         if again is not None and again.loaded_leader_epoch == leader_epoch:
             return again
         self.partitions[key] = sp
-        if not state.found:
+        if not state.found or state.start_offset < 0:
             await self.persister.initialize(group_id, topic_id, partition, sp.state_epoch, sp.start_offset)
         return sp
 
@@ -712,7 +760,7 @@ def share_partition_summary(service: ShareGroups, key: tuple, persisted: dict) -
     if sp is not None:
         return sp.start_offset, sp.leader_epoch, sp.delivery_complete_count()
     state = persisted.get(key)
-    if state is None:
+    if state is None or state.start_offset < 0:  # none, or initialized and never used
         return None
     return state.start_offset, state.leader_epoch, state.delivery_complete_count()
 

@@ -7,6 +7,16 @@ at once (records, not partitions, are what members hold), so a member takes its 
 and the assignment epoch, on its next heartbeat. Group states: Empty (no members), Stable (members),
 Dead (deleted).
 
+As Kafka 4.3's GroupMetadataManager (shareGroupHeartbeat, maybeUpdateTargetAssignment,
+initializedAssignmentPending), a partition is assigned only once its share-partition state is
+initialized at the share coordinator (`await_state_initialization`): the heartbeat that subscribes
+the group to a partition asks for that (`HeartbeatResult.initialize`, recorded as initializing in the
+group's ShareGroupStatePartitionMetadata record), the caller initializes it after answering and says
+so (`state_initialized`), and the next heartbeat of any member that finds initialized partitions
+missing from the target assignment bumps the group epoch, so the target assignment is computed
+again (at most once per share.assignment.interval.ms) with them. Members that join together thus
+get a new partition together, at their next heartbeats, as on Kafka.
+
 Sans-io: time is a parameter (`now_ms`), topic metadata is a function given by the caller, and every
 change comes back as the share group records Kafka writes to __consumer_offsets
 (`kafka_wire.internal_records`, record types 10-15) for the caller to append. Where this lives with
@@ -30,6 +40,7 @@ DEFAULT_SESSION_TIMEOUT_MS = 45000  # group.share.session.timeout.ms
 DEFAULT_HEARTBEAT_INTERVAL_MS = 5000  # group.share.heartbeat.interval.ms
 DEFAULT_MAX_SIZE = 200  # group.share.max.size
 DEFAULT_ASSIGNMENT_INTERVAL_MS = 1000  # group.share.assignment.interval.ms
+DEFAULT_INITIALIZE_RETRY_INTERVAL_MS = 30000  # group.share.initialize.retry.interval.ms
 
 JOIN_GROUP_MEMBER_EPOCH = 0
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -72,6 +83,10 @@ class ShareGroupMember:
     subscribed_topic_names: list[str] = field(default_factory=list)
     assigned_partitions: Assignment = field(default_factory=dict)
     session_deadline_ms: int = 0
+
+
+def _flat(assignment: Assignment) -> set[tuple[TopicId, int]]:
+    return {(t, p) for t, parts in assignment.items() for p in parts}
 
 
 # -- SimpleAssignor -----------------------------------------------------------------------------------
@@ -220,6 +235,12 @@ class ShareGroup:
         self.subscription_metadata: dict[str, tuple[TopicId, int]] = {}
         self.assignment_timestamp_ms = 0  # when the target assignment was last computed; 0: never
         self.dead = False
+        # Share-partitions whose state the share coordinator has initialized for the group, and those
+        # asked for and not yet answered (ShareGroupStatePartitionMetadata): topic id -> partitions.
+        self.initialized: Assignment = {}
+        self.initializing: Assignment = {}
+        self.initializing_since: dict[TopicId, int] = {}  # when each was asked for
+        self.topic_names: dict[TopicId, str] = {}
 
     @property
     def state(self) -> str:
@@ -237,6 +258,10 @@ class HeartbeatResult:
 
     response: dict
     records: list[tuple[bytes, bytes | None]]
+    # Share-partitions whose state the caller is to initialize after answering (then
+    # `state_initialized`, or `state_initialization_failed`), at this state epoch (the group epoch).
+    initialize: Assignment = field(default_factory=dict)
+    state_epoch: int = 0
 
 
 class ShareGroupCoordinator:
@@ -248,13 +273,16 @@ class ShareGroupCoordinator:
                  heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS,
                  max_size: int = DEFAULT_MAX_SIZE,
                  assignment_interval_ms: int = DEFAULT_ASSIGNMENT_INTERVAL_MS,
-                 assignable: Callable[[str, TopicId, int], bool] | None = None) -> None:
+                 await_state_initialization: bool = False) -> None:
         self.describe_topic = describe_topic
         self.session_timeout_ms = session_timeout_ms
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.max_size = max_size
         self.assignment_interval_ms = assignment_interval_ms
-        self.assignable = assignable
+        # True (the broker): only partitions whose share state is initialized are assigned, as in
+        # Kafka; False: every partition of a subscribed topic at once (no share coordinator to ask).
+        self.await_state_initialization = await_state_initialization
+        self.initialize_retry_interval_ms = DEFAULT_INITIALIZE_RETRY_INTERVAL_MS
         self.groups: dict[str, ShareGroup] = {}
         # Group ids taken by groups of other types (classic, consumer, streams): a share heartbeat
         # for them is refused, as Kafka does not convert between protocols.
@@ -356,6 +384,8 @@ class ShareGroupCoordinator:
         if metadata != group.subscription_metadata:
             group.subscription_metadata = metadata
             bump = True
+        if group.assignment_epoch >= group.group_epoch and self._initialized_assignment_pending(group):
+            bump = True
         if bump:
             group.group_epoch += 1
             records.append(self._group_metadata_record(group))
@@ -374,9 +404,12 @@ class ShareGroupCoordinator:
         response = {"error_code": 0, "error_message": None, "member_id": member_id,
                     "member_epoch": member.member_epoch, "heartbeat_interval_ms": self.heartbeat_interval_ms,
                     "assignment": None}
-        if joining or member.assigned_partitions != previous_assignment:
+        # Kafka answers the assignment on a join, a full request (one naming the subscription) and
+        # a change.
+        if joining or request.subscribed_topic_names is not None or member.assigned_partitions != previous_assignment:
             response["assignment"] = {"topic_partitions": _assignment_records(member.assigned_partitions)}
-        return HeartbeatResult(response, records)
+        initialize = self._partitions_to_initialize(group, now_ms, records)
+        return HeartbeatResult(response, records, initialize, group.group_epoch)
 
     def _leave(self, group_id: str, member_id: str) -> HeartbeatResult:
         group = self._group(group_id, create=False)
@@ -424,10 +457,68 @@ class ShareGroupCoordinator:
         """At most once per group.share.assignment.interval.ms (modern_group.can_compute_assignment)."""
         return can_compute_assignment(group.assignment_timestamp_ms, self.assignment_interval_ms, now_ms)
 
+    def _initialized_assignment_pending(self, group: ShareGroup) -> bool:
+        """Kafka's initializedAssignmentPending: partitions of a subscribed topic whose state is
+        initialized are not all in the target assignment (they were initialized after it)."""
+        if not self.await_state_initialization or not group.members or not group.initialized:
+            return False
+        subscribed = {topic_id for topic_id, _ in group.subscription_metadata.values()}
+        in_target: Assignment = {}
+        for assignment in group.target_assignment.values():
+            for topic_id, parts in assignment.items():
+                in_target.setdefault(topic_id, set()).update(parts)
+        return any(in_target.get(topic_id, set()) != parts
+                   for topic_id, parts in group.initialized.items() if topic_id in subscribed)
+
+    def _partitions_to_initialize(self, group: ShareGroup, now_ms: int, records) -> Assignment:
+        """Kafka's maybeCreateInitializeShareGroupStateRequest: the subscribed partitions whose state
+        is neither initialized nor being initialized (asked for less than
+        group.share.initialize.retry.interval.ms ago); they are recorded as initializing."""
+        if not self.await_state_initialization:
+            return {}
+        wanted: Assignment = {}
+        for name, (topic_id, count) in group.subscription_metadata.items():
+            known = set(group.initialized.get(topic_id, set()))
+            if now_ms - group.initializing_since.get(topic_id, now_ms) < self.initialize_retry_interval_ms:
+                known |= group.initializing.get(topic_id, set())
+            missing = set(range(count)) - known
+            if missing:
+                wanted[topic_id] = missing
+                group.topic_names[topic_id] = name
+        if wanted:
+            for topic_id, parts in wanted.items():
+                group.initializing.setdefault(topic_id, set()).update(parts)
+                group.initializing_since[topic_id] = now_ms
+            records.append(self._state_partition_metadata_record(group))
+        return wanted
+
+    def state_initialized(self, group_id: str, partitions: Assignment) -> list[tuple[bytes, bytes | None]]:
+        """The share coordinator initialized these share-partitions' state (Kafka's
+        initializeShareGroupState): they become assignable, from the next heartbeat on."""
+        return self._initialization_done(group_id, partitions, initialized=True)
+
+    def state_initialization_failed(self, group_id: str, partitions: Assignment) -> list[tuple[bytes, bytes | None]]:
+        """Initializing failed: no longer initializing, so a later heartbeat asks again."""
+        return self._initialization_done(group_id, partitions, initialized=False)
+
+    def _initialization_done(self, group_id: str, partitions: Assignment, initialized: bool):
+        group = self.groups.get(group_id)
+        if group is None or group.dead:
+            return []
+        for topic_id, parts in partitions.items():
+            pending = group.initializing.get(topic_id, set())
+            pending -= parts
+            if not pending:
+                group.initializing.pop(topic_id, None)
+                group.initializing_since.pop(topic_id, None)
+            if initialized:
+                group.initialized.setdefault(topic_id, set()).update(parts)
+        return [self._state_partition_metadata_record(group)]
+
     def _update_target_assignment(self, group: ShareGroup, now_ms: int, records) -> None:
         assignable = None
-        if self.assignable is not None:
-            assignable = lambda topic_id, partition: self.assignable(group.group_id, topic_id, partition)  # noqa: E731
+        if self.await_state_initialization:
+            assignable = lambda topic_id, partition: partition in group.initialized.get(topic_id, ())  # noqa: E731
         new_target = simple_assign(group.members, group.subscription_metadata, group.target_assignment, assignable)
         for member_id, assignment in new_target.items():
             if group.target_assignment.get(member_id) != assignment:
@@ -461,6 +552,17 @@ class ShareGroupCoordinator:
         # coordinator computes it the same way.
         return (ir.encode_share_group_key(ir.SHARE_GROUP_METADATA, group.group_id),
                 ir.encode_share_group_value(ir.SHARE_GROUP_METADATA, {"epoch": group.group_epoch, "metadata_hash": 0}))
+
+    @staticmethod
+    def _state_partition_metadata_record(group: ShareGroup):
+        def infos(topics: Assignment) -> list[dict]:
+            return [{"topic_id": t, "topic_name": group.topic_names.get(t, ""), "partitions": sorted(parts)}
+                    for t, parts in sorted(topics.items(), key=lambda kv: str(kv[0])) if parts]
+
+        return (ir.encode_share_group_key(ir.SHARE_GROUP_STATE_PARTITION_METADATA, group.group_id),
+                ir.encode_share_group_value(ir.SHARE_GROUP_STATE_PARTITION_METADATA, {
+                    "initializing_topics": infos(group.initializing), "initialized_topics": infos(group.initialized),
+                    "deleting_topics": []}))
 
     @staticmethod
     def _current_assignment_record(group: ShareGroup, member: ShareGroupMember):
@@ -501,6 +603,11 @@ class ShareGroupCoordinator:
             member.session_deadline_ms = now_ms + self.session_timeout_ms
         elif record_type == ir.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER:
             group.target_assignment[member_id] = {tp.topic_id: set(tp.partitions) for tp in value.topic_partitions}
+        elif record_type == ir.SHARE_GROUP_STATE_PARTITION_METADATA:
+            group.initialized = {tp.topic_id: set(tp.partitions) for tp in value.initialized_topics}
+            group.initializing = {tp.topic_id: set(tp.partitions) for tp in value.initializing_topics}
+            for tp in [*value.initialized_topics, *value.initializing_topics]:
+                group.topic_names[tp.topic_id] = tp.topic_name
         elif record_type == ir.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA:
             group.assignment_epoch = value.assignment_epoch
             group.assignment_timestamp_ms = value.assignment_timestamp
@@ -514,9 +621,11 @@ class ShareGroupCoordinator:
             member.assigned_partitions = {tp.topic_id: set(tp.partitions) for tp in value.assigned_partitions}
 
     def loaded(self) -> None:
-        """After a replay: each group's subscription metadata as the topics stand now."""
+        """After a replay: each group's subscription metadata as the topics stand now. Initializations
+        left unanswered by the coordinator before are asked for again at the next heartbeat."""
         for group in self.groups.values():
             group.subscription_metadata = self._subscription_metadata(group)
+            group.initializing = {}
 
     # -- describe --------------------------------------------------------------------------------------
 
@@ -550,7 +659,10 @@ class ShareGroupCoordinator:
             raise ShareGroupError(ErrorCode.NON_EMPTY_GROUP, "The group is not empty.")
         group.dead = True
         del self.groups[group_id]
-        return [
+        records = [
             (ir.encode_share_group_key(ir.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA, group_id), None),
             (ir.encode_share_group_key(ir.SHARE_GROUP_METADATA, group_id), None),
         ]
+        if group.initialized or group.initializing:
+            records.insert(0, (ir.encode_share_group_key(ir.SHARE_GROUP_STATE_PARTITION_METADATA, group_id), None))
+        return records

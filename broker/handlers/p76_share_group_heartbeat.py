@@ -2,7 +2,8 @@
 
 The group coordinator (broker/share_groups.py, coordinator/share_group.py) answers with the member's
 epoch and, when it changed, its assignment; the group's records go to __consumer_offsets before
-the answer. A member leaving (epoch -1) or fenced loses its share session and its acquired records
+the answer. Share-partitions the heartbeat subscribed the group to are initialized at their share
+coordinator after it (a later heartbeat assigns them, as Kafka does). A member leaving (epoch -1) or fenced loses its share session and its acquired records
 are released. With the finalized share.version below 1 the protocol is off: UNSUPPORTED_VERSION,
 as Kafka answers.
 """
@@ -47,6 +48,8 @@ async def handle(broker: BrokerView, ctx, request):
             return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
         # A cluster's coordinator that lost its __consumer_offsets partition meanwhile.
         return _error(ErrorCode.NOT_COORDINATOR if e.error == ErrorCode.NOT_LEADER_OR_FOLLOWER else e.error)
+    if result.initialize:
+        service.initialize_state_later(request.group_id, result.initialize, result.state_epoch)
     response = dict(result.response)
     # Answered once the group's records are durable, as Kafka's coordinator answers once its write
     # is committed: else a power loss of every broker forgets a group whose members were answered

@@ -32,8 +32,10 @@ from testing.broker_process import BrokerProcess  # noqa: E402
 pytestmark = pytest.mark.timeout(300)
 
 LOCK_MS = 2000
-# Both brokers: a short acquisition lock (Kafka's lower bound is group.share.min.record.lock.duration.ms).
-SHARE_CONFIG = {"group.share.min.record.lock.duration.ms": 1000, "group.share.record.lock.duration.ms": LOCK_MS}
+# Both brokers: a short acquisition lock (Kafka's lower bound is group.share.min.record.lock.duration.ms),
+# and a group may heartbeat every second (share.heartbeat.interval.ms, test_share_java.py).
+SHARE_CONFIG = {"group.share.min.record.lock.duration.ms": 1000, "group.share.record.lock.duration.ms": LOCK_MS,
+                "group.share.min.heartbeat.interval.ms": 1000}
 
 
 @pytest.fixture(scope="module")

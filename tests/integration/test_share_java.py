@@ -90,11 +90,12 @@ def assigned_members(bootstrap: str, group: str) -> int:
 class Member:
     """One ShareConsumerApp process and what it printed."""
 
-    def __init__(self, tmp_path, name: str, bootstrap: str, group: str, topic: str, mode: str):
+    def __init__(self, tmp_path, name: str, bootstrap: str, group: str, topic: str, mode: str,
+                 max_poll_records: int = 4):
         self.name = name
         command = peers.java_command(VERSION, peers.SHARE_CONSUMER_APP, bootstrap, group, topic, mode,
                                      # Small polls, so that the records spread over the members.
-                                     "max.poll.records=4")
+                                     f"max.poll.records={max_poll_records}")
         self.process = peers.JavaProcess(f"share consumer {name}", command, tmp_path / f"{name}.log").start()
 
     def lines(self, kind: str) -> list[list[str]]:
@@ -120,14 +121,14 @@ class Member:
         assert not failed, f"{self.name}: commitSync failed: {failed}\n{self.process.log_report()}"
 
 
-def wait_for(what: str, members: list[Member], done) -> None:
-    deadline = time.monotonic() + WAIT_S
+def wait_for(what: str, members: list[Member], done, seconds: float = WAIT_S) -> None:
+    deadline = time.monotonic() + seconds
     while not done():
         for m in members:
             m.check()
         if time.monotonic() > deadline:
             reports = "\n".join(m.process.log_report() for m in members)
-            pytest.fail(f"no {what} within {WAIT_S:.0f} s\n{reports}", pytrace=False)
+            pytest.fail(f"no {what} within {seconds:.0f} s\n{reports}", pytrace=False)
         time.sleep(0.3)
 
 
@@ -162,7 +163,9 @@ def test_three_consumers_accept_release_reject_and_the_delivery_limit(bootstrap,
     try:
         # Every member holds the partition before the records come (a member that joins gets it at its
         # next heartbeat once the group's target assignment is recomputed).
-        wait_for("the partition assigned to all 3 members", members, lambda: assigned_members(bootstrap, group) == 3)
+        # (The first share group of a reference Kafka waits for __share_group_state to be created.)
+        wait_for("the partition assigned to all 3 members", members, lambda: assigned_members(bootstrap, group) == 3,
+                 seconds=3 * WAIT_S)
         kinds = [KINDS[i % len(KINDS)] for i in range(RECORDS)]
         for start in range(0, RECORDS, 8):
             produce(bootstrap, topic, [f"{kinds[i]} {i}" for i in range(start, start + 8)])
@@ -187,6 +190,34 @@ def test_three_consumers_accept_release_reject_and_the_delivery_limit(bootstrap,
         **{i: sorted(ACKS[k]) for i, k in enumerate(kinds)}, RECORDS: ["ACCEPT"]}
     # The partition was shared: more than one member was given records.
     assert sum(1 for m in members if m.records()) >= 2, [len(m.records()) for m in members]
+
+
+def test_consumers_started_together_share_records_produced_at_once(bootstrap, tmp_path):
+    """Three members start together and the records come right away, before any holds the partition:
+    as on Kafka 4.3, the first member's join assigns nothing (the partition's share state is not
+    initialized yet), the target assignment is computed again no sooner than the group's
+    share.assignment.interval.ms (10 s here, so that the three JVMs have all joined), and then each
+    member takes it at its next heartbeat (every second here): every member is given some of the
+    records, not the first to join all of them. One record per poll keeps any one member from
+    taking them all within a heartbeat interval."""
+    topic = new_topic(bootstrap)
+    group = new_group(bootstrap, **{"share.assignment.interval.ms": 10000, "share.heartbeat.interval.ms": 1000})
+    members = [Member(tmp_path, f"m{i}", bootstrap, group, topic, "rules", max_poll_records=1) for i in range(3)]
+    try:
+        produce(bootstrap, topic, [f"accept {i}" for i in range(TOGETHER_RECORDS)])
+        # JVMs starting, a first share group of a reference Kafka creating __share_group_state, the
+        # 10 s interval: more than the usual wait.
+        wait_for("every record accepted", members,
+                 lambda: sorted(o for m in members for o, _ in m.acked()) == list(range(TOGETHER_RECORDS)),
+                 seconds=3 * WAIT_S)
+        time.sleep(1)
+    finally:
+        stop_all(members)
+    assert deliveries(members) == {i: [1] for i in range(TOGETHER_RECORDS)}
+    assert all(m.records() for m in members), [len(m.records()) for m in members]
+
+
+TOGETHER_RECORDS = 120
 
 
 def test_sigkilled_consumer_records_are_redelivered_after_the_lock_timeout(bootstrap, tmp_path):

@@ -342,3 +342,70 @@ def test_assignor_skips_missing_topics_and_unassignable_partitions():
                            assignable=lambda topic, partition: partition != 2)
     assert result == {"a": {T1: {0, 1, 3}}}
     assert simple_assign({}, {"t1": (T1, 4)}) == {}
+
+
+# -- share state initialization (Kafka's initializedAssignmentPending) ------------------------------------
+
+
+def test_a_partition_is_assigned_once_its_state_is_initialized_to_members_that_joined_meanwhile():
+    c = coordinator(await_state_initialization=True, assignment_interval_ms=1000)
+    joined = hb(c, "m1", 0, ["t2"], now=1000)
+    # Nothing to assign yet: the join asks for the state of both partitions, recorded as initializing.
+    assert (joined.response["member_epoch"], assigned(joined.response)) == (1, {})
+    assert (joined.initialize, joined.state_epoch) == ({T2: {0, 1}}, 1)
+    _, _, _, meta = ir.decode_share_group_record(*joined.records[-1])
+    assert [(t.topic_id, t.topic_name, t.partitions) for t in meta.initializing_topics] == [(T2, "t2", [0, 1])]
+    assert meta.initialized_topics == []
+    # A second member joins within the assignment interval: nothing for it either, nothing asked again.
+    second = hb(c, "m2", 0, ["t2"], now=1500)
+    assert (second.response["member_epoch"], assigned(second.response), second.initialize) == (1, {}, {})
+    records = c.state_initialized("g", {T2: {0, 1}})
+    _, _, _, meta = ir.decode_share_group_record(*records[-1])
+    assert (meta.initializing_topics, [(t.topic_id, t.partitions) for t in meta.initialized_topics]) == \
+        ([], [(T2, [0, 1])])
+    # The next heartbeat after the interval computes the assignment pending since m2 joined (epoch
+    # 2), with the initialized partitions, one each; the other member gets its own at its next
+    # heartbeat.
+    r1 = hb(c, "m1", 1, now=6000).response
+    assert (r1["member_epoch"], c.groups["g"].group_epoch) == (2, 2)
+    r2 = hb(c, "m2", 1, now=6500).response
+    assert r2["member_epoch"] == 2
+    assert sorted([assigned(r1)[T2], assigned(r2)[T2]], key=sorted) == [{0}, {1}]
+    # Nothing pending any more: the epoch stays.
+    assert hb(c, "m1", 2, now=12000).response["member_epoch"] == 2 and c.groups["g"].group_epoch == 2
+
+
+def test_initialized_partitions_missing_from_the_target_bump_the_group_epoch():
+    c = coordinator(await_state_initialization=True, assignment_interval_ms=1000)
+    assert assigned(hb(c, "m1", 0, ["t2"], now=1000).response) == {}
+    c.state_initialized("g", {T2: {0, 1}})
+    # The target (epoch 1) lacks what is initialized now: the next heartbeat bumps to 2 and assigns.
+    r = hb(c, "m1", 1, now=6000).response
+    assert (r["member_epoch"], c.groups["g"].group_epoch, assigned(r)) == (2, 2, {T2: {0, 1}})
+
+
+def test_a_failed_initialization_is_asked_again_and_replayed_initialized_state_is_kept():
+    c = coordinator(await_state_initialization=True, assignment_interval_ms=0)
+    records = list(hb(c, "m1", 0, ["t2"], now=1000).records)
+    records += c.state_initialization_failed("g", {T2: {0, 1}})
+    again = hb(c, "m1", 1, ["t2"], now=2000)
+    assert again.initialize == {T2: {0, 1}} and assigned(again.response) == {}
+    records += again.records + c.state_initialized("g", {T2: {0, 1}})
+    assert assigned(hb(c, "m1", 1, now=3000).response) == {T2: {0, 1}}
+    # After a restart the initialized partitions are assigned at once to a member that joins.
+    replayed = coordinator(await_state_initialization=True, assignment_interval_ms=0)
+    for key, value in records:
+        replayed.replay(*ir.decode_share_group_record(key, value), 5000)
+    replayed.loaded()
+    joined = hb(replayed, "m2", 0, ["t2"], now=6000)
+    assert joined.initialize == {} and sum(len(p) for p in assigned(joined.response).values()) == 1
+    # Deleting the group tombstones the record.
+    replayed.groups["g"].members.clear()
+    assert ir.SHARE_GROUP_STATE_PARTITION_METADATA in [t for t, _ in record_types(replayed.delete_group("g"))]
+
+
+def test_an_initialization_left_unanswered_is_asked_again_after_the_retry_interval():
+    c = coordinator(await_state_initialization=True, assignment_interval_ms=0)
+    assert hb(c, "m1", 0, ["t2"], now=1000).initialize == {T2: {0, 1}}
+    assert hb(c, "m1", 1, ["t2"], now=30_999).initialize == {}
+    assert hb(c, "m1", 1, ["t2"], now=31_000).initialize == {T2: {0, 1}}
