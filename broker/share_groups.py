@@ -135,6 +135,14 @@ def share_partition_error(error: ErrorCode) -> ErrorCode:
     return _PERSISTER_ERRORS_FOR_CLIENTS.get(error, error)
 
 
+def _writes_in_flight(sp: SharePartition) -> set:
+    """The futures of a share-partition's state writes under way (each done when its write ends)."""
+    writes = getattr(sp, "writes_in_flight", None)
+    if writes is None:
+        writes = sp.writes_in_flight = set()
+    return writes
+
+
 def service_of(broker) -> "ShareGroups":
     """The broker's share groups, made on first use (at the worker the requests reach)."""
     service = getattr(broker, "_share_groups", None)
@@ -504,16 +512,33 @@ class ShareGroups:
             # never stored as done).
             raise ShareStateError(ErrorCode.COORDINATOR_NOT_AVAILABLE,
                                   "the share-partition is being loaded again after a failed state write")
+        written = asyncio.get_running_loop().create_future()
+        in_flight = _writes_in_flight(sp)
+        in_flight.add(written)
         try:
             await self.persister.write(sp.group_id, sp.topic_id, sp.partition, update, snapshot=snapshot)
-        except ShareStateError:
+        except AppendFailed:
             # Fenced (another leader or AlterShareGroupOffsets wrote since this one loaded), or not
-            # written at all: memory is ahead of, or beside, the stored state. Kept, an acknowledgement
-            # retried after this failure would find its records done and be answered as accepted
-            # with nothing stored, and the next leader would deliver them again (Kafka rolls its
-            # transitions back; here the next request loads the stored state again).
+            # written at all (refused by the share coordinator, or this broker's own append of it):
+            # memory is ahead of, or beside, the stored state. Kept, an acknowledgement retried after
+            # this failure would find its records done and be answered as accepted with nothing
+            # stored, and the next leader would deliver them again (Kafka rolls its transitions
+            # back; here the next request loads the stored state again).
             self.discard(sp)
             raise
+        finally:
+            in_flight.discard(written)
+            written.set_result(None)
+
+    async def writes_settled(self, sp: SharePartition, writes: list) -> bool:
+        """Wait for `writes` (futures of `_writes_in_flight(sp)` taken earlier) to end; whether the
+        share-partition's memory is still what its share coordinator stores (none of them failed).
+        An acknowledgement that finds its records already done in memory (a start offset moved past
+        them by a write still in flight, say the same acknowledgement sent again) is answered only
+        once what made them done is stored."""
+        if writes:
+            await asyncio.wait(writes)
+        return not sp.discarded
 
     def discard(self, sp: SharePartition) -> None:
         """Forget a share-partition held in memory: the next request loads the stored state."""
@@ -669,6 +694,7 @@ class ShareGroups:
             await self.persist(sp, sp.expire_locks(now_ms()))
         except AppendFailed as e:
             return share_partition_error(e.error), getattr(e, "message", None)
+        earlier_writes = list(_writes_in_flight(sp))
         try:
             update = sp.acknowledge(member_id, [(b.first_offset, b.last_offset, b.acknowledge_types) for b in batches],
                                     now_ms())
@@ -682,6 +708,8 @@ class ShareGroups:
             # RELEASE makes records available; any completed delivery may move the start offset and
             # free acquisition locks under group.share.partition.max.record.locks.
             self.records_released()
+        if not await self.writes_settled(sp, earlier_writes):
+            return share_partition_error(ErrorCode.COORDINATOR_NOT_AVAILABLE), None
         return ErrorCode.NONE, None
 
     def lock_duration_ms(self, group_id: str) -> int:

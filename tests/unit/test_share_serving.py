@@ -227,6 +227,58 @@ def test_a_failed_state_write_drops_the_share_partition_so_a_retried_acknowledge
     assert refused.value.error == ErrorCode.INVALID_RECORD_STATE
 
 
+def test_an_acknowledgement_finding_its_records_done_by_a_write_in_flight_waits_for_that_write():
+    """The same acknowledgement sent twice (a client's retry while the first still waits on its
+    share coordinator): the second finds its records done in memory (the start offset moved past
+    them) and changes nothing. It is answered only once the first's write ends, and with an error
+    when that write failed: answered NONE at once, the records would count as accepted with
+    nothing stored, and the next leader would deliver them again."""
+    import asyncio
+
+    from broker.share_coordinator import ShareStateError
+    from broker.share_groups import ShareGroups, now_ms
+
+    class SlowFailingPersister:
+        def __init__(self):
+            self.release = None
+            self.writes = 0
+
+        async def write(self, *args, **kwargs):
+            self.writes += 1
+            await self.release.wait()
+            raise ShareStateError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+
+    async def leading(parts):
+        return [(ErrorCode.NONE, 0) for _ in parts]
+
+    async def scenario():
+        service = ShareGroups.__new__(ShareGroups)
+        service.persister = SlowFailingPersister()
+        service.persister.release = asyncio.Event()
+        service._leaderships = leading
+        service.records_released = lambda: None
+        sp = SharePartition("g", T1, 0)
+        sp.loaded_leader_epoch = 0
+        service.partitions = {("g", T1, 0): sp}
+        sp.acquire("m", [(0, 9)], max_records=100, now_ms=now_ms())  # locked for the next 30 s
+        batch = SimpleNamespace(first_offset=0, last_offset=9, acknowledge_types=[int(AcknowledgeType.ACCEPT)])
+        first = asyncio.ensure_future(service.acknowledge("g", "m", "t", T1, 0, [batch]))
+        for _ in range(100):
+            if service.persister.writes:
+                break
+            await asyncio.sleep(0)
+        assert service.persister.writes == 1 and sp.start_offset == 10  # done in memory, not yet stored
+        second = asyncio.ensure_future(service.acknowledge("g", "m", "t", T1, 0, [batch]))
+        await asyncio.sleep(0.01)
+        assert not second.done()  # waits for the first's write
+        service.persister.release.set()
+        return await first, await second
+
+    (first_error, _), (second_error, _) = asyncio.run(scenario())
+    assert first_error == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert second_error == ErrorCode.COORDINATOR_NOT_AVAILABLE
+
+
 @pytest.mark.parametrize("stored_error, heard", [
     (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE),
     (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE),
