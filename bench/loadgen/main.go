@@ -345,13 +345,62 @@ func (l *latencies) snapshot() []int64 {
 	return append(make([]int64, 0, len(l.samples)), l.samples...)
 }
 
+// pacedProducer: the producer of the latency modes, each record sent at once (no linger, no
+// compression, acks=1), its send time in the value.
+func pacedProducer(brokers, topic string) (*kgo.Client, error) {
+	return kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()),
+		kgo.DisableIdempotentWrite(), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.RecordDeliveryTimeout(2*time.Minute))
+}
+
+// pacedResult: what pacedSend did.
+type pacedResult struct {
+	sent      int     // records handed to the producer
+	producing float64 // seconds from start until the last was handed over
+	failed    int64   // sends that failed
+	firstErr  error   // the first of those failures, or nil
+}
+
+// pacedSend produces `rate` records a second from `start` until `total` are sent (or ctx ends),
+// each value from value(), calling delivered(r) for each acknowledged record, then flushes.
+func pacedSend(ctx context.Context, producer *kgo.Client, rate, total int, start time.Time, value func() []byte,
+	delivered func(*kgo.Record)) (pacedResult, error) {
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	sent := 0
+	for sent < total && ctx.Err() == nil {
+		due := int(time.Since(start).Seconds()*float64(rate)) + 1
+		if due > total {
+			due = total
+		}
+		for ; sent < due; sent++ {
+			producer.Produce(ctx, &kgo.Record{Value: value()}, func(r *kgo.Record, err error) {
+				if err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				delivered(r)
+			})
+		}
+		time.Sleep(time.Millisecond)
+	}
+	result := pacedResult{sent: sent, producing: time.Since(start).Seconds()}
+	if err := producer.Flush(ctx); err != nil {
+		return result, fmt.Errorf("flush: %w", err)
+	}
+	result.failed = failed.Load()
+	if err, ok := firstErr.Load().(error); ok {
+		result.firstErr = err
+	}
+	return result, nil
+}
+
 func latency(ctx context.Context, brokers, topic string, rate int, seconds, warmup time.Duration, size int) (map[string]any, error) {
 	if size < 8 {
 		return nil, fmt.Errorf("latency: -size must be at least 8 (the send time)")
 	}
-	producer, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()),
-		kgo.DisableIdempotentWrite(), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.RecordDeliveryTimeout(2*time.Minute))
+	producer, err := pacedProducer(brokers, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -431,35 +480,18 @@ func latency(ctx context.Context, brokers, topic string, rate int, seconds, warm
 	measureFromNs.Store(start.Add(warmup).UnixNano())
 	total := int(float64(rate) * seconds.Seconds())
 	acked := &latencies{}
-	var delivered, failed atomic.Int64
-	var firstErr atomic.Value
-	sent := 0
-	for sent < total && ctx.Err() == nil {
-		due := int(time.Since(start).Seconds()*float64(rate)) + 1
-		if due > total {
-			due = total
+	var delivered atomic.Int64
+	paced, err := pacedSend(ctx, producer, rate, total, start, stamped, func(r *kgo.Record) {
+		delivered.Add(1)
+		sentNs := int64(binary.BigEndian.Uint64(r.Value))
+		if sentNs >= measureFromNs.Load() {
+			acked.add((time.Now().UnixNano() - sentNs) / 1000)
 		}
-		for ; sent < due; sent++ {
-			value := stamped()
-			producer.Produce(ctx, &kgo.Record{Value: value}, func(r *kgo.Record, err error) {
-				if err != nil {
-					failed.Add(1)
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				delivered.Add(1)
-				sentNs := int64(binary.BigEndian.Uint64(r.Value))
-				if sentNs >= measureFromNs.Load() {
-					acked.add((time.Now().UnixNano() - sentNs) / 1000)
-				}
-			})
-		}
-		time.Sleep(time.Millisecond)
+	})
+	if err != nil {
+		return nil, err
 	}
-	producing := time.Since(start).Seconds()
-	if err := producer.Flush(ctx); err != nil {
-		return nil, fmt.Errorf("flush: %w", err)
-	}
+	sent, producing, failed := paced.sent, paced.producing, paced.failed
 	for received.Load() < delivered.Load() {
 		select {
 		case err := <-polling:
@@ -471,10 +503,10 @@ func latency(ctx context.Context, brokers, topic string, rate int, seconds, warm
 		}
 	}
 	result := map[string]any{"start": 0.0, "end": time.Since(start).Seconds(), "producing": producing,
-		"messages": delivered.Load(), "bytes": delivered.Load() * int64(size), "error_count": failed.Load(),
+		"messages": delivered.Load(), "bytes": delivered.Load() * int64(size), "error_count": failed,
 		"rate": float64(sent) / producing, "e2e_us": endToEnd.snapshot(), "ack_us": acked.snapshot()}
-	if err, ok := firstErr.Load().(error); ok {
-		result["errors"] = []string{err.Error()}
+	if paced.firstErr != nil {
+		result["errors"] = []string{paced.firstErr.Error()}
 	}
 	return result, nil
 }

@@ -286,9 +286,7 @@ func shareLatency(ctx context.Context, brokers, topic, group string, consumers, 
 	if size < 8 {
 		return nil, fmt.Errorf("share-latency: -size must be at least 8 (the send time)")
 	}
-	producer, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()),
-		kgo.DisableIdempotentWrite(), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.RecordDeliveryTimeout(2*time.Minute))
+	producer, err := pacedProducer(brokers, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -380,33 +378,19 @@ func shareLatency(ctx context.Context, brokers, topic, group string, consumers, 
 	startNs.Store(start.UnixNano())
 	measureFromNs.Store(start.Add(warmup).UnixNano())
 	total := int(float64(rate) * seconds.Seconds())
-	var delivered, failedCount atomic.Int64
-	var firstErr atomic.Value
-	sent := 0
-	for sent < total && ctx.Err() == nil {
-		due := int(time.Since(start).Seconds()*float64(rate)) + 1
-		if due > total {
-			due = total
-		}
-		for ; sent < due; sent++ {
-			value := make([]byte, size)
-			binary.BigEndian.PutUint64(value, uint64(time.Now().UnixNano()))
-			producer.Produce(ctx, &kgo.Record{Value: value}, func(r *kgo.Record, err error) {
-				if err != nil {
-					failedCount.Add(1)
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				delivered.Add(1)
-				noteOffset(r)
-			})
-		}
-		time.Sleep(time.Millisecond)
+	var delivered atomic.Int64
+	paced, err := pacedSend(ctx, producer, rate, total, start, func() []byte {
+		value := make([]byte, size)
+		binary.BigEndian.PutUint64(value, uint64(time.Now().UnixNano()))
+		return value
+	}, func(r *kgo.Record) {
+		delivered.Add(1)
+		noteOffset(r)
+	})
+	if err != nil {
+		return nil, err
 	}
-	producing := time.Since(start).Seconds()
-	if err := producer.Flush(ctx); err != nil {
-		return nil, fmt.Errorf("flush: %w", err)
-	}
+	sent, producing := paced.sent, paced.producing
 	for received.Load() < delivered.Load() {
 		if err := failed(); err != nil {
 			return nil, fmt.Errorf("received %d of %d records: %w", received.Load(), delivered.Load(), err)
@@ -426,12 +410,12 @@ func shareLatency(ctx context.Context, brokers, topic, group string, consumers, 
 		return nil, err
 	}
 	result := map[string]any{"start": 0.0, "end": end, "producing": producing, "messages": received.Load(),
-		"produced": delivered.Load(), "bytes": received.Load() * int64(size), "error_count": failedCount.Load(),
+		"produced": delivered.Load(), "bytes": received.Load() * int64(size), "error_count": paced.failed,
 		"rate": float64(sent) / producing, "consumers": consumers, "warm": warmCount,
 		"delivery_us": delivery.snapshot(), "accepted_through": accepted, "lag": lag, "end_offset": lastOffset.Load() + 1}
 	members.report(result)
-	if err, ok := firstErr.Load().(error); ok {
-		result["errors"] = []string{err.Error()}
+	if paced.firstErr != nil {
+		result["errors"] = []string{paced.firstErr.Error()}
 	}
 	return result, nil
 }
