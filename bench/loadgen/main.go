@@ -353,6 +353,17 @@ func pacedProducer(brokers, topic string) (*kgo.Client, error) {
 		kgo.RecordDeliveryTimeout(2*time.Minute))
 }
 
+// stampedValue: a record value of `size` bytes (at least 8) starting with the send time in
+// nanoseconds, the rest a fixed pattern.
+func stampedValue(size int) []byte {
+	value := make([]byte, size)
+	for i := 8; i < size; i++ {
+		value[i] = byte(i * 7)
+	}
+	binary.BigEndian.PutUint64(value, uint64(time.Now().UnixNano()))
+	return value
+}
+
 // pacedResult: what pacedSend did.
 type pacedResult struct {
 	sent      int     // records handed to the producer
@@ -452,14 +463,7 @@ func latency(ctx context.Context, brokers, topic string, rate int, seconds, warm
 	}()
 	defer func() { stopPolling(); <-polling }()
 
-	stamped := func() []byte {
-		value := make([]byte, size)
-		for i := 8; i < size; i++ {
-			value[i] = byte(i * 7)
-		}
-		binary.BigEndian.PutUint64(value, uint64(time.Now().UnixNano()))
-		return value
-	}
+	stamped := func() []byte { return stampedValue(size) }
 	// Both clients connected, and the consumer fetching the topic, before the clock starts.
 	if err := producer.ProduceSync(ctx, &kgo.Record{Value: stamped()}).FirstErr(); err != nil {
 		return nil, fmt.Errorf("first record: %w", err)

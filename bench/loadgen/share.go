@@ -379,11 +379,7 @@ func shareLatency(ctx context.Context, brokers, topic, group string, consumers, 
 	measureFromNs.Store(start.Add(warmup).UnixNano())
 	total := int(float64(rate) * seconds.Seconds())
 	var delivered atomic.Int64
-	paced, err := pacedSend(ctx, producer, rate, total, start, func() []byte {
-		value := make([]byte, size)
-		binary.BigEndian.PutUint64(value, uint64(time.Now().UnixNano()))
-		return value
-	}, func(r *kgo.Record) {
+	paced, err := pacedSend(ctx, producer, rate, total, start, func() []byte { return stampedValue(size) }, func(r *kgo.Record) {
 		delivered.Add(1)
 		noteOffset(r)
 	})
