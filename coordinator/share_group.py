@@ -85,10 +85,6 @@ class ShareGroupMember:
     session_deadline_ms: int = 0
 
 
-def _flat(assignment: Assignment) -> set[tuple[TopicId, int]]:
-    return {(t, p) for t, parts in assignment.items() for p in parts}
-
-
 # -- SimpleAssignor -----------------------------------------------------------------------------------
 
 
