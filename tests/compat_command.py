@@ -75,6 +75,11 @@ def run_compat(args: list[str], timeout: float) -> tuple[subprocess.CompletedPro
 _EARLY: dict[str, CompatCommand] = {}
 
 
+def selected(session, test: str) -> bool:
+    """Whether `test` ("test_module.py::test_name") is among the tests pytest will run in `session`."""
+    return any(item.nodeid.endswith(test) for item in session.items)
+
+
 def start_early(name: str, args: list[str], timeout: float) -> None:
     """Starts the command `name` of a test that runs later in this session (see started_early)."""
     if name not in _EARLY:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from compat.reference_kafka import KAFKA_4, ReferenceKafkaUnavailable, install
-from tests.compat_command import CompatCommand, start_early, started_early
+from tests.compat_command import CompatCommand, selected, start_early, started_early
 from tests.conftest import missing_tool
 
 pytestmark = [pytest.mark.clients, pytest.mark.timeout(1500)]
@@ -33,8 +33,7 @@ def command_args(report: Path) -> list[str]:
 def start_beside(session: pytest.Session, folder: Path) -> None:
     """Starts this test's command now, its report in `folder`, when this test is to run in `session`
     and Kafka 4 is installed (else the test itself says what is missing)."""
-    if not any(item.nodeid.endswith("test_conformance.py::test_kafka_wire_answers_as_apache_kafka_4")
-               for item in session.items):
+    if not selected(session, "test_conformance.py::test_kafka_wire_answers_as_apache_kafka_4"):
         return
     try:
         install(KAFKA_4)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from compat import franz_go_suite as franz_go
-from tests.compat_command import CompatCommand, start_early, started_early
+from tests.compat_command import CompatCommand, selected, start_early, started_early
 
 COMMAND_TIMEOUT = 600  # seconds; the quick form takes about 1 minute on 2 cores (3 test processes at once)
 
@@ -64,8 +64,7 @@ def command_args(folder: Path) -> list[str]:
 def start_beside(session: pytest.Session, folder: Path) -> None:
     """Starts test_franz_go_quick's command now, its results in `folder`, when that test is to run
     in `session` and the kgo test binary is built (else the test itself says what is missing)."""
-    if franz_go.find_binary() is None or not any(
-            item.nodeid.endswith("test_franz_go.py::test_franz_go_quick") for item in session.items):
+    if franz_go.find_binary() is None or not selected(session, "test_franz_go.py::test_franz_go_quick"):
         return
     folder.mkdir(parents=True, exist_ok=True)
     start_early(EARLY, command_args(folder), COMMAND_TIMEOUT)
