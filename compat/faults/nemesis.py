@@ -299,8 +299,12 @@ class PowerLoss(Nemesis):
 # them: an aborted transaction's records become visible, a committed one's partly; a PrepareCommit
 # kept while its CompleteCommit and the next transaction's records in __transaction_state are lost
 # has its COMMIT markers sent again, and they end the next transaction's records before its commit.
+# Share groups too: an acknowledged write of __share_group_state lost takes acceptances back (the
+# records are delivered again: share-redelivered), and a start offset kept past records that were
+# lost and whose offsets were written again with other records skips those (share-lost).
 DATA_LOSS_ANOMALIES = frozenset({"lost", "divergent", "duplicate", "reorder", "nonmonotonic-poll", "commit-regress",
-                                 "aborted-read", "partial-txn", "uncommitted-read"})
+                                 "aborted-read", "partial-txn", "uncommitted-read", "share-redelivered",
+                                 "share-lost"})
 
 
 # How each power-loss variant configures the brokers: the name's suffix, the settings, the words.
