@@ -131,6 +131,10 @@ class Cluster:
         for broker in self.brokers.values():
             broker.start()
         self.wait_for_brokers(set(self.brokers))
+        # Each broker learns the others from ZooKeeper's watch a moment after they register: until
+        # then it refuses a replica placed on one it has not seen (INVALID_REPLICA_ASSIGNMENT).
+        self.wait_for(lambda: all(self.known_brokers(node) == set(self.brokers) for node in self.brokers),
+                      20.0, f"every broker knowing brokers {sorted(self.brokers)}", interval=0.2)
 
     def stop(self) -> None:
         for broker in self.brokers.values():
@@ -165,6 +169,10 @@ class Cluster:
             except OSError as exc:
                 last_error = exc
         raise ConnectionError(f"no broker answered Metadata: {last_error}")
+
+    def known_brokers(self, via: int) -> set[int]:
+        """The broker ids broker `via` lists in its Metadata."""
+        return {b.node_id for b in self.metadata([], via).brokers}
 
     def partition(self, topic: str, partition: int, via: int | None = None):
         for t in self.metadata([topic], via).topics:

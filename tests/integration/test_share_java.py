@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
@@ -91,11 +92,13 @@ class Member:
     """One ShareConsumerApp process and what it printed."""
 
     def __init__(self, tmp_path, name: str, bootstrap: str, group: str, topic: str, mode: str,
-                 max_poll_records: int = 4):
+                 max_poll_records: int = 4, gate: Path | None = None):
         self.name = name
         command = peers.java_command(VERSION, peers.SHARE_CONSUMER_APP, bootstrap, group, topic, mode,
                                      # Small polls, so that the records spread over the members.
-                                     f"max.poll.records={max_poll_records}")
+                                     f"max.poll.records={max_poll_records}",
+                                     # Subscribes only once the file `gate` exists.
+                                     *([f"start.gate={gate}"] if gate else []))
         self.process = peers.JavaProcess(f"share consumer {name}", command, tmp_path / f"{name}.log").start()
 
     def lines(self, kind: str) -> list[list[str]]:
@@ -196,15 +199,21 @@ def test_consumers_started_together_share_records_produced_at_once(bootstrap, tm
     """Three members start together and the records come right away, before any holds the partition:
     as on Kafka 4.3, the first member's join assigns nothing (the partition's share state is not
     initialized yet), the target assignment is computed again no sooner than the group's
-    share.assignment.interval.ms (10 s here, so that the three JVMs have all joined), and then each
+    share.assignment.interval.ms (10 s here; the three subscribe at once, when all their JVMs are up), and then each
     member takes it at its next heartbeat (every second here): every member is given some of the
     records, not the first to join all of them. One record per poll keeps any one member from
     taking them all within a heartbeat interval."""
     topic = new_topic(bootstrap)
     group = new_group(bootstrap, **{"share.assignment.interval.ms": 10000, "share.heartbeat.interval.ms": 1000})
-    members = [Member(tmp_path, f"m{i}", bootstrap, group, topic, "rules", max_poll_records=1) for i in range(3)]
+    gate = tmp_path / "subscribe"
+    members = [Member(tmp_path, f"m{i}", bootstrap, group, topic, "rules", max_poll_records=1, gate=gate)
+               for i in range(3)]
     try:
         produce(bootstrap, topic, [f"accept {i}" for i in range(TOGETHER_RECORDS)])
+        # The JVMs start at their own speeds (seconds apart on a loaded machine); they subscribe together.
+        wait_for("every member's consumer created", members, lambda: all(m.lines("READY") for m in members),
+                 seconds=2 * WAIT_S)
+        gate.touch()
         # JVMs starting, a first share group of a reference Kafka creating __share_group_state, the
         # 10 s interval: more than the usual wait.
         wait_for("every record accepted", members,

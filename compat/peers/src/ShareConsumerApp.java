@@ -1,3 +1,5 @@
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +57,9 @@ public final class ShareConsumerApp {
             int eq = args[i].indexOf('=');
             props.put(args[i].substring(0, eq), args[i].substring(eq + 1));
         }
+        // start.gate=PATH (ours, not a consumer config): subscribe only once PATH exists, so that several
+        // members whose JVMs started at different speeds join the group within milliseconds.
+        String gate = (String) props.remove("start.gate");
 
         KafkaShareConsumer<String, String> consumer = new KafkaShareConsumer<>(props);
         CountDownLatch closed = new CountDownLatch(1);
@@ -69,6 +74,12 @@ public final class ShareConsumerApp {
         }));
 
         try {
+            if (gate != null) {
+                say("READY");
+                while (running && !Files.exists(Path.of(gate))) {
+                    Thread.sleep(20);
+                }
+            }
             consumer.subscribe(List.of(args[2]));
             if (mode.equals("hold")) {
                 hold(consumer);
