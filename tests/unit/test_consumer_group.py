@@ -235,6 +235,23 @@ def test_the_groups_assignment_interval_overrides_the_brokers(tmp_path):
     run(scenario())
 
 
+def test_a_dynamic_change_of_the_brokers_assignment_interval_applies_at_the_next_heartbeat(tmp_path):
+    """group.consumer.assignment.interval.ms is a dynamic broker config (Kafka 4.3): groups without
+    their own interval use the new value from the next heartbeat on."""
+    async def scenario():
+        async with running(tmp_path) as c:
+            c.broker.config.set_dynamic({"group.consumer.assignment.interval.ms": "15000"}, {})
+            a, b = Member(c, "a"), Member(c, "b")
+            a.heartbeat()
+            b.heartbeat()
+            assert (b.epoch, c.groups["g"].state) == (2, "Assigning")
+            c.broker.config.set_dynamic({}, {})
+            b.heartbeat()
+            assert (b.epoch, c.groups["g"].assignment_epoch) == (3, 3)
+
+    run(scenario())
+
+
 def test_a_restart_keeps_when_the_target_assignment_was_computed(tmp_path):
     """The AssignmentTimestamp of ConsumerGroupTargetAssignmentMetadata is replayed: a coordinator
     loading the group still waits for the interval since the last computation."""

@@ -97,8 +97,9 @@ def consumer_heartbeat_assignment_interval(s: Session, v: int):
 
     group, topic = s.group(), s.topic()
     ready_group(s, topic, 4, group)
-    s.setup("IncrementalAlterConfigs", 1, {"resources": [{"resource_type": GROUP, "resource_name": group, "configs": [
-        {"name": "consumer.assignment.interval.ms", "config_operation": 0, "value": "15000"}]}], "validate_only": False})
+    configs = [{"name": "consumer.assignment.interval.ms", "config_operation": 0, "value": "15000"}]
+    s.setup("IncrementalAlterConfigs", 1, {"resources": [{"resource_type": GROUP, "resource_name": group,
+                                                          "configs": configs}], "validate_only": False})
     _settled(s, group, "consumer.assignment.interval.ms", "15000")
     a = join(s, v, group, "a", [topic])
     if a is None or a.error_code != 0:
