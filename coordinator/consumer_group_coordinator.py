@@ -3,7 +3,11 @@
 Kafka 4.x consumers with `group.protocol=consumer` heartbeat with their member epoch; the
 coordinator keeps each group's epoch, computes the target assignment with a server-side assignor
 (`uniform` or `range`, see coordinator/assignors.py) and answers each member with its next step
-towards it (coordinator/consumer_group.py). Every change is a record of __consumer_offsets with
+towards it (coordinator/consumer_group.py). As Kafka 4.3 (KIP-1263), the target assignment is
+computed at most once per consumer.assignment.interval.ms (the group's config, else the broker's
+group.consumer.assignment.interval.ms, 1 s; 0: at every change): a member joining meanwhile gets the
+last target assignment's epoch and no partitions, and the next heartbeat after the interval
+computes it. Every change is a record of __consumer_offsets with
 Kafka's schemas (key versions 3-8), appended before the answer; the same records, replayed, rebuild
 the groups when the coordinator loads.
 
@@ -132,6 +136,9 @@ class ConsumerGroupProtocol:
     def _heartbeat_interval_ms(self, group_id: str) -> int:
         return int(self._group_cfg(group_id, "consumer.heartbeat.interval.ms", 5000))
 
+    def _assignment_interval_ms(self, group_id: str) -> int:
+        return int(self._group_cfg(group_id, "consumer.assignment.interval.ms", 1000))
+
     # == ConsumerGroupHeartbeat ======================================================================
 
     def consumer_group_heartbeat(self, *, api_version: int, group_id: str, member_id: str, member_epoch: int,
@@ -232,7 +239,8 @@ class ConsumerGroupProtocol:
         """Writes a member's new metadata (a ConsumerGroupHeartbeat's, or a classic member's JoinGroup
         inside a consumer group): a new member or a changed subscription bumps the group epoch, and so
         does a change of the subscribed topics' metadata; a group epoch ahead of the assignment's
-        computes the target assignment. Returns the member as the group now holds it, and whether the
+        computes the target assignment, once the assignment interval since the last one has passed.
+        Returns the member as the group now holds it, and whether the
         group epoch was bumped."""
         bump = False
         if is_new or not updated.same_metadata(member):
@@ -245,7 +253,10 @@ class ConsumerGroupProtocol:
             bump = True
         if bump:
             writer.group_epoch(group.group_epoch + 1)
-        if group.group_epoch > group.assignment_epoch:
+        # As Kafka 4.3 (KIP-1263): at most one computation per consumer.assignment.interval.ms; until
+        # then the members go on towards the last target assignment, at its epoch.
+        if group.group_epoch > group.assignment_epoch and \
+                group.may_compute_assignment(self._assignment_interval_ms(group.group_id), self.clock_ms()):
             writer.target_assignment()
         return group.members[updated.member_id], bump
 
@@ -646,6 +657,7 @@ def apply_consumer_group_record(group: ConsumerGroup, record_type: int, member_i
                 tuple((p.name, bytes(p.metadata)) for p in value.classic_member_metadata.supported_protocols))))
     elif record_type == TARGET_METADATA:
         group.assignment_epoch = -1 if value is None else value.assignment_epoch
+        group.assignment_timestamp = 0 if value is None else value.assignment_timestamp
     elif record_type == TARGET_MEMBER:
         if value is None:
             group.target.pop(member_id, None)

@@ -132,8 +132,10 @@ class GroupMigration:
             writer.group_epoch(generation)
             for member, assignment in converted:
                 writer.target_member(member.member_id, assignment)
+            # Timestamp 0, as Kafka's ConsumerGroup.fromClassicGroup: the converted group's first
+            # computation does not wait for the assignment interval.
             writer._emit(CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, None, {"assignment_epoch": generation,
-                                                                           "assignment_timestamp": self.clock_ms()})
+                                                                           "assignment_timestamp": 0})
             for member, assignment in converted:
                 writer.current_assignment(replace(
                     group.members[member.member_id], member_epoch=generation, previous_member_epoch=generation,

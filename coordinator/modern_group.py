@@ -3,8 +3,8 @@ ModernGroup, and the member bookkeeping its GroupMetadataManager does alike for 
 
 - `ModernGroup`: the base of ConsumerGroup (coordinator/consumer_group.py) and StreamsGroup
   (coordinator/streams_group.py): group and assignment epochs (both start at 1, as in Kafka 4.3),
-  members, target assignment, committed offsets, and what the offset paths of the group
-  coordinator ask any group.
+  members, target assignment and when it was last computed (the assignment interval, KIP-1263),
+  committed offsets, and what the offset paths of the group coordinator ask any group.
 - `check_member_epoch`: Kafka's member epoch fencing of a heartbeat.
 - `ModernGroupMembers`: a mixin of GroupCoordinator (with ConsumerGroupProtocol and
   StreamsGroupProtocol): each member's session timer and revocation timer, fencing a member when
@@ -101,6 +101,9 @@ class ModernGroup:
         # first join bumps it to epoch 2.
         self.group_epoch = 1
         self.assignment_epoch = 1
+        # When the target assignment was last computed (ms, its TargetAssignmentMetadata record's
+        # AssignmentTimestamp; 0: never): the next waits for the group's assignment interval.
+        self.assignment_timestamp = 0
         self.members: dict = {}  # member id -> member
         self.target: dict = {}  # member id -> target assignment
         self.dead = False
@@ -123,6 +126,11 @@ class ModernGroup:
 
     def state_with_members(self) -> str:
         raise NotImplementedError
+
+    def may_compute_assignment(self, interval_ms: int, now_ms: int) -> bool:
+        """Whether the assignment interval since the last target assignment has passed (see
+        can_compute_assignment)."""
+        return can_compute_assignment(self.assignment_timestamp, interval_ms, now_ms)
 
     # What the offset paths of the group coordinator ask any group.
     def is_empty(self) -> bool:

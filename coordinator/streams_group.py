@@ -434,9 +434,6 @@ class StreamsGroup(ModernGroup):
         # assignment configs (num.standby.replicas) it was bumped with (LastAssignmentConfigs).
         self.metadata_hash = 0
         self.last_assignment_configs: dict[str, str] = {}
-        # When the target assignment was last computed (ms; 0: never): the next waits for
-        # streams.assignment.interval.ms after it (KIP-1263, Kafka 4.3).
-        self.assignment_timestamp = 0
 
     def state_with_members(self) -> str:
         if self.configured is None or not self.configured.ready:

@@ -49,7 +49,7 @@ from kafka_wire.internal_records import (
 )
 
 from .metadata_hash import group_hash, topic_hash
-from .modern_group import HeartbeatError, can_compute_assignment, check_member_epoch
+from .modern_group import HeartbeatError, check_member_epoch
 from .modern_group import JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
 from .offsets_store import AppendFailed, group_metadata_append_error
 from .streams_group import (
@@ -286,7 +286,7 @@ class StreamsGroupProtocol:
             interval = self._streams_cfg(group_id, "assignment.interval.ms", 1000)
             if group.initial_assignment_at is not None and now < group.initial_assignment_at:
                 delayed = ASSIGNMENT_DELAYED_DETAIL
-            elif not can_compute_assignment(group.assignment_timestamp, interval, now):
+            elif not group.may_compute_assignment(interval, now):
                 delayed = ASSIGNMENT_INTERVAL_DETAIL  # members go on towards the last target meanwhile
             else:
                 group.initial_assignment_at = None

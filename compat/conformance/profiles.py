@@ -70,11 +70,11 @@ PROFILES: dict[str, Profile] = {
                                                           "group.max.session.timeout.ms": 30000}),
                             doc="group.max.size 2 and a narrow session timeout range (GROUP_MAX_SIZE_REACHED, "
                                 "INVALID_SESSION_TIMEOUT)"),
-    "consumer-groups": Profile("consumer-groups", dict(COMMON),
-                               kafka_only={"group.consumer.assignment.interval.ms": 0},
-                               doc="Kafka 4.3 computes a KIP-848 group's new target assignment at most once per "
-                                   "group.consumer.assignment.interval.ms (1 s) after the heartbeat that changed "
-                                   "the group; kafka-wire computes it in that heartbeat, which is Kafka with 0"),
+    "consumer-groups": Profile("consumer-groups", dict(COMMON, **{"group.consumer.assignment.interval.ms": 0}),
+                               doc="no assignment interval (both compute a KIP-848 group's new target assignment "
+                                   "at most once per group.consumer.assignment.interval.ms, 1 s, by default: a "
+                                   "scenario's heartbeats come faster; consumer_heartbeat_assignment_interval sets "
+                                   "one on its group)"),
     "streams-groups": Profile("streams-groups", dict(COMMON, **{"group.streams.initial.rebalance.delay.ms": 0,
                                                                 "group.streams.assignment.interval.ms": 0}),
                               doc="no initial rebalance delay for new streams groups (both brokers delay the "

@@ -15,12 +15,14 @@ from coordinator.consumer_group import ConsumerGroup, MemberState
 from coordinator.group_coordinator import GroupCoordinator
 from kafka_wire.errors import ErrorCode
 from kafka_wire.messages import APIS_BY_NAME
-from kafka_wire.internal_records import decode_consumer_group_record
+from kafka_wire.internal_records import CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, decode_consumer_group_record
 
 BASE_CONFIG = {
     "group.initial.rebalance.delay.ms": "0",
     "offsets.topic.num.partitions": "3",
     "offsets.retention.check.interval.ms": "3600000",
+    # Every change computes the target assignment at once (the interval's own tests set it back).
+    "group.consumer.assignment.interval.ms": "0",
 }
 
 HB = APIS_BY_NAME["ConsumerGroupHeartbeat"]
@@ -161,6 +163,111 @@ def test_second_member_waits_for_revocation_and_nobody_shares_a_partition(tmp_pa
             assert set(owners([a, b])) == {(tid, p) for tid in [c.broker.metadata.topic("t").topic_id]
                                            for p in range(6)}
             assert c.groups["g"].state == "Stable"
+
+    run(scenario())
+
+
+def target_metadata_records(coordinator, group_id="g") -> list:
+    """The ConsumerGroupTargetAssignmentMetadata values written: one per computed target assignment."""
+    return [value for record_type, _, _, value in records_of(coordinator, group_id)
+            if record_type == CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA]
+
+
+def test_members_joining_within_the_assignment_interval_wait_for_one_computation(tmp_path):
+    """Kafka 4.3 (KIP-1263): group.consumer.assignment.interval.ms. The first member of a new group
+    is assigned at once; members joining within the interval get the last target assignment's epoch
+    and nothing, the group Assigning (group epoch ahead of the assignment epoch); the first heartbeat
+    after the interval computes one target assignment for all of them."""
+    async def scenario():
+        async with running(tmp_path, **{"group.consumer.assignment.interval.ms": "15000"}) as c:
+            a, b, d = Member(c, "a"), Member(c, "b"), Member(c, "d")
+            a.heartbeat()
+            assert a.epoch == 2 and len(a.owned) == 6
+            b.heartbeat()
+            d.heartbeat()
+            assert (b.epoch, b.owned, d.epoch, d.owned) == (2, set(), 2, set())
+            assert b.last["assignment"] == {"topic_partitions": []}
+            a.heartbeat()
+            assert a.epoch == 2 and len(a.owned) == 6 and a.last["assignment"] is None
+            group = c.groups["g"]
+            assert (group.group_epoch, group.assignment_epoch, group.state) == (4, 2, "Assigning")
+            described = c.consumer_group_describe("g")
+            assert (described["group_state"], described["group_epoch"], described["assignment_epoch"]) == \
+                ("Assigning", 4, 2)
+            assert {m["member_id"]: m["target_assignment"]["topic_partitions"] != []
+                    for m in described["members"]} == {"a": True, "b": False, "d": False}
+            assert len(target_metadata_records(c)) == 1
+            group.assignment_timestamp -= 15000  # the interval is over
+            b.heartbeat()
+            assert group.assignment_epoch == 4 and b.epoch == 4
+            computed = target_metadata_records(c)
+            assert [v.assignment_epoch for v in computed] == [2, 4]
+            assert computed[1].assignment_timestamp == group.assignment_timestamp > computed[0].assignment_timestamp
+            settle([a, b, d])
+            assert sorted(len(m.owned) for m in (a, b, d)) == [2, 2, 2] and len(owners([a, b, d])) == 6
+            assert len(target_metadata_records(c)) == 2  # one computation for both joins
+            assert c.groups["g"].state == "Stable"
+
+    run(scenario())
+
+
+def test_the_groups_assignment_interval_overrides_the_brokers(tmp_path):
+    """The group config consumer.assignment.interval.ms (IncrementalAlterConfigs on the group) is
+    what the group uses; the broker's (0 here) is the default of the others."""
+    from broker import group_configs
+
+    async def scenario():
+        async with running(tmp_path) as c:
+            assert group_configs.store(c.broker, "g", {"consumer.assignment.interval.ms": "15000"}, False)[0] == 0
+            a, b = Member(c, "a"), Member(c, "b")
+            a.heartbeat()
+            b.heartbeat()
+            assert (a.epoch, b.epoch, c.groups["g"].group_epoch) == (2, 2, 3)
+            other_a, other_b = Member(c, "a", group="h"), Member(c, "b", group="h")
+            other_a.heartbeat()
+            other_b.heartbeat()
+            assert (other_b.epoch, c.groups["h"].assignment_epoch) == (3, 3)
+            # Back to the broker's: the next heartbeat computes it.
+            assert group_configs.store(c.broker, "g", {}, False)[0] == 0
+            b.heartbeat()
+            assert b.epoch == 3 and c.groups["g"].assignment_epoch == 3
+
+    run(scenario())
+
+
+def test_a_dynamic_change_of_the_brokers_assignment_interval_applies_at_the_next_heartbeat(tmp_path):
+    """group.consumer.assignment.interval.ms is a dynamic broker config (Kafka 4.3): groups without
+    their own interval use the new value from the next heartbeat on."""
+    async def scenario():
+        async with running(tmp_path) as c:
+            c.broker.config.set_dynamic({"group.consumer.assignment.interval.ms": "15000"}, {})
+            a, b = Member(c, "a"), Member(c, "b")
+            a.heartbeat()
+            b.heartbeat()
+            assert (b.epoch, c.groups["g"].state) == (2, "Assigning")
+            c.broker.config.set_dynamic({}, {})
+            b.heartbeat()
+            assert (b.epoch, c.groups["g"].assignment_epoch) == (3, 3)
+
+    run(scenario())
+
+
+def test_a_restart_keeps_when_the_target_assignment_was_computed(tmp_path):
+    """The AssignmentTimestamp of ConsumerGroupTargetAssignmentMetadata is replayed: a coordinator
+    loading the group still waits for the interval since the last computation."""
+    async def scenario():
+        config = {"group.consumer.assignment.interval.ms": "15000"}
+        async with running(tmp_path, **config) as c:
+            a = Member(c, "a")
+            a.heartbeat()
+            computed_at = c.groups["g"].assignment_timestamp
+            assert computed_at > 0
+        async with running(tmp_path, **config) as c:
+            assert c.groups["g"].assignment_timestamp == computed_at
+            a.coordinator = c
+            b = Member(c, "b")
+            b.heartbeat()
+            assert (b.epoch, b.owned, c.groups["g"].state) == (2, set(), "Assigning")
 
     run(scenario())
 

@@ -129,6 +129,22 @@ def test_consumer_heartbeat_upgrades_a_classic_group_and_partitions_move_without
     run(scenario())
 
 
+def test_the_upgrading_member_does_not_wait_for_the_assignment_interval(tmp_path):
+    """Kafka's ConsumerGroup.fromClassicGroup writes the converted target assignment with timestamp
+    0: the heartbeat that upgrades the group computes the next one at once, whatever
+    group.consumer.assignment.interval.ms says."""
+    async def scenario():
+        async with running(tmp_path, **{"group.consumer.assignment.interval.ms": "15000"}) as c:
+            classic = await classic_group_with_one_member(c)
+            a = Member(c, "a")
+            assert a.heartbeat()["error_code"] == 0
+            group = c.groups["g"]
+            assert group.group_epoch == group.assignment_epoch == classic.generation + 1 == a.epoch
+            assert len(group.target["a"]) == 1 and group.assignment_timestamp > 0
+
+    run(scenario())
+
+
 def test_eager_classic_member_in_a_consumer_group(tmp_path):
     """A classic member whose subscription carries no owned partitions (eager protocols) joins a
     consumer group: it gets what is free, and the rest once its owner released it."""

@@ -33,8 +33,8 @@ def first_member_id(v: int, name: str) -> str:
 
 
 def join(s: Session, v: int, group: str, name: str, topics, *, conn: str | None = None, record: bool = True,
-         **options):
-    return heartbeat(s, v, group, first_member_id(v, name), 0, conn=conn or name, label=f"{name}: join",
+         label: str | None = None, **options):
+    return heartbeat(s, v, group, first_member_id(v, name), 0, conn=conn or name, label=label or f"{name}: join",
                      topics=list(topics), owned=[], rebalance_ms=REBALANCE_MS, record=record, **options)
 
 
@@ -85,6 +85,31 @@ def consumer_heartbeat_second_member(s: Session, v: int):
     heartbeat(s, v, group, b.member_id, b.member_epoch, conn="b", label="b: heartbeat after a revoked",
                    owned=owned(b))
     describe(s, 1, [group], "ConsumerGroupDescribe v1")
+
+
+@scenario("ConsumerGroupHeartbeat", versions=ALL, profile=PROFILE)
+def consumer_heartbeat_assignment_interval(s: Session, v: int):
+    """consumer.assignment.interval.ms=15000 set on the group (Kafka 4.3, KIP-1263): the first target
+    assignment comes at once, the next waits out the interval; meanwhile B and C join at the last
+    assignment epoch with no partitions, A keeps all of them, and the group is Assigning (group
+    epoch ahead of the assignment epoch, B and C with empty target assignments)."""
+    from .group_configs import GROUP, _settled
+
+    group, topic = s.group(), s.topic()
+    ready_group(s, topic, 4, group)
+    configs = [{"name": "consumer.assignment.interval.ms", "config_operation": 0, "value": "15000"}]
+    s.setup("IncrementalAlterConfigs", 1, {"resources": [{"resource_type": GROUP, "resource_name": group,
+                                                          "configs": configs}], "validate_only": False})
+    _settled(s, group, "consumer.assignment.interval.ms", "15000")
+    a = join(s, v, group, "a", [topic])
+    if a is None or a.error_code != 0:
+        return
+    heartbeat(s, v, group, a.member_id, a.member_epoch, conn="a", label="a: owns all", owned=owned(a))
+    join(s, v, group, "b", [topic], label="b: joins within the interval")
+    join(s, v, group, "c", [topic], label="c: joins within the interval")
+    heartbeat(s, v, group, a.member_id, a.member_epoch, conn="a", label="a: heartbeat within the interval",
+              owned=owned(a))
+    describe(s, 1, [group], "ConsumerGroupDescribe while the assignment waits")
 
 
 @scenario("ConsumerGroupHeartbeat", versions=ALL, profile=PROFILE, covers=["FENCED_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID",
