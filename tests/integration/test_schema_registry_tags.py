@@ -126,3 +126,158 @@ def test_validate_fields_and_rules_are_kept_and_checked_for_type(registry):
     assert registry.ok("GET", "/config/settings-value") == {"validateFields": True, "validateRules": False}
     assert registry.error("PUT", "/config/settings-value", {"validateRules": "yes"}) == (422, 422)
     assert registry.error("PUT", "/config/settings-value", {"compatibilityGroup": 7}) == (422, 422)
+
+
+# -- schemaTagsToAdd / schemaTagsToRemove / propagateSchemaTags on registration, ?findTags= ------------
+# (Confluent's RestApiRegisterSchemaTagsTest: the same requests, schema texts and answers)
+
+CONFLUENT_RECORD = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}'
+
+
+def tagged_record(fields: str, tags: str) -> dict:
+    # (compared as JSON: our Avro text orders an object's keys as Python's avro writes them, not as
+    # Apache Avro's Java library does)
+    return json.loads('{"type":"record","name":"myrecord","fields":[' + fields + '],"confluent:tags":[' + tags + "]}")
+
+
+def test_registration_adds_removes_and_propagates_tags_and_find_tags_lists_them(registry):
+    subject = "reg-tags-value"
+    registry.register(subject, CONFLUENT_RECORD)
+    record_tags = [entity("myrecord", "sr_record", "TAG1", "TAG2")]
+    answer = registry.ok("POST", f"/subjects/{subject}/versions",
+                         {"schema": CONFLUENT_RECORD, "version": 2, "schemaTagsToAdd": record_tags})
+    assert answer["version"] == 2
+    stored = registry.ok("GET", f"/subjects/{subject}/versions/latest?findTags=*")
+    assert json.loads(stored["schema"]) == tagged_record('{"name":"f1","type":"string"}', '"TAG1","TAG2"')
+    assert stored["version"] == 2 and stored["metadata"]["properties"]["confluent:version"] == "2"
+    assert stored["schemaTags"] == record_tags
+    # Without findTags, no schemaTags; a tag no entity has finds nothing (and the key is left out).
+    assert "schemaTags" not in registry.ok("GET", f"/subjects/{subject}/versions/latest")
+    assert "schemaTags" not in registry.ok("GET", f"/subjects/{subject}/versions/latest?findTags=NOPE")
+
+    registry.ok("POST", f"/subjects/{subject}/versions", {
+        "schema": stored["schema"], "version": 3,
+        "schemaTagsToRemove": [entity("myrecord", "sr_record", "TAG2")]})
+    stored = registry.ok("GET", f"/subjects/{subject}/versions/latest?findTags=*")
+    assert json.loads(stored["schema"]) == tagged_record('{"name":"f1","type":"string"}', '"TAG1"')
+    assert stored["version"] == 3 and stored["metadata"]["properties"]["confluent:version"] == "3"
+    only_tag1 = [entity("myrecord", "sr_record", "TAG1")]
+    assert stored["schemaTags"] == only_tag1
+    by_id = registry.ok("GET", f"/schemas/ids/{stored['id']}?subject={subject}&findTags=TAG1")
+    assert by_id["schemaTags"] == only_tag1 and "subject" not in by_id
+
+    # propagateSchemaTags: the latest version's tags carried onto the evolved schema
+    evolved = '{"name":"f1","type":"string"},{"name":"f2","type":"string","default":"hi"}'
+    answer = registry.ok("POST", f"/subjects/{subject}/versions", {
+        "schema": '{"type":"record","name":"myrecord","fields":[' + evolved + "]}", "propagateSchemaTags": True})
+    stored = registry.ok("GET", f"/subjects/{subject}/versions/latest?findTags=*")
+    assert answer["version"] == stored["version"] == 4
+    assert json.loads(stored["schema"]) == tagged_record(evolved, '"TAG1"')
+    assert stored["schemaTags"] == only_tag1
+
+    evolved = '{"name":"f1","type":"string","confluent:tags":["TAG2"]},{"name":"f2","type":"string","default":"hi"}'
+    registry.ok("POST", f"/subjects/{subject}/versions", {
+        "schema": '{"type":"record","name":"myrecord","fields":[' + evolved + "]}", "propagateSchemaTags": True})
+    stored = registry.ok("GET", f"/subjects/{subject}/versions/latest?findTags=*")
+    assert stored["version"] == 5 and json.loads(stored["schema"]) == tagged_record(evolved, '"TAG1"')
+    both = [entity("myrecord", "sr_record", "TAG1"), entity("myrecord.f1", "sr_field", "TAG2")]
+    assert stored["schemaTags"] == both
+    status, by_id = registry.call("GET", f"/schemas/ids/{stored['id']}?subject={subject}&findTags=TAG1&findTags=TAG2")
+    assert status == 200 and by_id["schemaTags"] == both
+    status, by_id = registry.call("GET", f"/schemas/ids/{stored['id']}?findTags=TAG2")
+    assert by_id["schemaTags"] == [entity("myrecord.f1", "sr_field", "TAG2")]
+
+
+def test_registration_with_tags_and_no_version_is_always_a_new_version(registry):
+    subject = "reg-tags-noversion-value"
+    registry.register(subject, CONFLUENT_RECORD)
+    answer = registry.ok("POST", f"/subjects/{subject}/versions", {
+        "schema": CONFLUENT_RECORD, "schemaTagsToAdd": [entity("myrecord", "sr_record", "TAG1", "TAG2")]})
+    stored = latest(registry, subject)
+    assert answer["version"] == stored["version"] == 2
+    assert stored["metadata"]["properties"]["confluent:version"] == "2"
+    # The same request again is one more version (Confluent does not look a tag request up first),
+    # its own id as its confluent:version differs.
+    again = registry.ok("POST", f"/subjects/{subject}/versions", {
+        "schema": CONFLUENT_RECORD, "schemaTagsToAdd": [entity("myrecord", "sr_record", "TAG1", "TAG2")]})
+    assert again["version"] == 3 and again["id"] != answer["id"]
+    assert latest(registry, subject)["metadata"]["properties"]["confluent:version"] == "3"
+    # In a context too
+    registry.register(":.ctx:tagged", CONFLUENT_RECORD)
+    answer = registry.ok("POST", f"/subjects/{quote(':.ctx:tagged')}/versions", {
+        "schema": CONFLUENT_RECORD, "version": 2, "schemaTagsToAdd": [entity("myrecord", "sr_record", "T")]})
+    assert answer["version"] == 2
+    assert json.loads(latest(registry, ":.ctx:tagged")["schema"])["confluent:tags"] == ["T"]
+
+
+def test_registration_tag_errors(registry):
+    subject = "reg-tags-errors-value"
+    registry.register(subject, CONFLUENT_RECORD)
+    path = f"/subjects/{subject}/versions"
+    status, body = registry.call("POST", path, {"schema": CONFLUENT_RECORD, "version": 2,
+                                                "schemaTagsToAdd": [entity("does.not.exist", "sr_field", "TAG1")]})
+    assert (status, body["error_code"]) == (422, 42201)
+    assert "No matching path 'does.not.exist' found in the schema" in body["message"]
+    # version 1 exists: not one more than the previous version
+    assert registry.error("POST", path, {"schema": CONFLUENT_RECORD, "version": 1,
+                                         "schemaTagsToAdd": [entity("myrecord", "sr_record", "T")]}) == (422, 42201)
+    assert registry.error("POST", path, {"schema": CONFLUENT_RECORD,
+                                         "schemaTagsToAdd": [{"tags": ["T"]}]}) == (422, 422)
+    assert registry.error("POST", path, {"schema": CONFLUENT_RECORD, "propagateSchemaTags": "yes"}) == (422, 422)
+    registry.register("reg-tags-proto-value", 'syntax = "proto3"; message P { int32 x = 1; }', "PROTOBUF")
+    assert registry.error("POST", "/subjects/reg-tags-proto-value/versions", {
+        "schema": 'syntax = "proto3"; message P { int32 x = 1; }', "schemaType": "PROTOBUF",
+        "schemaTagsToAdd": [entity("P", "sr_record", "T")]}) == (422, 42201)
+    assert [e["version"] for e in [latest(registry, subject)]] == [1]
+
+
+JSON_SCHEMA = json.dumps({"type": "object", "title": "Order", "properties": {
+    "id": {"type": "integer"},
+    "card": {"oneOf": [{"type": "null"}, {"$ref": "#/definitions/Card"}]},
+    "lines": {"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string"}}}}},
+    "definitions": {"Card": {"type": "object", "properties": {"number": {"type": "string"}}}}})
+
+
+def test_json_schema_tags_through_the_tags_endpoint_registration_and_find_tags(registry):
+    subject = "json-tags-value"
+    registry.register(subject, JSON_SCHEMA, "JSON")
+    added = [entity("object", "sr_record", "ORDER"), entity("object.id", "sr_field", "KEY"),
+             entity("object.lines.array.object.sku", "sr_field", "SKU"),
+             entity("object.definitions.Card.object.number", "sr_field", "PII")]
+    answer = registry.ok("POST", f"/subjects/{subject}/versions/1/tags", {"newVersion": 2, "tagsToAdd": added})
+    assert answer["version"] == 2 and answer["schemaType"] == "JSON"
+    stored = registry.ok("GET", f"/subjects/{subject}/versions/2?findTags=*")
+    schema = json.loads(stored["schema"])
+    assert schema["confluent:tags"] == ["ORDER"]
+    assert schema["properties"]["id"]["confluent:tags"] == ["KEY"]
+    assert schema["properties"]["lines"]["items"]["properties"]["sku"]["confluent:tags"] == ["SKU"]
+    assert schema["definitions"]["Card"]["properties"]["number"]["confluent:tags"] == ["PII"]
+    assert sorted(stored["schemaTags"], key=json.dumps) == sorted(added, key=json.dumps)
+    assert registry.ok("GET", f"/subjects/{subject}/versions/2?findTags=PII")["schemaTags"] == [added[3]]
+    # schemaTagsToRemove on a registration, and a path naming nothing
+    registry.ok("POST", f"/subjects/{subject}/versions", {
+        "schema": stored["schema"], "schemaType": "JSON",
+        "schemaTagsToRemove": [entity("object.definitions.Card.object.number", "sr_field", "PII")]})
+    stored = latest(registry, subject)
+    assert stored["version"] == 3
+    assert "confluent:tags" not in json.loads(stored["schema"])["definitions"]["Card"]["properties"]["number"]
+    status, body = registry.call("POST", f"/subjects/{subject}/versions/3/tags",
+                                 {"tagsToAdd": [entity("object.nothing", "sr_field", "T")]})
+    assert (status, body["error_code"]) == (422, 42201) and "No matching path 'object.nothing'" in body["message"]
+    # propagateSchemaTags carries the JSON tags onto an evolved schema
+    evolved = json.loads(JSON_SCHEMA)
+    evolved["properties"]["note"] = {"type": "string"}  # (incompatible with an open content model)
+    registry.ok("PUT", f"/config/{subject}", {"compatibility": "NONE"})
+    registry.ok("POST", f"/subjects/{subject}/versions",
+                {"schema": json.dumps(evolved), "schemaType": "JSON", "propagateSchemaTags": True})
+    stored = registry.ok("GET", f"/subjects/{subject}/versions/latest?findTags=KEY&findTags=SKU")
+    assert stored["version"] == 4
+    assert [tag["schemaEntity"]["entityPath"] for tag in stored["schemaTags"]] == [
+        "object.id", "object.lines.array.object.sku"]
+
+    # confluent-kafka's client reads the tagged version as any other
+    client = SchemaRegistryClient({"url": registry.url})
+    registered = client.get_latest_version(subject)
+    assert registered.version == 4 and registered.schema.schema_type == "JSON"
+    assert json.loads(registered.schema.schema_str)["properties"]["id"]["confluent:tags"] == ["KEY"]
+    assert client.lookup_schema(subject, registered.schema).version == 4
