@@ -37,8 +37,8 @@ from .contexts import (
 )
 from .guids import CONFLUENT_VERSION, InvalidMetadata, metadata_arg, parse_guid
 from .rules import PHASES, InvalidRuleSet, merge_metadata, merge_rule_sets, rule_set_arg, with_confluent_version
-from .protobuf import serialized as protobuf_serialized
-from .tags import (TagRequestError, modify_tags, schema_tags_answer, schema_tags_arg,
+from .protobuf import print_proto, serialized as protobuf_serialized
+from .tags import (TagRequestError, modify_proto_tags, modify_tags, schema_tags_answer, schema_tags_arg,
                    tagged_entities)
 from .schemas import AVRO, COMPATIBILITY_LEVELS, PROTOBUF, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
 from .store import (
@@ -539,11 +539,9 @@ class RegistryApi:
             to_remove = schema_tags_arg(body.get("tagsToRemove"), "tagsToRemove")
         except TagRequestError as exc:
             raise RegistryError(422, 422, str(exc)) from None
-        try:
-            text = modify_tags(entry.schema_type, entry.schema, to_add, to_remove) if to_add or to_remove else (
-                entry.schema)
-        except InvalidSchema as exc:
-            raise RegistryError(422, 42201, str(exc)) from None
+        text = entry.schema
+        if to_add or to_remove:
+            text = await self._tagged_text(subject, entry.schema_type, text, entry.references, to_add, to_remove)
         rule_set = self._rule_set_arg(body)
         merging, removing = body.get("rulesToMerge"), body.get("rulesToRemove")
         if merging is not None or removing is not None:
@@ -725,7 +723,7 @@ class RegistryApi:
         return NoContent()
 
     async def register(self, subject: str, body, query: dict | None = None) -> dict:
-        body, tagging = self._with_request_tags(subject, body)
+        body, tagging = await self._with_request_tags(subject, body)
         parsed, references = await self._parse_request(body, subject, self._normalize(subject, query or {}))
         metadata, rule_set = self._metadata_arg(body), self._rule_set_arg(body)
         state = self.state
@@ -775,7 +773,7 @@ class RegistryApi:
         await self._write([*self._context_record(context), (schema_key(subject, version), schema_value(entry))])
         return self._registered(entry, answer_query)
 
-    def _with_request_tags(self, subject: str, body) -> tuple[object, str | None]:
+    async def _with_request_tags(self, subject: str, body) -> tuple[object, str | None]:
         """A registration's `schemaTagsToAdd` and `schemaTagsToRemove` applied to its schema, then,
         with `propagateSchemaTags`, the tags of the subject's latest version added (Confluent's
         toSchemaWithTags and maybePropagateSchemaTags): the request as it is then registered, and
@@ -796,17 +794,31 @@ class RegistryApi:
         text, schema_type = body.get("schema"), str(body.get("schemaType") or AVRO).upper()
         if not isinstance(text, str) or not text.strip():
             raise RegistryError(422, 42201, "Empty schema")
-        try:
-            if to_add or to_remove:
-                text = modify_tags(schema_type, text, to_add, to_remove)
-            live = self.state.versions(subject) if propagate else []
-            previous = tagged_entities(live[-1].schema_type, live[-1].schema) if live else []
-            if previous:
-                text = modify_tags(schema_type, text, previous, [])
-        except ValueError as exc:  # (InvalidSchema, or text that is no JSON document)
-            raise RegistryError(422, 42201, f"Invalid schema: {exc}" if not isinstance(exc, InvalidSchema)
-                                else str(exc)) from None
+        references = body.get("references")
+        if to_add or to_remove:
+            text = await self._tagged_text(subject, schema_type, text, references, to_add, to_remove)
+        live = self.state.versions(subject) if propagate else []
+        previous = tagged_entities(live[-1].schema_type, live[-1].schema) if live else []
+        if previous:
+            text = await self._tagged_text(subject, schema_type, text, references, previous, [])
         return {**body, "schema": text}, "tags" if to_add or to_remove else "propagate"
+
+    async def _tagged_text(self, subject: str, schema_type: str, text: str, references, to_add: list,
+                           to_remove: list) -> str:
+        """The schema text with the tags added, then removed (registry/tags.py): a Protobuf schema
+        compiled with its references, changed as a descriptor and printed again."""
+        try:
+            if schema_type != PROTOBUF:
+                return modify_tags(schema_type, text, to_add, to_remove)
+            parsed, _ = await self._parse_request({"schema": text, "schemaType": PROTOBUF,
+                                                   "references": references}, subject)
+            descriptor = type(parsed.parsed)()
+            descriptor.CopyFrom(parsed.parsed)
+            modify_proto_tags(descriptor, to_add, to_remove)
+            return print_proto(descriptor)
+        except ValueError as exc:  # (InvalidSchema, or text that is no JSON document)
+            raise RegistryError(422, 42201, str(exc) if isinstance(exc, InvalidSchema)
+                                else f"Invalid schema: {exc}") from None
 
     def _with_found_tags(self, answer: dict, entry: SchemaVersion, query: dict) -> dict:
         """`?findTags=T` (repeated, or `*` for every tag): the answer with `schemaTags`, the entities

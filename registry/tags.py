@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections import deque
 
 from .schemas import InvalidSchema
@@ -119,28 +120,26 @@ def _find_entity(document, path: str, kind: str) -> dict:
 
 def modify_tags(schema_type: str, schema_text: str, to_add: list[tuple[str, str, list[str]]],
                 to_remove: list[tuple[str, str, list[str]]]) -> str:
-    """The schema text with the tags added, then those removed (AVRO or JSON); raises InvalidSchema for
-    a path that names nothing, UnsupportedTags for another type."""
+    """The schema text with the tags added, then those removed (AVRO or JSON: a Protobuf schema is
+    changed as its descriptor, modify_proto_tags); raises InvalidSchema for a path that names
+    nothing."""
     if schema_type == "AVRO":
         return modify_avro_tags(schema_text, to_add, to_remove)
     if schema_type == "JSON":
         return modify_json_tags(schema_text, to_add, to_remove)
-    raise UnsupportedTags(f"Invalid schema: schema tags are supported for AVRO and JSON schemas here, "
-                          f"not {schema_type}")
-
-
-class UnsupportedTags(InvalidSchema):
-    """Tags asked of a schema type whose tags are not kept here (Protobuf)."""
+    raise InvalidSchema(f"Invalid schema type {schema_type}")
 
 
 def tagged_entities(schema_type: str, schema_text: str) -> list[tuple[str, str, list[str]]]:
-    """Every tagged record and field of a schema as (path, type, tags), in the order Confluent's
-    registry lists them (its inlineTaggedEntities); a Protobuf schema has none here."""
+    """Every tagged record and field of a schema (its stored text) as (path, type, tags), in the
+    order Confluent's registry lists them (its inlineTaggedEntities)."""
     try:
-        document = json.loads(schema_text)
+        document = json.loads(schema_text) if schema_type != "PROTOBUF" else None
     except ValueError:
         return []
     found: dict[tuple[str, str], list[str]] = {}
+    if schema_type == "PROTOBUF":
+        return _proto_entities(schema_text)
     if schema_type == "AVRO":
         _avro_entities(document, None, set(), found)
     elif schema_type == "JSON":
@@ -463,3 +462,137 @@ def _named(container, parts: deque):
     while name not in container and parts:
         name += "." + parts.popleft()
     return container.get(name)
+
+
+# -- Protobuf ---------------------------------------------------------------------------------------
+# A message is named by its name and those of the messages it is nested in (no package): `Order`,
+# `Order.Line`; a field by its message's path and its name, `Order.Line.sku`, or, in a oneof, also
+# with the oneof's name: `Order.payment.card`. A leading `.` is ignored. The tags are those of the
+# (confluent.message_meta) and (confluent.field_meta) options (confluent/meta.proto).
+
+def modify_proto_tags(fd, to_add: list[tuple[str, str, list[str]]],
+                      to_remove: list[tuple[str, str, list[str]]]) -> None:
+    """Add, then remove, the tags of the messages and fields named, in the FileDescriptorProto
+    itself (which then imports confluent/meta.proto); raises InvalidSchema with Confluent's
+    messages for a path that names nothing."""
+    from .protobuf import META_IMPORT, meta_of, meta_tags, meta_with_tags, set_meta
+
+    changes: dict[tuple[str, str], tuple[list[str], set[str]]] = {}
+    for path, kind, tags in to_add:
+        changes.setdefault((path.removeprefix("."), kind), ([], set()))[0].extend(tags)
+    for path, kind, tags in to_remove:
+        changes.setdefault((path.removeprefix("."), kind), ([], set()))[1].update(tags)
+    for (path, kind), (adding, removing) in changes.items():
+        options = _proto_element(fd, path.split("."), kind == "sr_field").options
+        meta = meta_of(options)
+        tags = [tag for tag in dict.fromkeys([*meta_tags(meta), *adding]) if tag not in removing]
+        set_meta(options, meta_with_tags(meta, tags))
+    if changes and META_IMPORT not in fd.dependency:
+        fd.dependency.append(META_IMPORT)
+
+
+def _proto_element(fd, names: list[str], is_field: bool):
+    """The message (or field) a path names, found as Confluent's findMatchingElement finds it."""
+    end = len(names) - 1 if is_field else len(names)
+    message, at = None, 0
+    while at < end:
+        candidates = fd.message_type if message is None else message.nested_type
+        found = next((m for m in candidates if m.name == names[at] and not m.options.map_entry), None)
+        if found is None:
+            if is_field and at == end - 1:
+                break  # the last name before the field's may be a oneof's
+            raise InvalidSchema(f"No matching Message with name '{names[at]}' found in the schema")
+        message, at = found, at + 1
+    if not is_field:
+        if message is None:
+            raise InvalidSchema(f"No matching Message with name '{names[-1]}' found in the schema")
+        return message
+    field_name = names[-1]
+    if message is not None:
+        if at == end:
+            for field in message.field:
+                if field.name == field_name:
+                    return field
+        else:
+            oneofs = [i for i, oneof in enumerate(message.oneof_decl) if oneof.name == names[at]]
+            for field in message.field:
+                if (field.name == field_name and oneofs and field.HasField("oneof_index")
+                        and field.oneof_index == oneofs[-1] and not field.proto3_optional):
+                    return field
+    raise InvalidSchema(f"No matching Field with name '{field_name}' found in the schema")
+
+
+_PROTO_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]|[^\s"{}\[\]]+')
+_FIELD_HEAD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*) = -?\d+(?: \[|;)")
+
+
+def _meta_tags_in(line: str, option: str) -> list[str]:
+    """The tags of the Meta option written on one line of our .proto text (protobuf.print_proto)."""
+    at = line.find(option + " = {")
+    if at < 0:
+        return []
+    tokens = _PROTO_TOKENS.findall(line, at + len(option) + 3)
+    depth, tags, reading = 0, [], False
+    for i, token in enumerate(tokens):
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth -= 1
+            if depth == 0:
+                break
+        elif reading:
+            if token == "]":
+                reading = False
+            elif token.startswith('"'):
+                tags.append(json.loads(token))
+        elif depth == 1 and token == "tags:" and i + 1 < len(tokens) and tokens[i + 1] == "[":
+            reading = True
+    return list(dict.fromkeys(tags))
+
+
+def _proto_entities(text: str) -> list[tuple[str, str, list[str]]]:
+    """The tagged messages and fields of a Protobuf schema as the registry stores it (our printed
+    .proto text: one statement a line, a block's braces on its own lines), listed as Confluent's
+    registry lists them: a message's tags, its oneofs' fields, its other fields, then its nested
+    messages."""
+    root: dict = {"nested": []}
+    stack: list[tuple[str, dict | None]] = [("file", root)]
+    for raw in text.splitlines():
+        line = raw.strip()
+        kind, element = stack[-1]
+        if line == "}":
+            if len(stack) > 1:
+                stack.pop()
+            continue
+        if line.endswith("{"):
+            words = line.split()
+            if words[0] == "message" and element is not None and kind in ("file", "message"):
+                message = {"name": words[1], "tags": [], "oneof_fields": [], "fields": [], "nested": []}
+                element["nested"].append(message)
+                stack.append(("message", message))
+            elif words[0] == "oneof" and kind == "message":
+                stack.append(("oneof", element))
+            else:
+                stack.append(("other", None))
+            continue
+        if kind == "message" and line.startswith("option (confluent.message_meta) = "):
+            element["tags"] = _meta_tags_in(line, "(confluent.message_meta)")
+        elif kind in ("message", "oneof") and not line.startswith(("option ", "reserved ", "extensions ")):
+            head = _FIELD_HEAD.search(line)
+            tags = _meta_tags_in(line, "(confluent.field_meta)")
+            if head and tags:
+                element["oneof_fields" if kind == "oneof" else "fields"].append((head.group(1), tags))
+    found: list[tuple[str, str, list[str]]] = []
+
+    def walk(message: dict, scope: str) -> None:
+        path = scope + message["name"]
+        if message["tags"]:
+            found.append((path, "sr_record", message["tags"]))
+        for name, tags in message["oneof_fields"] + message["fields"]:
+            found.append((f"{path}.{name}", "sr_field", tags))
+        for nested in message["nested"]:
+            walk(nested, path + ".")
+
+    for message in root["nested"]:
+        walk(message, "")
+    return found

@@ -1,12 +1,15 @@
-"""registry/tags.py: Confluent's confluent:tags added to and removed from Avro records and fields,
-found the way Confluent's registry finds them (breadth first, through unions, arrays and maps)."""
+"""registry/tags.py: Confluent's schema tags added to and removed from Avro records and fields (found
+breadth first, through unions, arrays and maps), JSON Schema objects and properties (by Confluent's
+entity paths) and Protobuf messages and fields (its meta options), and listed for `?findTags=`."""
 
 import json
 
 import pytest
+from google.protobuf import descriptor_pb2
 
-from registry.schemas import InvalidSchema
-from registry.tags import (TagRequestError, UnsupportedTags, _java_hash_order, modify_avro_tags, modify_tags,
+from registry.protobuf import print_proto
+from registry.schemas import InvalidSchema, parse_schema
+from registry.tags import (TagRequestError, _java_hash_order, modify_avro_tags, modify_proto_tags, modify_tags,
                            schema_tags_answer, schema_tags_arg, tagged_entities)
 
 SCHEMA = json.dumps({
@@ -164,10 +167,64 @@ def test_tagged_entities_list_avro_full_names_depth_first_and_find_tags_filters(
     assert len(schema_tags_answer(entities, ["*"])) == 4 and schema_tags_answer(entities, ["none"]) == []
 
 
-def test_protobuf_tags_are_refused_as_unsupported():
-    with pytest.raises(UnsupportedTags):
-        modify_tags("PROTOBUF", 'syntax = "proto3"; message P { int32 x = 1; }', [("P", "sr_record", ["T"])], [])
-    assert tagged_entities("PROTOBUF", 'syntax = "proto3"; message P { int32 x = 1; }') == []
+PROTO = """syntax = "proto3";
+package com.example.mynamespace;
+import "confluent/meta.proto";
+message SampleRecord {
+  option (confluent.message_meta).tags = "OTHER";
+  int32 my_field1 = 1 [(confluent.field_meta).tags = "OTHER", (confluent.field_meta).tags = "PRIVATE"];
+  double my_field2 = 2 [(confluent.field_meta) = { tags: [ "PRIVATE" ] }];
+  NestedRecord my_field3 = 3 [(confluent.field_meta) = { doc: "field_meta" }];
+  oneof pay { string card = 5; }
+  message NestedRecord { int64 nested_filed1 = 4; }
+}
+"""
+
+
+def _proto_tagged(text, to_add, to_remove):
+    descriptor = descriptor_pb2.FileDescriptorProto()
+    descriptor.CopyFrom(parse_schema("PROTOBUF", text).parsed)
+    modify_proto_tags(descriptor, to_add, to_remove)
+    return parse_schema("PROTOBUF", print_proto(descriptor)).canonical  # (protoc accepts it again)
+
+
+def test_protobuf_tags_are_confluent_meta_options_found_as_confluent_finds_them():
+    # Confluent's ProtobufSchemaTest.testBasicAddAndRemoveSchemaTags, and a oneof's field
+    added = _proto_tagged(PROTO, [(".SampleRecord.my_field1", "sr_field", ["PII"]),
+                                  (".SampleRecord.my_field2", "sr_field", ["PII"]),
+                                  (".SampleRecord.my_field3", "sr_field", ["PII"]),
+                                  (".SampleRecord.NestedRecord.nested_filed1", "sr_field", ["PII"]),
+                                  (".SampleRecord", "sr_record", ["PII"]),
+                                  (".SampleRecord.NestedRecord", "sr_record", ["PII"]),
+                                  ("SampleRecord.pay.card", "sr_field", ["C"])], [])
+    assert 'my_field3 = 3 [(confluent.field_meta) = { doc: "field_meta" tags: ["PII"] }];' in added
+    assert tagged_entities("PROTOBUF", added) == [
+        ("SampleRecord", "sr_record", ["OTHER", "PII"]), ("SampleRecord.card", "sr_field", ["C"]),
+        ("SampleRecord.my_field1", "sr_field", ["OTHER", "PRIVATE", "PII"]),
+        ("SampleRecord.my_field2", "sr_field", ["PRIVATE", "PII"]), ("SampleRecord.my_field3", "sr_field", ["PII"]),
+        ("SampleRecord.NestedRecord", "sr_record", ["PII"]),
+        ("SampleRecord.NestedRecord.nested_filed1", "sr_field", ["PII"])]
+    removed = _proto_tagged(added, [], [(".SampleRecord.my_field1", "sr_field", ["OTHER"]),
+                                        (".SampleRecord.my_field3", "sr_field", ["PII"]),
+                                        (".SampleRecord.NestedRecord", "sr_record", ["PII"]),
+                                        ("SampleRecord.card", "sr_field", ["C"])])
+    assert 'my_field3 = 3 [(confluent.field_meta) = { doc: "field_meta" }];' in removed
+    assert tagged_entities("PROTOBUF", removed) == [
+        ("SampleRecord", "sr_record", ["OTHER", "PII"]), ("SampleRecord.my_field1", "sr_field", ["PRIVATE", "PII"]),
+        ("SampleRecord.my_field2", "sr_field", ["PRIVATE", "PII"]),
+        ("SampleRecord.NestedRecord.nested_filed1", "sr_field", ["PII"])]
+
+
+def test_protobuf_tagging_imports_confluent_meta_and_refuses_paths_naming_nothing():
+    plain = 'syntax = "proto3";\nmessage P {\n  int32 x = 1;\n}\n'
+    tagged = _proto_tagged(plain, [("P.x", "sr_field", ["T"])], [])
+    assert 'import "confluent/meta.proto";' in tagged and tagged_entities("PROTOBUF", tagged) == [
+        ("P.x", "sr_field", ["T"])]
+    for path, kind, message in [("Q", "sr_record", "No matching Message with name 'Q' found"),
+                                ("P.y", "sr_field", "No matching Field with name 'y' found"),
+                                ("P.o.x", "sr_field", "No matching Field with name 'x' found")]:
+        with pytest.raises(InvalidSchema, match=message):
+            _proto_tagged(plain, [(path, kind, ["T"])], [])
 
 
 def test_java_hash_order_is_a_hashmaps():
