@@ -816,16 +816,20 @@ class RegistryApi:
             descriptor.CopyFrom(parsed.parsed)
             modify_proto_tags(descriptor, to_add, to_remove)
             return print_proto(descriptor)
-        except ValueError as exc:  # (InvalidSchema, or text that is no JSON document)
-            raise RegistryError(422, 42201, str(exc) if isinstance(exc, InvalidSchema)
-                                else f"Invalid schema: {exc}") from None
+        except InvalidSchema as exc:
+            raise RegistryError(422, 42201, str(exc)) from None
+        except (ValueError, TypeError, AttributeError, RecursionError) as exc:  # (a malformed document)
+            raise RegistryError(422, 42201, f"Invalid schema: {type(exc).__name__}: {exc}") from None
 
     def _with_found_tags(self, answer: dict, entry: SchemaVersion, query: dict) -> dict:
         """`?findTags=T` (repeated, or `*` for every tag): the answer with `schemaTags`, the entities
         of the schema tagged with any of them, where there are some (Confluent's extractSchemaTags)."""
         wanted = query.every("findTags") if isinstance(query, Query) else []
         if wanted:
-            found = schema_tags_answer(tagged_entities(entry.schema_type, entry.schema), wanted)
+            try:
+                found = schema_tags_answer(tagged_entities(entry.schema_type, entry.schema), wanted)
+            except InvalidSchema as exc:
+                raise RegistryError(422, 42201, str(exc)) from None
             if found:
                 answer["schemaTags"] = found
         return answer

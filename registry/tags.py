@@ -133,17 +133,19 @@ def modify_tags(schema_type: str, schema_text: str, to_add: list[tuple[str, str,
 def tagged_entities(schema_type: str, schema_text: str) -> list[tuple[str, str, list[str]]]:
     """Every tagged record and field of a schema (its stored text) as (path, type, tags), in the
     order Confluent's registry lists them (its inlineTaggedEntities)."""
+    found: dict[tuple[str, str], list[str]] = {}
     try:
         document = json.loads(schema_text) if schema_type != "PROTOBUF" else None
-    except ValueError:
+        if schema_type == "PROTOBUF":
+            return _proto_entities(schema_text)
+        if schema_type == "AVRO":
+            _avro_entities(document, None, set(), found)
+        elif schema_type == "JSON":
+            _json_entities(_load(document), "", False, set(), found)
+    except ValueError:  # (not a JSON document: nothing to list)
         return []
-    found: dict[tuple[str, str], list[str]] = {}
-    if schema_type == "PROTOBUF":
-        return _proto_entities(schema_text)
-    if schema_type == "AVRO":
-        _avro_entities(document, None, set(), found)
-    elif schema_type == "JSON":
-        _json_entities(_load(document), "", False, set(), found)
+    except RecursionError:
+        raise InvalidSchema("Invalid schema: nested too deeply to list its tags") from None
     return [(path, kind, tags) for (path, kind), tags in found.items()]
 
 
@@ -247,7 +249,7 @@ def _load(node) -> _Loaded:
     if isinstance(types, str) and types in TYPE_KINDS:
         kinds.append(_Loaded(TYPE_KINDS[types], node, {}))
     elif isinstance(types, list) and types:
-        each = [_Loaded(TYPE_KINDS[t], node, {}) for t in types if t in TYPE_KINDS]
+        each = [_Loaded(TYPE_KINDS[t], node, {}) for t in types if isinstance(t, str) and t in TYPE_KINDS]
         kinds += each if len(each) == 1 else [_Loaded("COMBINED", node, {}, "anyof", each)]
     elif types is None:
         kinds += [_Loaded(kind, node, {}) for kind, keywords in SNIFFED if any(k in node for k in keywords)]
@@ -302,7 +304,7 @@ def _compare(a: _Loaded, b: _Loaded) -> int:
     if a.kind == "CONST":
         return _compare_text(_text(a.node.get("const")), _text(b.node.get("const")))
     if a.kind == "ENUM":
-        return _compare_collections(list(a.node.get("enum") or []), list(b.node.get("enum") or []))
+        return _compare_collections(_listed(a.node.get("enum")), _listed(b.node.get("enum")))
     if a.kind == "COMBINED":
         if cmp := _compare_text(a.criterion, b.criterion):
             return cmp
@@ -324,13 +326,17 @@ def _compare(a: _Loaded, b: _Loaded) -> int:
         if cmp := _compare_collections(list(props_a or {}) if isinstance(props_a, dict) else [],
                                        list(props_b or {}) if isinstance(props_b, dict) else []):
             return cmp
-        return _compare_collections(list(a.node.get("required") or []), list(b.node.get("required") or []))
+        return _compare_collections(_listed(a.node.get("required")), _listed(b.node.get("required")))
     if a.kind == "ARRAY":
         items_a, items_b = a.node.get("items"), b.node.get("items")
         if not isinstance(items_a, (dict, bool)) or not isinstance(items_b, (dict, bool)):
             return (items_a is not None) - (items_b is not None) if items_a is None or items_b is None else 0
         return _compare(_load(items_a), _load(items_b))
     return 0
+
+
+def _listed(value) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _sorted(parts: list[_Loaded]) -> list[_Loaded]:

@@ -232,3 +232,10 @@ def test_java_hash_order_is_a_hashmaps():
     # is 97: bucket 1), and "Aa"/"BB" share a hash code, so they keep their insertion order.
     assert _java_hash_order(["b", "a", "c"]) == ["a", "b", "c"]
     assert _java_hash_order(["BB", "Aa"]) == ["BB", "Aa"]
+
+
+def test_listing_a_schema_nested_past_pythons_recursion_is_an_invalid_schema_not_a_crash():
+    deep = '{"not":' * 3000 + '{"type":"object"}' + "}" * 3000
+    with pytest.raises(InvalidSchema, match="nested too deeply"):
+        tagged_entities("JSON", deep)
+    assert tagged_entities("JSON", "not json") == []
