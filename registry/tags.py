@@ -1,11 +1,12 @@
-"""Schema tags embedded in a schema (Confluent's `confluent:tags` keyword in Avro and JSON Schema): the
-tags of a record or a field, added or removed by `POST /subjects/{s}/versions/{v}/tags` and by a
-registration's `schemaTagsToAdd`/`schemaTagsToRemove`/`propagateSchemaTags` (api.py), and found
-again for `?findTags=` (tagged_entities).
+"""Schema tags embedded in a schema (Confluent's `confluent:tags` keyword in Avro and JSON Schema, the
+tags of its meta options in Protobuf): the tags of a record or a field, added or removed by
+`POST /subjects/{s}/versions/{v}/tags` and by a registration's `schemaTagsToAdd` /
+`schemaTagsToRemove` / `propagateSchemaTags` (api.py), and found again for `?findTags=`
+(tagged_entities).
 
-A tag request names its entities as Confluent's SchemaEntity does: `{"entityPath": "ns.Rec", "entityType":
-"sr_record"}` for a record, `{"entityPath": "ns.Rec.field", "entityType": "sr_field"}` for a field of
-one. The path's last part (the last two for a field) names the record and the field; what comes
+A tag request names its entities as Confluent's SchemaEntity does. Avro: `{"entityPath": "ns.Rec",
+"entityType": "sr_record"}` for a record, `{"entityPath": "ns.Rec.field", "entityType": "sr_field"}`
+for a field of one. The path's last part (the last two for a field) names the record and the field; what comes
 before, when anything does, must be the namespace the schema's top-level `namespace` gives. Records
 are searched breadth first from the top: through fields' types, union branches, array items and map
 values, as Confluent's registry searches them; a path that finds nothing is an invalid schema
@@ -15,13 +16,15 @@ they were added, each once; one left without tags loses its `confluent:tags`.
 JSON Schema names its entities by the shape of the schema, as Confluent's registry reads it (its
 JSON Schema library, everit, loads a schema object into one typed schema or several): `object` for
 the top object, `object.f1` a property of it, `object.f1.array.object` an object in that property's
-items, `object.definitions.D.object` an object under `definitions` (or `$defs`), `not.`,
+items, `object.definitions.D.object` an object under `definitions` (or `$defs`; a name may hold
+dots), `not.`,
 `conditional.if.` / `.then.` / `.else.`, and `allof.N.` / `anyof.N.` / `oneof.N.` for the Nth
 subschema of a combination in everit's order of schemas (by kind: array, boolean, combined,
 conditional, const, empty, enum, false, not, null, number, object, reference, string, true; then by
 title, description and default). A schema object that holds several kinds at once (`"type":
 ["null", "object"]` is `anyof.0` and `anyof.1`; `type` with `if`/`then` is `allof.0.conditional`
-and `allof.1.object`) is named the same way. A path naming nothing is 42201 as for Avro."""
+and `allof.1.object`) is named the same way. A path naming nothing is 42201 as for Avro. Protobuf's
+paths are described with its functions below."""
 
 from __future__ import annotations
 
