@@ -4,6 +4,7 @@ HTTP and through confluent-kafka's SchemaRegistryClient."""
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -315,6 +316,15 @@ def test_protobuf_tags_are_meta_options_added_removed_propagated_and_found(regis
         entity("Order.Line.sku", "sr_field", "SKU", "X")]
     # The stored text registers again as the same version (the tags survive the round trip).
     assert registry.ok("POST", f"/subjects/{subject}", {"schema": schema, "schemaType": "PROTOBUF"})["version"] == 2
+    # As the FileDescriptorProto a Protobuf deserializer asks for: the tags are field 1088 of the options.
+    from confluent_kafka.schema_registry.confluent import meta_pb2  # (registers the meta extensions)
+    from google.protobuf import descriptor_pb2
+
+    serialized = registry.ok("GET", f"/subjects/{subject}/versions/2?format=serialized")["schema"]
+    file = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(serialized))
+    assert "confluent/meta.proto" in file.dependency
+    id_field = next(field for field in file.message_type[0].field if field.name == "id")
+    assert list(id_field.options.Extensions[meta_pb2.field_meta].tags) == ["KEY"]
 
     # schemaTagsToRemove on a registration
     registry.ok("POST", f"/subjects/{subject}/versions", {
