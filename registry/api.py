@@ -37,8 +37,9 @@ from .contexts import (
 )
 from .guids import CONFLUENT_VERSION, InvalidMetadata, metadata_arg, parse_guid
 from .rules import PHASES, InvalidRuleSet, merge_metadata, merge_rule_sets, rule_set_arg, with_confluent_version
-from .protobuf import serialized as protobuf_serialized
-from .tags import TagRequestError, modify_avro_tags, schema_tags_arg
+from .protobuf import print_proto, serialized as protobuf_serialized
+from .tags import (TagRequestError, modify_proto_tags, modify_tags, schema_tags_answer, schema_tags_arg,
+                   tagged_entities)
 from .schemas import AVRO, COMPATIBILITY_LEVELS, PROTOBUF, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
 from .store import (
     CONFIG_SETTINGS,
@@ -305,7 +306,8 @@ class RegistryApi:
                     return 200, await self.register(subject, body, query)
             case ["subjects", subject, "versions", version]:
                 if method == "GET":
-                    return 200, self._schema_body(self.version(subject, version, _flag(query, "deleted")), query)
+                    entry = self.version(subject, version, _flag(query, "deleted"))
+                    return 200, self._with_found_tags(self._schema_body(entry, query), entry, query)
                 if method == "DELETE":
                     return 200, await self.delete_version(subject, version, _flag(query, "permanent"))
             case ["subjects", subject, "versions", version, "tags"]:
@@ -431,7 +433,7 @@ class RegistryApi:
             return sorted({e.subject for e in entries})
         if rest == ["schema"]:
             return self._schema_text(entries[0], query)
-        return self._schema_body(entries[0], query, with_subject=False)
+        return self._with_found_tags(self._schema_body(entries[0], query, with_subject=False), entries[0], query)
 
     def schema_by_guid(self, guid_text: str, query: dict) -> dict:
         """GET /schemas/guids/{guid}: the schema with that content, as `GET /schemas/ids/{id}`
@@ -537,13 +539,9 @@ class RegistryApi:
             to_remove = schema_tags_arg(body.get("tagsToRemove"), "tagsToRemove")
         except TagRequestError as exc:
             raise RegistryError(422, 422, str(exc)) from None
-        if entry.schema_type != AVRO and (to_add or to_remove):
-            raise RegistryError(422, 42201, f"Invalid schema: schema tags are supported for AVRO schemas here, "
-                                            f"not {entry.schema_type}")
-        try:
-            text = modify_avro_tags(entry.schema, to_add, to_remove) if to_add or to_remove else entry.schema
-        except InvalidSchema as exc:
-            raise RegistryError(422, 42201, str(exc)) from None
+        text = entry.schema
+        if to_add or to_remove:
+            text = await self._tagged_text(subject, entry.schema_type, text, entry.references, to_add, to_remove)
         rule_set = self._rule_set_arg(body)
         merging, removing = body.get("rulesToMerge"), body.get("rulesToRemove")
         if merging is not None or removing is not None:
@@ -725,6 +723,7 @@ class RegistryApi:
         return NoContent()
 
     async def register(self, subject: str, body, query: dict | None = None) -> dict:
+        body, tagging = await self._with_request_tags(subject, body)
         parsed, references = await self._parse_request(body, subject, self._normalize(subject, query or {}))
         metadata, rule_set = self._metadata_arg(body), self._rule_set_arg(body)
         state = self.state
@@ -745,7 +744,9 @@ class RegistryApi:
         every = state.versions(subject, include_deleted=True)
         version = every[-1].version + 1 if every else 1
         contracts = state.contracts_in_scope(subject)
-        if requested in (0, -1) and not contracts:
+        if tagging == "tags" and requested == 0:
+            requested = -1  # (Confluent's toSchemaWithTags: a new version, its confluent:version set)
+        if requested in (0, -1) and not contracts and not tagging:
             # As it is asked for (Confluent's lookup before registering, when no config adds metadata
             # or rules): the latest version only for -1
             found = self._matching(live[-1:] if requested == -1 else live, parsed, references, metadata, rule_set)
@@ -755,7 +756,7 @@ class RegistryApi:
             raise RegistryError(422, 42201, "Version is not one more than previous version")
         metadata, rule_set = self._with_contracts(subject, metadata, rule_set, live[-1] if live else None,
                                                   version, version_given=requested != 0)
-        if requested == 0:
+        if requested == 0:  # (a request adding tags has -1 here: it always makes a version)
             found = self._matching(live, parsed, references, metadata, rule_set)
             if found is not None:
                 return self._registered(found, answer_query)
@@ -771,6 +772,67 @@ class RegistryApi:
                               metadata=metadata, rule_set=rule_set)
         await self._write([*self._context_record(context), (schema_key(subject, version), schema_value(entry))])
         return self._registered(entry, answer_query)
+
+    async def _with_request_tags(self, subject: str, body) -> tuple[object, str | None]:
+        """A registration's `schemaTagsToAdd` and `schemaTagsToRemove` applied to its schema, then,
+        with `propagateSchemaTags`, the tags of the subject's latest version added (Confluent's
+        toSchemaWithTags and maybePropagateSchemaTags): the request as it is then registered, and
+        "tags" when it added or removed tags, "propagate" when it only asked to propagate (neither
+        is looked up as an existing version first, as Confluent's registerOrForward does)."""
+        if not isinstance(body, dict):
+            return body, None
+        propagate = body.get("propagateSchemaTags")
+        if propagate is not None and not isinstance(propagate, bool):
+            raise RegistryError(422, 422, "propagateSchemaTags must be a boolean")
+        try:
+            to_add = schema_tags_arg(body.get("schemaTagsToAdd"), "schemaTagsToAdd")
+            to_remove = schema_tags_arg(body.get("schemaTagsToRemove"), "schemaTagsToRemove")
+        except TagRequestError as exc:
+            raise RegistryError(422, 422, str(exc)) from None
+        if not (to_add or to_remove or propagate):
+            return body, None
+        text, schema_type = body.get("schema"), str(body.get("schemaType") or AVRO).upper()
+        if not isinstance(text, str) or not text.strip():
+            raise RegistryError(422, 42201, "Empty schema")
+        references = body.get("references")
+        if to_add or to_remove:
+            text = await self._tagged_text(subject, schema_type, text, references, to_add, to_remove)
+        live = self.state.versions(subject) if propagate else []
+        previous = tagged_entities(live[-1].schema_type, live[-1].schema) if live else []
+        if previous:
+            text = await self._tagged_text(subject, schema_type, text, references, previous, [])
+        return {**body, "schema": text}, "tags" if to_add or to_remove else "propagate"
+
+    async def _tagged_text(self, subject: str, schema_type: str, text: str, references, to_add: list,
+                           to_remove: list) -> str:
+        """The schema text with the tags added, then removed (registry/tags.py): a Protobuf schema
+        compiled with its references, changed as a descriptor and printed again."""
+        try:
+            if schema_type != PROTOBUF:
+                return modify_tags(schema_type, text, to_add, to_remove)
+            parsed, _ = await self._parse_request({"schema": text, "schemaType": PROTOBUF,
+                                                   "references": references}, subject)
+            descriptor = type(parsed.parsed)()
+            descriptor.CopyFrom(parsed.parsed)
+            modify_proto_tags(descriptor, to_add, to_remove)
+            return print_proto(descriptor)
+        except InvalidSchema as exc:
+            raise RegistryError(422, 42201, str(exc)) from None
+        except (ValueError, TypeError, AttributeError, RecursionError) as exc:  # (a malformed document)
+            raise RegistryError(422, 42201, f"Invalid schema: {type(exc).__name__}: {exc}") from None
+
+    def _with_found_tags(self, answer: dict, entry: SchemaVersion, query: dict) -> dict:
+        """`?findTags=T` (repeated, or `*` for every tag): the answer with `schemaTags`, the entities
+        of the schema tagged with any of them, where there are some (Confluent's extractSchemaTags)."""
+        wanted = query.every("findTags") if isinstance(query, Query) else []
+        if wanted:
+            try:
+                found = schema_tags_answer(tagged_entities(entry.schema_type, entry.schema), wanted)
+            except InvalidSchema as exc:
+                raise RegistryError(422, 42201, str(exc)) from None
+            if found:
+                answer["schemaTags"] = found
+        return answer
 
     def _context_record(self, context: str) -> list[tuple[bytes, bytes]]:
         """The CONTEXT record a context's first registration writes, as Confluent's registry does."""

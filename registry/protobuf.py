@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import contextvars
 import functools
 import logging
 import os
@@ -65,6 +66,61 @@ WIRE_GROUPS = [
     {F.TYPE_DOUBLE}, {F.TYPE_FLOAT},
 ]
 LABELS = {F.LABEL_OPTIONAL: "optional", F.LABEL_REQUIRED: "required", F.LABEL_REPEATED: "repeated"}
+
+
+# Confluent's own .proto files, importable by any schema without a reference as in Confluent's
+# registry: `confluent/meta.proto` declares the options that carry a schema's tags and
+# documentation ((confluent.file_meta), (confluent.message_meta), (confluent.field_meta),
+# (confluent.enum_meta), (confluent.enum_value_meta), all field 1088 of their options message).
+BUILTIN_IMPORTS = {
+    "confluent/meta.proto": """syntax = "proto3";
+package confluent;
+
+import "google/protobuf/descriptor.proto";
+
+option go_package = "github.com/confluentinc/schema-registry/confluent";
+option java_package = "io.confluent.protobuf";
+option java_outer_classname = "MetaProto";
+
+message Meta {
+  string doc = 1;
+  map<string, string> params = 2;
+  repeated string tags = 3;
+  repeated Rule rules = 4;
+}
+
+message Rule {
+  string name = 1;
+  string doc = 2;
+  string expr = 3;
+  string sql = 4;
+}
+
+extend google.protobuf.FileOptions { Meta file_meta = 1088; }
+extend google.protobuf.MessageOptions { Meta message_meta = 1088; }
+extend google.protobuf.FieldOptions { Meta field_meta = 1088; }
+extend google.protobuf.EnumOptions { Meta enum_meta = 1088; }
+extend google.protobuf.EnumValueOptions { Meta enum_value_meta = 1088; }
+""",
+    "confluent/type/decimal.proto": """syntax = "proto3";
+package confluent.type;
+
+option go_package = "github.com/confluentinc/schema-registry/confluent/type/decimal";
+option java_package = "io.confluent.protobuf.type";
+option java_outer_classname = "DecimalProto";
+
+message Decimal {
+  bytes value = 1;
+  uint32 precision = 2;
+  int32 scale = 3;
+}
+""",
+}
+META_IMPORT = "confluent/meta.proto"
+META_FIELD = 1088
+META_OPTION_NAMES = {"FileOptions": "(confluent.file_meta)", "MessageOptions": "(confluent.message_meta)",
+                     "FieldOptions": "(confluent.field_meta)", "EnumOptions": "(confluent.enum_meta)",
+                     "EnumValueOptions": "(confluent.enum_value_meta)"}
 
 
 class ProtobufError(ValueError):
@@ -200,7 +256,7 @@ def _compile_here(text: str, dependencies: dict, include_imports: bool, warnings
 
     include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
     with tempfile.TemporaryDirectory(prefix="kw-proto-") as root:
-        for name, source in {**dependencies, MAIN_FILE: text}.items():
+        for name, source in {**BUILTIN_IMPORTS, **dependencies, MAIN_FILE: text}.items():
             path = os.path.normpath(os.path.join(root, name))
             if not path.startswith(root + os.sep) or not name.endswith(".proto") and name != MAIN_FILE:
                 raise ProtobufError(f"reference name {name!r} is not a relative .proto path")
@@ -276,7 +332,19 @@ def serialized(descriptor: descriptor_pb2.FileDescriptorProto) -> str:
 # -- printing ---------------------------------------------------------------------------------------
 
 def print_proto(fd: descriptor_pb2.FileDescriptorProto, *, normalize: bool = False) -> str:
-    """The .proto text of a file descriptor; type names fully qualified (`.pkg.Type`)."""
+    """The .proto text of a file descriptor; type names fully qualified (`.pkg.Type`); Confluent's
+    meta options (tags, doc, params, rules) where the file imports confluent/meta.proto."""
+    token = _PRINTS_META.set(META_IMPORT in fd.dependency)
+    try:
+        return _print_proto(fd, normalize)
+    finally:
+        _PRINTS_META.reset(token)
+
+
+_PRINTS_META = contextvars.ContextVar("prints_meta", default=False)
+
+
+def _print_proto(fd: descriptor_pb2.FileDescriptorProto, normalize: bool) -> str:
     lines = [f'syntax = "{fd.syntax or "proto2"}";']
     if fd.package:
         lines.append(f"package {fd.package};")
@@ -325,7 +393,120 @@ def _option_pairs(options, normalize: bool) -> list[tuple[str, str]]:
     pairs = [(field.name, _value(value, field)) for field, value in options.ListFields()
              if not field.is_extension and field.name != "uninterpreted_option"
              and not field.is_repeated and field.type != field.TYPE_MESSAGE]
+    meta = meta_of(options) if _PRINTS_META.get() else None
+    if meta is not None and (text := _meta_text(meta)):
+        pairs.append((META_OPTION_NAMES[type(options).__name__], text))
     return sorted(pairs) if normalize else pairs
+
+
+# -- Confluent's Meta option (field 1088 of an options message, kept by protoc as an unknown field) ---
+
+def _wire_fields(data: bytes) -> list[tuple[int, int, object, bytes]]:
+    """The fields of a serialized message: (number, wire type, value, the field's own bytes)."""
+    fields, at = [], 0
+
+    def varint() -> int:
+        nonlocal at
+        value = shift = 0
+        while True:
+            byte = data[at]
+            at += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+    while at < len(data):
+        start = at
+        key = varint()
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value = varint()
+        elif wire == 2:
+            size = varint()
+            value, at = data[at:at + size], at + size
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            value, at = data[at:at + size], at + size
+        else:
+            raise ProtobufError(f"unexpected wire type {wire} in an options message")
+        fields.append((number, wire, value, data[start:at]))
+    return fields
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _length_delimited(number: int, data: bytes) -> bytes:
+    return _encode_varint(number << 3 | 2) + _encode_varint(len(data)) + data
+
+
+def meta_of(options) -> bytes | None:
+    """The (merged) Confluent Meta an options message carries, serialized; None without one."""
+    from google.protobuf import unknown_fields
+
+    parts = [field.data for field in unknown_fields.UnknownFieldSet(options)
+             if field.field_number == META_FIELD and field.wire_type == 2]
+    return b"".join(parts) if parts else None
+
+
+def set_meta(options, meta: bytes | None) -> None:
+    """Replace the options message's Meta (None: none)."""
+    kept = b"".join(raw for number, _, _, raw in _wire_fields(options.SerializeToString())
+                    if number != META_FIELD)
+    options.Clear()
+    options.MergeFromString(kept + (b"" if meta is None else _length_delimited(META_FIELD, meta)))
+
+
+def meta_tags(meta: bytes | None) -> list[str]:
+    """A Meta's tags, in order, each once."""
+    if meta is None:
+        return []
+    return list(dict.fromkeys(value.decode("utf-8", "replace")
+                              for number, wire, value, _ in _wire_fields(meta) if number == 3 and wire == 2))
+
+
+def meta_with_tags(meta: bytes | None, tags: list[str]) -> bytes | None:
+    """The Meta with its tags replaced (fields kept in number order, as protoc writes them); None
+    when nothing is left."""
+    fields = [(number, raw) for number, _, _, raw in _wire_fields(meta or b"") if number != 3]
+    fields += [(3, _length_delimited(3, tag.encode("utf-8"))) for tag in tags]
+    fields.sort(key=lambda field: field[0])  # (stable: repeated fields keep their order)
+    data = b"".join(raw for _, raw in fields)
+    return data or None
+
+
+def _meta_text(meta: bytes) -> str:
+    """A Meta as a .proto aggregate option value: `{ doc: "..." params { key: "k" value: "v" }
+    tags: ["A", "B"] rules { name: "..." } }`."""
+    parts, tags = [], []
+
+    def text(value: bytes) -> str:
+        return _quote(value.decode("utf-8", "replace"))
+
+    for number, wire, value, _ in _wire_fields(meta):
+        if wire != 2:
+            continue
+        if number == 1:
+            parts.append(f"doc: {text(value)}")
+        elif number == 2:
+            entry = {n: v for n, w, v, _ in _wire_fields(value) if w == 2}
+            parts.append(f"params {{ key: {text(entry.get(1, b''))} value: {text(entry.get(2, b''))} }}")
+        elif number == 3:
+            tags.append(text(value))
+        elif number == 4:
+            names = {1: "name", 2: "doc", 3: "expr", 4: "sql"}
+            rule = " ".join(f"{names[n]}: {text(v)}" for n, w, v, _ in _wire_fields(value) if w == 2 and n in names)
+            parts.append(f"rules {{ {rule} }}" if rule else "rules {}")
+    if tags:
+        parts.insert(sum(1 for part in parts if part.startswith(("doc:", "params "))), f"tags: [{', '.join(tags)}]")
+    return "{ " + " ".join(parts) + " }" if parts else ""
 
 
 def _options(options, indent: str, normalize: bool) -> list[str]:
