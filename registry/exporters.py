@@ -38,6 +38,7 @@ from broker.http_client import HttpForwardError, http_request
 from broker.workers.ownership import EXPORTERS_TOPIC, SCHEMAS_TOPIC
 from coordinator.offsets_store import AppendFailed, read_internal_batches
 
+from .api import NoContent
 from .contexts import DEFAULT_CONTEXT, EVERY_CONTEXT, qualify, split, with_parent
 from .store import SchemasLog, SchemaVersion
 
@@ -310,7 +311,7 @@ class Exporters:
                 if method == "PUT":
                     return 200, await self.update(name, body)
                 if method == "DELETE":
-                    return 200, await self.delete(name)
+                    return 204, await self.delete(name)
             case ["exporters", name, "status"]:
                 if method == "GET":
                     return 200, self.status(name).body(name)
@@ -361,12 +362,13 @@ class Exporters:
         await self._write(name, [(exporter_key(name), _json(exporter.body()))])
         return {"name": name}
 
-    async def delete(self, name: str) -> dict:
+    async def delete(self, name: str) -> NoContent:
+        """Answered 204 without a body, as Confluent's API reference has it."""
         self._exporter(name)
         await self._write(name, [(state_key(name), None), (exporter_key(name), None)])
         self._running.discard(name)
         self._traces.pop(name, None)
-        return {"name": name}
+        return NoContent()
 
     async def change_state(self, name: str, action: str) -> dict:
         self._exporter(name)

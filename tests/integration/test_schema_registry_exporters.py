@@ -130,7 +130,8 @@ def test_an_exporter_copies_follows_pauses_resumes_resets_and_survives_a_restart
         wait_for(lambda: len(versions_on(destination, orders)) == 4, what="orders-value v4 on B")
         assert versions_on(destination, orders)[3]["id"] == new_order
 
-        assert source.ok("DELETE", "/exporters/to-b") == {"name": "to-b"}
+        status, data, _ = source.raw("DELETE", "/exporters/to-b")
+        assert (status, data) == (204, b"")
         assert source.ok("GET", "/exporters") == []
         assert source.error("GET", "/exporters/to-b/status") == (404, 40450)
 
@@ -242,3 +243,14 @@ def test_exporters_under_acls_are_a_super_users_and_reach_a_destination_with_bas
         assert json.loads(answer)["id"] == schema_id
     finally:
         process.stop()
+
+
+def test_with_two_worker_processes(destination):
+    # Worker 0 serves the registry and owns `_schemas` and `_schema_exporters` (broker/workers/ownership.py).
+    with registry_broker(**{"num.worker.processes": 2}) as source:
+        schema_id = source.register("two-value", ORDER_V1)
+        source.ok("POST", "/exporters", {"name": "w", "contextType": "DEFAULT",
+                                         "config": {"schema.registry.url": destination.url}})
+        copied = wait_for(lambda: versions_on(destination, "two-value"), what="two-value on B")
+        assert copied[0]["id"] == schema_id
+        wait_for(lambda: source.ok("GET", "/exporters/w/status")["state"] == "RUNNING", what="RUNNING")
