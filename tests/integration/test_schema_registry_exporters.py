@@ -179,6 +179,9 @@ def test_documented_errors():
         assert registry.error("POST", "/exporters", {"name": "e", "contextType": "SOMETIMES", "config": url})[0] == 422
         registry.ok("POST", "/exporters", {"name": "e", "config": url})
         assert registry.error("POST", "/exporters", {"name": "e", "config": url}) == (409, 40960)
+        # Under a base context path the same exporters (Confluent's ContextFilter leaves the path be)
+        assert registry.ok("GET", "/contexts/.team/exporters") == ["e"]
+        assert registry.ok("GET", "/contexts/.team/exporters/e")["name"] == "e"
         # Changing, resetting a running exporter: 40963; resuming one: 40961
         assert registry.error("PUT", "/exporters/e", {"subjects": ["x"]}) == (409, 40963)
         assert registry.error("PUT", "/exporters/e/config", {"schema.registry.url": "http://h:1"}) == (409, 40963)
