@@ -257,3 +257,33 @@ def test_with_two_worker_processes(destination):
         copied = wait_for(lambda: versions_on(destination, "two-value"), what="two-value on B")
         assert copied[0]["id"] == schema_id
         wait_for(lambda: source.ok("GET", "/exporters/w/status")["state"] == "RUNNING", what="RUNNING")
+
+
+def test_an_https_destination_checked_against_the_exporters_trust_store(tmp_path):
+    from test_registry_cluster import HttpsRegistry
+    from test_security import make_certificates
+
+    certificates = make_certificates(tmp_path / "certs")
+    port = free_port()
+    process = BrokerProcess(tmp_path / "https", config={
+        "schema.registry.port": port, "ssl.keystore.type": "PEM", "ssl.keystore.location": str(certificates.server)})
+    process.start()
+    try:
+        secure = HttpsRegistry(process, port, str(certificates.ca))
+        secure.wait_until_serving()
+        url = f"https://localhost:{port}"
+        with registry_broker() as source:
+            schema_id = source.register("tls-value", ORDER_V1)
+            # Without the CA the destination's certificate is not trusted: ERROR, saying so.
+            source.ok("POST", "/exporters", {"name": "untrusted", "contextType": "NONE",
+                                             "config": {"schema.registry.url": url}})
+            status = wait_for(lambda: (s := source.ok("GET", "/exporters/untrusted/status"))["state"] == "ERROR"
+                              and s, what="ERROR without the CA")
+            assert "certificate" in status["trace"].lower(), status
+            source.ok("POST", "/exporters", {"name": "trusted", "contextType": "NONE",
+                                             "config": {"schema.registry.url": url,
+                                                        "schema.registry.ssl.truststore.location": str(certificates.ca)}})
+            wait_for(lambda: secure.call("GET", "/subjects/tls-value/versions/1")[0] == 200, what="the copy over HTTPS")
+            assert secure.ok("GET", "/subjects/tls-value/versions/1")["id"] == schema_id
+    finally:
+        process.stop()
