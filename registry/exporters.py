@@ -292,9 +292,13 @@ class Exporters:
         self.log.catch_up()
         if method in ("POST", "PUT", "DELETE"):
             async with self.writing:
-                self.log.ensure_created()
-                await self.log.settle()
-                return await self._route(method, segments, body)
+                try:
+                    self.log.ensure_created()
+                    await self.log.settle()
+                    return await self._route(method, segments, body)
+                except AppendFailed as exc:
+                    logger.error("registry exporters: %s", exc)
+                    raise ExporterError(500, 50001, f"Error in the backend data store: {exc.error.name}") from None
         return await self._route(method, segments, body)
 
     async def _route(self, method: str, segments: list[str], body) -> tuple[int, object]:
