@@ -9,7 +9,8 @@ registry's state, appends through the broker's internal append path as the group
 `__consumer_offsets`), `schemas` (parsing and compatibility of Avro and JSON Schema), `contexts`
 (Confluent's `:.ctx:subject` qualified subjects and their per-context ids and settings), `cluster` (in a
 ZooKeeper cluster every broker's registry serves reads from its replica and forwards writes to the
-registry of the leader of `_schemas`-0).
+registry of the leader of `_schemas`-0), `exporters` (Confluent's Schema Linking: `/exporters`, copying
+schemas to another registry, kept in the compacted topic `_schema_exporters`).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ Confluent's Topic ACL authorizer maps them (its documented table): a subject `<t
     GLOBAL_COMPATIBILITY_WRITE   PUT /config, PUT /mode                               super user
     GLOBAL_SUBJECTS_READ         GET /subjects, GET /contexts                         super user
     CONTEXT_DELETE               DELETE /contexts/{c}                                 super user
+    EXPORTER_READ, EXPORTER_WRITE  GET, and POST/PUT/DELETE /exporters[/...]           super user
 
 A subject not named after a topic is a super user's alone. `GET /` and `GET /schemas/types` name
 nothing and are anyone's. The super users are the broker's `super.users`. A broker without an
@@ -66,6 +67,8 @@ def needed(method: str, segments: list[str]) -> Needed | None:
             return Needed("SCHEMA_READ", READ, guid=guid)
         case ["contexts", _]:
             return Needed("CONTEXT_DELETE", None)
+        case ["exporters", *_]:  # (the registry cluster's resource in Confluent's RBAC, no subject's)
+            return Needed("EXPORTER_READ", None) if method == "GET" else Needed("EXPORTER_WRITE", None)
         case ["config" | "mode"]:
             return (Needed("GLOBAL_COMPATIBILITY_READ", None) if method == "GET"
                     else Needed("GLOBAL_COMPATIBILITY_WRITE", None))

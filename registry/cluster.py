@@ -32,7 +32,6 @@ from urllib.parse import urlsplit
 
 from broker.config import ConfigError
 from broker.http_client import HttpForwardError, TlsForwardError, http_request
-from broker.workers.ownership import SCHEMAS_TOPIC
 
 from .api import RawText
 from .store import SchemasLog
@@ -58,9 +57,11 @@ def is_write(method: str, segments: list[str]) -> bool:
 
 
 class RegistryCluster:
-    def __init__(self, broker, log: SchemasLog) -> None:
+    def __init__(self, broker, log: SchemasLog, leader_only: bool = False) -> None:
         self.broker = broker
         self.log = log
+        # Every request to the leader of the log's partition (the exporters: only it runs them)
+        self.leader_only = leader_only
         self._tls: ssl.SSLContext | None = None
 
     def tls(self) -> ssl.SSLContext:
@@ -72,26 +73,27 @@ class RegistryCluster:
         await asyncio.get_running_loop().run_in_executor(None, self.broker.advertise_registry, url)
 
     def _leader(self) -> int:
-        state = self.broker.metadata.leader_and_isr(SCHEMAS_TOPIC, 0)
+        state = self.broker.metadata.leader_and_isr(self.log.topic, 0)
         return -1 if state is None else state.leader
 
     def _in_sync_here(self) -> bool:
-        state = self.broker.metadata.leader_and_isr(SCHEMAS_TOPIC, 0)
+        state = self.broker.metadata.leader_and_isr(self.log.topic, 0)
         return (state is not None and self.broker.node_id in state.isr
-                and self.broker.partition_log(SCHEMAS_TOPIC, 0) is not None)
+                and self.broker.partition_log(self.log.topic, 0) is not None)
 
     async def route(self, method: str, target: str, segments: list[str], headers: dict[str, str],
                     body: bytes) -> tuple[int, object, list[str]] | None:
         """The answer of the leader's registry to a request this broker does not serve; None: serve
         it here (its replica is ready to be read, or it leads)."""
-        if self.broker.metadata.topic(SCHEMAS_TOPIC) is None:
+        topic = self.log.topic
+        if self.broker.metadata.topic(topic) is None:
             # Created by the first request (store.py); a moment while this broker sees every live broker.
-            await _wait_until(lambda: self.log.ensure_created() or self.broker.metadata.topic(SCHEMAS_TOPIC),
+            await _wait_until(lambda: self.log.ensure_created() or self.broker.metadata.topic(topic),
                               CATCH_UP_WAIT, interval=0.1)
-            if self.broker.metadata.topic(SCHEMAS_TOPIC) is None:
+            if self.broker.metadata.topic(topic) is None:
                 return None  # nothing to read anywhere; a write fails here (no broker leads _schemas)
         forwarded = FORWARDED_HEADER.lower() in headers
-        if is_write(method, segments):
+        if self.leader_only or is_write(method, segments):
             if self.log.leads():
                 return None
             if forwarded:  # the sender saw this broker lead: leadership may be on its way here
@@ -108,7 +110,7 @@ class RegistryCluster:
     async def await_committed_tail(self) -> None:
         """Wait (bounded) until the high watermark covers this replica's log end offset as it is now:
         an acknowledged write is in it, and is read once the high watermark says it is committed."""
-        plog = self.broker.partition_log(SCHEMAS_TOPIC, 0)
+        plog = self.broker.partition_log(self.log.topic, 0)
         if plog is None:
             return
         target = plog.log_end_offset
@@ -116,7 +118,7 @@ class RegistryCluster:
 
     async def await_offset(self, offset: int) -> None:
         """Wait (bounded) until this broker's registry has applied `_schemas` up to `offset`."""
-        if self.broker.partition_log(SCHEMAS_TOPIC, 0) is None:
+        if self.broker.partition_log(self.log.topic, 0) is None:
             return
 
         def applied() -> bool:
@@ -180,7 +182,7 @@ class RegistryCluster:
                         return status, RawText(data.decode("utf-8", "replace")), extra
                     problem, unreachable = f"broker {leader} no longer leads _schemas", None
             if loop.time() >= deadline:
-                if not write and self.broker.partition_log(SCHEMAS_TOPIC, 0) is not None:
+                if not write and self.broker.partition_log(self.log.topic, 0) is not None:
                     return None  # no leader to ask: what this replica has
                 logger.warning("schema registry: %s %s not forwarded: %s", method, target, problem)
                 if unreachable is not None:  # a leader known, its registry never reached

@@ -18,8 +18,9 @@ from .acls import RegistryAcls
 from .auth import CHALLENGE, BasicAuth
 from .contexts import base_context_path
 from .decode import decode_records
+from .exporters import ExporterError, Exporters
 from .store import SchemasLog
-from .tls import registry_tls_context
+from .tls import exporter_tls_context, registry_tls_context
 
 logger = logging.getLogger("kafka_wire.registry")
 
@@ -47,19 +48,25 @@ class RegistryServer:
         self.api = RegistryApi(self.log)
         self.auth = BasicAuth(broker)
         self.acls = RegistryAcls(broker, lambda: self.log.state)
+        self.exporters = Exporters(broker, self.log, exporter_tls_context)
         self.server: asyncio.base_events.Server | None = None
         self.address: tuple[str, int] | None = None
         # In a ZooKeeper cluster (the broker can advertise the registry): writes go to the leader
         # of _schemas-0 (cluster.py).
-        self.cluster = None
+        self.cluster = self.exporters_cluster = None
         if hasattr(broker, "advertise_registry"):
             from .cluster import RegistryCluster
 
             self.cluster = RegistryCluster(broker, self.log)
+            # /exporters: answered by the leader of `_schema_exporters`-0, which runs them
+            self.exporters_cluster = RegistryCluster(broker, self.exporters.log, leader_only=True)
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
         self.log.ensure_created(at_start=True)
         self.log.catch_up()
+        if self.broker.metadata.topic(self.exporters.log.topic) is not None:
+            self.exporters.log.catch_up()
+        self.exporters.start()
         tls = registry_tls_context(self.broker.config)
         self.server = await start_http(self._serve, host, port, MAX_HEAD, MAX_CONNECTIONS, tls)
         self.address = self.server.sockets[0].getsockname()[:2]
@@ -81,6 +88,7 @@ class RegistryServer:
     async def stop(self) -> None:
         if getattr(self.broker, "schema_registry", None) is self:
             self.broker.schema_registry = None
+        await self.exporters.stop()
         await close_server(self.server)
         self.server = None
 
@@ -138,14 +146,18 @@ class RegistryServer:
         from .cluster import OFFSET_HEADER, is_write
 
         segments = [unquote(s) for s in urlsplit(target).path.split("/") if s != ""]
+        exporting = segments[:1] == ["exporters"]
+        cluster = self.exporters_cluster if exporting else self.cluster
         try:
-            routed = await self.cluster.route(method, target, segments, headers, body)
+            routed = await cluster.route(method, target, segments, headers, body)
         except Exception:
             logger.exception("schema registry: routing %s %s failed", method, target)
             return 500, {"error_code": 50001, "message": "Error in the backend data store; the broker's log says why"}, []
         if routed is not None:
             return routed
         status, answer = await self._answer(method, target, body)
+        if exporting:
+            return status, answer, [f"{OFFSET_HEADER}: {self.exporters.log.next_offset}"]
         extra = [f"{OFFSET_HEADER}: {self.log.next_offset}"] if is_write(method, segments) else []
         return status, answer, extra
 
@@ -191,8 +203,10 @@ class RegistryServer:
                     value = json.loads(body)
                 except (ValueError, RecursionError) as exc:
                     raise RegistryError(400, 400, f"Unrecognized JSON in the request body: {exc}") from None
+            if segments[:1] == ["exporters"]:
+                return await self.exporters.answer("GET" if method == "HEAD" else method, segments, value)
             return await self.api.answer("GET" if method == "HEAD" else method, segments, query, value)
-        except RegistryError as exc:
+        except (RegistryError, ExporterError) as exc:
             return exc.status, {"error_code": exc.error_code, "message": exc.message}
         except Exception:
             logger.exception("schema registry: %s %s failed", method, target)

@@ -361,9 +361,12 @@ class SchemasLog:
     replicas have (what a new leader will have too), a follower's replica as far as it has it; only
     the partition's leader appends, and answers once the in-sync replicas have the write."""
 
-    def __init__(self, broker) -> None:
+    def __init__(self, broker, topic: str = SCHEMAS_TOPIC, state=None) -> None:
         self.broker = broker
-        self.state = RegistryState()
+        # Another compacted one-partition topic of the registry's (`_schema_exporters`, exporters.py)
+        # is kept the same way, replayed into its own state (anything with `apply(key, value)`).
+        self.topic = topic
+        self.state = RegistryState() if state is None else state
         self.next_offset = 0
 
     @property
@@ -376,10 +379,10 @@ class SchemasLog:
         others find it exists); at a broker's start it waits for three live brokers (the brokers of a
         cluster start one by one), and the first request creates it with what is alive then."""
         metadata = self.broker.metadata
-        if metadata.topic(SCHEMAS_TOPIC) is not None:
+        if metadata.topic(self.topic) is not None:
             return
         if not self.replicated:
-            self.broker.create_topic(SCHEMAS_TOPIC, 1, 1, {"cleanup.policy": ["compact"]})
+            self.broker.create_topic(self.topic, 1, 1, {"cleanup.policy": ["compact"]})
             return
         from broker.cluster.replica_assignment import InvalidReplicationFactor
         from broker.cluster.zk_metadata import BROKER_IDS_PATH, TopicExists
@@ -392,22 +395,22 @@ class SchemasLog:
         if live == 0 or live < registered:
             return  # (the next request tries again)
         if at_start and live < SCHEMAS_REPLICATION_FACTOR:
-            logger.info("_schemas: created at the first request (%d of %d brokers alive)", live,
+            logger.info("%s: created at the first request (%d of %d brokers alive)", self.topic, live,
                         SCHEMAS_REPLICATION_FACTOR)
             return
 
         try:
-            self.broker.create_topic(SCHEMAS_TOPIC, 1, min(SCHEMAS_REPLICATION_FACTOR, live),
+            self.broker.create_topic(self.topic, 1, min(SCHEMAS_REPLICATION_FACTOR, live),
                                      {"cleanup.policy": ["compact"]})
         except TopicExists:
             pass  # another broker's registry created it first
         except InvalidReplicationFactor as exc:
-            logger.warning("_schemas: not created: %s", exc)
+            logger.warning("%s: not created: %s", self.topic, exc)
 
     def readable_end(self) -> int | None:
         """Where the replay may read to: the log end offset on a single node, the high watermark in
         a cluster; None without a replica here."""
-        plog = self.broker.partition_log(SCHEMAS_TOPIC, 0)
+        plog = self.broker.partition_log(self.topic, 0)
         if plog is None:
             return None
         return plog.high_watermark if self.replicated else plog.log_end_offset
@@ -417,7 +420,7 @@ class SchemasLog:
         end = self.readable_end()
         if end is None or end <= self.next_offset:
             return
-        for header, records in read_internal_batches(self.broker, SCHEMAS_TOPIC, 0, self.next_offset):
+        for header, records in read_internal_batches(self.broker, self.topic, 0, self.next_offset):
             if header.next_offset > end:
                 break
             if not header.is_control:
@@ -428,30 +431,30 @@ class SchemasLog:
 
     def leads(self) -> bool:
         """This broker leads `_schemas`-0 (and so writes it)."""
-        return self.broker.leadership_error(SCHEMAS_TOPIC, 0).value == 0
+        return self.broker.leadership_error(self.topic, 0).value == 0
 
     async def settle(self) -> None:
         """Before a write chooses ids and versions: the in-sync replicas have everything in this
         leader's log (a leader that just took over may hold records its predecessor appended and the
         others have not fetched yet), and the state has applied it. Raises AppendFailed."""
         if self.replicated:
-            plog = self.broker.partition_log(SCHEMAS_TOPIC, 0)
+            plog = self.broker.partition_log(self.topic, 0)
             if plog is not None and plog.high_watermark < plog.log_end_offset:
-                errors = await self.broker.await_replication([(SCHEMAS_TOPIC, 0)], DURABLE_TIMEOUT_MS)
-                self._raise_for(errors.get((SCHEMAS_TOPIC, 0)), "the in-sync replicas did not catch up")
+                errors = await self.broker.await_replication([(self.topic, 0)], DURABLE_TIMEOUT_MS)
+                self._raise_for(errors.get((self.topic, 0)), "the in-sync replicas did not catch up")
         self.catch_up()
 
     async def append(self, records: list[tuple[bytes, bytes | None]]) -> None:
         """Write the records as one batch as the leader of `_schemas`-0, wait until it is as safe as
         an acknowledged produce with acks=all (the in-sync replicas have it in a cluster; on stable
         storage with log.flush.on.ack), and apply it. Raises AppendFailed."""
-        error = self.broker.leadership_error(SCHEMAS_TOPIC, 0)
-        self._raise_for(error, "this broker does not lead _schemas")
+        error = self.broker.leadership_error(self.topic, 0)
+        self._raise_for(error, f"this broker does not lead {self.topic}")
         batch = bytearray(build_batch([Record(i, 0, key, value) for i, (key, value) in enumerate(records)],
                                       base_timestamp=int(time.time() * 1000)))
-        append_internal_batch(self.broker, SCHEMAS_TOPIC, 0, batch)
-        errors = await self.broker.await_durable([(SCHEMAS_TOPIC, 0)], DURABLE_TIMEOUT_MS)
-        self._raise_for(errors.get((SCHEMAS_TOPIC, 0)), "the write to _schemas is not durable")
+        append_internal_batch(self.broker, self.topic, 0, batch)
+        errors = await self.broker.await_durable([(self.topic, 0)], DURABLE_TIMEOUT_MS)
+        self._raise_for(errors.get((self.topic, 0)), f"the write to {self.topic} is not durable")
         self.catch_up()
 
     @staticmethod

@@ -42,3 +42,16 @@ def forwarding_tls_context(config) -> ssl.SSLContext:
         return client_ssl_context(props)
     except ClientConfigError as exc:
         raise ConfigError(f"the Schema Registry's TLS settings for forwarding do not load: {exc}") from None
+
+
+def exporter_tls_context(config: dict[str, str]) -> ssl.SSLContext:
+    """The client side of HTTPS to an exporter's destination registry (registry/exporters.py): its
+    config's `schema.registry.ssl.*` keys, as Confluent's registry clients name them, read by the
+    Kafka client's loader (`schema.registry.ssl.truststore.location` a PEM file; none: the system's
+    CAs). Raises ConfigError for stores that do not load."""
+    prefix = "schema.registry."
+    props = {key[len(prefix):]: value for key, value in config.items() if key.startswith(prefix + "ssl.")}
+    try:
+        return client_ssl_context(props)
+    except ClientConfigError as exc:
+        raise ConfigError(f"the exporter's TLS settings do not load: {exc}") from None

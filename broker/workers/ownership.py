@@ -19,13 +19,16 @@ import zlib
 
 PRIMARY = 0
 SCHEMAS_TOPIC = "_schemas"
+# The Schema Registry's exporter definitions and progress (registry/exporters.py): its own compacted
+# topic, not `_schemas`, whose other readers (Karapace in strict mode) stop at a key type they do not know.
+EXPORTERS_TOPIC = "_schema_exporters"
 
 
 def owner_of(topic: str, partition: int, count: int) -> int:
     """The index (0..count-1) of the worker that owns `topic`-`partition`."""
-    # _schemas is the Schema Registry's log (registry/): the registry runs on worker 0 and reads
-    # and appends it there, as the coordinators do their internal topics.
-    if count <= 1 or topic.startswith("__") or topic == SCHEMAS_TOPIC:
+    # _schemas is the Schema Registry's log (registry/), _schema_exporters its exporters': the registry
+    # runs on worker 0 and reads and appends them there, as the coordinators do their internal topics.
+    if count <= 1 or topic.startswith("__") or topic in (SCHEMAS_TOPIC, EXPORTERS_TOPIC):
         return PRIMARY
     return (zlib.crc32(topic.encode()) + partition) % count
 

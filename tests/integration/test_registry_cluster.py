@@ -180,6 +180,58 @@ def test_confluent_client_with_every_url(cluster):
     assert client.lookup_schema("client-value", schema).version == 1
 
 
+def test_an_exporter_runs_on_the_leader_of_its_topic_and_moves_with_it(cluster):
+    """Exporters (registry/exporters.py) live in `_schema_exporters`; its leader runs them, the
+    other registries forward /exporters to it, and when it stops the new leader goes on from the
+    saved offset."""
+    from test_schema_registry import registry_broker
+
+    registries = cluster.registries
+    exporters_topic = "_schema_exporters"
+    with registry_broker() as destination:
+        first = registries[1].register("linked-value", record("Linked", {"name": "a", "type": "int"}))
+        answer = registries[2].ok("POST", "/exporters", {"name": "dr", "subjects": ["linked-*"],
+                                                         "contextType": "NONE",
+                                                         "config": {"schema.registry.url": destination.url}})
+        assert answer == {"name": "dr"}
+        leader = cluster.wait_for_leader(exporters_topic, 0, timeout=30)
+        cluster.wait_for_isr(exporters_topic, 0, {1, 2, 3}, timeout=30)
+        for registry in registries.values():  # any broker answers, the leader's view
+            assert registry.ok("GET", "/exporters") == ["dr"]
+        deadline = time.monotonic() + 30
+        while destination.call("GET", "/subjects/linked-value/versions/1")[0] != 200:
+            assert time.monotonic() < deadline, "linked-value not copied"
+            time.sleep(0.2)
+        assert destination.ok("GET", "/subjects/linked-value/versions/1")["id"] == first
+        survivor = next(n for n in registries if n != leader)
+        deadline = time.monotonic() + 30
+        while registries[survivor].ok("GET", "/exporters/dr/status")["state"] != "RUNNING":
+            assert time.monotonic() < deadline, "not RUNNING"
+            time.sleep(0.2)
+
+        cluster.brokers[leader].stop()  # controlled: leadership of both topics moves away
+        try:
+            new_leader = cluster.wait_for_leader(exporters_topic, 0, not_in={leader}, timeout=30)
+            second = registries[survivor].register("linked-value", record("Linked", {"name": "a", "type": "int"},
+                                                                          {"name": "b", "type": "int",
+                                                                           "default": 0}))
+            deadline = time.monotonic() + 30
+            while destination.call("GET", "/subjects/linked-value/versions/2")[0] != 200:
+                assert time.monotonic() < deadline, f"version 2 not copied by the new leader {new_leader}"
+                time.sleep(0.2)
+            assert destination.ok("GET", "/subjects/linked-value/versions/2")["id"] == second
+            assert registries[new_leader].ok("GET", "/exporters/dr/status")["state"] == "RUNNING"
+            assert registries[survivor].ok("PUT", "/exporters/dr/pause") == {"name": "dr"}
+        finally:
+            cluster.brokers[leader].start()
+            registries[leader].wait_until_serving()
+        cluster.wait_for_isr(SCHEMAS, 0, {1, 2, 3}, timeout=30)
+        cluster.wait_for_isr(exporters_topic, 0, {1, 2, 3}, timeout=30)
+        assert registries[leader].ok("GET", "/exporters/dr/status")["state"] == "PAUSED"
+        status, _, _ = registries[leader].raw("DELETE", "/exporters/dr")
+        assert status == 204
+
+
 def test_writes_follow_the_leader_through_a_controlled_shutdown(cluster):
     registries = cluster.registries
     leader = schemas_leader(cluster)
