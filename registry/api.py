@@ -38,6 +38,7 @@ from .contexts import (
 from .guids import CONFLUENT_VERSION, InvalidMetadata, metadata_arg, parse_guid
 from .rules import PHASES, InvalidRuleSet, merge_metadata, merge_rule_sets, rule_set_arg, with_confluent_version
 from .protobuf import print_proto, serialized as protobuf_serialized
+from .reserved import RESTRICTED_PREFIX, reserved_field_errors, restricted_field
 from .tags import (TagRequestError, modify_proto_tags, modify_tags, schema_tags_answer, schema_tags_arg,
                    tagged_entities)
 from .schemas import AVRO, COMPATIBILITY_LEVELS, PROTOBUF, SCHEMA_TYPES, InvalidSchema, ParsedSchema, parse_schema
@@ -470,6 +471,7 @@ class RegistryApi:
         version's metadata and rule set where the request has none, under the config's defaults
         and overrides (Confluent's lookUpSchemaUnderSubject)."""
         parsed, references = await self._parse_request(body, subject, self._normalize(subject, query))
+        self._check_field_names(subject, parsed, body, references)
         metadata, rule_set = self._metadata_arg(body), self._rule_set_arg(body)
         versions = self.state.versions(subject, include_deleted=_flag(query, "deleted"))
         if not versions:
@@ -572,10 +574,12 @@ class RegistryApi:
         return await self.register(subject, request, {})
 
     async def test_compatibility(self, subject: str, version_text: str | None, query: dict, body) -> dict:
-        parsed, _ = await self._parse_request(body, subject, self._normalize(subject, query))
+        parsed, references = await self._parse_request(body, subject, self._normalize(subject, query))
+        self._check_field_names(subject, parsed, body, references)
         level = self.state.compatibility(subject)
+        metadata = self._metadata_arg(body)
         if version_text is None:
-            errors = await self._compatibility_errors(parsed, subject, level, self._metadata_arg(body))
+            errors = await self._compatibility_errors(parsed, subject, level, metadata)
         else:
             number = _version_arg(version_text)
             versions = self.state.versions(subject)
@@ -584,7 +588,9 @@ class RegistryApi:
                     return {"is_compatible": True}
                 raise subject_not_found(subject)
             previous = self.version(subject, version_text)
-            errors = await self._errors_against(parsed, [previous], level.removesuffix("_TRANSITIVE"))
+            errors = self._reserved_field_errors(subject, parsed, metadata, previous)
+            errors += await self._errors_against(parsed, [previous], level.removesuffix("_TRANSITIVE"))
+            errors = self._with_config_note(subject, level, errors)
         answer = {"is_compatible": not errors}
         if _flag(query, "verbose"):
             answer["messages"] = errors
@@ -736,6 +742,7 @@ class RegistryApi:
             return await self._import(subject, body, parsed, references, metadata, rule_set)
         if mode == "IMPORT":
             raise RegistryError(422, 42205, f"Subject {subject} is not in read-write mode")
+        self._check_field_names(subject, parsed, body, references)
         if requested is not None and type(requested) is not int:
             raise RegistryError(422, 42202, f"The specified version '{requested}' is not a valid version id.")
         requested = requested or 0  # 0: the next version; -1: the latest if it holds this schema
@@ -763,7 +770,7 @@ class RegistryApi:
         errors = await self._compatibility_errors(parsed, subject, state.compatibility(subject), metadata)
         if errors:
             raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema for "
-                                          f"subject \"{subject}\", details: {errors}")
+                                          f"subject \"{subject}\", details: [{', '.join(errors)}]")
         context = context_of(subject)
         schema_id = state.id_of(parsed.schema_type, parsed.canonical, references, context, metadata, rule_set)
         if schema_id is None:
@@ -1111,14 +1118,49 @@ class RegistryApi:
         `compatibilityGroup` in the config in scope, only the versions whose metadata property of that
         name has the value `metadata` has (absent counts as a value), as Confluent's registry does."""
         live = self.state.versions(subject)
+        errors = self._reserved_field_errors(subject, parsed, metadata, live[-1] if live else None)
         group = self.state.contracts_in_scope(subject).get("compatibilityGroup")
         if group is not None:
             value = ((metadata or {}).get("properties") or {}).get(group)
             live = [entry for entry in live if ((entry.metadata or {}).get("properties") or {}).get(group) == value]
-        if level == "NONE" or not live:
+        if level != "NONE" and live:
+            previous = live if level.endswith("_TRANSITIVE") else live[-1:]
+            errors += await self._errors_against(parsed, list(reversed(previous)), level.removesuffix("_TRANSITIVE"))
+        return self._with_config_note(subject, level, errors)
+
+    def _validate_fields(self, subject: str) -> bool:
+        """`validateFields` in the config in scope (false unless set, Confluent's
+        schema.validate.fields default)."""
+        return self.state.setting(subject, "validateFields") is True
+
+    def _reserved_field_errors(self, subject: str, parsed: ParsedSchema, metadata: dict | None,
+                               previous: SchemaVersion | None) -> list[str]:
+        """With `validateFields`: the reserved fields `metadata` drops from `previous`'s and those the
+        schema has at its top level (registry/reserved.py); nothing without it."""
+        if not self._validate_fields(subject):
             return []
-        previous = live if level.endswith("_TRANSITIVE") else live[-1:]
-        return await self._errors_against(parsed, list(reversed(previous)), level.removesuffix("_TRANSITIVE"))
+        return reserved_field_errors(parsed, metadata, previous.metadata if previous else None, previous is not None)
+
+    def _with_config_note(self, subject: str, level: str, errors: list[str]) -> list[str]:
+        """Compatibility errors, when there are any, end with the settings they were found under,
+        as Confluent's registry writes them."""
+        if not errors:
+            return errors
+        return [*errors, f"{{validateFields: '{str(self._validate_fields(subject)).lower()}', compatibility: '{level}'}}"]
+
+    def _check_field_names(self, subject: str, parsed: ParsedSchema, body: dict, references: list) -> None:
+        """With `validateFields`, a JSON object schema's property names may not start with `$$`
+        (Confluent's 42201, its shape: the schema as it was sent, then why it is invalid)."""
+        if not self._validate_fields(subject):
+            return
+        name = restricted_field(parsed)
+        if name is None:
+            return
+        refs = ", ".join(f"{{name='{r['name']}', subject='{r['subject']}', version={r['version']}}}"
+                         for r in references)
+        raise RegistryError(422, 42201, f"Invalid schema {{subject={subject},version=0,id=-1,schemaType=JSON,"
+                                        f"references=[{refs}],schema={body.get('schema')}}}, details: #: Field names "
+                                        f"cannot start with {RESTRICTED_PREFIX} prefix")
 
     async def _errors_against(self, parsed: ParsedSchema, entries: list[SchemaVersion], level: str) -> list[str]:
         """Why `parsed` is not compatible under `level` with each of the stored versions. Avro and JSON

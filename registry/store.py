@@ -330,6 +330,12 @@ class RegistryState:
     def normalize(self, subject: str | None) -> bool | None:
         return self._setting(self.normalizes, subject, None)
 
+    def setting(self, subject: str | None, name: str):
+        """A CONFIG_SETTINGS value in force for `subject`: the subject's own, else its context's,
+        else the global one (as `normalize`); None where none sets it."""
+        return self._setting({scope: contracts[name] for scope, contracts in self.contracts.items()
+                              if name in contracts}, subject, None)
+
     def contracts_in_scope(self, subject: str | None) -> dict:
         """The defaultMetadata, overrideMetadata, defaultRuleSet and overrideRuleSet a registration
         under `subject` gets: those of the subject's own config record where it has one (Confluent
