@@ -574,7 +574,8 @@ class RegistryApi:
         return await self.register(subject, request, {})
 
     async def test_compatibility(self, subject: str, version_text: str | None, query: dict, body) -> dict:
-        parsed, references = await self._parse_request(body, subject, self._normalize(subject, query))
+        parsed, references = await self._parse_request(body, subject, self._normalize(subject, query),
+                                                        self._validate_new(subject))
         self._check_field_names(subject, parsed, body, references)
         level = self.state.compatibility(subject)
         metadata = self._metadata_arg(body)
@@ -730,7 +731,10 @@ class RegistryApi:
 
     async def register(self, subject: str, body, query: dict | None = None) -> dict:
         body, tagging = await self._with_request_tags(subject, body)
-        parsed, references = await self._parse_request(body, subject, self._normalize(subject, query or {}))
+        # A schema given with its id (IMPORT) is not validated as new (Confluent's validateAsNew)
+        validate_new = isinstance(body, dict) and body.get("id") is None and self._validate_new(subject)
+        parsed, references = await self._parse_request(body, subject, self._normalize(subject, query or {}),
+                                                        validate_new)
         metadata, rule_set = self._metadata_arg(body), self._rule_set_arg(body)
         state = self.state
         mode = state.mode(subject)
@@ -1013,8 +1017,8 @@ class RegistryApi:
             return text
         return entry.schema
 
-    async def _parse_request(self, body, subject: str | None = None,
-                             normalize: bool = False) -> tuple[ParsedSchema, list]:
+    async def _parse_request(self, body, subject: str | None = None, normalize: bool = False,
+                             validate_new: bool = False) -> tuple[ParsedSchema, list]:
         """The request's schema, parsed with its references (in a worker thread: Avro and JSON
         Schema over PARSE_IN_THREAD_CHARS, as Apache Avro's parser takes seconds on a hundred thousand
         fields, which would stall the broker's event loop; Protobuf always, as it waits for protoc's
@@ -1035,7 +1039,7 @@ class RegistryApi:
 
             def parse() -> ParsedSchema:
                 resolved = [(name, _parsed_cached(plan)) for name, plan in planned]
-                return parse_schema(kind, text, resolved, normalize=normalize)
+                return parse_schema(kind, text, resolved, normalize=normalize, validate_new=validate_new)
 
             if kind == PROTOBUF or size > PARSE_IN_THREAD_CHARS:  # (protoc: a child process to wait for)
                 return await asyncio.to_thread(parse), references
@@ -1127,6 +1131,12 @@ class RegistryApi:
             previous = live if level.endswith("_TRANSITIVE") else live[-1:]
             errors += await self._errors_against(parsed, list(reversed(previous)), level.removesuffix("_TRANSITIVE"))
         return self._with_config_note(subject, level, errors)
+
+    def _validate_new(self, subject: str) -> bool:
+        """`validateNewSchemas` in the config in scope (true unless set false, Confluent's
+        schema.validate.new.schemas default): a schema registered or tested is validated as new
+        (registry/schemas.py parse_schema)."""
+        return self.state.setting(subject, "validateNewSchemas") is not False
 
     def _validate_fields(self, subject: str) -> bool:
         """`validateFields` in the config in scope (false unless set, Confluent's

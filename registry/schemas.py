@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass, field
 
 AVRO = "AVRO"
@@ -181,19 +182,23 @@ def _linear_avro_field_parsing() -> None:
 
 
 def parse_schema(schema_type: str, text: str, references: list[tuple[str, "ParsedSchema"]] = (), *,
-                 normalize: bool = False) -> ParsedSchema:
+                 normalize: bool = False, validate_new: bool = False) -> ParsedSchema:
     """Parse `text` as a schema of `schema_type`; raises InvalidSchema naming what is wrong.
     `references` are Confluent's schema references, resolved: (reference name, the referenced
     schema, parsed with its own references). An Avro schema may use the named types they define; a
     JSON Schema may `$ref` a reference by its name; a Protobuf schema imports a reference by its name.
     `normalize` (Confluent's normalize=true) gives equivalent schemas one canonical text: object keys
-    sorted for Avro and JSON Schema, imports, options and fields ordered for Protobuf."""
+    sorted for Avro and JSON Schema, imports, options and fields ordered for Protobuf.
+    `validate_new` (a schema being registered or tested under the config's `validateNewSchemas`,
+    true unless set false, as Confluent's validateAsNew): an Avro schema's namespaces are checked
+    and its field defaults must be values of their fields' types (Java Avro's validateDefaults);
+    without it (a stored schema, a lookup) only its simple names are checked, not its namespaces."""
     for name, referenced in references:
         if referenced.schema_type != schema_type:
             raise InvalidSchema(f"Invalid schema: reference {name} is a {referenced.schema_type} schema, "
                                 f"not {schema_type}")
     if schema_type == AVRO:
-        parsed = _parse_avro(text, references)
+        parsed = _parse_avro(text, references, validate_new)
     elif schema_type == JSON:
         parsed = _parse_json_schema(text, references)
     elif schema_type == PROTOBUF:
@@ -220,7 +225,7 @@ def _parse_protobuf(text: str, references, normalize: bool) -> ParsedSchema:
     return ParsedSchema(PROTOBUF, print_proto(descriptor, normalize=normalize), descriptor, named)
 
 
-def _parse_avro(text: str, references) -> ParsedSchema:
+def _parse_avro(text: str, references, validate_new: bool = False) -> ParsedSchema:
     import avro.errors
     import avro.name
     import avro.schema
@@ -229,16 +234,114 @@ def _parse_avro(text: str, references) -> ParsedSchema:
     referenced = {}
     for _, schema in references:
         referenced.update(schema.named)
-    names = avro.name.Names()
+    names = avro.name.Names(validate_names=validate_new)
     names.names.update(referenced)
     try:
-        parsed = avro.schema.make_avsc_object(json.loads(text), names)
+        parsed = avro.schema.make_avsc_object(json.loads(text), names, validate_names=validate_new)
+        if validate_new:
+            _check_avro_defaults(parsed, set())
+        else:
+            _check_avro_simple_names(parsed, set())
     except (avro.errors.AvroException, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
         raise InvalidSchema(f"Invalid AVRO schema: {exc}") from None
     # The canonical text names the referenced types rather than writing them out, as it was given.
     known = avro.name.Names()
     known.names.update(referenced)
     return ParsedSchema(AVRO, json.dumps(parsed.to_json(known), separators=(",", ":")), parsed, names.names)
+
+
+def _check_avro_simple_names(schema, seen: set) -> None:
+    """The names of records, enums and fixed types and of record fields, each alone (Confluent's
+    AvroSchemaUtils.validateNames, for a schema not validated as new: its namespaces go unchecked)."""
+    import avro.name
+
+    if id(schema) in seen:
+        return
+    seen.add(id(schema))
+    kind = getattr(schema, "type", None)
+    if kind in ("record", "error", "enum", "fixed"):
+        avro.name.validate_basename(schema.name)
+    if kind in ("record", "error"):
+        for field in schema.fields:
+            avro.name.validate_basename(field.name)
+            _check_avro_simple_names(field.type, seen)
+    elif kind == "array":
+        _check_avro_simple_names(schema.items, seen)
+    elif kind == "map":
+        _check_avro_simple_names(schema.values, seen)
+    elif kind == "union":
+        for branch in schema.schemas:
+            _check_avro_simple_names(branch, seen)
+
+
+_NO_DEFAULT = object()
+# What Java's Double.valueOf reads: NaN, Infinity, decimal and hexadecimal floats, a type suffix, blanks around.
+_JAVA_DOUBLE = re.compile(r"^[\x00-\x20]*[+-]?(NaN|Infinity|((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?"
+                          r"|0[xX]([0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?\d+)[fFdD]?)[\x00-\x20]*$")
+_INT_RANGE = {"int": (-2 ** 31, 2 ** 31 - 1), "long": (-2 ** 63, 2 ** 63 - 1)}
+
+
+def _check_avro_defaults(schema, seen: set) -> None:
+    """Each record field's default a value of the field's type, checked where Java Avro's parser
+    checks it (a field's type first, then its default), failing as it fails."""
+    import avro.errors
+
+    if id(schema) in seen:
+        return
+    seen.add(id(schema))
+    kind = getattr(schema, "type", None)
+    if kind in ("record", "error"):
+        for field in schema.fields:
+            _check_avro_defaults(field.type, seen)
+            default = field.default
+            if field.has_default and getattr(field.type, "type", None) in ("float", "double") and isinstance(default, str):
+                # Java Avro reads a float or double field's text default as a number (Double.valueOf)
+                if not _JAVA_DOUBLE.match(default):
+                    raise avro.errors.AvroException(f'For input string: "{default}"')
+                continue
+            if field.has_default and not _valid_default(field.type, default):
+                shown = json.dumps(field.default, separators=(",", ":"))
+                raise avro.errors.AvroException(f"Invalid default for field {field.name}: {shown} not a "
+                                                f"{json.dumps(field.type.to_json(), separators=(',', ':'))}")
+    elif kind == "array":
+        _check_avro_defaults(schema.items, seen)
+    elif kind == "map":
+        _check_avro_defaults(schema.values, seen)
+    elif kind == "union":
+        for branch in schema.schemas:
+            _check_avro_defaults(branch, seen)
+
+
+def _valid_default(schema, value) -> bool:
+    """Java Avro's Schema.isValidDefault: a union's default may be of any branch; a record's is an
+    object whose each field is given or defaulted."""
+    if value is _NO_DEFAULT:
+        return False
+    kind = getattr(schema, "type", None)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind in ("string", "bytes", "enum", "fixed"):
+        return isinstance(value, str)
+    if kind in _INT_RANGE:
+        low, high = _INT_RANGE[kind]
+        return type(value) is int and low <= value <= high
+    if kind in ("float", "double"):
+        return number
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "null":
+        return value is None
+    if kind == "array":
+        return isinstance(value, list) and all(_valid_default(schema.items, item) for item in value)
+    if kind == "map":
+        return isinstance(value, dict) and all(_valid_default(schema.values, item) for item in value.values())
+    if kind == "union":
+        return any(_valid_default(branch, value) for branch in schema.schemas)
+    if kind in ("record", "error"):
+        return isinstance(value, dict) and all(
+            _valid_default(field.type, value[field.name] if field.name in value
+                           else (field.default if field.has_default else _NO_DEFAULT))
+            for field in schema.fields)
+    return False
 
 
 def _parse_json_schema(text: str, references) -> ParsedSchema:

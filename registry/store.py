@@ -135,8 +135,11 @@ def delete_subject_value(subject: str, version: int) -> bytes:
 CONTRACT_FIELDS = ("defaultMetadata", "overrideMetadata", "defaultRuleSet", "overrideRuleSet")
 # The other settings a CONFIG value may carry, by the type of their value: `compatibilityGroup` (a
 # metadata property: versions are checked only against those with the same value of it), and
-# `validateFields` / `validateRules` (kept and answered as Confluent's registry keeps them).
-CONFIG_SETTINGS = {"compatibilityGroup": str, "validateFields": bool, "validateRules": bool}
+# `validateFields` (reserved fields and `$$` JSON property names checked, registry/reserved.py),
+# `validateNewSchemas` (a new Avro schema's namespaces and defaults checked, registry/schemas.py) and
+# `validateRules` (kept and answered: Confluent's open-source registry keeps it and acts on nothing).
+CONFIG_SETTINGS = {"compatibilityGroup": str, "validateFields": bool, "validateNewSchemas": bool,
+                   "validateRules": bool}
 
 
 def _contracts(value: dict) -> dict:

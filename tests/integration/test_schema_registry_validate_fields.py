@@ -133,3 +133,42 @@ def test_confluent_kafka_client_sees_the_409(registry):
         client.register_schema("client-reserved-value", schema)
     assert raised.value.http_status_code == 409 and raised.value.error_code == 409
     assert CONFLICTS.format("g") in raised.value.error_message
+
+
+# -- validateNewSchemas (Confluent's testRegisterSchemaWithInvalidNamespace, ...InvalidDefault and
+# RestApiCompatibilityTest.testRegisterBadDefaultWithValidateNewSchemaConfig) -------------------------
+
+BAD_NAMESPACE = json.dumps({"type": "record", "name": "myrecord", "namespace": "a-bad.namespace", "fields": [
+    {"type": "string", "name": "f"}, {"type": "string", "name": "g", "default": "d"}]})
+BAD_DEFAULT = json.dumps({"namespace": "namespace", "type": "record", "name": "test", "fields": [
+    {"name": "string_default", "type": "string", "default": None}]})
+BAD_INT_DEFAULT = json.dumps({"type": "record", "name": "myrecord", "fields": [
+    {"type": "int", "default": "foo", "name": "f"}]})
+
+
+def test_new_schemas_validated_unless_validate_new_schemas_is_false():
+    with registry_broker() as registry:  # its own broker: the global config changes
+        for subject, schema in (("ns-value", BAD_NAMESPACE), ("default-value", BAD_DEFAULT)):
+            status, answer = register(registry, subject, {"schema": schema})
+            assert (status, answer["error_code"]) == (422, 42201), answer
+        status, answer = register(registry, "default-value", {"schema": BAD_DEFAULT})
+        assert answer["message"] == ('Invalid AVRO schema: Invalid default for field string_default: null not a '
+                                     '"string"')
+        path = "/compatibility/subjects/compat-value/versions/latest"
+        assert registry.error("POST", path, {"schema": BAD_INT_DEFAULT}) == (422, 42201)
+
+        assert registry.ok("PUT", "/config", {"compatibility": "BACKWARD", "validateNewSchemas": False}) == {
+            "compatibility": "BACKWARD", "validateNewSchemas": False}
+        assert registry.ok("GET", "/config")["validateNewSchemas"] is False
+        assert registered_id(registry, "ns-value", {"schema": BAD_NAMESPACE}) == (200, 1)
+        assert registered_id(registry, "default-value", {"schema": BAD_DEFAULT}) == (200, 2)
+        assert registry.ok("POST", path, {"schema": BAD_INT_DEFAULT}) == {"is_compatible": True}
+        # Stored, they are read back, looked up and compared with as any version
+        assert registry.ok("GET", "/subjects/ns-value/versions/1")["schema"] == BAD_NAMESPACE.replace(" ", "")
+        assert registry.ok("POST", "/subjects/default-value", {"schema": BAD_DEFAULT})["version"] == 1
+        assert registry.ok("POST", "/compatibility/subjects/ns-value/versions/latest",
+                           {"schema": BAD_NAMESPACE}) == {"is_compatible": True}
+        # A subject's own setting wins
+        registry.ok("PUT", "/config/strict-value", {"validateNewSchemas": True})
+        assert registry.error("POST", "/subjects/strict-value/versions", {"schema": BAD_DEFAULT}) == (422, 42201)
+        assert registry.error("PUT", "/config", {"validateNewSchemas": "no"}) == (422, 422)

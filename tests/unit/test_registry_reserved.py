@@ -7,7 +7,7 @@ import json
 import pytest
 
 from registry.reserved import (reserved_field_errors, reserved_fields, restricted_field, top_level_fields)
-from registry.schemas import parse_schema
+from registry.schemas import InvalidSchema, parse_schema
 from registry.store import RegistryState, config_key, config_value
 
 AVRO_RECORD = json.dumps({"type": "record", "name": "myrecord", "fields": [
@@ -105,3 +105,59 @@ def test_validate_fields_in_scope_subject_then_context_then_global():
     assert state.setting(":.ctx:v", "validateFields") is False
     state.apply(config_key(None), None)
     assert state.setting("t", "validateFields") is None
+
+
+# -- validateNewSchemas: Avro defaults and namespaces (registry/schemas.py) ----------------------------
+
+def with_default(kind, default) -> str:
+    return json.dumps({"type": "record", "name": "r", "fields": [{"name": "f", "type": kind, "default": default}]})
+
+
+# Each answer as Java Avro 1.12's parser with validateDefaults gives it (checked against it)
+@pytest.mark.parametrize("kind, default, refusal", [
+    ("int", "foo", 'Invalid default for field f: "foo" not a "int"'),
+    ("string", None, 'Invalid default for field f: null not a "string"'),
+    (["null", "string"], "x", None),  # a union's default may be of any branch
+    (["string", "null"], 1, 'Invalid default for field f: 1 not a ["string","null"]'),
+    ("int", 1.0, 'Invalid default for field f: 1.0 not a "int"'),
+    ("int", 2 ** 31, 'Invalid default for field f: 2147483648 not a "int"'),
+    ("long", -2 ** 63, None),
+    ("long", 2 ** 63, 'Invalid default for field f: 9223372036854775808 not a "long"'),
+    ("float", 1, None),
+    ("int", True, 'Invalid default for field f: true not a "int"'),
+    ("boolean", 0, 'Invalid default for field f: 0 not a "boolean"'),
+    ({"type": "array", "items": "int"}, [1, "a"], 'Invalid default for field f: [1,"a"] not a '
+                                                  '{"type":"array","items":"int"}'),
+    ({"type": "map", "values": "long"}, [], 'Invalid default for field f: [] not a {"type":"map","values":"long"}'),
+    ({"type": "record", "name": "I", "fields": [{"name": "a", "type": "int"},
+                                                {"name": "b", "type": "string", "default": "x"}]}, {"a": 1}, None),
+    ({"type": "record", "name": "I", "fields": [{"name": "a", "type": "int", "default": "bad"}]}, {"a": 1},
+     'Invalid default for field a: "bad" not a "int"'),  # the inner field first, as Java parses
+    ("double", "NaN", None), ("float", " 2d ", None), ("double", "0x1p3", None),  # Java's Double.valueOf
+    ("double", "abc", 'For input string: "abc"'),
+    (["double", "null"], "1.5", 'Invalid default for field f: "1.5" not a ["double","null"]'),
+])
+def test_avro_defaults_of_a_new_schema(kind, default, refusal):
+    text = with_default(kind, default)
+    if refusal is None:
+        parse_schema("AVRO", text, validate_new=True)
+    else:
+        with pytest.raises(InvalidSchema) as raised:
+            parse_schema("AVRO", text, validate_new=True)
+        assert str(raised.value) == f"Invalid AVRO schema: {refusal}"
+    parse_schema("AVRO", text)  # not new: defaults are not checked
+
+
+def test_avro_namespaces_of_a_new_schema():
+    bad_namespace = json.dumps({"type": "record", "name": "myrecord", "namespace": "a-bad.namespace",
+                                "fields": [{"name": "f", "type": "string"}]})
+    with pytest.raises(InvalidSchema, match="a-bad is not a valid Avro name"):
+        parse_schema("AVRO", bad_namespace, validate_new=True)
+    assert parse_schema("AVRO", bad_namespace).parsed.fullname == "a-bad.namespace.myrecord"
+    # Not new: the simple names still are checked
+    for bad in ({"type": "record", "name": "my-record", "fields": []},
+                {"type": "record", "name": "r", "fields": [{"name": "f-x", "type": "int"}]},
+                {"type": "record", "name": "r", "fields": [{"name": "e", "type": {"type": "fixed", "name": "f-x",
+                                                                                  "size": 1}}]}):
+        with pytest.raises(InvalidSchema, match="is not a valid Avro name"):
+            parse_schema("AVRO", json.dumps(bad))
