@@ -584,13 +584,13 @@ class RegistryApi:
         else:
             number = _version_arg(version_text)
             versions = self.state.versions(subject)
-            if not versions:
-                if number is None:  # nothing to be incompatible with
-                    return {"is_compatible": True}
+            if not versions and number is not None:
                 raise subject_not_found(subject)
-            previous = self.version(subject, version_text)
+            # "latest" of a subject without versions: nothing to be incompatible with but its reserved fields
+            previous = self.version(subject, version_text) if versions else None
             errors = self._reserved_field_errors(subject, parsed, metadata, previous)
-            errors += await self._errors_against(parsed, [previous], level.removesuffix("_TRANSITIVE"))
+            if previous is not None:
+                errors += await self._errors_against(parsed, [previous], level.removesuffix("_TRANSITIVE"))
             errors = self._with_config_note(subject, level, errors)
         answer = {"is_compatible": not errors}
         if _flag(query, "verbose"):

@@ -80,6 +80,7 @@ def test_reserved_fields_by_global_and_subject_validate_fields(registry):
 def test_checked_under_none_and_when_testing_compatibility(registry):
     subject = "reserved-none-value"
     registry.ok("PUT", f"/config/{subject}", {"compatibility": "NONE", "validateFields": True})
+    registry.ok("PUT", "/config/reserved-empty", {"compatibility": "BACKWARD", "validateFields": True})
     assert register(registry, subject, reserving(F_AND_G, "x"))[0] == 200
     # NONE: no compatibility check, the reserved fields still are
     status, answer = register(registry, subject, reserving(F_AND_G, "f"))
@@ -89,6 +90,13 @@ def test_checked_under_none_and_when_testing_compatibility(registry):
     assert registry.ok("POST", path, reserving(F_AND_G, "f")) == {"is_compatible": False, "messages": [
         REMOVED.format("x"), CONFLICTS.format("f"), "{validateFields: 'true', compatibility: 'NONE'}"]}
     assert registry.ok("POST", path, reserving(F_AND_G, "x,y")) == {"is_compatible": True, "messages": []}
+    # A subject without versions: its reserved fields still are checked, with "latest" too
+    for empty in ("/compatibility/subjects/reserved-empty/versions/latest?verbose=true",
+                  "/compatibility/subjects/reserved-empty/versions?verbose=true"):
+        assert registry.ok("POST", empty, reserving(F_AND_G, "f")) == {"is_compatible": False, "messages": [
+            CONFLICTS.format("f"), "{validateFields: 'true', compatibility: 'BACKWARD'}"]}, empty
+    assert registry.ok("POST", "/compatibility/subjects/reserved-empty/versions/latest",
+                       reserving(F_AND_G, "x")) == {"is_compatible": True}
     # Without the setting, nothing of this is checked
     registry.ok("PUT", f"/config/{subject}", {"validateFields": False})
     assert registry.ok("POST", path, reserving(F_AND_G, "f")) == {"is_compatible": True, "messages": []}
