@@ -1156,7 +1156,8 @@ class RegistryApi:
         as Confluent's registry writes them."""
         if not errors:
             return errors
-        return [*errors, f"{{validateFields: '{str(self._validate_fields(subject)).lower()}', compatibility: '{level}'}}"]
+        flag = "true" if self._validate_fields(subject) else "false"
+        return [*errors, f"{{validateFields: '{flag}', compatibility: '{level}'}}"]
 
     def _check_field_names(self, subject: str, parsed: ParsedSchema, body: dict, references: list) -> None:
         """With `validateFields`, a JSON object schema's property names may not start with `$$`

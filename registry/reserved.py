@@ -40,8 +40,9 @@ def reserved_fields(metadata: dict | None) -> set[str]:
 def top_level_fields(parsed: ParsedSchema) -> set[str]:
     """The schema's top-level field names (see the module's docstring)."""
     if parsed.schema_type == AVRO:
-        fields = getattr(parsed.parsed, "fields", None)
-        return {field.name for field in fields} if getattr(parsed.parsed, "type", None) in ("record", "error") and fields else set()
+        if getattr(parsed.parsed, "type", None) not in ("record", "error"):
+            return set()
+        return {field.name for field in parsed.parsed.fields}
     if parsed.schema_type == JSON:
         properties = parsed.parsed.get("properties") if isinstance(parsed.parsed, dict) else None
         return set(properties) if isinstance(properties, dict) else set()

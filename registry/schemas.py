@@ -294,7 +294,8 @@ def _check_avro_defaults(schema, seen: set) -> None:
         for field in schema.fields:
             _check_avro_defaults(field.type, seen)
             default = field.default
-            if field.has_default and getattr(field.type, "type", None) in ("float", "double") and isinstance(default, str):
+            floating = getattr(field.type, "type", None) in ("float", "double")
+            if field.has_default and floating and isinstance(default, str):
                 # Java Avro reads a float or double field's text default as a number (Double.valueOf)
                 if not _JAVA_DOUBLE.match(default):
                     raise avro.errors.AvroException(f'For input string: "{default}"')

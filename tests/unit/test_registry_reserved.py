@@ -87,8 +87,8 @@ def test_json_property_names_may_not_start_with_two_dollars():
     # Only the root's properties; other schema types have none
     assert restricted_field(parse_schema("JSON", json.dumps({"type": "object", "properties": {
         "a": {"type": "object", "properties": {"$$b": {}}}}}))) is None
-    assert restricted_field(parse_schema("JSON", json.dumps({"type": "array", "items": {"type": "object", "properties": {
-        "$$b": {}}}}))) is None
+    array = {"type": "array", "items": {"type": "object", "properties": {"$$b": {}}}}
+    assert restricted_field(parse_schema("JSON", json.dumps(array))) is None
     assert restricted_field(parse_schema("AVRO", AVRO_RECORD)) is None
 
 
