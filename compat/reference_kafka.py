@@ -128,7 +128,11 @@ class ReferenceKafka(ManagedProcess):
         self.format_args = tuple(format_args)  # e.g. ("--add-scram", "SCRAM-SHA-256=[name=admin,password=pw]")
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
-        self.controller_port = controller_port or free_port()  # given when `config` names its own listeners
+        self.controller_port = controller_port  # given when `config` names its own listeners
+        while not self.controller_port or self.controller_port == self.port:
+            # The OS may hand out the port it just gave for the broker's listener again (both probes
+            # closed at once): Kafka then refuses two listeners on one port.
+            self.controller_port = free_port()
         self.config = dict(config or {})
         self.jvm_options = jvm_options
         self.log_dir = self.data_dir / "data"

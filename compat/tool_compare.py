@@ -275,6 +275,9 @@ class ToolSessionFailure(AssertionError):
     """The tool JVM died or a tool did not finish in time."""
 
 
+_COMPILING = threading.Lock()  # one javac of ToolSession.java at a time
+
+
 class ToolSession:
     """One JVM that runs Kafka `version`'s tools on request (compat/reference/ToolSession.java)."""
 
@@ -286,17 +289,20 @@ class ToolSession:
         self._answered = threading.Condition()
 
     def _classes(self) -> Path:
-        """ToolSession.java compiled against this Kafka's jars (once per source and version)."""
+        """ToolSession.java compiled against this Kafka's jars (once per source and version; sessions
+        started from several threads at once compile it once)."""
         source = SESSION_SOURCE.read_bytes()
         digest = hashlib.sha256(source + self.version.encode()).hexdigest()[:16]
         classes = self.build_dir or (libs_dir(self.version).parent / "tool-session" / digest)
-        if not (classes / "ToolSession.class").is_file():
-            classes.mkdir(parents=True, exist_ok=True)
-            javac = Path(java()).with_name("javac")
-            done = subprocess.run([str(javac), "-nowarn", "-d", str(classes), "-cp", str(libs_dir(self.version) / "*"),
-                                   str(SESSION_SOURCE)], capture_output=True, text=True, timeout=180)
-            if done.returncode != 0:
-                raise ToolSessionFailure(f"ToolSession.java does not compile:\n{done.stdout}{done.stderr}")
+        with _COMPILING:
+            if not (classes / "ToolSession.class").is_file():
+                classes.mkdir(parents=True, exist_ok=True)
+                javac = Path(java()).with_name("javac")
+                done = subprocess.run([str(javac), "-nowarn", "-d", str(classes), "-cp",
+                                       str(libs_dir(self.version) / "*"), str(SESSION_SOURCE)],
+                                      capture_output=True, text=True, timeout=180)
+                if done.returncode != 0:
+                    raise ToolSessionFailure(f"ToolSession.java does not compile:\n{done.stdout}{done.stderr}")
         return classes
 
     def start(self) -> None:

@@ -89,6 +89,22 @@ def pytest_runtest_makereport(item, call):
             report.sections.append((f"broker log {used.log_path}", used.log_tail()))
 
 
+# --- long commands started with the session ----------------------------------------------------
+
+@pytest.fixture(scope="session", autouse=True)
+def _conformance_beside_the_suite(request, tmp_path_factory):
+    """The conformance suite's command (test_conformance.py) starts with the first test when that test
+    is to run in this session: it mostly waits on the reference Kafka, so it runs beside the tests
+    before it, and test_conformance.py takes it over (tests/compat_command.py's start_early)."""
+    from tests.compat_command import selected
+
+    if not selected(request.session, "test_conformance.py::test_kafka_wire_answers_as_apache_kafka_4"):
+        return
+    from tests.integration import test_conformance
+
+    test_conformance.start_beside(request.session, tmp_path_factory.mktemp("conformance-beside"))
+
+
 # --- the reference Apache Kafka ------------------------------------------------------------------
 
 @pytest.fixture(scope="session")

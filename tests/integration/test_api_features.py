@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import uuid
 
 import pytest
 
 from testing.broker_process import BrokerProcess
 from client import WireClient
-from compat.reference_kafka import KAFKA_4, ReferenceKafkaUnavailable, install, run_tool
+from compat.reference_kafka import KAFKA_4, ReferenceKafkaUnavailable, install
+from compat.tool_compare import ToolSession
 from kafka_wire.errors import ErrorCode
 from tests.conftest import missing_tool
 
@@ -25,16 +27,21 @@ SOFTWARE = {"client_software_name": "kafka-wire-tests", "client_software_version
 
 @pytest.fixture(scope="module")
 def kafka_features():
-    """Runs Kafka 4.3.0's kafka-features.sh: (bootstrap, *args) -> CompletedProcess."""
+    """Runs Kafka 4.3.0's kafka-features.sh: (bootstrap, *args) -> CompletedProcess. The runs share one
+    JVM (compat/tool_compare.py's ToolSession: FeatureCommand's main with Exit's procedures caught, its
+    output captured), so the module pays one JVM start instead of one a run."""
     try:
         install(KAFKA_4)
     except ReferenceKafkaUnavailable as error:
         missing_tool(f"Apache Kafka {KAFKA_4}'s tools ({error})")
 
-    def run(bootstrap: str, *args: str):
-        return run_tool(KAFKA_4, FEATURE_COMMAND, "--bootstrap-server", bootstrap, *args, timeout=120)
+    with ToolSession(KAFKA_4) as session:
+        def run(bootstrap: str, *args: str) -> subprocess.CompletedProcess:
+            command = ["kafka-features.sh", "--bootstrap-server", bootstrap, *args]
+            done = session.run(FEATURE_COMMAND, *command[1:], timeout=120)
+            return subprocess.CompletedProcess(command, done.exit, done.stdout, done.stderr)
 
-    return run
+        yield run
 
 
 @pytest.fixture
@@ -246,7 +253,6 @@ def test_java_4_3_follows_the_finalized_transaction_version(tmp_path, java_kafka
 # == kafka-wire features: kafka-features.sh in Python ===========================================
 
 def kafka_wire_features(bootstrap: str, *args: str):
-    import subprocess
     import sys
 
     return subprocess.run([sys.executable, "-m", "cli", "features", args[0], "--bootstrap-server", bootstrap,

@@ -8,9 +8,8 @@ The quick form leaves out the nine long allowlisted tests of client-side feature
 compat/librdkafka_suite.py QUICK_LEAVES_OUT names (with the tests that cover their broker side);
 KW_SLOW=1 runs every allowlisted test (`--whole-allowlist`).
 
-test_compat_quick starts test_conformance.py's command first when that test runs in the same session,
-so that the two run at the same time: both mostly wait (librdkafka's tests on timers, the conformance
-cases on the reference Kafka).
+(test_conformance.py's command, when that test runs in the same session, starts with the session's first
+test, tests/conftest.py, and runs beside the tests before it.)
 """
 
 from __future__ import annotations
@@ -64,10 +63,7 @@ def test_allowlist_is_large_enough_and_known(librdkafka_build):
         assert named <= runs, f"{name}: {sorted(named - runs)} not run by the quick form"
 
 
-def test_compat_quick(librdkafka_build, tmp_path, request):
-    from tests.integration import test_conformance
-
-    test_conformance.start_beside(request.session, tmp_path / "conformance")
+def test_compat_quick(librdkafka_build, tmp_path):
     results = tmp_path / "RESULTS.md"
     done, output = run_compat(["--quick", *(["--whole-allowlist"] if WHOLE else []), "--results", str(results),
                                "--log-dir", str(tmp_path / "logs")], COMMAND_TIMEOUT)

@@ -5,8 +5,9 @@ compat/conformance/) into a scratch report and fails on any unexplained differen
 answers and ours, naming each. The full run, 3.9 too, is `kafka-wire compat --against-kafka 3.9.1`
 (docs/conformance.md); compat/CONFORMANCE.md is the committed report of the full runs.
 
-When test_compat.py's test_compat_quick runs in the same session it starts this command first
-(start_early), so that the two run at the same time (both mostly wait); this test then judges it.
+When this test is to run in a session, tests/conftest.py starts its command with the session's first
+test (start_early), so that it runs beside the tests before this one (it mostly waits on the
+reference Kafka); this test then judges it.
 """
 
 from __future__ import annotations

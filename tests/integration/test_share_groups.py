@@ -557,10 +557,12 @@ SHARE_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
 def _tool_session(bootstrap: str) -> list[tuple[str, int, str]]:
     """Kafka 4.3.0's kafka-share-groups.sh over a group that accepted 0..3 and released 4..9 of ten
     records: list, describe offsets and state, reset to earliest, delete the offsets, delete the
-    group. Each command's (first argument, exit status, output with names and ports made generic)."""
+    group. Each command's (first argument, exit status, output with names and ports made generic).
+    The commands run one after another in one tool JVM (compat/tool_compare.py's ToolSession)."""
     import re
 
-    from compat.reference_kafka import KAFKA_4, run_tool
+    from compat.reference_kafka import KAFKA_4
+    from compat.tool_compare import ToolSession
 
     topic = new_topic(bootstrap, 10)
     group = new_group(bootstrap)
@@ -572,17 +574,19 @@ def _tool_session(bootstrap: str) -> list[tuple[str, int, str]]:
     c.commit_sync(30)
     c.close()
     session = []
-    for args in (["--list"], ["--describe", "--group", group, "--offsets"], ["--describe", "--group", group, "--state"],
-                 ["--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute"],
-                 ["--describe", "--group", group, "--offsets"],
-                 ["--delete-offsets", "--group", group, "--topic", topic],
-                 ["--describe", "--group", group, "--offsets"], ["--delete", "--group", group], ["--list"]):
-        done = run_tool(KAFKA_4, SHARE_GROUP_COMMAND, "--bootstrap-server", bootstrap, *args, timeout=120)
-        out = (done.stdout + done.stderr).replace(group, "GROUP").replace(topic, "TOPIC")
-        out = re.sub(r"127\.0\.0\.1:\d+", "HOST:PORT", re.sub(r"[ \t]+", " ", out)).strip()
-        if args[0] == "--list":  # other tests' groups share these brokers
-            out = "\n".join(line for line in out.splitlines() if line == "GROUP")
-        session.append((args[0], done.returncode, out))
+    with ToolSession(KAFKA_4) as tools:
+        for args in (["--list"], ["--describe", "--group", group, "--offsets"],
+                     ["--describe", "--group", group, "--state"],
+                     ["--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute"],
+                     ["--describe", "--group", group, "--offsets"],
+                     ["--delete-offsets", "--group", group, "--topic", topic],
+                     ["--describe", "--group", group, "--offsets"], ["--delete", "--group", group], ["--list"]):
+            done = tools.run(SHARE_GROUP_COMMAND, "--bootstrap-server", bootstrap, *args, timeout=120)
+            out = (done.stdout + done.stderr).replace(group, "GROUP").replace(topic, "TOPIC")
+            out = re.sub(r"127\.0\.0\.1:\d+", "HOST:PORT", re.sub(r"[ \t]+", " ", out)).strip()
+            if args[0] == "--list":  # other tests' groups share these brokers
+                out = "\n".join(line for line in out.splitlines() if line == "GROUP")
+            session.append((args[0], done.exit, out))
     return session
 
 
@@ -594,7 +598,7 @@ def test_kafka_share_groups_tool_sees_what_it_sees_on_kafka(wire, reference_kafk
     except ReferenceKafkaUnavailable as error:
         pytest.skip(f"Kafka 4.3.0's tools: {error}")
     kafka = reference_kafka("4.3.0", SHARE_CONFIG)  # started by the module's earlier tests, in a whole run
-    # The two sessions (a tool JVM per command, one after another) run at the same time.
+    # The two sessions (a tool JVM each, its commands one after another) run at the same time.
     with ThreadPoolExecutor(2) as pool:
         ours, theirs = [future.result() for future in [pool.submit(_tool_session, wire.bootstrap),
                                                        pool.submit(_tool_session, kafka.bootstrap)]]
