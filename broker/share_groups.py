@@ -71,6 +71,8 @@ from .share_coordinator import SharePersister, ShareStateError, decoded_records,
 logger = logging.getLogger("kafka_wire.share_groups")
 
 TICK_SECONDS = 0.1
+# How many times a share-partition is loaded while its leader epoch keeps moving under the load.
+LOAD_ATTEMPTS = 3
 
 
 def now_ms() -> int:
@@ -473,9 +475,22 @@ class ShareGroups:
             sp = self.partitions.get(key)
             if sp is not None and getattr(sp, "loaded_leader_epoch", current_epoch) == current_epoch:
                 return sp
-            if sp is not None:
-                del self.partitions[key]
-            return await self._load_share_partition(group_id, topic, topic_id, partition, current_epoch)
+            for _ in range(LOAD_ATTEMPTS):
+                if sp is not None:
+                    self.discard(sp)  # requests still holding it neither write nor acquire through it
+                sp = await self._load_share_partition(group_id, topic, topic_id, partition, current_epoch)
+                # The leader epoch may have moved on while the state was read (a share coordinator
+                # away for seconds): a copy of the earlier epoch served beside the next epoch's would
+                # hand the same records to two members (seen in the cluster kill test).
+                try:
+                    current_epoch = await self._leader_epoch(topic, partition)
+                except AppendFailed:
+                    self.discard(sp)
+                    raise
+                if sp.loaded_leader_epoch == current_epoch:
+                    return sp
+            self.discard(sp)
+            raise ShareStateError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
     async def _load_share_partition(self, group_id: str, topic: str, topic_id, partition: int,
                                     leader_epoch: int) -> SharePartition:

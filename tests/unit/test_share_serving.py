@@ -228,12 +228,12 @@ def test_a_failed_state_write_drops_the_share_partition_so_a_retried_acknowledge
     assert refused.value.error == ErrorCode.INVALID_RECORD_STATE
 
 
-def test_an_acknowledgement_finding_its_records_done_by_a_write_in_flight_waits_for_that_write():
+def test_an_acknowledgement_finding_its_records_done_by_a_write_in_flight_is_refused():
     """The same acknowledgement sent twice (a client's retry while the first still waits on its
     share coordinator): the second finds its records done in memory (the start offset moved past
-    them) and changes nothing. It is answered only once the first's write ends, and with an error
-    when that write failed: answered NONE at once, the records would count as accepted with
-    nothing stored, and the next leader would deliver them again."""
+    them) and is refused at once, INVALID_RECORD_STATE, as Kafka refuses a batch no longer in its
+    cache. Answered NONE, the records would count as accepted with nothing stored when the
+    first's write failed, and the next leader would deliver them again."""
     import asyncio
 
     from broker.share_coordinator import ShareStateError
@@ -270,15 +270,13 @@ def test_an_acknowledgement_finding_its_records_done_by_a_write_in_flight_waits_
                 break
             await asyncio.sleep(0)
         assert service.persister.writes == 1 and sp.start_offset == 10  # done in memory, not yet stored
-        second = asyncio.ensure_future(service.acknowledge("g", "m", "t", T1, 0, [batch]))
-        await asyncio.sleep(0.01)
-        assert not second.done()  # waits for the first's write
+        second = await service.acknowledge("g", "m", "t", T1, 0, [batch])
         service.persister.release.set()
-        return await first, await second
+        return await first, second
 
     (first_error, _), (second_error, _) = asyncio.run(scenario())
     assert first_error == ErrorCode.COORDINATOR_NOT_AVAILABLE
-    assert second_error == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert second_error == ErrorCode.INVALID_RECORD_STATE
 
 
 def _service_over(write_once, read=None):
@@ -405,6 +403,54 @@ def test_a_share_partition_loaded_again_reads_its_state_after_the_writes_made_be
     (error, _), loaded = asyncio.run(scenario())
     assert error == ErrorCode.NONE
     assert loaded.start_offset == 10 and loaded.next_fetch_offset() == 10
+
+
+def test_a_share_partition_loaded_while_its_leader_epoch_moved_on_is_not_served():
+    """A fetch loads the share-partition in leader epoch 2; its share coordinator is away, and
+    before the read answers the partition's leader epoch becomes 3 (the controller took a dead
+    broker out of the ISR) and another member's fetch asks for it. Served, the epoch-2 copy and the
+    epoch-3 copy, both read from the same state, handed the same records to two members (the
+    cluster kill test: 780 records delivered to c1 and c2 at once, both acceptances confirmed).
+    Both requests get the one copy of epoch 3."""
+    import asyncio
+
+    from coordinator.share_sessions import ShareSessionCache
+
+    epoch = {"now": 2}
+    reads = []
+    coordinator_back = asyncio.Event()
+
+    async def leading(parts):
+        return [(ErrorCode.NONE, epoch["now"]) for _ in parts]
+
+    async def read_once(group_id, topic_id, partition, leader_epoch=-1):
+        reads.append(leader_epoch)
+        await coordinator_back.wait()
+        return PersistedShareState(found=True, start_offset=2700, leader_epoch=leader_epoch)
+
+    async def write_once(*args, **kwargs):
+        raise AssertionError("nothing is written")
+
+    settings = {"share.record.lock.duration.ms": 30000, "share.delivery.count.limit": 5,
+                "share.partition.max.record.locks": 2000, "share.renew.acknowledge.enable": True}
+
+    async def scenario():
+        service = _service_over(write_once, read_once)
+        service._leaderships = leading
+        service.group_config = lambda group_id, name: settings[name]
+        service.sessions = ShareSessionCache()
+        first = asyncio.ensure_future(service.share_partition("g", "t", T1, 0))
+        while not reads:
+            await asyncio.sleep(0)
+        epoch["now"] = 3
+        second = asyncio.ensure_future(service.share_partition("g", "t", T1, 0))
+        await asyncio.sleep(0.01)
+        coordinator_back.set()
+        return await first, await second
+
+    first, second = asyncio.run(scenario())
+    assert first is second and first.loaded_leader_epoch == 3 and not first.discarded
+    assert reads == [2, 3]
 
 
 @pytest.mark.parametrize("stored_error, heard", [
