@@ -71,6 +71,8 @@ from .share_coordinator import SharePersister, ShareStateError, decoded_records,
 logger = logging.getLogger("kafka_wire.share_groups")
 
 TICK_SECONDS = 0.1
+# How many times a share-partition is loaded while its leader epoch keeps moving under the load.
+LOAD_ATTEMPTS = 3
 
 
 def now_ms() -> int:
@@ -168,6 +170,8 @@ class ShareGroups:
         self.coordinator.other_groups = self.is_other_group_type
         self.sessions = ShareSessionCache(int(cfg["group.share.max.share.sessions"]))
         self.partitions: dict[tuple, SharePartition] = {}
+        # One lock per share-partition key: its state writes and loads, one at a time (`_state_turn`).
+        self._state_turns: dict[tuple, asyncio.Lock] = {}
         self.share_coordinator = share_coordinator_of(broker)
         self.persister = SharePersister(broker)
         self._loaded = False
@@ -464,8 +468,34 @@ class ShareGroups:
         sp = self.partitions.get(key)
         if sp is not None and getattr(sp, "loaded_leader_epoch", current_epoch) == current_epoch:
             return sp
-        if sp is not None:
-            del self.partitions[key]
+        # After the writes made before (of a copy dropped or loaded in an earlier epoch), so that
+        # what is read has them: one landing after the read would lay its change, answered as
+        # stored, under a copy that does not know it.
+        async with self._state_turn(key):
+            sp = self.partitions.get(key)
+            if sp is not None and getattr(sp, "loaded_leader_epoch", current_epoch) == current_epoch:
+                return sp
+            for _ in range(LOAD_ATTEMPTS):
+                if sp is not None:
+                    self.discard(sp)  # requests still holding it neither write nor acquire through it
+                sp = await self._load_share_partition(group_id, topic, topic_id, partition, current_epoch)
+                # The leader epoch may have moved on while the state was read (a share coordinator
+                # away for seconds): a copy of the earlier epoch served beside the next epoch's would
+                # hand the same records to two members (seen in the cluster kill test).
+                try:
+                    current_epoch = await self._leader_epoch(topic, partition)
+                except AppendFailed:
+                    self.discard(sp)
+                    raise
+                if sp.loaded_leader_epoch == current_epoch:
+                    return sp
+            self.discard(sp)
+            raise ShareStateError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+    async def _load_share_partition(self, group_id: str, topic: str, topic_id, partition: int,
+                                    leader_epoch: int) -> SharePartition:
+        """`share_partition`'s load, in the share-partition's state turn."""
+        key = (group_id, topic_id, partition)
         limits = {
             "record_lock_duration_ms": int(self.group_config(group_id, "share.record.lock.duration.ms")),
             "delivery_count_limit": int(self.group_config(group_id, "share.delivery.count.limit")),
@@ -473,7 +503,6 @@ class ShareGroups:
         }
         # The partition's leader epoch goes with every read and write, as Kafka's SharePartition
         # sends it: the share coordinator then fences a leader that was deposed (FENCED_LEADER_EPOCH).
-        leader_epoch = current_epoch
         state = await self.persister.read(group_id, topic_id, partition, leader_epoch)
         if state.found and state.start_offset >= 0:
             sp = SharePartition.from_persisted(group_id, topic_id, partition, start_offset=state.start_offset,
@@ -492,9 +521,6 @@ class ShareGroups:
                                 state_epoch=state.state_epoch if state.found else 0, **limits)
         sp.renew_enabled = bool(self.group_config(group_id, "share.renew.acknowledge.enable"))
         sp.loaded_leader_epoch = leader_epoch
-        again = self.partitions.get(key)  # another request may have made it while this one awaited
-        if again is not None and again.loaded_leader_epoch == leader_epoch:
-            return again
         self.partitions[key] = sp
         if not state.found or state.start_offset < 0:
             await self.persister.initialize(group_id, topic_id, partition, sp.state_epoch, sp.start_offset)
@@ -506,17 +532,24 @@ class ShareGroups:
         AppendFailed (ShareStateError) when it is refused or cannot be written."""
         if update is None:
             return
-        if sp.discarded:
-            # Dropped after a failed write while this request waited: its change would be written
-            # over a state memory no longer matches (a start offset moved past records that were
-            # never stored as done).
-            raise ShareStateError(ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                                  "the share-partition is being loaded again after a failed state write")
+        key = (sp.group_id, sp.topic_id, sp.partition)
         written = asyncio.get_running_loop().create_future()
         in_flight = _writes_in_flight(sp)
         in_flight.add(written)
         try:
-            await self.persister.write(sp.group_id, sp.topic_id, sp.partition, update, snapshot=snapshot)
+            # In the order the changes were made: an update holds only the records it changed, so
+            # one stored after a later one would put back what the later one changed (a lock
+            # timeout's AVAILABLE over the acceptance of the records' next delivery). The
+            # persister's retries while the share coordinator moves would reorder them otherwise.
+            async with self._state_turn(key):
+                current = self.partitions.get(key)
+                if sp.discarded or (current is not None and current is not sp):
+                    # Dropped after a failed write while this request waited, or loaded again
+                    # since: its change would be written over a state memory no longer matches (a
+                    # start offset moved past records that were never stored as done).
+                    raise ShareStateError(ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                                          "the share-partition was loaded again after this change was made")
+                await self.persister.write(sp.group_id, sp.topic_id, sp.partition, update, snapshot=snapshot)
         except AppendFailed:
             # Fenced (another leader or AlterShareGroupOffsets wrote since this one loaded), or not
             # written at all (refused by the share coordinator, or this broker's own append of it):
@@ -529,6 +562,15 @@ class ShareGroups:
         finally:
             in_flight.discard(written)
             written.set_result(None)
+
+    def _state_turn(self, key: tuple) -> asyncio.Lock:
+        """The share-partition's turn to read or write its state: its writes reach the share
+        coordinator one at a time in the order they were made (asyncio.Lock serves its waiters
+        in order), and a load reads the state once the writes before it ended."""
+        turn = self._state_turns.get(key)
+        if turn is None:
+            turn = self._state_turns[key] = asyncio.Lock()
+        return turn
 
     async def writes_settled(self, sp: SharePartition, writes: list) -> bool:
         """Wait for `writes` (futures of `_writes_in_flight(sp)` taken earlier) to end; whether the
@@ -578,6 +620,7 @@ class ShareGroups:
     async def delete_state(self, key: tuple) -> None:
         """Forget a share-partition and delete its state at its share coordinator."""
         self.partitions.pop(key, None)
+        self._state_turns.pop(key, None)
         await self.persister.delete(*key)
 
     # -- reading partitions ------------------------------------------------------------------------

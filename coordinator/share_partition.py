@@ -460,7 +460,13 @@ class SharePartition:
             if AcknowledgeType.RENEW in kinds and now_ms is None:
                 raise ValueError("a RENEW acknowledgement needs now_ms")
             if last < self.start_offset:
-                continue  # already done: Kafka skips such batches
+                # Done already, by this member or another (a copy of the share-partition loaded
+                # again meanwhile may have handed the records to two): Kafka no longer has such a
+                # batch in its cache and refuses it. Answered NONE, an acceptance would be
+                # confirmed that this member's delivery never made.
+                raise ShareAcknowledgeError(
+                    ErrorCode.INVALID_RECORD_STATE,
+                    "Batch record not found. The request batch offsets are not found in the cache.")
             if not self._records:
                 raise ShareAcknowledgeError(
                     ErrorCode.INVALID_RECORD_STATE,

@@ -254,6 +254,8 @@ async def _fetch_once(service, group_id, member_id, to_read, request, max_record
             answer((topic_id, partition)).update(error_code=int(read.error))
             listed.add((topic_id, partition))
             continue
+        if sp.discarded or service.partitions.get((group_id, topic_id, partition)) is not sp:
+            continue  # dropped or loaded again while this read: its acquisitions would be another copy's too
         ranges = batch_ranges(data) if read.error == ErrorCode.NONE else []
         acquired = sp.acquire(member_id, ranges, left, now_ms(), acquire_mode=mode) if ranges else []
         if acquired and read_committed and read.aborted_transactions:

@@ -9,7 +9,10 @@ Three brokers and a ZooKeeper on loopback, with the fixture's workers and with t
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -25,7 +28,7 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 
 from broker.workers.ownership import owner_of  # noqa: E402
 from client import WireClient  # noqa: E402
-from coordinator.share_state import kafka_uuid_string  # noqa: E402
+from coordinator.share_state import kafka_uuid_string, state_partition_for  # noqa: E402
 from testing.cluster import Cluster, running_cluster  # noqa: E402
 from tests.integration.test_share_groups import _share_fetch, poll_until  # noqa: E402
 
@@ -51,8 +54,16 @@ def cluster(request, zookeeper_installed):
     if workers is not None and workers == fixture_workers():
         pytest.skip(f"the fixture's brokers already run {workers} workers")
     config = SHARE_CLUSTER_CONFIG if workers is None else {**SHARE_CLUSTER_CONFIG, "num.worker.processes": workers}
-    with running_cluster(3, config=config) as started:
+    # A test failing leaves the cluster running for the next ones, so running_cluster never sees it:
+    # the data (broker logs, the partitions) is kept when a test of the module failed meanwhile.
+    base = tempfile.mkdtemp(prefix="kafka-wire-share-cluster-")
+    failed_before = request.session.testsfailed
+    with running_cluster(3, config=config, tmp_dir=base) as started:
         yield started
+    if request.session.testsfailed > failed_before:
+        print(f"share cluster data kept in {base}", file=sys.stderr)
+    else:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 class SteadyProducer(threading.Thread):
@@ -165,6 +176,53 @@ class AcceptingConsumer(threading.Thread):
             self.consumer.close()
 
 
+def wall(t: float) -> str:
+    """A time.time() as the brokers' logs print it (UTC here), to the millisecond."""
+    return time.strftime("%H:%M:%S", time.gmtime(t)) + f",{int(t * 1000) % 1000:03d}"
+
+
+class LeadershipWatch(threading.Thread):
+    """Notes, every 0.3 s, who leads the data partition and the share-partition's
+    __share_group_state partition (leader, epoch, ISR), so a failure can be placed among the kills
+    and the moves (with the brokers' logs, kept when the test fails)."""
+
+    def __init__(self, cluster: Cluster, topic: str, state_partition: int | None = None) -> None:
+        super().__init__(name="leadership-watch", daemon=True)
+        self.cluster, self.topic, self.state_partition = cluster, topic, state_partition
+        self.stop = threading.Event()
+        self.changes: list[tuple[float, str]] = []
+        self.events: list[tuple[float, str]] = []
+
+    def note(self, what: str) -> None:
+        self.events.append((time.time(), what))
+
+    def _seen(self) -> str:
+        seen = []
+        for t in self.cluster.metadata([self.topic, "__share_group_state"]).topics:
+            for p in t.partitions:
+                if t.name == self.topic or p.partition_index == self.state_partition:
+                    seen.append(f"{t.name}-{p.partition_index}: leader {p.leader_id} epoch {p.leader_epoch} "
+                                f"isr {sorted(p.isr_nodes)}")
+        return "; ".join(sorted(seen))
+
+    def run(self) -> None:
+        last = None
+        while not self.stop.wait(0.3):
+            try:
+                seen = self._seen()
+            except Exception as exc:  # noqa: BLE001 - a broker down meanwhile
+                seen = f"no metadata: {exc}"
+            if seen != last:
+                self.changes.append((time.time(), seen))
+                last = seen
+
+    def around(self, start: float, end: float) -> str:
+        """The notes from the last change before `start` to `end`, in time order."""
+        before = [c for c in self.changes if c[0] <= start][-1:]
+        lines = before + [c for c in self.changes + self.events if start < c[0] <= end]
+        return "\n".join(f"  {wall(t)} {what}" for t, what in sorted(lines))
+
+
 class DeliveryLog:
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -177,7 +235,7 @@ class DeliveryLog:
 
     def delivered(self, who: str, offsets) -> None:
         with self.lock:
-            now = time.monotonic()
+            now = time.time()
             for offset in offsets:
                 self.deliveries.append((now, who, offset))
                 if offset in self.confirmed:
@@ -189,7 +247,7 @@ class DeliveryLog:
                 if offset in self.confirmed:
                     self.accepted_twice.append((offset, self.confirmed[offset][1], who))
                 else:
-                    self.confirmed[offset] = (time.monotonic(), who)
+                    self.confirmed[offset] = (time.time(), who)
 
     def unconfirmed(self, offsets, error: str) -> None:
         with self.lock:
@@ -200,12 +258,28 @@ class DeliveryLog:
         with self.lock:
             return len(self.confirmed)
 
+    def story(self, offsets, watch: LeadershipWatch) -> str:
+        """When each of `offsets` was delivered, and accepted with the broker's confirmation, and
+        what the leadership watch saw from the first of those to the last."""
+        with self.lock:
+            times = [(t, f"delivered {offset} to {who}") for t, who, offset in self.deliveries if offset in offsets]
+            times += [(self.confirmed[o][0], f"acceptance of {o} by {self.confirmed[o][1]} confirmed")
+                      for o in offsets if o in self.confirmed]
+        if not times:
+            return ""
+        lines = [f"  {wall(t)} {what}" for t, what in sorted(times)]
+        return "\n".join(lines) + "\n meanwhile:\n" + watch.around(min(times)[0], max(times)[0])
+
 
 def test_share_consumers_survive_leader_and_coordinator_kills(cluster):
     topic = new_topic(cluster, "share-cluster")
     cluster.create_topic(topic, 1, 3)
     topic_id = cluster.metadata([topic]).topics[0].topic_id
     group = new_group(cluster.bootstrap)
+    print(f"cluster in {cluster.base_dir}; topic {topic}, group {group}")
+    watch = LeadershipWatch(cluster, topic, state_partition_for(
+        group, topic_id, 0, SHARE_CLUSTER_CONFIG["share.coordinator.state.topic.num.partitions"]))
+    watch.start()
     log = DeliveryLog()
     producer = SteadyProducer(cluster.bootstrap, topic)
     producer.start()
@@ -222,27 +296,33 @@ def test_share_consumers_survive_leader_and_coordinator_kills(cluster):
         progress(200)
         leader = cluster.leader_of(topic, 0)
         cluster.brokers[leader].stop(signal.SIGKILL)
+        watch.note(f"killed broker {leader}, the data partition leader")
         killed.append(("data partition leader", leader))
         cluster.wait_for_leader(topic, 0, not_in={leader}, timeout=30)
         progress(log.accepted_count() + 300)
         cluster.brokers[leader].start()
+        watch.note(f"restarted broker {leader}")
         cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
         cluster.wait_for_isr(topic, 0, set(cluster.brokers), timeout=60)
 
         group_coordinator = find_coordinator(cluster, 0, group)
         cluster.brokers[group_coordinator].stop(signal.SIGKILL)
+        watch.note(f"killed broker {group_coordinator}, the group coordinator")
         killed.append(("group coordinator", group_coordinator))
         progress(log.accepted_count() + 300)
         cluster.brokers[group_coordinator].start()
+        watch.note(f"restarted broker {group_coordinator}")
         cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
 
         share_coordinator = find_coordinator(cluster, 2, f"{group}:{kafka_uuid_string(topic_id)}:0")
         if share_coordinator != group_coordinator:
             cluster.wait_for_isr(topic, 0, set(cluster.brokers), timeout=60)
             cluster.brokers[share_coordinator].stop(signal.SIGKILL)
+            watch.note(f"killed broker {share_coordinator}, the share coordinator")
             killed.append(("share coordinator", share_coordinator))
             progress(log.accepted_count() + 300)
             cluster.brokers[share_coordinator].start()
+            watch.note(f"restarted broker {share_coordinator}")
             cluster.wait_for_brokers(set(cluster.brokers), timeout=30)
 
         producer.stop.set()
@@ -265,13 +345,18 @@ def test_share_consumers_survive_leader_and_coordinator_kills(cluster):
             c.stop.set()
         for c in consumers:
             c.join(30)
+        watch.stop.set()
     for c in consumers:
         assert c.failure is None, f"{c.name}: {c.failure!r}"
 
     delivered = {offset for _, _, offset in log.deliveries}
     assert delivered == set(range(records)), f"never delivered: {sorted(set(range(records)) - delivered)[:20]}"
-    assert not log.accepted_twice, f"accepted twice (offset, first, second): {log.accepted_twice[:20]}"
-    assert not log.delivered_after_acceptance, f"delivered after acceptance: {log.delivered_after_acceptance[:20]}"
+    twice = sorted({offset for offset, _, _ in log.accepted_twice})
+    assert not log.accepted_twice, (f"accepted twice (offset, first, second): {log.accepted_twice[:20]}; kills "
+                                    f"{killed}\n{log.story(twice[:2] + twice[-1:], watch)}")
+    again = sorted({offset for offset, _ in log.delivered_after_acceptance})
+    assert not log.delivered_after_acceptance, (f"delivered after acceptance: {log.delivered_after_acceptance[:20]}; "
+                                                f"kills {killed}\n{log.story(again[:2] + again[-1:], watch)}")
     # Not lost: each record the broker never confirmed accepting was accepted by it all the same.
     start, lag = describe_offsets(cluster, group, topic)
     assert (start, lag) == (records, 0), (start, lag, killed)

@@ -183,11 +183,19 @@ def test_acknowledging_with_nothing_in_flight():
     assert info.value.error == ErrorCode.INVALID_RECORD_STATE
 
 
-def test_batches_below_the_start_offset_are_skipped():
+def test_a_batch_below_the_start_offset_is_refused_and_one_across_it_acknowledges_the_rest():
+    """Kafka's SharePartition finds no cached batch for offsets below its start offset (acknowledged
+    ones leave its cache) and refuses them: a member cannot have confirmed an acceptance that
+    another member's delivery made (two copies of a share-partition, one loaded while the other
+    still served, handed the same records to both)."""
     sp = partition()
     sp.acquire("m1", [(0, 4)], 100, 0)
     sp.acknowledge("m1", [(0, 1, [ACCEPT])])
-    assert sp.acknowledge("m1", [(0, 1, [ACCEPT])]) is None
+    for member in ("m1", "m2"):
+        with pytest.raises(ShareAcknowledgeError) as info:
+            sp.acknowledge(member, [(0, 1, [ACCEPT])])
+        assert info.value.error == ErrorCode.INVALID_RECORD_STATE
+        assert info.value.message == "Batch record not found. The request batch offsets are not found in the cache."
     # A range straddling the start offset acknowledges what is still in flight.
     sp.acknowledge("m1", [(0, 3, [ACCEPT])])
     assert sp.start_offset == 4

@@ -208,6 +208,7 @@ def test_a_failed_state_write_drops_the_share_partition_so_a_retried_acknowledge
 
     service = ShareGroups.__new__(ShareGroups)
     service.persister = FailingPersister()
+    service._state_turns = {}
     sp = SharePartition("g", T1, 0)
     key = ("g", T1, 0)
     service.partitions = {key: sp}
@@ -227,12 +228,12 @@ def test_a_failed_state_write_drops_the_share_partition_so_a_retried_acknowledge
     assert refused.value.error == ErrorCode.INVALID_RECORD_STATE
 
 
-def test_an_acknowledgement_finding_its_records_done_by_a_write_in_flight_waits_for_that_write():
+def test_an_acknowledgement_finding_its_records_done_by_a_write_in_flight_is_refused():
     """The same acknowledgement sent twice (a client's retry while the first still waits on its
     share coordinator): the second finds its records done in memory (the start offset moved past
-    them) and changes nothing. It is answered only once the first's write ends, and with an error
-    when that write failed: answered NONE at once, the records would count as accepted with
-    nothing stored, and the next leader would deliver them again."""
+    them) and is refused at once, INVALID_RECORD_STATE, as Kafka refuses a batch no longer in its
+    cache. Answered NONE, the records would count as accepted with nothing stored when the
+    first's write failed, and the next leader would deliver them again."""
     import asyncio
 
     from broker.share_coordinator import ShareStateError
@@ -254,6 +255,7 @@ def test_an_acknowledgement_finding_its_records_done_by_a_write_in_flight_waits_
     async def scenario():
         service = ShareGroups.__new__(ShareGroups)
         service.persister = SlowFailingPersister()
+        service._state_turns = {}
         service.persister.release = asyncio.Event()
         service._leaderships = leading
         service.records_released = lambda: None
@@ -268,15 +270,187 @@ def test_an_acknowledgement_finding_its_records_done_by_a_write_in_flight_waits_
                 break
             await asyncio.sleep(0)
         assert service.persister.writes == 1 and sp.start_offset == 10  # done in memory, not yet stored
-        second = asyncio.ensure_future(service.acknowledge("g", "m", "t", T1, 0, [batch]))
-        await asyncio.sleep(0.01)
-        assert not second.done()  # waits for the first's write
+        second = await service.acknowledge("g", "m", "t", T1, 0, [batch])
         service.persister.release.set()
-        return await first, await second
+        return await first, second
 
     (first_error, _), (second_error, _) = asyncio.run(scenario())
     assert first_error == ErrorCode.COORDINATOR_NOT_AVAILABLE
-    assert second_error == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert second_error == ErrorCode.INVALID_RECORD_STATE
+
+
+def _service_over(write_once, read=None):
+    """ShareGroups leading partition 0 of T1 in leader epoch 0 (as far as it asks), with a real
+    SharePersister whose requests to the share coordinator are `write_once` (and `read`)."""
+    from broker.share_coordinator import SharePersister
+    from broker.share_groups import ShareGroups
+
+    async def leading(parts):
+        return [(ErrorCode.NONE, 0) for _ in parts]
+
+    persister = SharePersister.__new__(SharePersister)
+    persister._write_once = write_once
+    if read is not None:
+        persister._read_once = read
+    service = ShareGroups.__new__(ShareGroups)
+    service.persister = persister
+    service._state_turns = {}
+    service._leaderships = leading
+    service.records_released = lambda: None
+    service.partitions = {}
+    return service
+
+
+def test_state_writes_reach_the_share_coordinator_in_the_order_they_were_made():
+    """A lock timeout's write (records 5-9 AVAILABLE again) meets a share coordinator that is
+    moving and is retried; meanwhile the records go to another member, which accepts them, and
+    that write meets the share coordinator back. Each write holds only the records it changed: the
+    timeout's, stored after the acceptance, put 5-9 back to AVAILABLE under an acceptance answered
+    NONE, and the next leader to load the state delivered them again (the cluster kill test's
+    'accepted twice', c2's confirmed acceptance of one producer tick delivered to c0 after a kill
+    of the share coordinator). Stored in the order made, the acceptance stands."""
+    import asyncio
+
+    from broker.share_coordinator import ShareStateError, _as_value
+    from broker.share_groups import now_ms
+
+    stored = PersistedShareState(found=True, start_offset=0)
+    landed = []
+    coordinator_up = asyncio.Event()
+    attempts = []
+
+    async def write_once(group_id, topic_id, partition, update, *, snapshot=False):
+        attempts.append(update)
+        if not coordinator_up.is_set():
+            raise ShareStateError(ErrorCode.NOT_COORDINATOR)  # its state partition's leader moved
+        landed.append(update)
+        stored.apply(ir.SHARE_UPDATE, _as_value(update, stored.snapshot_epoch))
+
+    async def scenario():
+        service = _service_over(write_once)
+        sp = SharePartition("g", T1, 0)
+        sp.loaded_leader_epoch = 0
+        service.partitions[("g", T1, 0)] = sp
+        now = now_ms()
+        sp.acquire("m0", [(0, 4)], max_records=5, now_ms=now)  # locked for the next 30 s
+        sp.acquire("m1", [(5, 9)], max_records=5, now_ms=now - 60_000)  # its lock ran out
+        timeout = asyncio.ensure_future(service.persist(sp, sp.expire_locks(now)))
+        while not attempts:
+            await asyncio.sleep(0)
+        coordinator_up.set()  # the timeout's write waits for its retry (0.1 s)
+        again = sp.acquire("m2", [(5, 9)], max_records=5, now_ms=now)
+        assert [(a.first_offset, a.last_offset) for a in again] == [(5, 9)]
+        batch = SimpleNamespace(first_offset=5, last_offset=9, acknowledge_types=[int(AcknowledgeType.ACCEPT)])
+        accepted = await service.acknowledge("g", "m2", "t", T1, 0, [batch])
+        await timeout
+        return accepted
+
+    error, _ = asyncio.run(scenario())
+    assert error == ErrorCode.NONE
+    assert len(landed) == 2
+    # What the next leader loads: 5-9 done, not delivered again.
+    loaded = SharePartition.from_persisted("g", T1, 0, start_offset=stored.start_offset, state_batches=stored.batches)
+    assert [loaded.record_state(o)[0] for o in range(5, 10)] == [RecordState.ACKNOWLEDGED] * 5
+
+
+def test_a_share_partition_loaded_again_reads_its_state_after_the_writes_made_before():
+    """An acceptance's write is retried while the share coordinator moves; meanwhile the copy that
+    made it is dropped (the group's last share session at this broker closed) and the next fetch
+    loads the share-partition again. Read before that write landed, the new copy would hold 0-9
+    available while the acceptance is answered NONE, and deliver them again: the load waits for
+    the writes made before it."""
+    import asyncio
+
+    from broker.share_coordinator import ShareStateError, _as_value
+    from broker.share_groups import now_ms
+    from coordinator.share_sessions import ShareSessionCache
+
+    stored = PersistedShareState(found=True, start_offset=0)
+    coordinator_up = asyncio.Event()
+    attempts = []
+
+    async def write_once(group_id, topic_id, partition, update, *, snapshot=False):
+        attempts.append(update)
+        if not coordinator_up.is_set():
+            raise ShareStateError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        stored.apply(ir.SHARE_UPDATE, _as_value(update, stored.snapshot_epoch))
+
+    async def read_once(group_id, topic_id, partition, leader_epoch=-1):
+        return PersistedShareState(**{**stored.__dict__, "batches": list(stored.batches)})
+
+    settings = {"share.record.lock.duration.ms": 30000, "share.delivery.count.limit": 5,
+                "share.partition.max.record.locks": 2000, "share.renew.acknowledge.enable": True}
+
+    async def scenario():
+        service = _service_over(write_once, read_once)
+        service.group_config = lambda group_id, name: settings[name]
+        service.in_cluster = lambda: True
+        service.sessions = ShareSessionCache()
+        sp = SharePartition("g", T1, 0)
+        sp.loaded_leader_epoch = 0
+        service.partitions[("g", T1, 0)] = sp
+        sp.acquire("m", [(0, 9)], max_records=10, now_ms=now_ms())  # locked for the next 30 s
+        batch = SimpleNamespace(first_offset=0, last_offset=9, acknowledge_types=[int(AcknowledgeType.ACCEPT)])
+        accepted = asyncio.ensure_future(service.acknowledge("g", "m", "t", T1, 0, [batch]))
+        while not attempts:
+            await asyncio.sleep(0)
+        service.forget_idle_group("g")  # nothing locked any more: dropped
+        assert ("g", T1, 0) not in service.partitions
+        loading = asyncio.ensure_future(service.share_partition("g", "t", T1, 0))
+        coordinator_up.set()  # the acceptance's write lands at its retry (0.1 s)
+        return await accepted, await loading
+
+    (error, _), loaded = asyncio.run(scenario())
+    assert error == ErrorCode.NONE
+    assert loaded.start_offset == 10 and loaded.next_fetch_offset() == 10
+
+
+def test_a_share_partition_loaded_while_its_leader_epoch_moved_on_is_not_served():
+    """A fetch loads the share-partition in leader epoch 2; its share coordinator is away, and
+    before the read answers the partition's leader epoch becomes 3 (the controller took a dead
+    broker out of the ISR) and another member's fetch asks for it. Served, the epoch-2 copy and the
+    epoch-3 copy, both read from the same state, handed the same records to two members (the
+    cluster kill test: 780 records delivered to c1 and c2 at once, both acceptances confirmed).
+    Both requests get the one copy of epoch 3."""
+    import asyncio
+
+    from coordinator.share_sessions import ShareSessionCache
+
+    epoch = {"now": 2}
+    reads = []
+    coordinator_back = asyncio.Event()
+
+    async def leading(parts):
+        return [(ErrorCode.NONE, epoch["now"]) for _ in parts]
+
+    async def read_once(group_id, topic_id, partition, leader_epoch=-1):
+        reads.append(leader_epoch)
+        await coordinator_back.wait()
+        return PersistedShareState(found=True, start_offset=2700, leader_epoch=leader_epoch)
+
+    async def write_once(*args, **kwargs):
+        raise AssertionError("nothing is written")
+
+    settings = {"share.record.lock.duration.ms": 30000, "share.delivery.count.limit": 5,
+                "share.partition.max.record.locks": 2000, "share.renew.acknowledge.enable": True}
+
+    async def scenario():
+        service = _service_over(write_once, read_once)
+        service._leaderships = leading
+        service.group_config = lambda group_id, name: settings[name]
+        service.sessions = ShareSessionCache()
+        first = asyncio.ensure_future(service.share_partition("g", "t", T1, 0))
+        while not reads:
+            await asyncio.sleep(0)
+        epoch["now"] = 3
+        second = asyncio.ensure_future(service.share_partition("g", "t", T1, 0))
+        await asyncio.sleep(0.01)
+        coordinator_back.set()
+        return await first, await second
+
+    first, second = asyncio.run(scenario())
+    assert first is second and first.loaded_leader_epoch == 3 and not first.discarded
+    assert reads == [2, 3]
 
 
 @pytest.mark.parametrize("stored_error, heard", [
@@ -303,6 +477,7 @@ def test_an_acknowledgement_whose_state_write_fails_is_answered_with_kafkas_erro
 
     service = ShareGroups.__new__(ShareGroups)
     service.persister = RefusingPersister()
+    service._state_turns = {}
 
     async def leading(parts):  # this broker leads the partition, in leader epoch 0
         return [(ErrorCode.NONE, 0) for _ in parts]
