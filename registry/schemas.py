@@ -265,13 +265,20 @@ def _check_avro_simple_names(schema, seen: set) -> None:
         for field in schema.fields:
             avro.name.validate_basename(field.name)
             _check_avro_simple_names(field.type, seen)
-    elif kind == "array":
-        _check_avro_simple_names(schema.items, seen)
-    elif kind == "map":
-        _check_avro_simple_names(schema.values, seen)
-    elif kind == "union":
-        for branch in schema.schemas:
-            _check_avro_simple_names(branch, seen)
+    for inner in _avro_inner_types(schema):
+        _check_avro_simple_names(inner, seen)
+
+
+def _avro_inner_types(schema) -> list:
+    """An array's items, a map's values, a union's branches (a record's fields are walked by hand)."""
+    kind = getattr(schema, "type", None)
+    if kind == "array":
+        return [schema.items]
+    if kind == "map":
+        return [schema.values]
+    if kind == "union":
+        return list(schema.schemas)
+    return []
 
 
 _NO_DEFAULT = object()
@@ -304,13 +311,8 @@ def _check_avro_defaults(schema, seen: set) -> None:
                 shown = json.dumps(field.default, separators=(",", ":"))
                 raise avro.errors.AvroException(f"Invalid default for field {field.name}: {shown} not a "
                                                 f"{json.dumps(field.type.to_json(), separators=(',', ':'))}")
-    elif kind == "array":
-        _check_avro_defaults(schema.items, seen)
-    elif kind == "map":
-        _check_avro_defaults(schema.values, seen)
-    elif kind == "union":
-        for branch in schema.schemas:
-            _check_avro_defaults(branch, seen)
+    for inner in _avro_inner_types(schema):
+        _check_avro_defaults(inner, seen)
 
 
 def _valid_default(schema, value) -> bool:

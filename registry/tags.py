@@ -64,17 +64,23 @@ def schema_tags_arg(value, name: str) -> list[tuple[str, str, list[str]]]:
     return found
 
 
-def modify_avro_tags(schema_text: str, to_add: list[tuple[str, str, list[str]]],
-                     to_remove: list[tuple[str, str, list[str]]]) -> str:
-    """The Avro schema text with the tags added, then those removed; raises InvalidSchema for a
-    path that names no record or field."""
-    document = json.loads(schema_text)
+def _changes(to_add: list[tuple[str, str, list[str]]],
+             to_remove: list[tuple[str, str, list[str]]]) -> dict[tuple[str, str], tuple[list[str], set[str]]]:
+    """(path, entity type) -> (tags to add in order, tags to remove), from a tags request's lists."""
     changes: dict[tuple[str, str], tuple[list[str], set[str]]] = {}
     for path, kind, tags in to_add:
         changes.setdefault((path, kind), ([], set()))[0].extend(tags)
     for path, kind, tags in to_remove:
         changes.setdefault((path, kind), ([], set()))[1].update(tags)
-    for (path, kind), (adding, removing) in changes.items():
+    return changes
+
+
+def modify_avro_tags(schema_text: str, to_add: list[tuple[str, str, list[str]]],
+                     to_remove: list[tuple[str, str, list[str]]]) -> str:
+    """The Avro schema text with the tags added, then those removed; raises InvalidSchema for a
+    path that names no record or field."""
+    document = json.loads(schema_text)
+    for (path, kind), (adding, removing) in _changes(to_add, to_remove).items():
         node = _find_entity(document, path, kind)
         tags = list(dict.fromkeys([*(node.get(TAGS) or []), *adding]))
         tags = [tag for tag in tags if tag not in removing]
@@ -405,12 +411,7 @@ def modify_json_tags(schema_text: str, to_add: list[tuple[str, str, list[str]]],
     """The JSON Schema text with the tags added, then those removed; raises InvalidSchema for a path
     that names nothing (or names something that is not a schema object)."""
     document = json.loads(schema_text)
-    changes: dict[tuple[str, str], tuple[list[str], set[str]]] = {}
-    for path, kind, tags in to_add:
-        changes.setdefault((path, kind), ([], set()))[0].extend(tags)
-    for path, kind, tags in to_remove:
-        changes.setdefault((path, kind), ([], set()))[1].update(tags)
-    for (path, kind), (adding, removing) in changes.items():
+    for (path, kind), (adding, removing) in _changes(to_add, to_remove).items():
         node = _json_node(document, deque(path.split(".")), kind)
         if not isinstance(node, dict):
             raise InvalidSchema(f"No matching path '{path}' found in the schema")
