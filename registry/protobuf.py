@@ -399,7 +399,7 @@ def _option_pairs(options, normalize: bool) -> list[tuple[str, str]]:
     return sorted(pairs) if normalize else pairs
 
 
-# -- Confluent's Meta option (field 1088 of an options message, kept by protoc as an unknown field) ---
+# -- Confluent's Meta option (field 1088 of an options message: an unknown field, or a known extension) --
 
 def _wire_fields(data: bytes) -> list[tuple[int, int, object, bytes]]:
     """The fields of a serialized message: (number, wire type, value, the field's own bytes)."""
@@ -448,11 +448,11 @@ def _length_delimited(number: int, data: bytes) -> bytes:
 
 
 def meta_of(options) -> bytes | None:
-    """The (merged) Confluent Meta an options message carries, serialized; None without one."""
-    from google.protobuf import unknown_fields
-
-    parts = [field.data for field in unknown_fields.UnknownFieldSet(options)
-             if field.field_number == META_FIELD and field.wire_type == 2]
+    """The (merged) Confluent Meta an options message carries, serialized; None without one. Read
+    from the serialized options: an unknown field as protoc leaves it, or a known extension where
+    this process has imported Confluent's meta_pb2 (confluent-kafka's Protobuf serializer does)."""
+    parts = [value for number, wire, value, _ in _wire_fields(options.SerializeToString())
+             if number == META_FIELD and wire == 2]
     return b"".join(parts) if parts else None
 
 

@@ -239,3 +239,21 @@ def test_listing_a_schema_nested_past_pythons_recursion_is_an_invalid_schema_not
     with pytest.raises(InvalidSchema, match="nested too deeply"):
         tagged_entities("JSON", deep)
     assert tagged_entities("JSON", "not json") == []
+
+
+def test_protobuf_tags_are_found_when_confluents_meta_pb2_is_loaded_in_the_process():
+    """With confluent-kafka's meta_pb2 imported (its Protobuf serializer imports it), field 1088 of the
+    options messages is a known extension rather than an unknown field: the tags are read all the
+    same. In a child process, so that this process's descriptor pool stays as it is."""
+    import subprocess
+    import sys
+
+    program = (
+        "import confluent_kafka.schema_registry.confluent.meta_pb2\n"
+        "from tests.unit.test_registry_tags import _proto_tagged\n"
+        "from registry.tags import tagged_entities\n"
+        "plain = 'syntax = \"proto3\";\\nmessage P {\\n  int32 x = 1;\\n}\\n'\n"
+        "print(tagged_entities('PROTOBUF', _proto_tagged(plain, [('P.x', 'sr_field', ['T'])], [])))\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[('P.x', 'sr_field', ['T'])]"
