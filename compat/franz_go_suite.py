@@ -65,10 +65,14 @@ SCRAM_USER, SCRAM_PASSWORD = "kgo-test", "kgo-test-secret"
 # kgo's default KGO_TEST_RECORDS is 500000 per ETL level; the full run uses it unless told otherwise.
 FULL_RECORDS = None
 # The CI form: both ETL chains with every subtest (range, cooperative-sticky, static members,
-# KIP-848), large messages, a group, transactions, SCRAM, at a smaller record count.
+# KIP-848), large messages, a group, transactions, SCRAM, the share-group tests, at a smaller
+# record count.
 QUICK_RECORDS = 2000
 QUICK_TESTS = ("TestGroupETL", "TestTxnEtl", "TestClient_ProduceLargeMessages", "TestGroupSimple",
-               "TestIssue434", "TestSCRAMAuth", "TestSCRAMAuthBadCredentials")
+               "TestIssue434", "TestSCRAMAuth", "TestSCRAMAuthBadCredentials",
+               # the five share-group (KIP-932) tests: 39 s together at 2000 records
+               "TestShareGroup", "TestShareGroupETL", "TestShareGroupAckOnClose", "TestShareGroupOffsetsAdmin",
+               "TestConsumeRegexShareSkipsInternal")
 QUICK_TLS_TESTS = ("TestGroupSimple", "TestClient_ProduceLargeMessages")
 
 # kgo's TestGroupSimple reads allow848 (set by the suite's first admin request, adm()) before its

@@ -229,7 +229,7 @@ def register(subparsers) -> None:
                     "compat/RESULTS.md (kafka-wire's, or Apache Kafka's). Exit status 1 when a test of "
                     "compat/franz-go-allowlist.txt fails.")
     franz_go.add_argument("--quick", action="store_true",
-                          help="CI form: the ETL chains, large messages, a group, SCRAM, a little TLS, "
+                          help="CI form: the ETL chains, large messages, a group, SCRAM, the share-group tests, a little TLS, "
                                "KGO_TEST_RECORDS=2000")
     franz_go.add_argument("--tests", metavar="LIST", help="top-level kgo tests to run, comma-separated (default: all)")
     franz_go.add_argument("--records", type=int, help="KGO_TEST_RECORDS (default: kgo's own, 500000; 2000 with --quick)")

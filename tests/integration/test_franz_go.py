@@ -3,7 +3,8 @@
 The kgo test binary is built by compat/setup-franz-go.sh (scripts/setup-tests.sh runs it) from the
 franz-go release pinned in compat/franz-go/go.mod. The quick form starts its own kafka-wire broker
 (PLAINTEXT, SCRAM over SASL_PLAINTEXT, TLS) and runs TestGroupETL and TestTxnEtl with every subtest
-(range, cooperative-sticky, static members, KIP-848), TestClient_ProduceLargeMessages and a few
+(range, cooperative-sticky, static members, KIP-848), TestClient_ProduceLargeMessages, the five
+share-group tests (KIP-932) and a few
 others with KGO_TEST_RECORDS=2000, then two of them again over TLS, three test processes at a time,
 each against a broker of its own (`--parallel 3`, the quick form's default). An allowlisted test that fails,
 or an ETL subtest that is skipped, fails this test. The full run is `kafka-wire compat franz-go`.
