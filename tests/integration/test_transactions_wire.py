@@ -109,7 +109,12 @@ def test_init_producer_id_during_a_transaction_aborts_it(client):
     txid, pid, epoch = begin(client, topic)
     assert produce(client, topic, txn_batch([b"doomed"], pid, epoch), transactional_id=txid).error_code == 0
     assert init(client, txid).error_code == ErrorCode.CONCURRENT_TRANSACTIONS
-    retried = init(client, txid)
+    # The abort's markers take a moment (more with several workers): a client retries
+    # CONCURRENT_TRANSACTIONS until they are written.
+    deadline = time.monotonic() + 10
+    while (retried := init(client, txid)).error_code == ErrorCode.CONCURRENT_TRANSACTIONS \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert (retried.error_code, retried.producer_id, retried.producer_epoch) == (0, pid, epoch + 2)
     # The abort marker went to the partition with the bumped epoch.
     markers = [h for h, _ in batches_of(fetch(client, topic).records) if h.is_control]
@@ -298,10 +303,19 @@ def test_describe_list_transactions_and_producers(client):
     assert [s for s in by_partition[1].active_producers if s.producer_id == pid] == []
 
     assert end_txn(client, txid, pid, epoch, True) == ErrorCode.NONE
-    described = client.call("DescribeTransactions", 0, {"transactional_ids": [txid]}).transaction_states[0]
+    # EndTxn is answered once PrepareCommit is written; the markers, then CompleteCommit, follow (on
+    # Kafka too): PrepareCommit may show for a moment (with several workers, while the markers go to
+    # the partitions' workers).
+    deadline = time.monotonic() + 10
+    while True:
+        described = client.call("DescribeTransactions", 0, {"transactional_ids": [txid]}).transaction_states[0]
+        after = client.call("DescribeProducers", 0, {"topics": [{"name": topic, "partition_indexes": [0]}]})
+        mine = [s for s in after.topics[0].partitions[0].active_producers if s.producer_id == pid]
+        if described.transaction_state != "PrepareCommit" and mine[0].current_txn_start_offset == -1 \
+                or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert described.transaction_state == "CompleteCommit" and described.topics == []
-    after = client.call("DescribeProducers", 0, {"topics": [{"name": topic, "partition_indexes": [0]}]})
-    mine = [s for s in after.topics[0].partitions[0].active_producers if s.producer_id == pid]
     assert mine[0].current_txn_start_offset == -1
 
 
