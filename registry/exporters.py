@@ -38,7 +38,7 @@ from broker.http_client import HttpForwardError, http_request
 from broker.workers.ownership import EXPORTERS_TOPIC, SCHEMAS_TOPIC
 from coordinator.offsets_store import AppendFailed, read_internal_batches
 
-from .api import NoContent
+from .api import NoContent, RegistryError
 from .contexts import DEFAULT_CONTEXT, EVERY_CONTEXT, qualify, split, with_parent
 from .store import SchemasLog, SchemaVersion
 
@@ -58,18 +58,12 @@ REQUEST_TIMEOUT = 30.0
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,256}")
 
 
-class ExporterError(Exception):
-    def __init__(self, status: int, error_code: int, message: str) -> None:
-        super().__init__(message)
-        self.status, self.error_code, self.message = status, error_code, message
+def not_found(name: str) -> RegistryError:
+    return RegistryError(404, 40450, f"Exporter '{name}' not found.")
 
 
-def not_found(name: str) -> ExporterError:
-    return ExporterError(404, 40450, f"Exporter '{name}' not found.")
-
-
-def not_paused(name: str) -> ExporterError:
-    return ExporterError(409, 40963, f"Exporter '{name}' not paused.")
+def not_paused(name: str) -> RegistryError:
+    return RegistryError(409, 40963, f"Exporter '{name}' not paused.")
 
 
 @dataclass
@@ -186,49 +180,49 @@ class ExportersState:
                 saved = str(v.get("state"))
                 self.statuses[name] = ExporterStatus(PAUSED if saved == PAUSED else STARTING,
                                                      int(v.get("offset", -1)), int(v.get("ts", 0)))
-        except (ExporterError, TypeError, ValueError) as exc:
+        except (RegistryError, TypeError, ValueError) as exc:
             logger.warning("_schema_exporters: skipping a record of exporter %r: %s", name, exc)
 
 
 def parse_exporter(body, name: str | None = None, previous: Exporter | None = None) -> Exporter:
     """An exporter from a request body (POST: all of it; PUT: what it names over `previous`),
-    checked as Confluent checks it. Raises ExporterError."""
+    checked as Confluent checks it. Raises RegistryError."""
     if not isinstance(body, dict):
-        raise ExporterError(422, 422, "The request body must be a JSON object")
+        raise RegistryError(422, 422, "The request body must be a JSON object")
     if previous is None:
         name = body.get("name", name) if name is None else name
         if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-            raise ExporterError(409, 40950, "Missing or invalid exporter name")
+            raise RegistryError(409, 40950, "Missing or invalid exporter name")
         exporter = Exporter(name)
     else:
         exporter = Exporter(**{**previous.__dict__, "subjects": list(previous.subjects), "config": dict(previous.config)})
     if "subjects" in body and body["subjects"] is not None:
         subjects = body["subjects"]
         if not isinstance(subjects, list) or not subjects or not all(isinstance(s, str) and s for s in subjects):
-            raise ExporterError(409, 40952, "Invalid exporter subjects")
+            raise RegistryError(409, 40952, "Invalid exporter subjects")
         exporter.subjects = list(subjects)
     if "subjectRenameFormat" in body:
         rename = body["subjectRenameFormat"]
         if rename is not None and not isinstance(rename, str):
-            raise ExporterError(422, 422, "subjectRenameFormat must be a string")
+            raise RegistryError(422, 422, "subjectRenameFormat must be a string")
         exporter.subject_rename_format = rename or None
     if body.get("contextType") is not None:
         context_type = body["contextType"]
         if not isinstance(context_type, str) or context_type.upper() not in CONTEXT_TYPES:
-            raise ExporterError(422, 422, f"Invalid contextType {json.dumps(context_type)}; valid values are "
+            raise RegistryError(422, 422, f"Invalid contextType {json.dumps(context_type)}; valid values are "
                                           f"{', '.join(CONTEXT_TYPES)}")
         exporter.context_type = context_type.upper()
     if "context" in body:
         context = body["context"]
         if context is not None and (not isinstance(context, str) or ":" in context):
-            raise ExporterError(422, 422, "context must be a context name (`.name`) without a colon")
+            raise RegistryError(422, 422, "context must be a context name (`.name`) without a colon")
         exporter.context = context or None
     if "config" in body and body["config"] is not None:
         exporter.config = parse_config(body["config"])
     elif previous is None:
-        raise ExporterError(409, 40951, "Missing or invalid exporter config")
+        raise RegistryError(409, 40951, "Missing or invalid exporter config")
     if exporter.context_type == "CUSTOM" and not exporter.context:
-        raise ExporterError(422, 422, "contextType CUSTOM needs a context")
+        raise RegistryError(422, 422, "contextType CUSTOM needs a context")
     return exporter
 
 
@@ -237,11 +231,11 @@ def parse_config(config) -> dict[str, str]:
     (one or more comma-separated http:// or https:// URLs)."""
     if not isinstance(config, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool))
                                                for k, v in config.items()):
-        raise ExporterError(409, 40951, "Missing or invalid exporter config")
+        raise RegistryError(409, 40951, "Missing or invalid exporter config")
     config = {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
     urls = [url.strip() for url in config.get(URL_KEY, "").split(",") if url.strip()]
     if not urls or any(urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname for url in urls):
-        raise ExporterError(409, 40951, f"Missing or invalid exporter config: {URL_KEY} must name the destination "
+        raise RegistryError(409, 40951, f"Missing or invalid exporter config: {URL_KEY} must name the destination "
                                         "registry (http:// or https://)")
     return config
 
@@ -298,7 +292,7 @@ class Exporters:
                     return await self._route(method, segments, body)
                 except AppendFailed as exc:
                     logger.error("registry exporters: %s", exc)
-                    raise ExporterError(500, 50001, f"Error in the backend data store: {exc.error.name}") from None
+                    raise RegistryError(500, 50001, f"Error in the backend data store: {exc.error.name}") from None
         return await self._route(method, segments, body)
 
     async def _route(self, method: str, segments: list[str], body) -> tuple[int, object]:
@@ -330,8 +324,8 @@ class Exporters:
                 if method == "PUT":
                     return 200, await self.change_state(name, action)
             case _:
-                raise ExporterError(404, 404, "HTTP 404 Not Found")
-        raise ExporterError(405, 405, "HTTP 405 Method Not Allowed")
+                raise RegistryError(404, 404, "HTTP 404 Not Found")
+        raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
 
     def _exporter(self, name: str) -> Exporter:
         exporter = self.state.exporters.get(name)
@@ -353,7 +347,7 @@ class Exporters:
     async def create(self, body) -> dict:
         exporter = parse_exporter(body)
         if exporter.name in self.state.exporters:
-            raise ExporterError(409, 40960, f"Exporter '{exporter.name}' already exists.")
+            raise RegistryError(409, 40960, f"Exporter '{exporter.name}' already exists.")
         await self._write(exporter.name, [(exporter_key(exporter.name), _json(exporter.body())),
                                           (state_key(exporter.name), state_value(ExporterStatus(ts=_now())))])
         return {"name": exporter.name}
@@ -381,7 +375,7 @@ class Exporters:
             changed = ExporterStatus(PAUSED, status.offset, _now())
         elif action == "resume":
             if status.state != PAUSED:
-                raise ExporterError(409, 40961, f"Exporter '{name}' already running.")
+                raise RegistryError(409, 40961, f"Exporter '{name}' already running.")
             changed = ExporterStatus(STARTING, status.offset, _now())
         else:  # reset: from the start of `_schemas` again when resumed
             if status.state != PAUSED:

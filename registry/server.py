@@ -18,7 +18,7 @@ from .acls import RegistryAcls
 from .auth import CHALLENGE, BasicAuth
 from .contexts import base_context_path
 from .decode import decode_records
-from .exporters import ExporterError, Exporters
+from .exporters import Exporters
 from .store import SchemasLog
 from .tls import exporter_tls_context, registry_tls_context
 
@@ -206,7 +206,7 @@ class RegistryServer:
             if segments[:1] == ["exporters"]:
                 return await self.exporters.answer("GET" if method == "HEAD" else method, segments, value)
             return await self.api.answer("GET" if method == "HEAD" else method, segments, query, value)
-        except (RegistryError, ExporterError) as exc:
+        except RegistryError as exc:
             return exc.status, {"error_code": exc.error_code, "message": exc.message}
         except Exception:
             logger.exception("schema registry: %s %s failed", method, target)

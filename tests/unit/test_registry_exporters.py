@@ -10,11 +10,11 @@ import json
 import pytest
 
 from registry.acls import needed
+from registry.api import RegistryError
 from registry.exporters import (
     PAUSED,
     STARTING,
     Exporter,
-    ExporterError,
     ExportersState,
     ExporterStatus,
     exporter_key,
@@ -53,7 +53,7 @@ def test_a_minimal_exporter_takes_confluents_defaults():
     ([], 422),
 ])
 def test_what_a_creation_may_not_say(body, code):
-    with pytest.raises(ExporterError) as caught:
+    with pytest.raises(RegistryError) as caught:
         parse_exporter(body)
     assert caught.value.error_code == code
     assert caught.value.status == (409 if code != 422 else 422)
