@@ -66,6 +66,15 @@ def end_txn(client, txid, pid, epoch, committed: bool, version: int = 3) -> Erro
     return ErrorCode.from_code(answer.error_code)
 
 
+def polled(call, again, seconds: float = 10.0):
+    """call() until again(its answer) is false or `seconds` have passed; the last answer (for what
+    the broker does after it answered, as a client retrying would see it)."""
+    deadline = time.monotonic() + seconds
+    while again(answer := call()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return answer
+
+
 def txn_batch(values, pid, epoch, sequence=0):
     return batch(values, producer_id=pid, producer_epoch=epoch, base_sequence=sequence, is_transactional=True)
 
@@ -111,10 +120,7 @@ def test_init_producer_id_during_a_transaction_aborts_it(client):
     assert init(client, txid).error_code == ErrorCode.CONCURRENT_TRANSACTIONS
     # The abort's markers take a moment (more with several workers): a client retries
     # CONCURRENT_TRANSACTIONS until they are written.
-    deadline = time.monotonic() + 10
-    while (retried := init(client, txid)).error_code == ErrorCode.CONCURRENT_TRANSACTIONS \
-            and time.monotonic() < deadline:
-        time.sleep(0.05)
+    retried = polled(lambda: init(client, txid), lambda a: a.error_code == ErrorCode.CONCURRENT_TRANSACTIONS)
     assert (retried.error_code, retried.producer_id, retried.producer_epoch) == (0, pid, epoch + 2)
     # The abort marker went to the partition with the bumped epoch.
     markers = [h for h, _ in batches_of(fetch(client, topic).records) if h.is_control]
@@ -306,15 +312,13 @@ def test_describe_list_transactions_and_producers(client):
     # EndTxn is answered once PrepareCommit is written; the markers, then CompleteCommit, follow (on
     # Kafka too): PrepareCommit may show for a moment (with several workers, while the markers go to
     # the partitions' workers).
-    deadline = time.monotonic() + 10
-    while True:
+    def states():
         described = client.call("DescribeTransactions", 0, {"transactional_ids": [txid]}).transaction_states[0]
         after = client.call("DescribeProducers", 0, {"topics": [{"name": topic, "partition_indexes": [0]}]})
-        mine = [s for s in after.topics[0].partitions[0].active_producers if s.producer_id == pid]
-        if described.transaction_state != "PrepareCommit" and mine[0].current_txn_start_offset == -1 \
-                or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+        return described, [s for s in after.topics[0].partitions[0].active_producers if s.producer_id == pid]
+
+    described, mine = polled(states, lambda a: a[0].transaction_state == "PrepareCommit"
+                             or a[1][0].current_txn_start_offset != -1)
     assert described.transaction_state == "CompleteCommit" and described.topics == []
     assert mine[0].current_txn_start_offset == -1
 
