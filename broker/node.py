@@ -20,6 +20,7 @@ from pathlib import Path
 from kafka_wire.errors import ErrorCode
 from log.checkpoints import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from log.errors import KafkaStorageError, OffsetOutOfRange
+from log.flusher import LogFlusher
 from log.group_commit import GroupCommit
 from log.log_manager import LogManager
 from log.open_files import OPEN_FILES
@@ -180,7 +181,9 @@ class Broker:
         self._schema_subjects_cache: dict[int, tuple[float, list]] = {}
         # The fsyncs of rolls, flush.ms and checkpoints run on this thread, off the event loop (one
         # worker: the jobs of a log finish in the order they were started).
-        self.log_flusher = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kafka-wire-log-flusher")
+        # Path syncs (a new partition's names) coalesce there, with one syncfs when the logs are synced
+        # on acknowledgement anyway (log/flusher.py).
+        self.log_flusher = LogFlusher(whole_file_system=bool(config.get("log.flush.on.ack")))
         if workers is None:
             self.logs = LogManager(config.log_dirs, config.topic_defaults(), flusher=self.log_flusher)
         else:

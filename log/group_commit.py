@@ -41,12 +41,12 @@ Without a flusher (tools, tests) the sync runs on the caller's thread and `done`
 from __future__ import annotations
 
 import concurrent.futures
-import ctypes
 import logging
 import os
 from collections.abc import Callable, Iterable
 
 from log.errors import KafkaStorageError
+from log.flusher import SYNCFS_FILE_SYSTEMS, file_system_type, syncfs  # noqa: F401 (SYNCFS_FILE_SYSTEMS: named here too)
 from log.partition_log import PartitionLog, _fsync_off_the_loop
 
 logger = logging.getLogger("kafka_wire.log")
@@ -54,42 +54,6 @@ logger = logging.getLogger("kafka_wire.log")
 # A log dir with at least this many dirty logs is synced with one syncfs(2) instead of one
 # fdatasync per segment (see the module docstring for the numbers).
 SYNCFS_FROM_DIRTY_LOGS = 4
-
-# File systems whose syncfs(2) writes back every file's data and metadata to their disk. Others
-# get one fdatasync per file: a FUSE file system (the faults suite's lazyfs, compat/faults/lazyfs.py)
-# is not told of a syncfs at all, NFS or 9p may not be, and a tmpfs has no disk.
-SYNCFS_FILE_SYSTEMS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs", "bcachefs", "overlay"})
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def file_system_type(path: str) -> str:
-    """The type of the file system holding `path` (/proc/self/mounts: the longest mount point
-    above it); "" when it cannot be told."""
-    path = os.path.realpath(path)
-    best, kind = "", ""
-    try:
-        with open("/proc/self/mounts") as mounts:
-            for line in mounts:
-                fields = line.split()
-                if len(fields) < 3:
-                    continue
-                mount_point = fields[1].replace("\\040", " ")
-                inside = path == mount_point or path.startswith(mount_point.rstrip("/") + "/")
-                if inside and len(mount_point) >= len(best):
-                    best, kind = mount_point, fields[2]
-    except OSError:
-        return ""
-    return kind
-
-
-def syncfs(fd: int) -> None:
-    """syncfs(2): write back and wait for everything dirty on the file system holding `fd`
-    (Python's os module has no wrapper)."""
-    if _libc.syncfs(fd) != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, os.strerror(error))
-
 
 Done = Callable[[dict[PartitionLog, BaseException]], None]
 

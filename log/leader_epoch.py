@@ -21,6 +21,7 @@ import os
 import threading
 from typing import NamedTuple
 
+from log.flusher import sync_paths_on
 from log.checkpoints import (
     LEADER_EPOCH_CHECKPOINT,
     CorruptCheckpoint,
@@ -84,7 +85,8 @@ class LeaderEpochCache:
             if not previous and self._flusher is not None and not os.path.exists(self.path):
                 with self._write_lock:
                     write_leader_epoch_checkpoint(self.path, list(self._entries), sync=False)
-                self._submit(self._fsync_if_open)
+                sync_paths_on(self._flusher, [self.path], [os.path.dirname(self.path)],
+                              lambda: self._submit(self._fsync_if_open))
             else:
                 self.flush()
         except OSError:

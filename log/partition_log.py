@@ -55,6 +55,7 @@ from kafka_wire.record_codec import decode_records, iter_records_with_offsets
 from kafka_wire.records import NO_PRODUCER_ID, BatchHeader, InvalidRecordBatch
 from log.checkpoints import fsync_directory, fsync_directory_if_exists, fsync_file_if_exists
 from log.config import LogConfig
+from log.flusher import sync_paths_on
 from log.errors import (
     InvalidProducerEpoch,
     InvalidTxnState,
@@ -226,6 +227,8 @@ class PartitionLog:
         # flush of this log, or by the first sync flush if that comes first (a new topic's
         # partitions then cost the event loop no fsync).
         self._new_directory: concurrent.futures.Future | None = None
+        self._named_at_creation: frozenset[int] = frozenset()
+        self._rewrites_at_creation = 0
         if created and flusher is None:
             fsync_directory(os.path.dirname(self.dir))
         self._segments: list[LogSegment] = []
@@ -247,7 +250,12 @@ class PartitionLog:
         self.rewrites = 0
         self._load(recovery_point, log_start_offset, high_watermark, clean_shutdown)
         if created and flusher is not None:
-            self._new_directory = _run_on(flusher, _fsync_off_the_loop, [], [], [self.dir, os.path.dirname(self.dir)])
+            directories = [self.dir, os.path.dirname(self.dir)]
+            # The names of the segments made so far are durable once that job has succeeded.
+            self._named_at_creation = frozenset(self._bases)
+            self._rewrites_at_creation = self.rewrites  # a truncation may make a file of the same name
+            self._new_directory = sync_paths_on(flusher, [], directories,
+                                                lambda: _run_on(flusher, _fsync_off_the_loop, [], [], directories))
 
     # -- offsets ----------------------------------------------------------------------------------
 
@@ -602,7 +610,11 @@ class PartitionLog:
         segment in the range is new since the data before it was flushed (its name may not be durable)."""
         start, target = self.flushed_or_pending, self.log_end_offset
         fds, paths, directories = self._flush_job(target, descriptors=descriptors)
-        if descriptors and any(segment.base_offset >= start for segment in self._segments_holding(start, target)):
+        # A new partition's first segment was named durable by its creation's job, once that succeeded.
+        named = (self._named_at_creation if self.rewrites == self._rewrites_at_creation
+                 and not self._directory_unsynced() else frozenset())
+        if descriptors and any(segment.base_offset >= start and segment.base_offset not in named
+                               for segment in self._segments_holding(start, target)):
             directories.insert(0, self.dir)
         return target, fds, paths, directories
 
