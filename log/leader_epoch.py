@@ -203,10 +203,11 @@ class LeaderEpochCache:
             fsync_file_if_exists(self.path)
             fsync_directory_if_exists(os.path.dirname(self.path))
 
-    def close(self, write_pending: bool = False) -> None:
+    def close(self, write_pending: bool = False, sync: bool = True) -> None:
         """No more writes from the flusher (the partition is closed or deleted); write_pending
-        writes first what the flusher may not have written yet (a clean shutdown)."""
+        writes first what the flusher may not have written yet (a clean shutdown; sync=False
+        leaves its fsync to the caller)."""
         with self._write_lock:
             if write_pending and self._flusher is not None and not self._closed:
-                write_leader_epoch_checkpoint(self.path, list(self._entries))
+                write_leader_epoch_checkpoint(self.path, list(self._entries), sync=sync)
             self._closed = True

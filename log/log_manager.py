@@ -57,6 +57,7 @@ from log.checkpoints import (
 )
 from log.cleaner import CLEANER_OFFSET_CHECKPOINT, LogCleaner
 from log.config import LogConfig
+from log.flusher import SYNCFS_FILE_SYSTEMS, file_system_type, syncfs
 from log.future_log import FutureLog, LogDirMover
 from log.errors import KafkaStorageError, LogDirFailure, is_log_dir_failure
 from log.partition_log import DELETE_DIR_SUFFIX, PartitionLog, deleted_dir_name, parse_partition_dir_name
@@ -618,8 +619,26 @@ class LogManager:
         if not self._loaded:
             return  # never loaded: the checkpoints on disk are still the truth
         self.cleaner.stop()
+        # On a local file system one syncfs makes every closed log durable: with 10,000 partitions
+        # one fsync after another (segment, indexes, snapshot, epochs: 11-20 s) outlasted a 15 s
+        # stop. Elsewhere (FUSE, NFS) each log is fsynced as it closes.
+        whole: dict[str, bool] = {}
         for _, log in self.logs():
-            log.close()
+            parent = os.path.dirname(log.dir)
+            if parent not in whole:
+                whole[parent] = file_system_type(parent) in SYNCFS_FILE_SYSTEMS
+            log.close(sync=not whole[parent])
+        for parent in (parent for parent, used in whole.items() if used):
+            try:
+                fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    syncfs(fd)
+                finally:
+                    os.close(fd)
+            except OSError as e:
+                # Neither checkpoints nor the marker: the next start recovers from the last ones.
+                logger.error("Error while syncing %s at shutdown: %s", parent, e)
+                raise KafkaStorageError(f"syncfs of {parent} failed: {e}") from e
         self.checkpoint_all()
         if self.worker is None:
             write_clean_shutdown_markers(self.live_log_dirs)

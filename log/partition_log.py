@@ -1252,21 +1252,27 @@ class PartitionLog:
                 self.producer_state.delete_snapshots_after(segment.next_offset())
                 return
 
-    def close(self) -> None:
-        """Clean shutdown: fsync, snapshot producer state at the LEO, close the files."""
+    def close(self, sync: bool = True) -> None:
+        """Clean shutdown: fsync, snapshot producer state at the LEO, close the files. sync=False
+        writes the same files without any fsync: the caller makes the whole file system durable
+        (one syncfs, LogManager.close) before it writes the checkpoints that say so."""
         if self._closed:
             return
         self.wait_for_background_flushes()
-        self.flush()
+        if sync:
+            self.flush()
+        else:
+            self.recovery_point = self.log_end_offset
         # Truncations of the leader epoch cache may still wait for the flusher: written now.
-        self.leader_epoch_cache.close(write_pending=True)
+        self.leader_epoch_cache.close(write_pending=True, sync=sync)
         self.producer_state.map_end_offset = self.log_end_offset
-        self.producer_state.take_snapshot()
+        self.producer_state.take_snapshot(sync=sync)
         active = self._segments[-1]
         # The time index's last entry is the segment's max timestamp when it is reopened
         # (rolled segments got theirs, and their fsync, when they were rolled).
         active.on_become_inactive()
-        active.flush(indexes=True)
+        if sync:
+            active.flush(indexes=True)
         for segment in self._segments:
             segment.close()
         self._closed = True
