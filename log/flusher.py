@@ -69,6 +69,16 @@ def syncfs(fd: int) -> None:
         raise OSError(error, os.strerror(error))
 
 
+def sync_file_system(path: str) -> None:
+    """syncfs(2) of the file system holding `path` through a descriptor opened for it (one opened
+    now still hears of a writeback error nobody has seen yet)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        syncfs(fd)
+    finally:
+        os.close(fd)
+
+
 class _PathSync:
     """One queued job making files and directories durable; others join it until it starts."""
 
@@ -138,11 +148,7 @@ class LogFlusher(concurrent.futures.Executor):
                 by_device.setdefault(device, path)
             whole = {device: path for device, path in by_device.items() if self._syncfs_ok(device, path)}
             for path in whole.values():
-                fd = os.open(path, os.O_RDONLY)
-                try:
-                    syncfs(fd)
-                finally:
-                    os.close(fd)
+                sync_file_system(path)
             if whole:
                 files = [path for path in files if not _on(path, whole)]
                 directories = [path for path in directories if not _on(path, whole)]

@@ -57,7 +57,7 @@ from log.checkpoints import (
 )
 from log.cleaner import CLEANER_OFFSET_CHECKPOINT, LogCleaner
 from log.config import LogConfig
-from log.flusher import SYNCFS_FILE_SYSTEMS, file_system_type, syncfs
+from log.flusher import SYNCFS_FILE_SYSTEMS, file_system_type, sync_file_system
 from log.future_log import FutureLog, LogDirMover
 from log.errors import KafkaStorageError, LogDirFailure, is_log_dir_failure
 from log.partition_log import DELETE_DIR_SUFFIX, PartitionLog, deleted_dir_name, parse_partition_dir_name
@@ -630,11 +630,7 @@ class LogManager:
             log.close(sync=not whole[parent])
         for parent in (parent for parent, used in whole.items() if used):
             try:
-                fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
-                try:
-                    syncfs(fd)
-                finally:
-                    os.close(fd)
+                sync_file_system(parent)
             except OSError as e:
                 # Neither checkpoints nor the marker: the next start recovers from the last ones.
                 logger.error("Error while syncing %s at shutdown: %s", parent, e)

@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+import log.flusher as flusher_module
 import log.log_manager as log_manager_module
 from kafka_wire.record_codec import Record, build_batch
 from log.checkpoints import CLEAN_SHUTDOWN_MARKER, RECOVERY_POINT_CHECKPOINT
@@ -37,7 +38,7 @@ class Syscalls:
             if fail_syncfs:
                 raise OSError(errno.EIO, "I/O error")
 
-        monkeypatch.setattr(log_manager_module, "syncfs", syncfs)
+        monkeypatch.setattr(flusher_module, "syncfs", syncfs)
 
 
 def _manager_with_data(data) -> LogManager:
