@@ -1,7 +1,8 @@
 """Side-by-side benchmark: kafka-wire against tansu (memory storage), same librdkafka load, same run.
 
     .venv/bin/python -m bench.run            # full run, a few minutes; writes bench/RESULTS.md
-    .venv/bin/python -m bench.run --quick    # small sizes, one round (a smoke run)
+    .venv/bin/python -m bench.run --quick    # small sizes, one round (a smoke run); prints only
+    .venv/bin/python -m bench.run --only compiled --output /tmp/x.md   # one scenario, written where asked
 
 Both brokers run at once on loopback; every measurement is taken on each broker in turn, the
 order alternating from round to round, and the table shows medians over rounds and our/peer
@@ -619,8 +620,9 @@ def main(argv: list[str] | None = None) -> int:
                         "(default 1,2,4,8,16 up to the cores this process may use)")
     parser.add_argument("--scaling-loads", type=int, help="load processes per workers measurement (default: W)")
     parser.add_argument("--scaling-rate", type=int, help="records/s of the workers scenario's latency rows")
-    parser.add_argument("--output", default=str(BENCH_DIR / "RESULTS.md"),
-                        help="where to write the results ('-' for nowhere)")
+    parser.add_argument("--output", help="where to write the results ('-' for nowhere; default: "
+                        "bench/RESULTS.md after a full run, nowhere after a partial one (--only, --quick, "
+                        "--smoke), whose table would replace the whole file)")
     args = parser.parse_args(argv)
 
     sizes = SMOKE if args.smoke else QUICK if args.quick else FULL
@@ -695,9 +697,12 @@ def main(argv: list[str] | None = None) -> int:
     text = report(results, facts, sizes, brokers, command, started, time.monotonic() - t0, skipped, args.quick)
     print()
     print(text)
-    if args.output != "-":
-        Path(args.output).write_text(text)
-        print(f"written to {args.output}")
+    output = args.output
+    if output is None:
+        output = "-" if args.only or args.quick or args.smoke else str(BENCH_DIR / "RESULTS.md")
+    if output != "-":
+        Path(output).write_text(text)
+        print(f"written to {output}")
     return 0
 
 
