@@ -579,12 +579,8 @@ class ConsumerGroupProtocol:
     # == topics ======================================================================================
 
     def _broker(self):
-        """The broker whose topics the groups subscribe to (a cluster's coordinator only knows
-        it through its __consumer_offsets writer)."""
-        broker = getattr(self, "broker", None)
-        if broker is None and getattr(self, "offsets_topic", None) is not None:
-            broker = getattr(self.offsets_topic, "broker", None)
-        return broker
+        """The broker whose topics the groups subscribe to (GroupCoordinator.attach); None before."""
+        return getattr(self, "broker", None)
 
     def _topic_metadata(self, name: str):
         broker = self._broker()

@@ -86,10 +86,16 @@ class GroupCoordinator(ConsumerGroupProtocol, StreamsGroupProtocol, ModernGroupM
 
     # == lifecycle ===================================================================================
 
-    async def start(self, broker) -> None:
-        """Create __consumer_offsets when missing, replay it, then serve (and expire offsets)."""
+    def attach(self, broker) -> None:
+        """What every coordinator reads of its broker from the start, whatever it replays when: its
+        config, its topics and each group's own configs (a cluster's coordinator attaches at start
+        and loads partitions as it comes to lead them, broker/cluster/group_failover.py)."""
         self.config = broker.config
         self.broker = broker
+
+    async def start(self, broker) -> None:
+        """Create __consumer_offsets when missing, replay it, then serve (and expire offsets)."""
+        self.attach(broker)
         self.offsets_topic = OffsetsTopic(broker)
         partitions = self.offsets_topic.ensure_created()
         self.active = True

@@ -239,6 +239,14 @@ class Cluster:
         self.wait_for(lambda: set((p := self.partition(topic, partition)) and p.isr_nodes or []) == isr,
                       timeout, f"ISR of {topic}-{partition} = {sorted(isr)}")
 
+    def wait_for_preferred_leaders(self, timeout: float = 60.0) -> None:
+        """Every partition led by its preferred replica with a full ISR: leadership settled after the
+        restarts of an earlier test (the controller moves leaders back every few seconds)."""
+        def settled():
+            return all(p.leader_id == p.replica_nodes[0] and len(p.isr_nodes) == len(p.replica_nodes)
+                       for t in self.metadata().topics for p in t.partitions)
+        self.wait_for(settled, timeout, "preferred leaders with full ISRs", interval=0.5)
+
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 3,
                      configs: Mapping[str, str] | None = None) -> None:
         """CreateTopics through the first running broker; waits until every partition has a leader.

@@ -50,7 +50,7 @@ class ReplicatedGroupCoordinator(GroupCoordinator):
         """Nothing to replay yet: partitions load as this broker becomes their leader."""
         import asyncio
 
-        self.config = broker.config
+        self.attach(broker)
         self.offsets_topic = ReplicatedOffsetsTopic(broker)
         self.offsets_topic.refresh_partition_count()
         self.active = True

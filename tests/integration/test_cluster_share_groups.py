@@ -371,21 +371,12 @@ def produce(bootstrap: str, topic: str, count: int) -> None:
     assert producer.flush(60) == 0
 
 
-def wait_for_preferred_leaders(cluster: Cluster, timeout: float = 60.0) -> None:
-    """Every partition led by its preferred replica with a full ISR: leadership settled after the
-    restarts of an earlier test (the controller moves leaders back every few seconds)."""
-    def settled():
-        return all(p.leader_id == p.replica_nodes[0] and len(p.isr_nodes) == len(p.replica_nodes)
-                   for t in cluster.metadata().topics for p in t.partitions)
-    cluster.wait_for(settled, timeout, "preferred leaders with full ISRs", interval=0.5)
-
-
 def test_share_group_admin_at_its_coordinator_reaches_state_led_elsewhere(cluster):
     """The group's coordinator is not the partition's leader: DescribeShareGroupOffsets,
     AlterShareGroupOffsets and DeleteShareGroupOffsets answer there (other brokers:
     NOT_COORDINATOR) from the share coordinator's state, and a consumer of the altered group
     starts where the alter put it (the leader loads the new state)."""
-    wait_for_preferred_leaders(cluster)
+    cluster.wait_for_preferred_leaders()
     topic = new_topic(cluster, "share-admin")
     cluster.create_topic(topic, 1, 3)
     produce(cluster.bootstrap, topic, 10)
@@ -468,7 +459,7 @@ def test_share_partition_follows_its_partition_leader_away_and_back(cluster):
     the state the other one wrote meanwhile rather than acting on what it held. With several
     workers the partition's owner is another worker than worker 0, which holds the share-partition
     and must hear of both moves. No accepted record is delivered again, none is skipped."""
-    wait_for_preferred_leaders(cluster)
+    cluster.wait_for_preferred_leaders()
     topic = new_topic(cluster, "share-moves")
     cluster.create_topic(topic, 1, 3)
     replicas = list(cluster.partition(topic, 0).replica_nodes)

@@ -272,6 +272,52 @@ def test_a_restart_keeps_when_the_target_assignment_was_computed(tmp_path):
     run(scenario())
 
 
+def test_a_cluster_coordinator_loading_a_group_serves_it_with_the_groups_configs(tmp_path):
+    """A cluster's group coordinator (broker/cluster/group_failover.py) is started without replaying
+    anything and loads a group when its broker becomes the leader of the group's __consumer_offsets
+    partition (the coordinator moved): it answers with the group's own configs, not the broker's. Here
+    the group's heartbeat interval (1 s; the broker's 5 s) and its assignment interval (15 s, counted
+    from the stored computation; the broker's 0 would compute at once)."""
+    from broker import group_configs
+    from broker.cluster.group_failover import ReplicatedGroupCoordinator
+
+    async def scenario():
+        broker = Broker(BrokerConfig({"log.dirs": str(tmp_path), **BASE_CONFIG,
+                                      "group.consumer.min.heartbeat.interval.ms": "1000"}))
+        broker.load()
+        try:
+            broker.create_topic("t", 6, 1, {})
+            assert group_configs.store(broker, "g", {"consumer.assignment.interval.ms": "15000",
+                                                     "consumer.heartbeat.interval.ms": "1000"}, False)[0] == 0
+            before = GroupCoordinator()
+            broker.groups = before
+            await before.start(broker)
+            a, b = Member(before, "a"), Member(before, "b")
+            a.heartbeat()
+            assert b.heartbeat()["heartbeat_interval_ms"] == 1000
+            assert (a.epoch, b.epoch, len(a.owned), before.groups["g"].state) == (2, 2, 6, "Assigning")
+            computed_at = before.groups["g"].assignment_timestamp
+            await before.stop()
+
+            moved = ReplicatedGroupCoordinator()
+            broker.groups = moved
+            await moved.start(broker)
+            moved.load_partition(moved.partition_for("g"))
+            assert moved.groups["g"].assignment_timestamp == computed_at
+            a.coordinator = b.coordinator = moved
+            for member in (a, b):
+                response = member.heartbeat()
+                assert (response["error_code"], response["heartbeat_interval_ms"]) == (0, 1000)
+            group = moved.groups["g"]
+            assert (group.state, group.group_epoch, group.assignment_epoch) == ("Assigning", 3, 2)
+            assert (a.epoch, b.epoch, len(a.owned), b.owned) == (2, 2, 6, set())
+            await moved.stop()
+        finally:
+            broker.close()
+
+    run(scenario())
+
+
 def test_three_members_join_and_leave_one_at_a_time(tmp_path):
     async def scenario():
         async with running(tmp_path, topics=(("t", 7),)) as c:
