@@ -61,6 +61,11 @@ def file_system_type(path: str) -> str:
     return kind
 
 
+def syncfs_usable(path: str) -> bool:
+    """Whether one syncfs(2) makes what is written under `path` durable (SYNCFS_FILE_SYSTEMS)."""
+    return file_system_type(path) in SYNCFS_FILE_SYSTEMS
+
+
 def syncfs(fd: int) -> None:
     """syncfs(2): write back and wait for everything dirty on the file system holding `fd`
     (Python's os module has no wrapper)."""
@@ -98,7 +103,7 @@ class LogFlusher(concurrent.futures.Executor):
         self._lock = threading.Lock()
         self._open: _PathSync | None = None  # the last job submitted, while it is a path sync not yet started
         self._syncfs_usable: dict[int, bool] = {}  # per device (st_dev), read on the flusher thread
-        # Counted for tests and the metrics: path syncs asked, and jobs that ran them.
+        # Counted for tests: path syncs asked, and jobs that ran them.
         self.path_syncs = 0
         self.path_sync_jobs = 0
 
@@ -139,19 +144,19 @@ class LogFlusher(concurrent.futures.Executor):
 
     def _sync(self, files: list[str], directories: list[str]) -> None:
         if self.whole_file_system and len(files) + len(directories) >= SYNCFS_FROM_PATHS:
-            by_device: dict[int, str] = {}
+            device_of: dict[str, int] = {}
             for path in directories + files:
                 try:
-                    device = os.stat(path).st_dev
+                    device_of[path] = os.stat(path).st_dev
                 except FileNotFoundError:
-                    continue
-                by_device.setdefault(device, path)
-            whole = {device: path for device, path in by_device.items() if self._syncfs_ok(device, path)}
-            for path in whole.values():
-                sync_file_system(path)
-            if whole:
-                files = [path for path in files if not _on(path, whole)]
-                directories = [path for path in directories if not _on(path, whole)]
+                    pass  # gone meanwhile (a deleted partition's): nothing left to sync
+            synced: set[int] = set()
+            for path, device in device_of.items():
+                if device not in synced and self._syncfs_ok(device, path):
+                    sync_file_system(path)
+                    synced.add(device)
+            files = [path for path in files if path in device_of and device_of[path] not in synced]
+            directories = [path for path in directories if path in device_of and device_of[path] not in synced]
         for path in files:
             fsync_file_if_exists(path)
         for path in directories:
@@ -160,16 +165,8 @@ class LogFlusher(concurrent.futures.Executor):
     def _syncfs_ok(self, device: int, path: str) -> bool:
         usable = self._syncfs_usable.get(device)
         if usable is None:
-            usable = self._syncfs_usable[device] = file_system_type(path) in SYNCFS_FILE_SYSTEMS
+            usable = self._syncfs_usable[device] = syncfs_usable(path)
         return usable
-
-
-def _on(path: str, devices: dict[int, str]) -> bool:
-    """Whether `path` lives on one of `devices` (a path gone meanwhile: nothing left to sync)."""
-    try:
-        return os.stat(path).st_dev in devices
-    except FileNotFoundError:
-        return True
 
 
 def sync_paths_on(flusher: concurrent.futures.Executor | None, files: list[str], directories: list[str],

@@ -26,7 +26,7 @@ one file, where syncfs took 0.5-1.9 ms); syncfs(2) of the log dir's file system 
 size change is its own journal commit), with 256 dirty files 50 ms against 151 ms, and between 2 and
 8 dirty files the two were within the noise of each other. syncfs also writes back whatever else
 is dirty on that file system, which is why a log dir on its own file system (as Kafka advises)
-keeps syncs short. It is used only on the local file systems of SYNCFS_FILE_SYSTEMS: a FUSE file
+keeps syncs short. It is used only on the local file systems of log/flusher.py's SYNCFS_FILE_SYSTEMS: a FUSE file
 system (such as the faults suite's lazyfs) never hears of a syncfs, so there every file is
 fdatasynced whatever their number. Its errors are read through a descriptor of the log dir held open from the first sync on (Linux
 5.8+ reports a writeback error once to each descriptor opened before it; older kernels report
@@ -46,7 +46,7 @@ import os
 from collections.abc import Callable, Iterable
 
 from log.errors import KafkaStorageError
-from log.flusher import SYNCFS_FILE_SYSTEMS, file_system_type, syncfs  # noqa: F401 (SYNCFS_FILE_SYSTEMS: named here too)
+from log.flusher import syncfs, syncfs_usable
 from log.partition_log import PartitionLog, _fsync_off_the_loop
 
 logger = logging.getLogger("kafka_wire.log")
@@ -144,7 +144,7 @@ class GroupCommit:
     def _syncfs_ok(self, log_dir: str) -> bool:
         usable = self._syncfs_usable.get(log_dir)
         if usable is None:
-            usable = self._syncfs_usable[log_dir] = file_system_type(log_dir) in SYNCFS_FILE_SYSTEMS
+            usable = self._syncfs_usable[log_dir] = syncfs_usable(log_dir)
         return usable
 
     def _dir_fd(self, log_dir: str) -> int:

@@ -57,7 +57,7 @@ from log.checkpoints import (
 )
 from log.cleaner import CLEANER_OFFSET_CHECKPOINT, LogCleaner
 from log.config import LogConfig
-from log.flusher import SYNCFS_FILE_SYSTEMS, file_system_type, sync_file_system
+from log.flusher import sync_file_system, syncfs_usable
 from log.future_log import FutureLog, LogDirMover
 from log.errors import KafkaStorageError, LogDirFailure, is_log_dir_failure
 from log.partition_log import DELETE_DIR_SUFFIX, PartitionLog, deleted_dir_name, parse_partition_dir_name
@@ -626,7 +626,7 @@ class LogManager:
         for _, log in self.logs():
             parent = os.path.dirname(log.dir)
             if parent not in whole:
-                whole[parent] = file_system_type(parent) in SYNCFS_FILE_SYSTEMS
+                whole[parent] = syncfs_usable(parent)
             log.close(sync=not whole[parent])
         for parent in (parent for parent, used in whole.items() if used):
             try:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from log.group_commit import SYNCFS_FILE_SYSTEMS, SYNCFS_FROM_DIRTY_LOGS, GroupCommit, _sync_log_dirs, file_system_type
+from log.flusher import SYNCFS_FILE_SYSTEMS, file_system_type
+from log.group_commit import SYNCFS_FROM_DIRTY_LOGS, GroupCommit, _sync_log_dirs
 from log.partition_log import PartitionLog
 from test_log_background_flush import NOW, ManualFlusher, batch
 

@@ -55,7 +55,7 @@ def _manager_with_data(data) -> LogManager:
 def test_on_a_local_file_system_one_syncfs_comes_before_the_checkpoints_and_the_marker(tmp_path, monkeypatch):
     data = tmp_path / "data"
     manager = _manager_with_data(data)
-    monkeypatch.setattr(log_manager_module, "file_system_type", lambda path: "ext4")
+    monkeypatch.setattr(log_manager_module, "syncfs_usable", lambda path: True)
     calls = Syscalls(monkeypatch).calls
     manager.close()
     kinds = [kind for kind, _ in calls]
@@ -80,7 +80,7 @@ def test_on_a_local_file_system_one_syncfs_comes_before_the_checkpoints_and_the_
 def test_elsewhere_every_log_is_fsynced_as_it_closes(tmp_path, monkeypatch):
     data = tmp_path / "data"
     manager = _manager_with_data(data)
-    monkeypatch.setattr(log_manager_module, "file_system_type", lambda path: "fuse.lazyfs")
+    monkeypatch.setattr(log_manager_module, "syncfs_usable", lambda path: False)
     calls = Syscalls(monkeypatch).calls
     manager.close()
     assert "syncfs" not in [kind for kind, _ in calls]
@@ -92,7 +92,7 @@ def test_elsewhere_every_log_is_fsynced_as_it_closes(tmp_path, monkeypatch):
 def test_a_failed_syncfs_writes_no_marker(tmp_path, monkeypatch):
     data = tmp_path / "data"
     manager = _manager_with_data(data)
-    monkeypatch.setattr(log_manager_module, "file_system_type", lambda path: "ext4")
+    monkeypatch.setattr(log_manager_module, "syncfs_usable", lambda path: True)
     Syscalls(monkeypatch, fail_syncfs=True)
     with pytest.raises(KafkaStorageError):
         manager.close()
