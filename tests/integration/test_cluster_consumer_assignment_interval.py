@@ -21,12 +21,11 @@ import pytest
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource  # noqa: E402
-
 from client import WireClient  # noqa: E402
 from kafka_wire.errors import ErrorCode  # noqa: E402
 from testing.cluster import Cluster, running_cluster  # noqa: E402
-from tests.integration.test_consumer_group_assignment_interval import Member, sizes, wait_for  # noqa: E402
+from tests.integration.test_consumer_group_assignment_interval import (  # noqa: E402
+    Member, set_group_configs, sizes, wait_for)
 
 pytestmark = [pytest.mark.clients, pytest.mark.timeout(300)]
 
@@ -83,16 +82,6 @@ def described_at(cluster: Cluster, group: str):
     return node, described
 
 
-def set_group_configs(bootstrap: str, group: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    resource = ConfigResource("GROUP", group, incremental_configs=[
-        ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
-        for name, value in (("consumer.assignment.interval.ms", str(INTERVAL_MS)),
-                            ("consumer.heartbeat.interval.ms", "1000"))])
-    for future in admin.incremental_alter_configs([resource]).values():
-        future.result(30)
-
-
 def group_config_at(cluster: Cluster, node: int, group: str) -> str | None:
     """consumer.assignment.interval.ms as broker `node` describes the group's config."""
     with WireClient(cluster.brokers[node].bootstrap, timeout=5) as client:
@@ -131,7 +120,7 @@ def test_the_interval_holds_on_the_coordinator_and_after_it_moves(healthy, move)
     cluster = healthy
     topic, group = f"cluster-interval-{uuid.uuid4().hex[:8]}", f"cluster-interval-{uuid.uuid4().hex[:8]}"
     cluster.create_topic(topic, partitions=4, replication_factor=3)
-    set_group_configs(cluster.bootstrap, group)
+    set_group_configs(cluster.bootstrap, group, INTERVAL_MS)
 
     members = []
     try:

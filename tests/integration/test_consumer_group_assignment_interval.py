@@ -97,16 +97,23 @@ def wait_for(what, check, timeout: float = 60.0):
     pytest.fail(f"timed out waiting for {what}")
 
 
+def set_group_configs(bootstrap: str, group: str, interval_ms: int) -> None:
+    """The group's assignment interval, and a heartbeat every second (IncrementalAlterConfigs, before
+    its first member)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource("GROUP", group, incremental_configs=[
+        ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
+        for name, value in (("consumer.assignment.interval.ms", str(interval_ms)),
+                            ("consumer.heartbeat.interval.ms", "1000"))])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(30)
+
+
 def test_members_joining_within_the_interval_get_their_partitions_from_one_assignment(bootstrap):
     topic, group = f"interval-{uuid.uuid4().hex[:8]}", f"interval-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, 4, 1)])[topic].result(30)
-    resource = ConfigResource("GROUP", group, incremental_configs=[
-        ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
-        for name, value in (("consumer.assignment.interval.ms", str(INTERVAL_MS)),
-                            ("consumer.heartbeat.interval.ms", "1000"))])
-    for future in admin.incremental_alter_configs([resource]).values():
-        future.result(30)
+    set_group_configs(bootstrap, group, INTERVAL_MS)
 
     members = []
     try:
