@@ -170,9 +170,10 @@ class LogFlusher(concurrent.futures.Executor):
 
 
 def sync_paths_on(flusher: concurrent.futures.Executor | None, files: list[str], directories: list[str],
-                  fallback) -> concurrent.futures.Future:
-    """Queue a path sync on `flusher` (joined with its neighbours on a LogFlusher; `fallback()`,
-    which returns a future, on any other executor, or when there is none or it was shut down)."""
+                  fallback) -> concurrent.futures.Future | None:
+    """Queue a path sync on `flusher` (joined with its neighbours on a LogFlusher) and return its
+    future; on any other executor, or when there is none or it was shut down, run `fallback()` and
+    return what it returns (PartitionLog's a future, LeaderEpochCache's nothing)."""
     sync = getattr(flusher, "sync_paths", None)
     if sync is not None:
         try:
