@@ -17,6 +17,8 @@ import logging
 import time
 
 from broker import share_groups
+from broker.workers.calls import end_offset
+from broker.workers.link import RemoteFailure, WorkerGone
 from coordinator.timer import stop_task
 from kafka_wire.errors import ErrorCode
 
@@ -24,7 +26,6 @@ logger = logging.getLogger("kafka_wire.console")
 
 # Samples kept per series: at the default 5 s interval, the last 10 minutes.
 KEEP = 120
-LATEST = -1
 
 
 class Sampler:
@@ -48,26 +49,39 @@ class Sampler:
     async def _run(self) -> None:
         while True:
             try:
-                self.sample()
+                await self.sample()
             except Exception:
                 logger.exception("console sampling failed")
             await asyncio.sleep(self.interval)
 
-    def _end_offset(self, topic: str, partition: int) -> int | None:
-        error, offset, _, _ = self.broker.list_offset(topic, partition, LATEST, read_committed=False)
-        return offset if error == ErrorCode.NONE and offset >= 0 else None
+    async def _end_offsets(self, wanted: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """Log end offsets (high watermarks) of the partitions this broker leads; with several
+        workers each partition's owner is asked (broker/workers/calls.py: end_offsets)."""
+        workers = getattr(self.broker, "workers", None)
+        if workers is None:
+            return {tp: end for tp in wanted if (end := end_offset(self.broker, *tp)) is not None}
+        by_owner: dict[int, list[tuple[str, int]]] = {}
+        for topic, partition in wanted:
+            by_owner.setdefault(workers.owner(topic, partition), []).append((topic, partition))
+        ends = {}
+        for owner, partitions in by_owner.items():
+            if owner == workers.index:
+                answers = [end_offset(self.broker, *tp) for tp in partitions]
+            else:
+                try:
+                    answers, _, _ = await workers.links[owner].call("end_offsets", partitions)
+                except (WorkerGone, RemoteFailure):  # that worker is gone: its partitions are left out
+                    continue
+            ends.update((tp, end) for tp, end in zip(partitions, answers) if end is not None)
+        return ends
 
-    def sample(self) -> None:
+    async def sample(self) -> None:
         now = time.time()
-        ends: dict[tuple[str, int], int] = {}
         topics = self.broker.metadata.topics
-        for name, meta in list(topics.items()):
-            total = 0
-            for partition in range(meta.partitions):
-                end = self._end_offset(name, partition)
-                if end is not None:
-                    ends[(name, partition)] = end
-                    total += end
+        listed = list(topics.items())
+        ends = await self._end_offsets([(name, p) for name, meta in listed for p in range(meta.partitions)])
+        for name, meta in listed:
+            total = sum(ends.get((name, partition), 0) for partition in range(meta.partitions))
             self.topic_ends.setdefault(name, collections.deque(maxlen=KEEP)).append((now, total))
         for name in list(self.topic_ends):
             if name not in topics:

@@ -3,13 +3,15 @@ request to run here as the worker holding the connection would; `read` and `wait
 served by another worker (fetch.py); `markers` and `verify`, for transactions (transactions.py);
 `replicated` and `synced`, the waits for the in-sync replicas and for the disk of partitions owned
 here; `log_offsets` and `share_leadership`, for worker 0's share groups (broker/share_groups.py);
-`schema_subjects`, the subjects of a schema id, at the worker owning `_schemas`."""
+`schema_subjects`, the subjects of a schema id, at the worker owning `_schemas`; `end_offsets`, for the
+console's rate and lag samples (console/sampler.py)."""
 
 from __future__ import annotations
 
 import logging
 
 from kafka_wire.error_responses import error_response
+from kafka_wire.errors import ErrorCode
 from kafka_wire.framing import encode_response_frame
 from kafka_wire.headers import decode_request_header
 
@@ -21,6 +23,8 @@ from .runtime import CLOSE
 from .transactions import serve_markers, serve_verify
 
 logger = logging.getLogger("kafka_wire.workers")
+
+LATEST = -1  # ListOffsets' timestamp for the log end offset
 
 
 async def answer(broker, op: str, meta, body, fds: list[int]):
@@ -54,11 +58,20 @@ async def answer(broker, op: str, meta, body, fds: list[int]):
         return [local_leadership(broker, topic, partition) for topic, partition in meta], b"", ()
     if op == "open":  # (the refresh that serve() made opened them)
         return broker.unopened_partitions(meta), b"", ()
+    if op == "end_offsets":  # the console's rate and lag samples (console/sampler.py), at the owner
+        return [end_offset(broker, topic, partition) for topic, partition in meta], b"", ()
     if op == "stats":
         from ..metrics_endpoint import worker_snapshot
 
         return worker_snapshot(broker), b"", ()
     raise ValueError(f"unknown worker call {op!r}")
+
+
+def end_offset(broker, topic: str, partition: int) -> int | None:
+    """A partition's log end offset as ListOffsets' latest gives it (the high watermark), None where
+    this broker cannot answer for it (not its leader, unknown, offline)."""
+    error, offset, _, _ = broker.list_offset(topic, partition, LATEST, read_committed=False)
+    return offset if error == ErrorCode.NONE and offset >= 0 else None
 
 
 async def serve_forward(broker, meta, frame: bytearray):
