@@ -116,9 +116,14 @@ def _refused(broker: BrokerView, part: CachedPartition, readable: set) -> ErrorC
 
 def _read(broker: BrokerView, part: CachedPartition, **kwargs) -> PartitionRead:
     """ReplicaManager.readFromLocalLog: a session's topic id that is no longer the log's (the topic
-    was re-created under its name) is INCONSISTENT_TOPIC_ID, before the read's own checks."""
-    if part.topic_id != ZERO_UUID and broker.metadata.topic(part.topic).topic_id != part.topic_id:
-        return PartitionRead(ErrorCode.INCONSISTENT_TOPIC_ID)
+    was re-created under its name) is INCONSISTENT_TOPIC_ID, before the read's own checks; a topic
+    deleted since the checks before the read (while other workers read theirs) is unknown."""
+    if part.topic_id != ZERO_UUID:
+        meta = broker.metadata.topic(part.topic)
+        if meta is None:
+            return PartitionRead(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if meta.topic_id != part.topic_id:
+            return PartitionRead(ErrorCode.INCONSISTENT_TOPIC_ID)
     return broker.read_partition(part.topic, part.partition, part.fetch_offset, **kwargs)
 
 

@@ -66,6 +66,27 @@ def test_long_poll_waits_max_wait_when_nothing_arrives(client):
     assert part.error_code == 0 and part.high_watermark == 1 and not part.records
 
 
+def test_a_topic_deleted_during_a_long_poll_is_unknown_when_it_ends(shared_broker, client):
+    """A v13 fetch waiting at the log end of a topic deleted meanwhile ends with
+    UNKNOWN_TOPIC_OR_PARTITION for it (ReplicaManager.readFromLocalLog finds no partition), not a
+    failed request (it was an AttributeError once: the read looked the topic up again)."""
+    topic = _topic_with(client, [b"old"])
+    result = {}
+
+    def poll():
+        with WireClient(shared_broker.bootstrap) as poller:
+            result["parts"] = [fetch(poller, topic, 1, version=13, max_wait_ms=3000, min_bytes=1)]
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    time.sleep(0.5)
+    deleted = client.call("DeleteTopics", 6, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}],
+                                              "timeout_ms": 5000})
+    assert deleted.responses[0].error_code == 0
+    poller.join(15)
+    assert [error_name(p.error_code) for p in result["parts"]] == ["UNKNOWN_TOPIC_OR_PARTITION"]
+
+
 def test_min_bytes_holds_the_answer_until_max_wait(client):
     """Fewer bytes than min_bytes: the fetch waits out max_wait_ms, then answers with what it has."""
     topic = _topic_with(client, [b"small"])
