@@ -100,15 +100,27 @@ class WorkerMarkerChannel(TransactionMarkerChannel):
     async def settled(self, transactional_id: str, timeout: float) -> None:
         """Until the transaction's markers are all written (its Complete* record appended), or the
         time is up: EndTxn answers then, as on one process, where markers are written before it
-        answers (a next AddPartitionsToTxn finds the transaction complete, not CONCURRENT_TRANSACTIONS)."""
-        if transactional_id not in self.coordinator._incomplete:
-            return
-        fut = asyncio.get_running_loop().create_future()
-        self._settling.setdefault(transactional_id, []).append(fut)
-        try:
-            await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
-            pass  # answered anyway: the coordinator's retries finish the transaction
+        answers (a next AddPartitionsToTxn or EndTxn finds the transaction complete, not
+        CONCURRENT_TRANSACTIONS or, for an EndTxn at the bumped epoch of a transaction.version 2
+        producer, PRODUCER_FENCED). The markers may take several rounds: those written here are
+        synced (a sync task of the coordinator's), another worker's answers arrive (a retry this
+        channel brings forward), and with log.flush.on.ack those are synced in turn before Complete*."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        coordinator = self.coordinator
+        while (remaining := deadline - loop.time()) > 0:
+            syncing = coordinator._syncing.get(transactional_id)
+            if syncing is not None:
+                await asyncio.wait([syncing], timeout=remaining)
+                continue
+            if transactional_id not in coordinator._incomplete:
+                return
+            fut = loop.create_future()
+            self._settling.setdefault(transactional_id, []).append(fut)
+            try:
+                await asyncio.wait_for(fut, remaining)
+            except asyncio.TimeoutError:
+                return  # answered anyway: the coordinator's retries finish the transaction
 
 
 class PrimaryTransactionCoordinator(TransactionCoordinator):
