@@ -300,9 +300,9 @@ BROKER_KEYS: dict[str, ConfigKey] = {
         ConfigKey("schema.registry.port", I, None, "Port of the Confluent-compatible Schema Registry API "
                   "(kafka-wire); unset: off.", minimum=0, maximum=65535),
         ConfigKey("schema.registry.host", S, "127.0.0.1", "Address the Schema Registry API binds (kafka-wire)."),
-        ConfigKey("num.worker.processes", I, 1, "Worker processes of the broker, each owning a share of the "
-                  "partitions and accepting connections on the same listeners; 0: one per core this process may "
-                  "run on (kafka-wire).", minimum=0),
+        ConfigKey("num.worker.processes", I, 0, "Worker processes of the broker, each owning a share of the "
+                  "partitions and accepting connections on the same listeners; 0 (the default): one per core this "
+                  "process may run on; 1: one process (kafka-wire).", minimum=0),
         ConfigKey("log.flush.on.ack", B, True, "A produce with acks=1 or acks=all is answered once the records "
                   "it appended are on stable storage, one sync covering every append that came while the previous "
                   "one ran; false: answered from the page cache, as Kafka does, with fsyncs left to flush.messages "

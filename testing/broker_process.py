@@ -32,6 +32,12 @@ from .processes import ProcessFailure as BrokerFailure
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def default_workers() -> int:
+    """Worker processes of a test broker that names none: KAFKA_WIRE_TEST_WORKERS, else the
+    broker's default (num.worker.processes=0): one per core it may run on, as this process may."""
+    return int(os.environ.get("KAFKA_WIRE_TEST_WORKERS") or 0) or max(1, len(os.sched_getaffinity(0)))
+
+
 class BrokerProcess(ManagedProcess):
     """One broker process on 127.0.0.1:`port` with its data under `data_dir`; restartable."""
 

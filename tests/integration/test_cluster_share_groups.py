@@ -8,7 +8,6 @@ Three brokers and a ZooKeeper on loopback, with the fixture's workers and with t
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import sys
@@ -29,6 +28,7 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 from broker.workers.ownership import owner_of  # noqa: E402
 from client import WireClient  # noqa: E402
 from coordinator.share_state import kafka_uuid_string, state_partition_for  # noqa: E402
+from testing.broker_process import default_workers  # noqa: E402
 from testing.cluster import Cluster, running_cluster  # noqa: E402
 from tests.integration.test_share_groups import _share_fetch, poll_until  # noqa: E402
 
@@ -43,10 +43,10 @@ SHARE_CLUSTER_CONFIG = {
 
 
 def fixture_workers() -> int:
-    return int(os.environ.get("KAFKA_WIRE_TEST_WORKERS") or 1)
+    return default_workers()
 
 
-# With the fixture's workers (KAFKA_WIRE_TEST_WORKERS, else one) and with two per broker: a broker's
+# With the fixture's workers (KAFKA_WIRE_TEST_WORKERS, else the broker's default: one per core) and with two per broker: a broker's
 # share groups then live at its worker 0 while another worker leads the share-partitions' partitions.
 @pytest.fixture(scope="module", params=[None, 2], ids=["fixture-workers", "two-workers"])
 def cluster(request, zookeeper_installed):

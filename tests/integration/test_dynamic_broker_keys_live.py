@@ -14,7 +14,7 @@ import time
 import pytest
 
 from client import WireClient
-from testing.broker_process import running_broker
+from testing.broker_process import default_workers, running_broker
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import KafkaError, Producer  # noqa: E402
@@ -70,7 +70,7 @@ def test_message_max_bytes_and_cleaner_backoff_change_live(tmp_path, workers):
     config = {} if workers is None else {"num.worker.processes": workers}
     with running_broker(tmp_path / "broker", config=config) as broker:
         settings = dict(item.split("=", 1) for item in broker.command if "=" in item and not item.startswith("-"))
-        expected_workers = int(settings.get("num.worker.processes", 1))
+        expected_workers = int(settings.get("num.worker.processes") or default_workers())
         assert expected_workers > 0
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         topic = "dynamic-limits"
