@@ -157,11 +157,17 @@ class Supervisor:
     def run(self) -> int:
         from ..metadata_store import EmbeddedMetadata
 
-        # What a single process checks at its start, checked once here: an unusable log dir or a
-        # stored node id that differs are one line and a non-zero exit (the caller prints them).
-        LogManager(self.log_dirs).create_and_validate_log_dirs()
-        if not self.config["zookeeper.connect"]:  # (a cluster broker's workers check it in ZooKeeper)
-            EmbeddedMetadata(self.log_dirs[0], self.config.node_id).load()
+        # What a single process checks at its start, checked once here: an unusable log dir, a
+        # stored node id that differs, a file that cannot be read (meta.properties, the checkpoint
+        # files the last run's workers left) are one line and a non-zero exit (the caller prints them).
+        logs = LogManager(self.log_dirs)
+        logs.create_and_validate_log_dirs()
+        try:
+            if not self.config["zookeeper.connect"]:  # (a cluster broker's workers check it in ZooKeeper)
+                EmbeddedMetadata(self.log_dirs[0], self.config.node_id).load()
+            merge_worker_checkpoints(self.log_dirs)
+        except OSError as exc:
+            raise logs.load_failure(exc) from exc
         self.listeners = ListenerSockets(self.config, self.count)
         self.connection_counts = SharedConnectionCounts()
         self.dir_counts = SharedCounters(len(self.log_dirs))

@@ -204,28 +204,41 @@ def test_log_dir_on_a_read_only_mount_is_refused_with_status_1(tmp_path):
     "orders-0/00000000000000000000.log",  # a partition's segment
     "meta.properties",
 ])
-def test_log_dir_with_a_file_that_cannot_be_read_is_refused_with_status_1(tmp_path, unreadable):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_log_dir_with_a_file_that_cannot_be_read_is_refused_with_status_1(tmp_path, unreadable, workers):
     """What root cannot read: a directory where a file must be (Kafka: "Error while loading log
-    dir ..." with the file and the reason, then shutdown as every log dir failed)."""
+    dir ..." with the file and the reason, then shutdown as every log dir failed); the supervisor
+    of several workers finds it before it forks them (meta.properties, the checkpoint files)."""
     (tmp_path / unreadable).mkdir(parents=True)
-    assert refused(_unusable(str(tmp_path)), 1) == \
+    assert refused([*_unusable(str(tmp_path)), "--set", f"num.worker.processes={workers}"], 1) == \
         f"Error while loading log dir {tmp_path}: {tmp_path / unreadable}: Is a directory"
 
 
-def test_port_in_use_is_refused_with_status_1(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_port_in_use_is_refused_with_status_1(tmp_path, workers):
     """Kafka: "Socket server failed to bind to 127.0.0.1:9092: Address already in use." The
-    listener bound before the failing one closes, and the logs close cleanly."""
+    listener bound before the failing one closes. One process has opened its logs by then and
+    closes them cleanly (the clean-shutdown marker); the supervisor of several workers binds
+    before any worker opens a log, so the data directory is left as it was (a marker stays)."""
+    workers_setting = ["--set", f"num.worker.processes={workers}"]
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        assert refused(["--set", f"listeners=PLAINTEXT://127.0.0.1:0,SECOND://127.0.0.1:{port}",
-                        "--set", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SECOND:PLAINTEXT",
-                        "--set", f"log.dirs={tmp_path}"], 1) == \
-            f"Socket server failed to bind to 127.0.0.1:{port}: Address already in use."
-        assert (tmp_path / ".kafka_cleanshutdown").exists()
+        bind_twice = ["--set", f"listeners=PLAINTEXT://127.0.0.1:0,SECOND://127.0.0.1:{port}",
+                      "--set", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SECOND:PLAINTEXT",
+                      "--set", f"log.dirs={tmp_path}", *workers_setting]
+        assert refused(bind_twice, 1) == f"Socket server failed to bind to 127.0.0.1:{port}: Address already in use."
+        marker = tmp_path / ".kafka_cleanshutdown"
+        if workers == 1:
+            assert marker.exists()
+        else:
+            assert not marker.exists()
+            marker.touch()
+            refused(bind_twice, 1)
+            assert marker.exists()
         assert refused(["--set", "listeners=PLAINTEXT://127.0.0.1:0", "--set", f"metrics.port={port}",
-                        "--set", f"log.dirs={tmp_path}"], 1) == \
+                        "--set", f"log.dirs={tmp_path}", *workers_setting], 1) == \
             f"Metrics endpoint (metrics.host, metrics.port) failed to bind to 127.0.0.1:{port}: Address already in use."
 
 
