@@ -56,3 +56,33 @@ def test_the_heap_trimmer_trims_on_its_timer_and_stops():
     trimmed, timer = asyncio.run(run())
     assert trimmed  # glibc's malloc_trim was found and called (this project runs on Linux/glibc)
     assert timer is None
+
+
+def test_spares_no_frame_took_for_a_trim_period_are_let_go():
+    spares = SpareFrames(limit=64 << 20)
+    spares.give(bytearray(1 << 20))
+    spares.give(bytearray(1 << 20))
+    assert spares.take(1000) is not None  # under load: kept through the next trim
+    spares.release_unused()
+    assert spares.held_bytes == 1 << 20
+    spares.release_unused()  # a period with no large frame: the load has stopped
+    assert spares.held_bytes == 0 and spares.take(1000) is None
+
+
+def test_the_heap_trimmer_lets_unused_spares_go_before_it_trims():
+    import asyncio
+
+    from broker.server import HeapTrimmer
+
+    spares = SpareFrames(limit=64 << 20)
+    spares.give(bytearray(4 << 20))
+
+    async def run():
+        trimmer = HeapTrimmer(spares)
+        trimmer.TRIM_SECONDS = 0.01
+        trimmer.start(asyncio.get_running_loop())
+        await asyncio.sleep(0.05)
+        trimmer.stop()
+
+    asyncio.run(run())
+    assert spares.held_bytes == 0
