@@ -103,8 +103,21 @@ class BrokerUnderTest:
         return ticks / _CLOCK_TICKS
 
     def rss_bytes(self) -> int:
-        with open(f"/proc/{self.pid}/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        """The broker's resident memory: its process's RSS, or for a broker of several processes
+        (kafka-wire's worker processes) the sum of their PSS (/proc/<pid>/smaps_rollup), in which
+        the pages the fork shares count once rather than once per process."""
+        tree = process_tree(self.pid)
+        if len(tree) == 1:
+            with open(f"/proc/{self.pid}/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        total = 0
+        for pid in tree:
+            try:
+                with open(f"/proc/{pid}/smaps_rollup") as f:
+                    total += next(int(line.split()[1]) for line in f if line.startswith("Pss:")) * 1024
+            except (FileNotFoundError, ProcessLookupError, StopIteration):
+                pass  # exited since it was listed
+        return total
 
 
 def _cpu_ticks(pid: int) -> int:
