@@ -58,14 +58,14 @@ class Sampler:
         """Log end offsets (high watermarks) of the partitions this broker leads; with several
         workers each partition's owner is asked (broker/workers/calls.py: end_offsets)."""
         workers = getattr(self.broker, "workers", None)
-        if workers is None:
-            return {tp: end for tp in wanted if (end := end_offset(self.broker, *tp)) is not None}
-        by_owner: dict[int, list[tuple[str, int]]] = {}
+        here = None if workers is None else workers.index
+        by_owner: dict[int | None, list[tuple[str, int]]] = {}
         for topic, partition in wanted:
-            by_owner.setdefault(workers.owner(topic, partition), []).append((topic, partition))
+            by_owner.setdefault(here if workers is None else workers.owner(topic, partition), []).append(
+                (topic, partition))
         ends = {}
         for owner, partitions in by_owner.items():
-            if owner == workers.index:
+            if owner == here:
                 answers = [end_offset(self.broker, *tp) for tp in partitions]
             else:
                 try:

@@ -14,6 +14,7 @@ from kafka_wire.error_responses import error_response
 from kafka_wire.errors import ErrorCode
 from kafka_wire.framing import encode_response_frame
 from kafka_wire.headers import decode_request_header
+from log.partition_log import LATEST_TIMESTAMP
 
 from ..handlers import HANDLERS
 from ..handlers.closing import CloseConnection
@@ -23,8 +24,6 @@ from .runtime import CLOSE
 from .transactions import serve_markers, serve_verify
 
 logger = logging.getLogger("kafka_wire.workers")
-
-LATEST = -1  # ListOffsets' timestamp for the log end offset
 
 
 async def answer(broker, op: str, meta, body, fds: list[int]):
@@ -70,7 +69,7 @@ async def answer(broker, op: str, meta, body, fds: list[int]):
 def end_offset(broker, topic: str, partition: int) -> int | None:
     """A partition's log end offset as ListOffsets' latest gives it (the high watermark), None where
     this broker cannot answer for it (not its leader, unknown, offline)."""
-    error, offset, _, _ = broker.list_offset(topic, partition, LATEST, read_committed=False)
+    error, offset, _, _ = broker.list_offset(topic, partition, LATEST_TIMESTAMP, read_committed=False)
     return offset if error == ErrorCode.NONE and offset >= 0 else None
 
 

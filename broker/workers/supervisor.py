@@ -178,24 +178,22 @@ class Supervisor:
         signal.signal(signal.SIGUSR1, self._on_dump_signal)
         try:
             while True:
-                self._merge_checkpoints()
                 outcome = self._run_workers()
+                # The checkpoint files the workers just left, folded after every run, whatever
+                # comes next (those the broker's last run left were folded above).
+                self._merge_checkpoints()
                 if outcome == "stopped":
-                    self._merge_checkpoints()
                     self._write_markers()
                     logger.info("shut down cleanly")
                     return 0
                 if outcome == "failed-start":
-                    self._merge_checkpoints()
                     return self._start_failure
                 # A worker died: restart them all, unless that keeps happening.
                 now = time.monotonic()
                 self._restarts = [t for t in self._restarts if now - t < RESTART_WINDOW_SECONDS] + [now]
                 if self._stop_requested:
-                    self._merge_checkpoints()
                     return 1
                 if len(self._restarts) > RESTARTS_ALLOWED:
-                    self._merge_checkpoints()
                     logger.error("workers died %d times within %.0f s; stopping", len(self._restarts),
                                  RESTART_WINDOW_SECONDS)
                     return 1

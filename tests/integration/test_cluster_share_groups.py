@@ -42,16 +42,12 @@ SHARE_CLUSTER_CONFIG = {
 }
 
 
-def fixture_workers() -> int:
-    return default_workers()
-
-
 # With the fixture's workers (KAFKA_WIRE_TEST_WORKERS, else the broker's default: one per core) and with two per broker: a broker's
 # share groups then live at its worker 0 while another worker leads the share-partitions' partitions.
 @pytest.fixture(scope="module", params=[None, 2], ids=["fixture-workers", "two-workers"])
 def cluster(request, zookeeper_installed):
     workers = request.param
-    if workers is not None and workers == fixture_workers():
+    if workers is not None and workers == default_workers():
         pytest.skip(f"the fixture's brokers already run {workers} workers")
     config = SHARE_CLUSTER_CONFIG if workers is None else {**SHARE_CLUSTER_CONFIG, "num.worker.processes": workers}
     # A test failing leaves the cluster running for the next ones, so running_cluster never sees it:
@@ -97,7 +93,7 @@ def new_topic(cluster: Cluster, prefix: str) -> str:
     """A fresh topic name whose partition 0 is owned by a worker other than worker 0 when the
     brokers run several: its share-partition then lives at worker 0 of the leader while another
     worker leads the partition (broker/share_groups.py)."""
-    workers = int(cluster.brokers[1].config.get("num.worker.processes") or fixture_workers())
+    workers = int(cluster.brokers[1].config.get("num.worker.processes") or default_workers())
     while True:
         name = f"{prefix}-{uuid.uuid4().hex[:8]}"
         if workers <= 1 or owner_of(name, 0, workers) != 0:
