@@ -2,10 +2,12 @@
 one broker of W workers against one process, alternated in one run.
 
     .venv/bin/python -m bench.handover [--rounds 3] [--workers 2] [--records 400000] [--flush-on-ack false]
+                                       [--connections 8] [--partitions 16]
 
 Each round starts a one-process broker and a broker of W workers (the order alternating by round),
 creates a 16-partition topic and runs one franz-go load process (bench/loadgen, 8 producer
-connections, 1 KiB records, acks=1), reading the CPU time of every process of the broker from
+connections, 1 KiB records, acks=1; `--connections` and `--partitions` change the two counts, e.g.
+1,000 connections into 10 partitions as bench.run's `connections` scenario), reading the CPU time of every process of the broker from
 /proc (bench.scaling.run_loads). Prints each measurement, then the medians and their ratio (the
 issue's target on 2 cores: W=2 at most 1.1x W=1). `--flush-on-ack false` (the default here) leaves
 the durable acknowledgements' syncs (log.flush.on.ack) out of the comparison: their kernel
@@ -30,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--records", type=int, default=400_000)
     parser.add_argument("--flush-on-ack", default="false", choices=("true", "false"))
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--partitions", type=int, default=PARTITIONS)
     args = parser.parse_args(argv)
     cpu: dict[int, list[float]] = {1: [], args.workers: []}
     for round_no in range(args.rounds):
@@ -40,9 +44,9 @@ def main(argv: list[str] | None = None) -> int:
                                                 "log.flush.on.ack": args.flush_on_ack})
                 broker.start()
                 try:
-                    create_topic(broker.bootstrap, "handover", PARTITIONS)
+                    create_topic(broker.bootstrap, "handover", args.partitions)
                     measured = run_loads([broker], [Load(broker, "produce", (
-                        "-topic", "handover", "-connections", "8", "-records", str(args.records),
+                        "-topic", "handover", "-connections", str(args.connections), "-records", str(args.records),
                         "-size", str(RECORD_SIZE)))])
                 finally:
                     broker.stop()

@@ -86,3 +86,26 @@ def test_the_heap_trimmer_lets_unused_spares_go_before_it_trims():
 
     asyncio.run(run())
     assert spares.held_bytes == 0
+
+
+def test_a_frame_buffer_is_rounded_up_so_the_next_slightly_larger_frame_fits_its_spare():
+    from broker.server import FRAME_CAPACITY_MIN_STEP, frame_capacity
+
+    assert frame_capacity(10_340_121) == 10 << 20  # an eighth of 8 MiB: 1 MiB steps
+    assert frame_capacity(8 << 20) == 8 << 20
+    assert frame_capacity(20_000) == FRAME_CAPACITY_MIN_STEP
+    for size in (16_385, 300_000, 2_000_001, 10_340_121, 16 << 20):
+        assert size <= frame_capacity(size) <= size * 1.125 or frame_capacity(size) == FRAME_CAPACITY_MIN_STEP
+    spares = SpareFrames(limit=64 << 20)
+    spares.give(bytearray(frame_capacity(10_340_121)))
+    assert spares.take(10_340_909) is not None  # the next request, 788 bytes longer
+
+
+def test_a_frame_takes_the_smallest_spare_that_holds_it():
+    spares = SpareFrames(limit=64 << 20)
+    spares.give(bytearray(8 << 20))
+    spares.give(bytearray(1 << 20))
+    spares.give(bytearray(4 << 20))
+    taken = spares.take(900_000)
+    assert len(taken) == 1 << 20
+    assert len(spares.take(5 << 20)) == 8 << 20  # the 8 MiB one was still there for it
