@@ -225,8 +225,8 @@ class SpareFrames:
             self._bytes = 0
         self._taken = False
 
-    def give(self, buffer: bytearray) -> None:
-        if len(buffer) <= SPARE_KEPT_MAX_BYTES and self._bytes + len(buffer) <= self.limit:
+    def give(self, buffer) -> None:
+        if type(buffer) is bytearray and len(buffer) <= SPARE_KEPT_MAX_BYTES and self._bytes + len(buffer) <= self.limit:
             self._free.append(buffer)
             self._bytes += len(buffer)
 
@@ -245,10 +245,11 @@ class HeapTrimmer:
 
     TRIM_SECONDS = 10.0
 
-    def __init__(self, spare_frames: SpareFrames | None = None) -> None:
+    def __init__(self, spare_frames: SpareFrames | None = None, region=None) -> None:
         self._trim = None  # malloc_trim, looked up at the first trim (ctypes costs start-up time)
         self._timer: asyncio.TimerHandle | None = None
         self._spare_frames = spare_frames  # released first when unused, so their pages are trimmed too
+        self._region = region  # a worker's shared region (broker/workers/link.py), trimmed when unused
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self._timer = loop.call_later(self.TRIM_SECONDS, self._run, loop)
@@ -256,6 +257,8 @@ class HeapTrimmer:
     def _run(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._spare_frames is not None:
             self._spare_frames.release_unused()
+        if self._region is not None:
+            self._region.trim()
         if self._trim is None:
             import ctypes
 
@@ -292,11 +295,14 @@ class KafkaServer:
         self.quotas = ConnectionQuotas(self.config, None if workers is None else workers.connection_counts)
         self.idle_seconds = int(self.config["connections.max.idle.ms"]) / 1000
         self._idle_sweep: asyncio.TimerHandle | None = None
-        self.spare_frames = SpareFrames()
-        self.heap_trimmer = HeapTrimmer(self.spare_frames)
         # One of several worker processes (broker/workers/): requests for partitions this worker does
         # not own, and those worker 0 serves, are handed over. None with one process.
         self.workers = getattr(broker, "workers", None)
+        self.spare_frames = SpareFrames()
+        # Where a large Produce frame is received when other workers may own its partitions: this
+        # worker's shared region, which they read in place (broker/workers/link.py). None with one process.
+        self.frame_region = None if self.workers is None else self.workers.region
+        self.heap_trimmer = HeapTrimmer(self.spare_frames, self.frame_region)
         # Listening sockets bound by the supervisor for this worker ({listener name: [socket per address]}).
         self.listen_sockets: dict[str, list[socket.socket]] | None = None
         # Each listener's TLS and SASL settings, changed in place by dynamic broker configs
@@ -598,9 +604,21 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._close()
 
     def _start_large_frame(self, size: int, received: bytearray) -> None:
-        """Receive a large frame into a buffer of its own: a spare one (SpareFrames), else a new
-        one of the frame's size, or for a frame over WHOLE_FRAME_MAX_BYTES one that starts small
-        and grows as the bytes actually arrive (kept as a spare after, up to SPARE_KEPT_MAX_BYTES)."""
+        """Receive a large frame into a buffer of its own: a Produce request on a broker of several
+        workers into this worker's shared region (its batches' owners read them there), else a
+        spare buffer (SpareFrames), else a new one of the frame's size, or for a frame over
+        WHOLE_FRAME_MAX_BYTES one that starts small and grows as the bytes actually arrive (kept as
+        a spare after, up to SPARE_KEPT_MAX_BYTES)."""
+        region = self.server.frame_region
+        if (region is not None and len(received) >= 2 and received[0] == 0 and received[1] == PRODUCE_KEY
+                and size <= SPARE_KEPT_MAX_BYTES):
+            placed = region.allocate(size)
+            if placed is not None:
+                frame = placed[1]
+                have = len(received)
+                frame[:have] = received
+                self._frame, self._frame_size, self._frame_filled = frame, size, have
+                return
         spare = self.server.spare_frames.take(size) if size <= SPARE_KEPT_MAX_BYTES else None
         if spare is not None:
             frame = memoryview(spare)[:size]

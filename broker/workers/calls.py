@@ -75,11 +75,13 @@ def end_offset(broker, topic: str, partition: int) -> int | None:
 
 async def serve_forward(broker, meta, frame: bytearray):
     """Run a request another worker received, with its client's context; its response frame."""
-    api_key, version, correlation_id, client_id, listener, peer, connection_id, principal, extra = meta
+    api_key, version, correlation_id, client_id, listener, peer, connection_id, principal, extra, records_at = meta
     handler = HANDLERS[api_key]
     api = handler.api
     header, pos = decode_request_header(frame, api.is_flexible(version))
     request = api.request.decode(frame, version, pos, exact=False)
+    if records_at is not None:  # a Produce part whose batches lie in the caller's region
+        _place_records(request, broker.workers.regions[records_at[0]], records_at[1])
     ctx = RequestContext(api_key, version, correlation_id, client_id, listener, tuple(peer), connection_id,
                          principal, dict(extra))
     try:
@@ -97,6 +99,17 @@ async def serve_forward(broker, meta, frame: bytearray):
         return None, b"", ()
     parts = encode_response_frame(api, version, correlation_id, response)
     return True, _join(parts), ()
+
+
+def _place_records(request, region, places: list) -> None:
+    """Each partition's batches, read (and patched by the log) where they lie in `region`."""
+    places = iter(places)
+    for topic in request.topic_data:
+        for partition in topic.partition_data:
+            place = next(places)
+            if place is not None:
+                offset, size = place
+                partition.records = region[offset : offset + size]
 
 
 def _join(parts: list) -> bytes:

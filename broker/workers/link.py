@@ -14,14 +14,17 @@ Calls are answered in any order (each carries its id); a call whose peer died ra
 `WorkerGone`. Writes that the socket cannot take at once wait for it to become writable, in order.
 
 A large call body (a produce request handed to its partitions' owner) does not cross the socket:
-each direction of a pair has a region of memory shared by the two workers (made by the supervisor
-before the fork, SHARED_REGION_BYTES), where the caller copies the body (one memcpy, where the
-socket took two copies in the kernel and a receive buffer), sending only its place in the region
-(CALL_SHARED). The callee reads it there, in place (the log patches and writes the batches
-straight from it), and must be done with it when it answers: the caller frees the place when the
-answer (or a failure) arrives, or when the link is lost, never before, so a call given up by its
-caller keeps its place until the callee is done. A body that does not fit in the free space goes
-through the socket as before.
+each worker has a region of memory every worker of the broker maps (made by the supervisor before
+the fork, SHARED_REGION_BYTES), which only its own worker writes to. A client's large Produce frame
+is received straight into the region of the worker holding its connection (broker/server.py), so
+the owner of its partitions reads their batches where they arrived; any other large body is copied
+there once. Only the body's place is sent (CALL_SHARED), or for a split Produce the places of its
+batches beside the rest of the request (broker/workers/routing.py). The callee reads (and the log
+patches) the bytes in place and must be done with them when it answers: the caller's link holds
+what it sent until the answer (or a failure) arrives, or the link is lost, never less, so a call
+given up by its caller keeps its bytes until the callee is done. A place is free again once
+nothing in the writing worker refers to it (SharedRegion). A body that does not fit goes through
+the socket as before.
 """
 
 from __future__ import annotations
@@ -29,12 +32,15 @@ from __future__ import annotations
 import array
 import asyncio
 import collections
+import ctypes
 import errno
 import logging
+import mmap
 import os
 import pickle
 import socket
 import struct
+import sys
 
 logger = logging.getLogger("kafka_wire.workers")
 
@@ -47,9 +53,11 @@ _MAX_FDS_PER_MESSAGE = 512
 CALL_SHARED = 4
 # A call body at least this large goes through the shared region when it fits.
 SHARED_BODY_BYTES = 64 * 1024
-# The shared region of one direction of a pair; pages are only backed once used, and the allocator
-# reuses the lowest free space first, so what a worker touches follows the bodies in flight.
-SHARED_REGION_BYTES = 64 * 1024 * 1024
+# A worker's shared region; pages are only backed once used, and the allocator reuses the lowest
+# free space first, so what a worker touches follows the frames and bodies in flight (8 franz-go
+# connections keep 5-10 MB requests arriving and waiting at once); the pages a load touched are
+# given back when the region has gone a trim period unused (SharedRegion.trim).
+SHARED_REGION_BYTES = 256 * 1024 * 1024
 _SHARED_ALIGN = 4096
 _ANCILLARY_BYTES = socket.CMSG_SPACE(_MAX_FDS_PER_MESSAGE * array.array("i").itemsize)
 
@@ -63,29 +71,63 @@ class RemoteFailure(RuntimeError):
 
 
 class SharedRegion:
-    """The caller's allocator over one direction's shared region: first fit, lowest place first."""
+    """This worker's shared region and its allocator: first fit, lowest place first. A place is
+    handed out as a writable view of a block (a ctypes array over the region, which every view
+    made from it keeps alive) and is free again once nothing in this process refers to the block:
+    no view of it is left (sys.getrefcount). What another worker reads is held by the link that
+    sent it until the answer (WorkerLink.call)."""
 
     def __init__(self, region) -> None:
+        self.region = region
         self.view = memoryview(region)
+        self._base = ctypes.addressof(ctypes.c_char.from_buffer(region))
         self._free: list[list[int]] = [[0, len(region)]]  # [offset, size], by offset
-        self._taken: dict[int, int] = {}
+        self._blocks: list[list] = []  # [offset, size, block] of every place handed out
+        self._used = False  # since the last trim()
 
-    def allocate(self, size: int) -> int | None:
-        size = -(-size // _SHARED_ALIGN) * _SHARED_ALIGN
+    def allocate(self, size: int) -> tuple[int, memoryview] | None:
+        """(offset, a writable view of `size` bytes there), or None when no free space fits."""
+        self.reclaim()
+        size_in_region = -(-max(size, 1) // _SHARED_ALIGN) * _SHARED_ALIGN
         for i, block in enumerate(self._free):
-            if block[1] >= size:
+            if block[1] >= size_in_region:
                 offset = block[0]
-                if block[1] == size:
+                if block[1] == size_in_region:
                     del self._free[i]
                 else:
-                    block[0] += size
-                    block[1] -= size
-                self._taken[offset] = size
-                return offset
+                    block[0] += size_in_region
+                    block[1] -= size_in_region
+                held = (ctypes.c_char * size_in_region).from_buffer(self.region, offset)
+                self._blocks.append([offset, size_in_region, held])
+                self._used = True
+                return offset, memoryview(held).cast("B")[:size]
         return None
 
-    def release(self, offset: int) -> None:
-        size = self._taken.pop(offset)
+    def reclaim(self) -> None:
+        """Free the places no view refers to any more."""
+        kept = []
+        for entry in self._blocks:
+            # Two references (the entry, getrefcount's argument): every view of it is gone.
+            if sys.getrefcount(entry[2]) == 2:
+                self._release(entry[0], entry[1])
+            else:
+                kept.append(entry)
+        self._blocks = kept
+
+    def place(self, view) -> tuple[int, int] | None:
+        """Where `view` lies in this region (offset, length); None when it lies elsewhere."""
+        if not len(view):
+            return None
+        try:
+            address = ctypes.addressof(ctypes.c_char.from_buffer(view))
+        except (TypeError, ValueError, BufferError):  # read-only (bytes), or not contiguous
+            return None
+        offset = address - self._base
+        if 0 <= offset and offset + len(view) <= len(self.view):
+            return offset, len(view)
+        return None
+
+    def _release(self, offset: int, size: int) -> None:
         free = self._free
         i = 0
         while i < len(free) and free[i][0] < offset:
@@ -96,13 +138,22 @@ class SharedRegion:
         if i > 0 and free[i - 1][0] + free[i - 1][1] == offset:  # and the one before
             free[i - 1][1] += free.pop(i)[1]
 
-    def release_all(self) -> None:
-        self._free = [[0, len(self.view)]]
-        self._taken.clear()
+    def trim(self) -> None:
+        """Give the free space's pages back when nothing was placed since the last call (the load
+        that touched them has stopped): shared memory stays resident until removed."""
+        if not self._used:
+            self.reclaim()
+            for offset, size in self._free:
+                try:
+                    self.region.madvise(mmap.MADV_REMOVE, offset, size)
+                except (OSError, AttributeError, ValueError):  # no MADV_REMOVE here: kept
+                    return
+        self._used = False
 
     @property
     def taken_bytes(self) -> int:
-        return sum(self._taken.values())
+        self.reclaim()
+        return sum(entry[1] for entry in self._blocks)
 
 
 class WorkerLink:
@@ -110,13 +161,16 @@ class WorkerLink:
 
     `serve(op, meta, body, fds)` answers the peer's calls: a coroutine function returning
     (meta, body, fds); descriptors given in an answer or a call are closed here once sent.
-    `shared`: (the region this worker writes call bodies to, the one the peer writes to), or None."""
+    `shared`: (this worker's SharedRegion, shared by all its links, or its mmap; the peer's region),
+    or None."""
 
     def __init__(self, sock: socket.socket, peer: int, serve, shared=None) -> None:
         self.peer = peer
-        self._tx = SharedRegion(shared[0]) if shared is not None else None
+        tx = None if shared is None else shared[0]
+        self._tx = tx if tx is None or isinstance(tx, SharedRegion) else SharedRegion(tx)
         self._rx = memoryview(shared[1]) if shared is not None else None
-        self._shared_calls: dict[int, int] = {}  # call id -> its body's place in the region we write
+        # call id -> what the peer reads in our region for it, held until the call is answered.
+        self._holds: dict[int, object] = {}
         self._sock = sock
         self._serve = serve
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -139,8 +193,9 @@ class WorkerLink:
 
     # -- calls --------------------------------------------------------------------------------
 
-    async def call(self, op: str, meta=None, body=b"", fds=()) -> tuple:
-        """Ask the peer; (meta, body, fds) of its answer."""
+    async def call(self, op: str, meta=None, body=b"", fds=(), hold=None) -> tuple:
+        """Ask the peer; (meta, body, fds) of its answer. `hold`: views of this worker's region the
+        call's meta names, kept until the peer has answered."""
         if self.closed:
             for fd in fds:
                 os.close(fd)
@@ -149,6 +204,8 @@ class WorkerLink:
         call_id = self._ids
         fut = self._loop.create_future()
         self._pending[call_id] = fut
+        if hold is not None:
+            self._holds[call_id] = hold
         if not self._send_shared(call_id, op, meta, body, fds):
             self._send(CALL, call_id, (op, meta), body, fds)
         try:
@@ -157,8 +214,9 @@ class WorkerLink:
             self._pending.pop(call_id, None)
 
     def _send_shared(self, call_id: int, op: str, meta, body, fds) -> bool:
-        """Copy a large call body into the shared region and send its place; False when it is not
-        large, carries descriptors, or does not fit."""
+        """Send the place of a large call body in this worker's region: where it already lies (a
+        client's frame received there), else copied there; False when it is not large, carries
+        descriptors, or does not fit."""
         region = self._tx
         if region is None or fds:
             return False
@@ -166,15 +224,21 @@ class WorkerLink:
         size = sum(len(part) for part in parts)
         if size < SHARED_BODY_BYTES:
             return False
-        offset = region.allocate(size)
-        if offset is None:
-            return False
-        position = offset
-        for part in parts:
-            part = memoryview(part).cast("B")
-            region.view[position : position + len(part)] = part
-            position += len(part)
-        self._shared_calls[call_id] = offset
+        placed = region.place(parts[0]) if len(parts) == 1 else None
+        if placed is not None:
+            offset, view = placed[0], parts[0]
+        else:
+            allocated = region.allocate(size)
+            if allocated is None:
+                return False
+            offset, view = allocated
+            position = 0
+            for part in parts:
+                part = memoryview(part).cast("B")
+                view[position : position + len(part)] = part
+                position += len(part)
+        held = self._holds.get(call_id)
+        self._holds[call_id] = view if held is None else (held, view)
         self._send(CALL_SHARED, call_id, ((op, meta), offset, size), b"", ())
         return True
 
@@ -305,9 +369,7 @@ class WorkerLink:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             return
-        placed = self._shared_calls.pop(call_id, None)
-        if placed is not None:  # the peer is done with the body it read in the shared region
-            self._tx.release(placed)
+        self._holds.pop(call_id, None)  # the peer is done with what it read in our region
         fut = self._pending.get(call_id)
         if fut is None or fut.done():  # the caller gave up (cancelled): nothing waits for it
             for fd in fds:
@@ -358,9 +420,7 @@ class WorkerLink:
         for fut in self._pending.values():
             if not fut.done():
                 fut.set_exception(WorkerGone(f"worker {self.peer} is gone"))
-        if self._tx is not None:  # nobody reads the region any more
-            self._shared_calls.clear()
-            self._tx.release_all()
+        self._holds.clear()  # nobody reads what this link sent any more
         self._sock.close()
 
     def close(self) -> None:

@@ -246,17 +246,50 @@ class _Uncopied:
         return len(self.view)
 
 
+def _records_in_region(workers, part):
+    """(the places of a Produce part's batches in this worker's shared region, one per partition
+    in request order (None: none or empty), the batches) when every batch lies there (its frame was
+    received there, broker/server.py); else None."""
+    region = workers.region
+    if region is None:
+        return None
+    places, held = [], []
+    for topic in part.topic_data:
+        for partition in topic.partition_data:
+            records = partition.records
+            if records is None or not len(records):
+                places.append(None)
+                continue
+            place = region.place(records)
+            if place is None:
+                return None
+            places.append(place)
+            held.append(records)
+    return (places, held) if held else None
+
+
 async def _remote(workers, owner: int, api, ctx, part):
+    records_at = held = None
     if ctx.api_key == PRODUCE:
-        # The batches go to the owner as they came, without being copied into the encoded request.
-        for topic in part.topic_data:
-            for partition in topic.partition_data:
-                if partition.records is not None and len(partition.records):
-                    partition.records = _Uncopied(partition.records)
+        in_region = _records_in_region(workers, part)
+        if in_region is not None:
+            # The owner reads the batches where the client's frame was received: only their places
+            # go with the rest of the request, and the call holds them until it is answered.
+            records_at, held = in_region
+            for topic in part.topic_data:
+                for partition in topic.partition_data:
+                    if partition.records is not None:
+                        partition.records = b""
+        else:
+            # The batches go to the owner as they came, without being copied into the encoded request.
+            for topic in part.topic_data:
+                for partition in topic.partition_data:
+                    if partition.records is not None and len(partition.records):
+                        partition.records = _Uncopied(partition.records)
     parts = encode_request_frame_parts(api, ctx.api_version, ctx.correlation_id, ctx.client_id, part)
     parts = [p.view if type(p) is _Uncopied else p for p in parts]
     parts[0] = memoryview(parts[0])[SIZE_BYTES:]
-    forwarded = await workers.forward(owner, ctx, parts)
+    forwarded = await workers.forward(owner, ctx, parts, records_at, held)
     if forwarded is None:
         return None
     body = forwarded.parts[0]

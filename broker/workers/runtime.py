@@ -25,7 +25,7 @@ import mmap
 import os
 import time
 
-from .link import RemoteFailure, WorkerGone, WorkerLink
+from .link import RemoteFailure, SharedRegion, WorkerGone, WorkerLink
 from .ownership import PRIMARY, Ownership
 
 logger = logging.getLogger("kafka_wire.workers")
@@ -110,9 +110,13 @@ class WorkerRuntime:
         # The client byte-rate quotas' windows, shared: a client is measured once across the workers.
         self.rate_windows = rate_windows
         self.loaded_generation = generation.value
-        # `shared`: {peer: (the region this worker writes large call bodies to, the one it reads)} (link.py).
-        self.links: dict[int, WorkerLink] = {peer: WorkerLink(sock, peer, self.serve, (shared or {}).get(peer))
-                                             for peer, sock in sockets.items()}
+        # `shared`: every worker's region (link.py), by index: this worker writes its own (large Produce
+        # frames of its connections, large call bodies) and reads the others'.
+        self.region = None if not shared else SharedRegion(shared[self.index])
+        self.regions = None if not shared else [memoryview(region) for region in shared]
+        self.links: dict[int, WorkerLink] = {
+            peer: WorkerLink(sock, peer, self.serve, None if not shared else (self.region, shared[peer]))
+            for peer, sock in sockets.items()}
         self.broker = None
         # (broker, op, meta, body, fds) -> (meta, body, fds): how this worker answers the others' calls.
         self.answer = None
@@ -199,10 +203,12 @@ class WorkerRuntime:
 
     # -- calls to other workers -----------------------------------------------------------------
 
-    async def forward(self, worker: int, ctx, frame) -> ForwardedFrame | None:
+    async def forward(self, worker: int, ctx, frame, records_at=None, held=None) -> ForwardedFrame | None:
         """Run a client's request (its frame, size prefix excluded) at `worker`; its response frame,
-        or None when the request has no answer (acks=0)."""
-        meta, body, _ = await self.links[worker].call("forward", _context_meta(ctx), frame)
+        or None when the request has no answer (acks=0). `records_at`: a Produce frame without its
+        batches, which lie in this worker's region at these places (routing.py); `held`: them."""
+        meta = _context_meta(ctx) + (None if records_at is None else (self.index, records_at),)
+        meta, body, _ = await self.links[worker].call("forward", meta, frame, hold=held)
         if meta is None:
             return None
         if meta == CLOSE:

@@ -241,9 +241,8 @@ class Supervisor:
         pairs = {}
         for i, j in itertools.combinations(range(self.count), 2):
             pairs[(i, j)] = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        # Per direction of a pair, memory both share for large call bodies (link.py).
-        regions = {(i, j): mmap.mmap(-1, SHARED_REGION_BYTES) for i in range(self.count) for j in range(self.count)
-                   if i != j}
+        # Per worker, memory every worker maps: its large Produce frames and call bodies (link.py).
+        regions = [mmap.mmap(-1, SHARED_REGION_BYTES) for _ in range(self.count)]
         controls = [os.pipe() for _ in range(self.count)]  # supervisor -> worker: go
         reports = [os.pipe() for _ in range(self.count)]  # worker -> supervisor: loaded
         self.pids = {}
@@ -263,12 +262,6 @@ class Supervisor:
                         else:
                             a.close()
                             b.close()
-                    shared = {}
-                    for (i, j), region in regions.items():
-                        if i == index:
-                            shared[j] = (region, regions[(j, i)])
-                        elif j != index:
-                            region.close()  # (a pair this worker is not part of)
                     for k in range(self.count):
                         os.close(controls[k][1])
                         os.close(reports[k][0])
@@ -279,7 +272,7 @@ class Supervisor:
                     code = run_worker(self.config, Ownership(index, self.count), links, generation,
                                       self.listeners.per_worker[index], controls[index][0], reports[index][1],
                                       self.connection_counts, self.dir_counts, self.start_console,
-                                      self.offline_dirs, self.rate_windows, shared, self.start_registry)
+                                      self.offline_dirs, self.rate_windows, regions, self.start_registry)
                 except START_FAILURES as exc:  # one line, as a single process says it
                     print(f"kafka-wire: {exc}", file=sys.stderr, flush=True)
                     code = 2 if type(exc).__name__ == "ConfigError" else 1
@@ -294,7 +287,7 @@ class Supervisor:
         for (a, b) in pairs.values():
             a.close()
             b.close()
-        for region in regions.values():
+        for region in regions:
             region.close()  # (the workers have their mappings)
         for k in range(self.count):
             os.close(controls[k][0])

@@ -136,6 +136,51 @@ def test_partition_requests_answer_as_one_process(pair, request_name, version, b
     assert answers[0] == answers[1]
 
 
+def test_large_produce_requests_read_in_place_answer_as_one_process(pair):
+    """Produce frames over the large-frame size are received into the shared region of the worker
+    holding the connection, and the owners of their partitions append the batches from there
+    (broker/workers/link.py): split across the three workers, handed whole to another one, many in
+    a row on one connection (the region's places reused), and acks=0. The same answers and the
+    same bytes fetched back as from one process."""
+    name = "workers-large"
+    answers = []
+    for broker in pair:
+        with WireClient(broker.bootstrap) as client:
+            _create(client, name)
+            seen = []
+            for round_no in range(8):  # ~200-600 KB per request, every partition: split three ways
+                seen.append(_plain(client.call("Produce", 9, {"acks": 1, "timeout_ms": 10000, "topic_data": [{
+                    "name": name, "partition_data": [
+                        {"index": p, "records": _batch(p, round_no, 20 + 10 * p, 1000 + 7 * round_no)}
+                        for p in range(PARTITIONS)]}]})))
+            for p in range(PARTITIONS):  # one partition each: at two workers of three, handed whole
+                seen.append(_plain(client.call("Produce", 9, {"acks": -1, "timeout_ms": 10000, "topic_data": [{
+                    "name": name, "partition_data": [{"index": p, "records": _batch(p, 100, 150, 900)}]}]})))
+            client.call("Produce", 9, {"acks": 0, "timeout_ms": 10000, "topic_data": [{
+                "name": name, "partition_data": [
+                    {"index": p, "records": _batch(p, 200, 60, 800)} for p in range(PARTITIONS)]}]},
+                expect_response=False)
+            fetched = []
+            for p in range(PARTITIONS):
+                expected_end = 8 * (20 + 10 * p) + 150 + 60  # the acks=0 batch too, once appended
+                deadline = time.monotonic() + 10
+                while True:
+                    response = client.call("Fetch", 12, {
+                        "replica_id": -1, "max_wait_ms": 100, "min_bytes": 1, "max_bytes": 50 << 20,
+                        "isolation_level": 0, "session_id": 0, "session_epoch": -1, "topics": [{
+                            "topic": name, "partitions": [{"partition": p, "fetch_offset": 0,
+                                                           "partition_max_bytes": 50 << 20}]}],
+                        "forgotten_topics_data": [], "rack_id": ""})
+                    data = response.responses[0].partitions[0]
+                    assert data.error_code == 0, ErrorCode(data.error_code)
+                    if data.high_watermark == expected_end or time.monotonic() > deadline:
+                        break
+                assert data.high_watermark == expected_end
+                fetched.append(bytes(data.records))
+            answers.append((seen, fetched))
+    assert answers[0] == answers[1]
+
+
 def test_delete_records_and_long_polls_across_workers(pair):
     one, three = pair
     answers = []

@@ -117,7 +117,7 @@ def test_fit_keeps_the_whole_batches_a_smaller_limit_reads(tmp_path):
 
 def test_large_call_bodies_go_through_the_shared_region():
     """With shared regions (made before the fork, broker/workers/supervisor.py), a large body is
-    copied there and read in place by the callee, which may patch it (the log patches batches);
+    copied into the caller's and read in place by the callee, which may patch it (the log patches batches);
     its place is free again once answered, not when the caller gives up, and a body too large for
     the free space goes through the socket."""
     import mmap
@@ -165,6 +165,83 @@ def test_large_call_bodies_go_through_the_shared_region():
         # Small bodies keep using the socket.
         await left.call("patch", None, bytearray(b"x" * 100))
         assert seen[-1] == "bytearray" and link_module.SHARED_BODY_BYTES > 100
+        left.close()
+        right.close()
+
+    asyncio.run(main())
+
+
+def test_a_region_place_is_free_once_no_view_of_it_is_left():
+    """SharedRegion hands out views; a place is reused only when nothing in the process refers to
+    it (the log or a handler may still hold a batch's view), and it knows where a view lies."""
+    import mmap
+
+    from broker.workers.link import SharedRegion
+
+    region = SharedRegion(mmap.mmap(-1, 64 * 1024))
+    offset, frame = region.allocate(20_000)
+    assert offset == 0 and len(frame) == 20_000 and not frame.readonly
+    frame[:5] = b"hello"
+    batch = frame[100:300]  # e.g. a batch a handler still appends
+    assert region.place(batch) == (100, 200)
+    assert region.place(bytearray(10)) is None and region.place(b"read-only") is None
+    del frame
+    second, other = region.allocate(20_000)
+    assert second == 20_480  # the first place is still viewed: not reused
+    assert region.allocate(40_000) is None  # does not fit in what is left
+    batch.release()
+    third, _ = region.allocate(20_000)
+    assert third == 0  # free again, lowest place first
+    assert region.taken_bytes == 2 * 20_480
+
+
+def test_an_unused_region_gives_its_pages_back():
+    import mmap
+
+    from broker.workers.link import SharedRegion
+
+    backing = mmap.mmap(-1, 1024 * 1024)
+    region = SharedRegion(backing)
+    _, view = region.allocate(8192)
+    view[:4] = b"data"
+    del view
+    region.trim()  # used since the last trim: kept
+    assert backing[:4] == b"data"
+    region.trim()  # a whole period unused: the free space's pages are removed (read back as zeros)
+    assert backing[:4] == b"\0\0\0\0"
+
+
+def test_a_body_already_in_the_region_is_sent_as_its_place_without_a_copy():
+    """A client's Produce frame received into the worker's region (broker/server.py) is handed to
+    another worker as its place: nothing more is allocated, and the frame's place stays taken
+    until the callee has answered, even when the caller has let go of it."""
+    import mmap
+
+    from broker.workers.link import SharedRegion
+
+    own, theirs = SharedRegion(mmap.mmap(-1, 1024 * 1024)), mmap.mmap(-1, 1024 * 1024)
+    release = asyncio.Event()
+
+    async def serve(op, meta, body, fds):
+        await release.wait()
+        return bytes(body[:4]), b"", ()
+
+    async def main():
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        left = WorkerLink(a, 1, serve, (own, theirs))
+        right = WorkerLink(b, 0, serve, (SharedRegion(theirs), own.region))
+        left.start()
+        right.start()
+        offset, frame = own.allocate(200_000)
+        frame[:] = os.urandom(200_000)
+        expected = bytes(frame[:4])
+        call = asyncio.ensure_future(left.call("forward", None, frame))
+        await asyncio.sleep(0.05)
+        del frame
+        assert own.taken_bytes == 200_704  # the frame's place only: not copied
+        release.set()
+        assert (await call)[0] == expected
+        assert own.taken_bytes == 0
         left.close()
         right.close()
 
