@@ -61,7 +61,7 @@ from kafka_wire.error_responses import error_response
 from kafka_wire.errors import ErrorCode
 from kafka_wire.framing import SIZE_BYTES, FrameSizeError, encode_response_frame, read_frame_size
 from kafka_wire.headers import API_VERSIONS_KEY, decode_request_header, peek_api
-from kafka_wire.primitives import DecodeError
+from kafka_wire.primitives import DecodeError, read_int16
 
 from . import metrics
 from .handlers import HANDLERS
@@ -112,6 +112,8 @@ def frame_capacity(size: int) -> int:
     """The buffer size for a large frame of `size` bytes: at most 12.5% more."""
     step = max(FRAME_CAPACITY_MIN_STEP, (1 << (size.bit_length() - 1)) >> 3)
     return -(-size // step) * step
+
+
 # Unsent response bytes above which the connection stops handling requests until they drain.
 OUTPUT_HIGH_WATER = 256 * 1024
 # Produce requests of one connection that may wait for their sync (or replicas) at once.
@@ -609,23 +611,21 @@ class KafkaConnection(asyncio.BufferedProtocol):
         spare buffer (SpareFrames), else a new one of the frame's size, or for a frame over
         WHOLE_FRAME_MAX_BYTES one that starts small and grows as the bytes actually arrive (kept as
         a spare after, up to SPARE_KEPT_MAX_BYTES)."""
+        frame = None
         region = self.server.frame_region
-        if (region is not None and len(received) >= 2 and received[0] == 0 and received[1] == PRODUCE_KEY
-                and size <= SPARE_KEPT_MAX_BYTES):
+        if (region is not None and size <= SPARE_KEPT_MAX_BYTES and len(received) >= 2
+                and read_int16(received, 0)[0] == PRODUCE_KEY):
             placed = region.allocate(size)
             if placed is not None:
                 frame = placed[1]
-                have = len(received)
-                frame[:have] = received
-                self._frame, self._frame_size, self._frame_filled = frame, size, have
-                return
-        spare = self.server.spare_frames.take(size) if size <= SPARE_KEPT_MAX_BYTES else None
-        if spare is not None:
-            frame = memoryview(spare)[:size]
-        elif size <= WHOLE_FRAME_MAX_BYTES:
-            frame = memoryview(bytearray(frame_capacity(size)))[:size]
-        else:
-            frame = memoryview(bytearray(LARGE_FRAME_FIRST_BYTES))
+        if frame is None:
+            spare = self.server.spare_frames.take(size) if size <= SPARE_KEPT_MAX_BYTES else None
+            if spare is not None:
+                frame = memoryview(spare)[:size]
+            elif size <= WHOLE_FRAME_MAX_BYTES:
+                frame = memoryview(bytearray(frame_capacity(size)))[:size]
+            else:
+                frame = memoryview(bytearray(LARGE_FRAME_FIRST_BYTES))
         have = len(received)
         frame[:have] = received
         self._frame, self._frame_size, self._frame_filled = frame, size, have

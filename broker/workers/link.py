@@ -79,7 +79,6 @@ class SharedRegion:
 
     def __init__(self, region) -> None:
         self.region = region
-        self.view = memoryview(region)
         self._base = ctypes.addressof(ctypes.c_char.from_buffer(region))
         self._free: list[list[int]] = [[0, len(region)]]  # [offset, size], by offset
         self._blocks: list[list] = []  # [offset, size, block] of every place handed out
@@ -123,7 +122,7 @@ class SharedRegion:
         except (TypeError, ValueError, BufferError):  # read-only (bytes), or not contiguous
             return None
         offset = address - self._base
-        if 0 <= offset and offset + len(view) <= len(self.view):
+        if 0 <= offset and offset + len(view) <= len(self.region):
             return offset, len(view)
         return None
 

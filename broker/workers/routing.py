@@ -271,21 +271,17 @@ def _records_in_region(workers, part):
 async def _remote(workers, owner: int, api, ctx, part):
     records_at = held = None
     if ctx.api_key == PRODUCE:
+        # The owner reads the batches where the client's frame was received, when it was received
+        # in this worker's region: only their places go with the rest of the request, and the call
+        # holds them until it is answered. Else they go as they came, without being copied into the
+        # encoded request.
         in_region = _records_in_region(workers, part)
         if in_region is not None:
-            # The owner reads the batches where the client's frame was received: only their places
-            # go with the rest of the request, and the call holds them until it is answered.
             records_at, held = in_region
-            for topic in part.topic_data:
-                for partition in topic.partition_data:
-                    if partition.records is not None:
-                        partition.records = b""
-        else:
-            # The batches go to the owner as they came, without being copied into the encoded request.
-            for topic in part.topic_data:
-                for partition in topic.partition_data:
-                    if partition.records is not None and len(partition.records):
-                        partition.records = _Uncopied(partition.records)
+        for topic in part.topic_data:
+            for partition in topic.partition_data:
+                if partition.records is not None and len(partition.records):
+                    partition.records = b"" if records_at is not None else _Uncopied(partition.records)
     parts = encode_request_frame_parts(api, ctx.api_version, ctx.correlation_id, ctx.client_id, part)
     parts = [p.view if type(p) is _Uncopied else p for p in parts]
     parts[0] = memoryview(parts[0])[SIZE_BYTES:]

@@ -115,7 +115,7 @@ class WorkerRuntime:
         self.region = None if not shared else SharedRegion(shared[self.index])
         self.regions = None if not shared else [memoryview(region) for region in shared]
         self.links: dict[int, WorkerLink] = {
-            peer: WorkerLink(sock, peer, self.serve, None if not shared else (self.region, shared[peer]))
+            peer: WorkerLink(sock, peer, self.serve, None if not shared else (self.region, self.regions[peer]))
             for peer, sock in sockets.items()}
         self.broker = None
         # (broker, op, meta, body, fds) -> (meta, body, fds): how this worker answers the others' calls.
