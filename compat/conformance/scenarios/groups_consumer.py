@@ -9,7 +9,9 @@ previous answer, so the group's epochs advance the same way on both brokers.
 
 from __future__ import annotations
 
-from ..scenario import ALL, Session, scenario
+from types import SimpleNamespace
+
+from ..scenario import ALL, CaseFailed, Session, scenario
 from .groups_classic import assignment, coordinator_ready, join_body
 from .offsets import commit_body, topic_ids
 
@@ -43,6 +45,30 @@ def owned(answer) -> list[dict]:
     if answer is None or answer.assignment is None:
         return []
     return [{"topic_id": tp.topic_id, "partitions": list(tp.partitions)} for tp in answer.assignment.topic_partitions]
+
+
+def owning_member(s: Session, group: str, name: str, topics, partitions: int):
+    """A member (v1, unrecorded) that joined and owns `partitions` partitions at an epoch the
+    coordinator no longer moves. Kafka's coordinator can answer the join before its metadata image
+    holds a topic created a moment ago: the join's assignment is then empty and a later heartbeat
+    bumps the epoch, so a step that reuses the join's epoch would race it."""
+    answer = join(s, 1, group, name, topics, record=False)
+    member = SimpleNamespace(member_id=answer.member_id, member_epoch=answer.member_epoch, held=owned(answer))
+
+    def settled() -> bool:
+        beat = heartbeat(s, 1, group, member.member_id, member.member_epoch, conn=name, label=f"{name}: owns",
+                         owned=member.held, record=False)
+        if beat is None or beat.error_code != 0:
+            raise CaseFailed(f"{name}'s heartbeat failed: {beat and beat.error_code}")
+        stable = beat.member_epoch == member.member_epoch
+        member.member_epoch = beat.member_epoch
+        if beat.assignment is not None and owned(beat) != member.held:
+            member.held = owned(beat)
+            stable = False
+        return stable and sum(len(tp["partitions"]) for tp in member.held) == partitions
+
+    s.wait_until(settled, timeout=30, what=f"{name} owning {partitions} partitions")
+    return member
 
 
 def describe(s: Session, v: int, groups, label: str):
@@ -164,8 +190,7 @@ def consumer_group_describe_groups(s: Session, v: int):
     group, topic = s.group(), s.topic()
     ready_group(s, topic, 2, group)
     coordinator_ready(s, s.group("classic"))
-    a = join(s, 1, group, "a", [topic], record=False)
-    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: owns", owned=owned(a), record=False)
+    a = owning_member(s, group, "a", [topic], 2)
     first = s.call("JoinGroup", 9, join_body(s.group("classic")), conn="c", record=False)
     s.call("JoinGroup", 9, join_body(s.group("classic"), first.member_id), conn="c", record=False)
     describe(s, v, [group, s.group("none"), s.group("classic"), ""], f"ConsumerGroupDescribe v{v}")
@@ -182,8 +207,7 @@ def offset_commit_consumer_group_epochs(s: Session, v: int):
     member, and a standalone commit (generation -1) while the group has members."""
     group, topic = s.group(), s.topic()
     ready_group(s, topic, 1, group)
-    a = join(s, 1, group, "a", [topic], record=False)
-    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: owns", owned=owned(a), record=False)
+    a = owning_member(s, group, "a", [topic], 1)
     commit(s, v, group, topic, a.member_id, a.member_epoch, "current epoch")
     commit(s, v, group, topic, a.member_id, a.member_epoch - 1, "older epoch")
     commit(s, v, group, topic, a.member_id, a.member_epoch + 1, "newer epoch")
@@ -239,8 +263,7 @@ def offset_fetch_consumer_group_epochs(s: Session, v: int):
     """OffsetFetch v9 carries the member id and epoch (checked); v8 does not."""
     group, topic = s.group(), s.topic()
     ready_group(s, topic, 1, group)
-    a = join(s, 1, group, "a", [topic], record=False)
-    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: owns", owned=owned(a), record=False)
+    a = owning_member(s, group, "a", [topic], 1)
     s.setup("OffsetCommit", 9, commit_body(group, {topic: [(0, 5, "m")]}, generation=a.member_epoch,
                                            member_id=a.member_id), conn="a")
     for label, member_id, epoch in [("member, its epoch", a.member_id, a.member_epoch),
@@ -257,8 +280,7 @@ def join_group_into_consumer_group(s: Session, v: int):
     'consumer' (Kafka's online migration lets classic consumers join), then a DescribeGroups."""
     group, topic = s.group(), s.topic()
     ready_group(s, topic, 2, group)
-    a = join(s, 1, group, "a", [topic], record=False)
-    heartbeat(s, 1, group, a.member_id, a.member_epoch, conn="a", label="a: owns", owned=owned(a), record=False)
+    a = owning_member(s, group, "a", [topic], 2)
     s.call("JoinGroup", v, join_body(group, protocol_type="connect"), conn="c", label="JoinGroup type connect")
     s.call("JoinGroup", v, join_body(group, "conformance-unknown", topic=topic), conn="c",
            label="JoinGroup with an unknown member id")
