@@ -536,6 +536,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
             metrics.connection_closed()
         self._discard_output()
         self._stop_waiting_to_write()
+        workers = self.server.workers
+        if workers is not None and workers.cursors is not None:
+            workers.cursors.drop(self.connection_id)  # its read cursors' descriptors (workers/read_cursors.py)
         if self._dup is not None:
             self._dup.close()
             self._dup = None

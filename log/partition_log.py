@@ -248,6 +248,10 @@ class PartitionLog:
         # Counts changes that rewrite data already written (truncation, compaction swaps): a copy
         # of the files taken before one cannot be completed by appending (log/future_log.py).
         self.rewrites = 0
+        # Called with this log after its high watermark, log start offset or rewrite count moved,
+        # and when it is closed or deleted: how a reader in another process learns of it
+        # (broker/workers/read_cursors.py publishes them). None: nobody asked.
+        self.moved: Callable[[PartitionLog], None] | None = None
         self._load(recovery_point, log_start_offset, high_watermark, clean_shutdown)
         if created and flusher is not None:
             directories = [self.dir, os.path.dirname(self.dir)]
@@ -277,6 +281,12 @@ class PartitionLog:
     @high_watermark.setter
     def high_watermark(self, offset: int) -> None:
         self._high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
+        if self.moved is not None:
+            self.moved(self)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     @property
     def last_stable_offset(self) -> int:
@@ -1009,6 +1019,8 @@ class PartitionLog:
         self._bases[first : first + len(old)] = [base]
         self._bound_position = None
         self.rewrites += 1
+        if self.moved is not None:
+            self.moved(self)
         return True
 
     def _increment_log_start_offset(self, offset: int) -> None:
@@ -1016,6 +1028,8 @@ class PartitionLog:
         self._high_watermark = max(self._high_watermark, offset)
         self.recovery_point = max(self.recovery_point, min(offset, self.log_end_offset))
         self.leader_epoch_cache.truncate_from_start(offset)
+        if self.moved is not None:
+            self.moved(self)
 
     def truncate_to(self, offset: int) -> bool:
         """Follower truncation: remove everything at and after `offset`; False if nothing was there.
@@ -1062,6 +1076,8 @@ class PartitionLog:
         self.recovery_point = min(self.recovery_point, leo)
         self._high_watermark = min(max(self._high_watermark, self.log_start_offset), leo)
         self._rebuild_producer_state()
+        if self.moved is not None:
+            self.moved(self)
 
     def _rebuild_producer_state(self) -> None:
         """Load the newest snapshot at or below the LEO and replay batch headers after it."""
@@ -1276,6 +1292,8 @@ class PartitionLog:
         for segment in self._segments:
             segment.close()
         self._closed = True
+        if self.moved is not None:
+            self.moved(self)
 
     def close_without_flush(self) -> None:
         """Release the files without the clean-shutdown work (for tests simulating a crash)."""
@@ -1284,6 +1302,8 @@ class PartitionLog:
                 segment.close()
             self.leader_epoch_cache.close()
             self._closed = True
+            if self.moved is not None:
+                self.moved(self)
 
     def delete(self, batched: bool = False) -> str:
         """Topic deletion: close and remove the directory (renamed first, as Kafka does, so a
@@ -1294,6 +1314,8 @@ class PartitionLog:
             for segment in self._segments:
                 segment.close()
             self._closed = True
+            if self.moved is not None:
+                self.moved(self)
         self.leader_epoch_cache.close()
         parent = os.path.dirname(self.dir)
         doomed = os.path.join(parent, deleted_dir_name(self.topic, self.partition))

@@ -242,6 +242,15 @@ class PartitionTransactionIndex:
             self._put(index)
         return index.append(entry)
 
+    def last_abort_offset(self) -> int:
+        """The marker offset of the last aborted transaction indexed; -1 when there is none (a
+        read_committed fetch from past it has no aborted transaction to be told of)."""
+        for base in reversed(self._bases):
+            last = self._indexes[base].last_offset
+            if last >= 0:
+                return last
+        return -1
+
     def collect(self, segment_bases: list[int], fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
         """Aborted transactions overlapping [fetch_offset, upper_bound_offset), searching the index
         of the segment holding fetch_offset and the later ones until an entry's last stable offset

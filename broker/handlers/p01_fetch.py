@@ -218,7 +218,8 @@ async def handle(broker: BrokerView, ctx, request):
         remote = None
         if owners:
             remote = await read_remote(broker, partitions, owners, max_bytes=request.max_bytes,
-                                       read_committed=read_committed, replica_id=replica_id)
+                                       read_committed=read_committed, replica_id=replica_id,
+                                       reader=ctx.connection_id)
         answers, total, has_error = _read_all(broker, request, version, partitions, refused, replica_id, remote)
         if total >= request.min_bytes or has_error or not watched:
             break

@@ -50,19 +50,38 @@ def remote_owners(broker, partitions, refused: dict) -> dict[int, list[int]]:
 
 
 async def read_remote(broker, partitions, owners: dict[int, list[int]], *, max_bytes: int, read_committed: bool,
-                      replica_id: int) -> dict[int, PartitionRead]:
-    """{index: PartitionRead} for the partitions other workers own, each read with at least one batch."""
+                      replica_id: int, reader: int | None = None) -> dict[int, PartitionRead]:
+    """{index: PartitionRead} for the partitions other workers own, each read with at least one batch:
+    by the owner, or here where the consumer on connection `reader` reads on from where the bytes it
+    was sent ended (read_cursors.py)."""
     links = broker.workers.links
+    cursors = broker.workers.cursors if replica_id < 0 and reader is not None else None
+    results: dict[int, PartitionRead] = {}
     calls = {}
+    asked = {}
     for owner, indexes in owners.items():
+        if cursors is not None:
+            rest = []
+            for i in indexes:
+                part = partitions[i]
+                read = cursors.read(reader, part, max(0, min(part.partition_max_bytes, max_bytes)), read_committed)
+                if read is None:
+                    rest.append(i)
+                else:
+                    results[i] = read
+            if not rest:
+                continue
+            indexes = rest
+        asked[owner] = indexes
         reads = [(partitions[i].topic, partitions[i].topic_id, partitions[i].partition, partitions[i].fetch_offset,
                   max(0, min(partitions[i].partition_max_bytes, max_bytes)), partitions[i].current_leader_epoch)
                  for i in indexes]
         calls[owner] = asyncio.ensure_future(links[owner].call("read", (reads, read_committed, replica_id)))
+    if not calls:
+        return results
     await asyncio.wait(calls.values())
-    results: dict[int, PartitionRead] = {}
     for owner, call in calls.items():
-        indexes = owners[owner]
+        indexes = asked[owner]
         try:
             answers, _, fds = call.result()
         except (WorkerGone, RemoteFailure):
@@ -70,9 +89,15 @@ async def read_remote(broker, partitions, owners: dict[int, list[int]], *, max_b
                 results[i] = PartitionRead(ErrorCode.KAFKA_STORAGE_ERROR)
             continue
         fds = iter(fds)
-        for i, (error, high_watermark, last_stable, log_start, aborted, position, length) in zip(indexes, answers):
+        for i, answer in zip(indexes, answers):
+            error, high_watermark, last_stable, log_start, aborted, position, length, published = answer
             records = FdSlice(next(fds), position, length) if length else None
             results[i] = PartitionRead(ErrorCode(error), high_watermark, last_stable, log_start, records, aborted)
+            if cursors is not None:
+                if records is not None and published is not None:
+                    cursors.remember(reader, partitions[i], owner, *published, records)
+                else:
+                    cursors.forget(reader, partitions[i].topic, partitions[i].partition)
     return results
 
 
@@ -103,6 +128,7 @@ def fit(read: PartitionRead, limit: int, min_one: bool) -> PartitionRead:
 def serve_reads(broker, meta) -> tuple:
     """The `read` call: each partition read as Fetch reads it; slices go back as descriptors."""
     reads, read_committed, replica_id = meta
+    published_logs = broker.workers.published if replica_id < 0 else None
     answers = []
     fds = []
     for topic, topic_id, partition, offset, max_bytes, leader_epoch in reads:
@@ -116,14 +142,22 @@ def serve_reads(broker, meta) -> tuple:
                                          read_committed=read_committed, current_leader_epoch=leader_epoch,
                                          replica_id=replica_id)
         position = length = 0
+        published = None
         records = read.records
         if records is not None and len(records):
             fds.append(os.dup(records.fd))
             position, length = records.position, records.length
+            plog = broker.partition_log(topic, partition) if published_logs is not None else None
+            if plog is not None:
+                # Where the caller may read on by itself (read_cursors.py): the slot publishing this
+                # log, its incarnation and rewrite count, and the base offset of the first batch sent.
+                slot, incarnation = published_logs.slot_of(plog)
+                if slot >= 0:
+                    published = (slot, incarnation, published_logs.rewrites(slot), records.first_offset)
         if records is not None:
             records.close()
         answers.append((int(read.error), read.high_watermark, read.last_stable_offset, read.log_start_offset,
-                        read.aborted_transactions, position, length))
+                        read.aborted_transactions, position, length, published))
     return answers, b"", fds
 
 

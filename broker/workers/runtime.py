@@ -118,6 +118,10 @@ class WorkerRuntime:
             peer: WorkerLink(sock, peer, self.serve, None if not shared else (self.region, self.regions[peer]))
             for peer, sock in sockets.items()}
         self.broker = None
+        # read_cursors.py: this worker's published logs (owner side) and its cursors on the others'
+        # (set by the worker's start on a single-node broker; None: every read goes to the owner).
+        self.published = None
+        self.cursors = None
         # (broker, op, meta, body, fds) -> (meta, body, fds): how this worker answers the others' calls.
         self.answer = None
         self._refresh_timer: asyncio.TimerHandle | None = None
@@ -158,6 +162,8 @@ class WorkerRuntime:
             self._refresh_timer = None
         for link in self.links.values():
             link.close()
+        if self.cursors is not None:
+            self.cursors.close()
 
     def _refresh_tick(self) -> None:
         try:

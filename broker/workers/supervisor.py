@@ -243,6 +243,10 @@ class Supervisor:
             pairs[(i, j)] = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         # Per worker, memory every worker maps: its large Produce frames and call bodies (link.py).
         regions = [mmap.mmap(-1, SHARED_REGION_BYTES) for _ in range(self.count)]
+        # Per worker, the logs it publishes for the others' read cursors (read_cursors.py), single node only.
+        from .read_cursors import new_table
+
+        tables = None if self.config["zookeeper.connect"] else [new_table() for _ in range(self.count)]
         controls = [os.pipe() for _ in range(self.count)]  # supervisor -> worker: go
         reports = [os.pipe() for _ in range(self.count)]  # worker -> supervisor: loaded
         self.pids = {}
@@ -272,7 +276,7 @@ class Supervisor:
                     code = run_worker(self.config, Ownership(index, self.count), links, generation,
                                       self.listeners.per_worker[index], controls[index][0], reports[index][1],
                                       self.connection_counts, self.dir_counts, self.start_console,
-                                      self.offline_dirs, self.rate_windows, regions, self.start_registry)
+                                      self.offline_dirs, self.rate_windows, regions, self.start_registry, tables)
                 except START_FAILURES as exc:  # one line, as a single process says it
                     print(f"kafka-wire: {exc}", file=sys.stderr, flush=True)
                     code = 2 if type(exc).__name__ == "ConfigError" else 1
@@ -287,7 +291,7 @@ class Supervisor:
         for (a, b) in pairs.values():
             a.close()
             b.close()
-        for region in regions:
+        for region in regions + (tables or []):
             region.close()  # (the workers have their mappings)
         for k in range(self.count):
             os.close(controls[k][0])
@@ -399,7 +403,7 @@ def _die_with_supervisor() -> None:
 
 def run_worker(config, ownership: Ownership, links: dict, generation: Generation, listen_sockets: dict,
                control_fd: int, report_fd: int, connection_counts=None, dir_counts=None, start_console=None,
-               offline_dirs=None, rate_windows=None, shared=None, start_registry=None) -> int:
+               offline_dirs=None, rate_windows=None, shared=None, start_registry=None, tables=None) -> int:
     """A worker's life, in the forked child."""
     _die_with_supervisor()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -426,12 +430,12 @@ def run_worker(config, ownership: Ownership, links: dict, generation: Generation
         runner = asyncio.run
     return runner(_worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
                                connection_counts, dir_counts, start_console, offline_dirs, rate_windows, shared,
-                               start_registry))
+                               start_registry, tables))
 
 
 async def _worker_main(config, ownership, links, generation, listen_sockets, control_fd, report_fd,
                        connection_counts, dir_counts, start_console, offline_dirs, rate_windows=None,
-                       shared=None, start_registry=None) -> int:
+                       shared=None, start_registry=None, tables=None) -> int:
     from ..node import Broker
     from ..server import KafkaServer, start_console_on, start_metrics, start_registry_on
 
@@ -439,10 +443,14 @@ async def _worker_main(config, ownership, links, generation, listen_sockets, con
         from ..cluster.cluster_broker import ClusterBroker as Broker
 
     from .calls import answer
+    from .read_cursors import PublishedLogs, ReadCursors
 
     runtime = WorkerRuntime(ownership, links, generation, connection_counts, dir_counts, offline_dirs, rate_windows,
                             shared)
     runtime.answer = answer
+    if tables is not None:
+        runtime.published = PublishedLogs(tables[ownership.index])
+        runtime.cursors = ReadCursors(tables)
     broker = Broker(config, runtime)
     runtime.attach(broker)
     try:

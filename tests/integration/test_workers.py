@@ -181,6 +181,81 @@ def test_large_produce_requests_read_in_place_answer_as_one_process(pair):
     assert answers[0] == answers[1]
 
 
+def _next_offsets(answer, offsets: dict) -> dict:
+    """The fetch offsets a consumer reading on asks next: after the last whole batch it was sent."""
+    following = dict(offsets)
+    for topic in answer["responses"]:
+        for part in topic["partitions"]:
+            data, position = part["records"], 0
+            while position + 27 <= len(data):
+                base = int.from_bytes(data[position:position + 8], "big", signed=True)
+                size = int.from_bytes(data[position + 8:position + 12], "big", signed=True)
+                if position + 12 + size > len(data):
+                    break
+                last_delta = int.from_bytes(data[position + 23:position + 27], "big", signed=True)
+                following[part["partition_index"]] = base + last_delta + 1
+                position += 12 + size
+    return following
+
+
+def test_consumers_reading_on_answer_as_one_process(pair):
+    """A consumer reads on from where its last fetch ended: the worker holding its connection reads
+    another worker's partitions itself from there (broker/workers/read_cursors.py). Fetch by fetch,
+    on one connection, through records appended while it reads, a DeleteRecords past the offsets it
+    holds, a topic deleted and made again under its name, and the limits cutting batches: the same
+    answers as one process."""
+    name = "workers-reading-on"
+    order = list(range(PARTITIONS))
+    answers = []
+    for broker in pair:
+        seen = []
+        with WireClient(broker.bootstrap) as client:
+            _create(client, name)
+            _produce_all(client, rounds=4, name=name)
+            for limits in ((1 << 20, 1 << 20), (3000, 800), (1 << 20, 1)):
+                offsets = {p: 0 for p in order}
+                for step in range(30):
+                    if step == 5:  # appended after the reads began: read on past the old end
+                        _produce_all(client, rounds=2, name=name)
+                    answer = _fetch(client, 12, *limits, order, offsets, isolation_level=step % 2, topics=[{
+                        "topic": name, "partitions": [
+                            {"partition": p, "fetch_offset": offsets[p], "partition_max_bytes": limits[1]}
+                            for p in order]}])
+                    seen.append(answer)
+                    following = _next_offsets(answer, offsets)
+                    if following == offsets:
+                        break
+                    offsets = following
+            # DeleteRecords past where a consumer reads: it is out of range, at every worker.
+            offsets = {p: 1 for p in order}
+            seen.append(_fetch(client, 12, 1 << 20, 600, order, offsets, topics=[{"topic": name, "partitions": [
+                {"partition": p, "fetch_offset": 1, "partition_max_bytes": 600} for p in order]}]))
+            seen.append(_plain(client.call("DeleteRecords", 2, {"timeout_ms": 5000, "topics": [{
+                "name": name, "partitions": [{"partition_index": p, "offset": 4} for p in order]}]})))
+            for offset in (3, 4):
+                seen.append(_fetch(client, 12, 1 << 20, 600, order, topics=[{"topic": name, "partitions": [
+                    {"partition": p, "fetch_offset": offset, "partition_max_bytes": 600} for p in order]}]))
+            # The topic deleted and made again: what was read of the old one is not read again.
+            seen.append(_plain(client.call("DeleteTopics", 4, {"topic_names": [name], "timeout_ms": 5000})))
+            deadline = time.monotonic() + 10
+            while True:
+                created = client.call("CreateTopics", 7, {"topics": [{
+                    "name": name, "num_partitions": PARTITIONS, "replication_factor": 1, "configs": []}],
+                    "timeout_ms": 5000}).topics[0].error_code
+                if created != ErrorCode.TOPIC_ALREADY_EXISTS or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            assert created == 0, ErrorCode(created)
+            _produce_all(client, rounds=1, name=name)
+            for offset in (0, 4):
+                answer = _fetch(client, 12, 1 << 20, 1 << 20, order, topics=[{"topic": name, "partitions": [
+                    {"partition": p, "fetch_offset": offset, "partition_max_bytes": 1 << 20} for p in order]}])
+                seen.append([[{k: v for k, v in part.items() if k != "log_start_offset"}
+                              for part in topic["partitions"]] for topic in answer["responses"]])
+        answers.append(seen)
+    assert answers[0] == answers[1]
+
+
 def test_delete_records_and_long_polls_across_workers(pair):
     one, three = pair
     answers = []
