@@ -96,7 +96,7 @@ async def read_remote(broker, partitions, owners: dict[int, list[int]], *, max_b
             if cursors is not None:
                 if records is not None and published is not None:
                     cursors.remember(reader, partitions[i], owner, *published, records)
-                else:
+                elif error:
                     cursors.forget(reader, partitions[i].topic, partitions[i].partition)
     return results
 

@@ -15,13 +15,15 @@ hook writes them whenever one moves, and when the log is closed). A cursor is us
 - its slot still holds the same log (the slot's incarnation is bumped when the log is closed or
   deleted, and the slot then serves another log);
 - the log was not rewritten since (truncation or a compaction swap: the rewrite count);
-- the fetch offset is the cursor's, within [log start, high watermark), and the request's topic
-  id and current leader epoch are those the owner accepted;
+- the fetch offset is at or past the cursor's, within [log start, high watermark), and the
+  request's topic id and current leader epoch are those the owner accepted;
 - a read_committed consumer reads below the last stable offset, and past the last aborted
   transaction's marker (else the owner reads, and tells of the aborted transactions).
-Otherwise, and whenever the walk finds nothing (the segment rolled: its end is reached; or all is
-read), the owner reads as before and its answer sets the cursor again. Only a single-node broker's
-workers keep cursors: in a cluster, leadership moves and followers truncate.
+A consumer caught up (its offset at that bound) is answered no records here, as the owner would,
+and its long poll then waits at the owner (fetch.py's `wait`). Otherwise, and whenever the walk
+finds nothing (the segment rolled: its end is reached), the owner reads as before and its answer
+sets the cursor again. Only a single-node broker's workers keep cursors: in a cluster, leadership
+moves and followers truncate.
 
 The high watermark is written after the bytes below it (the owner writes the file, then sets it);
 a batch is sent only when its last offset is below the high watermark read, so a batch still
@@ -205,6 +207,8 @@ class ReadCursors:
             self._pop(key)
             return None
         bound = last_stable if read_committed else high_watermark
+        if offset == bound and offset >= log_start:  # caught up: the owner would answer no records
+            return PartitionRead(ErrorCode.NONE, high_watermark, last_stable, log_start, None, [])
         if not log_start <= offset < bound:
             return None
         if read_committed and words[at + _LAST_ABORT] >= offset:  # aborted transactions to tell of

@@ -81,7 +81,9 @@ def test_reads_on_below_the_high_watermark_in_whole_batches(segment):
     read = reader.read(READER, _part(3), 1 << 20, False)
     assert read.error == ErrorCode.NONE and (read.high_watermark, read.log_start_offset) == (15, 0)
     assert (read.records.position, read.records.length) == _span(batches, 1, 4)
-    assert reader.read(READER, _part(15), 1 << 20, False) is None  # at the high watermark: the owner waits
+    caught_up = reader.read(READER, _part(15), 1 << 20, False)  # at the high watermark: no records, as the owner
+    assert (caught_up.error, caught_up.records, caught_up.high_watermark, caught_up.aborted_transactions) == (
+        ErrorCode.NONE, None, 15, [])
     log.set(high_watermark=17)  # batch 5 ends at 17: not whole below it
     assert reader.read(READER, _part(15), 1 << 20, False) is None
     log.set(high_watermark=18)
@@ -92,7 +94,7 @@ def test_reads_on_below_the_high_watermark_in_whole_batches(segment):
 
 def test_limit_cuts_at_whole_batches_with_at_least_one(segment):
     _, batches = segment
-    _, reader, _ = _setup(segment)
+    _, reader, log = _setup(segment)
     size = batches[0][1]
     read = reader.read(READER, _part(3), 2 * size + 10, False)
     assert (read.records.position, read.records.length) == _span(batches, 1, 2)
@@ -100,7 +102,8 @@ def test_limit_cuts_at_whole_batches_with_at_least_one(segment):
     assert (read.records.position, read.records.length) == _span(batches, 3, 3)
     read = reader.read(READER, _part(12), 1 << 20, False)  # on from the last read's end
     assert (read.records.position, read.records.length) == _span(batches, 4, 9)
-    assert reader.read(READER, _part(30), 1 << 20, False) is None  # the file's end
+    log.set(high_watermark=33)  # past the file's end (the segment rolled): the owner reads
+    assert reader.read(READER, _part(30), 1 << 20, False) is None
 
 
 def test_reads_behind_the_cursor_or_moved_logs_go_to_the_owner(segment):
@@ -170,7 +173,7 @@ def test_read_committed_stops_at_the_last_stable_offset_and_leaves_aborts_to_the
     read = reader.read(READER, _part(3), 1 << 20, True)
     assert (read.records.position, read.records.length) == _span(batches, 1, 2)
     assert (read.high_watermark, read.last_stable_offset, read.aborted_transactions) == (30, 9, [])
-    assert reader.read(READER, _part(9), 1 << 20, True) is None
+    assert reader.read(READER, _part(9), 1 << 20, True).records is None  # caught up
     assert reader.read(READER, _part(9), 1 << 20, False) is not None  # uncommitted: to the high watermark
     log.set(last_stable_offset=30, last_abort=20)  # aborted, its marker at 20
     assert reader.read(READER, _part(12), 1 << 20, True) is None  # the owner tells of it
