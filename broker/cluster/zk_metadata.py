@@ -283,6 +283,7 @@ class ZkMetadata(TopicCatalog):
         self.observers: list[object] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._topic_generation: dict[str, int] = {}  # czxid of the topic znode we watch
+        self._topic_mzxid: dict[str, int] = {}  # mzxid of the topic znode read last (older reads are stale)
         self._watched_partitions: dict[str, set[int]] = {}
         self._watched_topics: set[str] = set()
         self._config_watchers: dict[str, object] = {}
@@ -977,6 +978,7 @@ class ZkMetadata(TopicCatalog):
         if node is None:
             meta = self._forget_topic(name)
             self._topic_generation.pop(name, None)
+            self._topic_mzxid.pop(name, None)
             self._watched_partitions.pop(name, None)
             self.assignments.pop(name, None)
             self._reassigning.pop(name, None)
@@ -991,6 +993,11 @@ class ZkMetadata(TopicCatalog):
             self._apply_topic(name, None, {})
             current = None
         generation = self._topic_generation.get(name, -1)
+        if current is not None and generation == node.czxid and node.mzxid < self._topic_mzxid.get(name, -1):
+            # An older read of the znode than the one applied: a watch's copy posted before a change
+            # this broker made and read back at once (_drain_topic) reaches the loop after it.
+            return
+        self._topic_mzxid[name] = node.mzxid
         if generation != node.czxid:
             self._topic_generation[name] = node.czxid
             self._watched_partitions[name] = set()

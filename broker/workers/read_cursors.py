@@ -158,9 +158,14 @@ class ReadCursors:
             old.close()
         if len(self._cursors) >= self.limit:
             self._pop(next(iter(self._cursors)))
+        try:
+            fd = os.dup(records.fd)
+        except OSError:  # out of descriptors (the logs' cache gives its idle ones back the same way)
+            self.close()
+            return
         self._of_reader.setdefault(reader, set()).add(key)
-        self._cursors[key] = _Cursor(owner, slot, incarnation, rewrites, os.dup(records.fd), records.position,
-                                     first_offset, part.topic_id, part.current_leader_epoch)
+        self._cursors[key] = _Cursor(owner, slot, incarnation, rewrites, fd, records.position, first_offset,
+                                     part.topic_id, part.current_leader_epoch)
 
     def forget(self, reader: int, topic: str, partition: int) -> None:
         self._pop((reader, topic, partition))
@@ -217,9 +222,13 @@ class ReadCursors:
         if found is None:
             return None
         position, length = found
+        try:
+            fd = os.dup(cursor.fd)
+        except OSError:  # out of descriptors: this cursor's goes back, the owner reads
+            self._pop(key)
+            return None
         self.local_reads += 1
-        return PartitionRead(ErrorCode.NONE, high_watermark, last_stable, log_start,
-                             FdSlice(os.dup(cursor.fd), position, length), [])
+        return PartitionRead(ErrorCode.NONE, high_watermark, last_stable, log_start, FdSlice(fd, position, length), [])
 
     @staticmethod
     def _walk(cursor: _Cursor, offset: int, bound: int, limit: int) -> tuple[int, int] | None:

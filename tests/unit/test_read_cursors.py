@@ -178,3 +178,18 @@ def test_read_committed_stops_at_the_last_stable_offset_and_leaves_aborts_to_the
     log.set(last_stable_offset=30, last_abort=20)  # aborted, its marker at 20
     assert reader.read(READER, _part(12), 1 << 20, True) is None  # the owner tells of it
     assert reader.read(READER, _part(21), 1 << 20, True) is not None
+
+
+def test_out_of_descriptors_the_cursors_go_and_the_owner_reads(segment, monkeypatch):
+    fd, batches = segment
+    _, reader, _ = _setup(segment)
+    real_dup = os.dup
+
+    def no_descriptor(_fd):
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(os, "dup", no_descriptor)
+    assert reader.read(READER, _part(3), 1 << 20, False) is None
+    assert len(reader) == 0
+    reader.remember(READER, _part(0), 1, 0, 0, 0, 0, FdSlice(real_dup(fd), 0, batches[0][1]))
+    assert len(reader) == 0
