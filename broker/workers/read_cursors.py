@@ -153,9 +153,7 @@ class ReadCursors:
         """The owner sent `records` of `part` from `first_offset`, the base offset of the batch at
         their position: the cursor starts there (the next fetch walks past what was sent)."""
         key = (reader, part.topic, part.partition)
-        old = self._cursors.pop(key, None)
-        if old is not None:
-            old.close()
+        self._pop(key)
         if len(self._cursors) >= self.limit:
             self._pop(next(iter(self._cursors)))
         try:
